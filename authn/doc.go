@@ -1,0 +1,48 @@
+// Package authn holds strongbox's auth collections and records and
+// authenticates them: bcrypt password hashes, and hand-written HS256 JWTs.
+//
+// # Storage
+//
+// A Store keeps every collection and record in memory and persists each
+// change as one frame of an append-only journal (package
+// strongbox/logstore/journal): the new full state of the collection or
+// record, or its deletion, as JSON. The frame is fsynced before the change is
+// acknowledged. At start the journal is replayed in order; a torn last frame
+// (a crash during an append) is dropped, and damage in the middle is refused
+// with its offset rather than silently losing a record. When the journal has
+// grown to four times its live data it is compacted: the live state is
+// written to a new file that is renamed over the old one.
+//
+// Records are immutable once stored, so readers hold no locks while they use
+// one; an update stores a new *Record.
+//
+// # Tokens
+//
+// Tokens are compact JWTs (RFC 7519) with the header {"alg":"HS256",
+// "typ":"JWT"} and the claims PocketBase uses: id, type, collectionId, exp
+// and, for auth tokens, refreshable. The signing key of a token is the
+// record's token key followed by the collection's secret for the token's
+// type, so that
+//
+//   - rotating the record's token key (on a password or email change) ends
+//     every token of the record, and
+//   - a token of one type can never pass as another: the verifier picks the
+//     secret of the type it expects, not the one the token claims.
+//
+// VerifyToken accepts only three segments of unpadded base64url, a header
+// whose alg is exactly HS256 (RFC 8725 §2.1: the verifier, not the token,
+// chooses the algorithm), a signature compared with hmac.Equal before any
+// claim is trusted, the expected type, and an exp in the future when exp is
+// present. The unverified id and collectionId serve only to find the key.
+//
+// Password tokens of the users collection carry no exp (§5.9 of the
+// interface document) unless the collection sets authToken.duration; those
+// of _superusers last a day and those of other auth collections a week.
+//
+// # Passwords
+//
+// Passwords are 8 characters to 71 bytes (bcrypt reads at most 72; longer
+// input is refused, never truncated) and hashed with bcrypt through a
+// Hasher, which bounds how many bcrypt computations run at once so that a
+// login flood queues instead of starving every other request of CPU.
+package authn

@@ -1,0 +1,302 @@
+package authn
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Field types strongbox stores values for. Password, file and autodate only
+// appear as the built-in fields of auth collections.
+const (
+	FieldText     = "text"
+	FieldNumber   = "number"
+	FieldBool     = "bool"
+	FieldEmail    = "email"
+	FieldURL      = "url"
+	FieldPassword = "password"
+	FieldFile     = "file"
+	FieldAutodate = "autodate"
+)
+
+// customFieldTypes are the types a collection may declare for its own fields.
+var customFieldTypes = []string{FieldText, FieldNumber, FieldBool, FieldEmail, FieldURL}
+
+// Field is one field of a collection. Only the options of its type are
+// reported, with keys in alphabetical order as PocketBase reports them.
+type Field struct {
+	ID          string
+	Name        string
+	Type        string
+	System      bool
+	Hidden      bool
+	Presentable bool
+	Required    bool
+
+	// text, password: length bounds in characters (0 = none); number: value bounds.
+	Min, Max            float64
+	Pattern             string // text, password
+	AutogeneratePattern string // text
+	PrimaryKey          bool   // text
+	Cost                int    // password
+	OnlyInt             bool   // number
+
+	OnCreate, OnUpdate bool // autodate
+
+	MaxSelect int      // file
+	MaxSize   int64    // file
+	MimeTypes []string // file
+	Protected bool     // file
+}
+
+// MarshalJSON reports the field with the options of its type.
+func (f Field) MarshalJSON() ([]byte, error) {
+	m := map[string]any{
+		"hidden": f.Hidden, "id": f.ID, "name": f.Name, "presentable": f.Presentable,
+		"system": f.System, "type": f.Type,
+	}
+	switch f.Type {
+	case FieldText:
+		m["autogeneratePattern"], m["max"], m["min"], m["pattern"], m["primaryKey"], m["required"] =
+			f.AutogeneratePattern, int64(f.Max), int64(f.Min), f.Pattern, f.PrimaryKey, f.Required
+	case FieldPassword:
+		m["cost"], m["max"], m["min"], m["pattern"], m["required"] = f.Cost, int64(f.Max), int64(f.Min), f.Pattern, f.Required
+	case FieldNumber:
+		m["max"], m["min"], m["onlyInt"], m["required"] = nullableNumber(f.Max), nullableNumber(f.Min), f.OnlyInt, f.Required
+	case FieldEmail, FieldURL:
+		m["exceptDomains"], m["onlyDomains"], m["required"] = nil, nil, f.Required
+	case FieldBool:
+		m["required"] = f.Required
+	case FieldFile:
+		m["maxSelect"], m["maxSize"], m["mimeTypes"], m["protected"], m["required"], m["thumbs"] =
+			f.MaxSelect, f.MaxSize, f.MimeTypes, f.Protected, f.Required, nil
+	case FieldAutodate:
+		m["onCreate"], m["onUpdate"] = f.OnCreate, f.OnUpdate
+	}
+	return json.Marshal(m)
+}
+
+func nullableNumber(v float64) any {
+	if v == 0 {
+		return nil
+	}
+	return v
+}
+
+// UnmarshalJSON reads a field definition; unknown keys are ignored.
+func (f *Field) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		ID, Name, Type, Pattern, AutogeneratePattern      string
+		System, Hidden, Presentable, Required, PrimaryKey bool
+		OnlyInt, OnCreate, OnUpdate, Protected            bool
+		Min, Max                                          *float64
+		Cost, MaxSelect                                   int
+		MaxSize                                           int64
+		MimeTypes                                         []string
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*f = Field{
+		ID: raw.ID, Name: raw.Name, Type: raw.Type, Pattern: raw.Pattern, AutogeneratePattern: raw.AutogeneratePattern,
+		System: raw.System, Hidden: raw.Hidden, Presentable: raw.Presentable, Required: raw.Required,
+		PrimaryKey: raw.PrimaryKey, OnlyInt: raw.OnlyInt, OnCreate: raw.OnCreate, OnUpdate: raw.OnUpdate,
+		Protected: raw.Protected, Cost: raw.Cost, MaxSelect: raw.MaxSelect, MaxSize: raw.MaxSize, MimeTypes: raw.MimeTypes,
+	}
+	if raw.Min != nil {
+		f.Min = *raw.Min
+	}
+	if raw.Max != nil {
+		f.Max = *raw.Max
+	}
+	return nil
+}
+
+// FieldError is a validation failure of one input field, reported in the
+// error envelope's data as {code, message[, params]}.
+type FieldError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Params  map[string]any `json:"params,omitempty"`
+}
+
+func (e *FieldError) Error() string { return e.Message }
+
+// ValidationError maps input field names to their failures.
+type ValidationError map[string]*FieldError
+
+func (e ValidationError) Error() string {
+	for k, v := range e {
+		return fmt.Sprintf("authn: invalid %s: %s", k, v.Message)
+	}
+	return "authn: invalid input"
+}
+
+// Validation failures with PocketBase's codes and messages.
+var (
+	errRequired     = &FieldError{Code: "validation_required", Message: "Cannot be blank."}
+	errEmail        = &FieldError{Code: "validation_is_email", Message: "Must be a valid email address."}
+	errURL          = &FieldError{Code: "validation_is_url", Message: "Must be a valid URL."}
+	errNotUnique    = &FieldError{Code: "validation_not_unique", Message: "Value must be unique."}
+	errInvalidValue = &FieldError{Code: "validation_invalid_value", Message: "Invalid value."}
+	errMismatch     = &FieldError{Code: "validation_values_mismatch", Message: "Values don't match."}
+	errInvalidOld   = &FieldError{Code: "validation_invalid_old_password", Message: "Missing or invalid old password."}
+	errFormat       = &FieldError{Code: "validation_invalid_format", Message: "Invalid value format."}
+	errNotInList    = &FieldError{Code: "validation_in_invalid", Message: "Must be a valid value."}
+)
+
+func errMinText(n int) *FieldError {
+	return &FieldError{Code: "validation_min_text_constraint", Message: fmt.Sprintf("Must be at least %d character(s).", n), Params: map[string]any{"min": n}}
+}
+
+func errMaxText(n int) *FieldError {
+	return &FieldError{Code: "validation_max_text_constraint", Message: fmt.Sprintf("Must be less than %d character(s).", n), Params: map[string]any{"max": n}}
+}
+
+func errMinNumber(v float64) *FieldError {
+	return &FieldError{Code: "validation_min_number_constraint", Message: fmt.Sprintf("Must be larger than %s.", fmtNum(v)), Params: map[string]any{"min": v}}
+}
+
+func errMaxNumber(v float64) *FieldError {
+	return &FieldError{Code: "validation_max_number_constraint", Message: fmt.Sprintf("Must be less than %s.", fmtNum(v)), Params: map[string]any{"max": v}}
+}
+
+func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// normalize converts an input value for field f to its stored form, or
+// returns the validation failure. JSON numbers arrive as float64 and form
+// values as strings; both are accepted where PocketBase casts them.
+func (f *Field) normalize(v any) (any, *FieldError) {
+	switch f.Type {
+	case FieldText, FieldEmail, FieldURL:
+		var s string
+		switch x := v.(type) {
+		case nil:
+		case string:
+			s = x
+		case float64:
+			s = fmtNum(x)
+		case bool:
+			s = strconv.FormatBool(x)
+		default:
+			return nil, errInvalidValue
+		}
+		return s, f.checkText(s)
+	case FieldNumber:
+		var n float64
+		switch x := v.(type) {
+		case nil:
+		case float64:
+			n = x
+		case string:
+			if x != "" {
+				p, err := strconv.ParseFloat(x, 64)
+				if err != nil {
+					return nil, errInvalidValue
+				}
+				n = p
+			}
+		case bool:
+			if x {
+				n = 1
+			}
+		default:
+			return nil, errInvalidValue
+		}
+		if math.IsNaN(n) || math.IsInf(n, 0) {
+			return nil, errInvalidValue
+		}
+		if f.Required && n == 0 {
+			return n, errRequired
+		}
+		if f.OnlyInt && n != math.Trunc(n) {
+			return n, &FieldError{Code: "validation_only_int_constraint", Message: "Decimal numbers are not allowed."}
+		}
+		if f.Min != 0 && n < f.Min {
+			return n, errMinNumber(f.Min)
+		}
+		if f.Max != 0 && n > f.Max {
+			return n, errMaxNumber(f.Max)
+		}
+		return n, nil
+	case FieldBool:
+		b, ok := toBool(v)
+		if !ok {
+			return nil, errInvalidValue
+		}
+		if f.Required && !b {
+			return b, errRequired
+		}
+		return b, nil
+	case FieldFile:
+		if v == nil || v == "" {
+			return "", nil
+		}
+		return nil, &FieldError{Code: "validation_file_unsupported", Message: "File uploads are not supported by this server."}
+	}
+	return nil, errInvalidValue
+}
+
+func (f *Field) checkText(s string) *FieldError {
+	if s == "" {
+		if f.Required {
+			return errRequired
+		}
+		return nil
+	}
+	n := utf8.RuneCountInString(s)
+	if f.Min > 0 && n < int(f.Min) {
+		return errMinText(int(f.Min))
+	}
+	if f.Max > 0 && n > int(f.Max) {
+		return errMaxText(int(f.Max))
+	}
+	if f.Pattern != "" {
+		if re, err := regexp.Compile(f.Pattern); err == nil && !re.MatchString(s) {
+			return errFormat
+		}
+	}
+	switch f.Type {
+	case FieldEmail:
+		if !ValidEmail(s) {
+			return errEmail
+		}
+	case FieldURL:
+		if !validURL(s) {
+			return errURL
+		}
+	}
+	return nil
+}
+
+// zero returns the stored value of an unset field of type f.Type.
+func (f *Field) zero() any {
+	switch f.Type {
+	case FieldNumber:
+		return float64(0)
+	case FieldBool:
+		return false
+	}
+	return ""
+}
+
+func toBool(v any) (bool, bool) {
+	switch x := v.(type) {
+	case nil:
+		return false, true
+	case bool:
+		return x, true
+	case string:
+		if x == "" {
+			return false, true
+		}
+		b, err := strconv.ParseBool(x)
+		return b, err == nil
+	case float64:
+		return x != 0, true
+	}
+	return false, false
+}

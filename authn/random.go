@@ -1,0 +1,91 @@
+package authn
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"net/mail"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// Alphabets of generated strings.
+const (
+	idAlphabet     = "abcdefghijklmnopqrstuvwxyz0123456789"
+	secretAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+)
+
+// IDLength is the length of record ids.
+const IDLength = 15
+
+// Random draws uniformly distributed strings from an injected source of
+// randomness (crypto/rand in production, a fixed stream in tests).
+type Random struct {
+	mu  sync.Mutex
+	src io.Reader
+	buf [64]byte
+}
+
+// NewRandom returns a Random reading from src, or from crypto/rand if src is nil.
+func NewRandom(src io.Reader) *Random {
+	if src == nil {
+		src = rand.Reader
+	}
+	return &Random{src: src}
+}
+
+// String returns n characters drawn uniformly from alphabet (at most 256
+// characters long), by rejection sampling so that no character is favoured.
+func (r *Random) String(alphabet string, n int) (string, error) {
+	limit := 256 - 256%len(alphabet)
+	out := make([]byte, 0, n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for len(out) < n {
+		if _, err := io.ReadFull(r.src, r.buf[:]); err != nil {
+			return "", fmt.Errorf("authn: read randomness: %w", err)
+		}
+		for _, b := range r.buf {
+			if int(b) < limit && len(out) < n {
+				out = append(out, alphabet[int(b)%len(alphabet)])
+			}
+		}
+	}
+	return string(out), nil
+}
+
+// ID returns a new 15-character [a-z0-9] id.
+func (r *Random) ID() (string, error) { return r.String(idAlphabet, IDLength) }
+
+// Password returns a random password of n letters and digits.
+func (r *Random) Password(n int) (string, error) { return r.String(secretAlphabet, n) }
+
+// ValidID reports whether s is a well-formed record id.
+func ValidID(s string) bool {
+	if len(s) != IDLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune(idAlphabet, rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidEmail reports whether s is a bare address such as user@example.com
+// (no display name, no angle brackets, at most 255 bytes). Single-label
+// domains such as localhost are accepted.
+func ValidEmail(s string) bool {
+	if len(s) > 255 || strings.ContainsAny(s, " <>\"") {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+func validURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}

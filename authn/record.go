@@ -1,0 +1,87 @@
+package authn
+
+import (
+	"maps"
+	"time"
+)
+
+// Record is a record of an auth collection. Records are immutable once
+// stored: an update stores a new *Record, so a caller may keep and read one
+// without locks.
+type Record struct {
+	ID              string         `json:"id"`
+	CollectionID    string         `json:"collectionId"`
+	Email           string         `json:"email"`
+	EmailVisibility bool           `json:"emailVisibility"`
+	Verified        bool           `json:"verified"`
+	PasswordHash    string         `json:"passwordHash"`
+	TokenKey        string         `json:"tokenKey"`
+	Created         time.Time      `json:"created"`
+	Updated         time.Time      `json:"updated"`
+	Fields          map[string]any `json:"fields,omitempty"` // custom fields by name
+}
+
+// clone returns a copy of r that may be changed without affecting r.
+func (r *Record) clone() *Record {
+	c := *r
+	c.Fields = maps.Clone(r.Fields)
+	return &c
+}
+
+// Public returns the record as clients see it: a flat object (maps marshal
+// with sorted keys, as PocketBase's records do) with the collection's id and
+// name, never the password hash or token key, and the email only when
+// showEmail is true or the record made it visible.
+func (r *Record) Public(c *Collection, showEmail bool) map[string]any {
+	m := make(map[string]any, 10+len(c.Fields))
+	m["id"] = r.ID
+	m["collectionId"] = c.ID
+	m["collectionName"] = c.Name
+	m["emailVisibility"] = r.EmailVisibility
+	m["verified"] = r.Verified
+	if showEmail || r.EmailVisibility {
+		m["email"] = r.Email
+	}
+	for i := range c.Fields {
+		f := &c.Fields[i]
+		if f.System || f.Hidden {
+			continue
+		}
+		switch f.Type {
+		case FieldAutodate:
+			t := r.Created
+			if f.Name == "updated" {
+				t = r.Updated
+			}
+			m[f.Name] = Time{t}
+		default:
+			if v, ok := r.Fields[f.Name]; ok {
+				m[f.Name] = v
+			} else {
+				m[f.Name] = f.zero()
+			}
+		}
+	}
+	return m
+}
+
+// Value returns the value of field name for filtering and identity lookups:
+// system fields from the record itself, custom ones from Fields.
+func (r *Record) Value(name string) (any, bool) {
+	switch name {
+	case "id":
+		return r.ID, true
+	case "email":
+		return r.Email, true
+	case "emailVisibility":
+		return r.EmailVisibility, true
+	case "verified":
+		return r.Verified, true
+	case "created":
+		return Time{r.Created}.String(), true
+	case "updated":
+		return Time{r.Updated}.String(), true
+	}
+	v, ok := r.Fields[name]
+	return v, ok
+}

@@ -1,0 +1,321 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"unicode/utf8"
+)
+
+// RecordInput is the decoded body of a record create or update: field name
+// to value, with JSON types (string, float64, bool, nil). Manager marks a
+// caller with full access to the record (a superuser): only a manager may set
+// verified, change the email directly, or change the password without the
+// old one.
+type RecordInput struct {
+	Values  map[string]any
+	Manager bool
+}
+
+func (in RecordInput) str(key string) (string, bool, *FieldError) {
+	v, ok := in.Values[key]
+	if !ok || v == nil {
+		return "", ok, nil
+	}
+	s, isStr := v.(string)
+	if !isStr {
+		return "", true, errInvalidValue
+	}
+	return s, true, nil
+}
+
+// checkPassword validates a new password: at least MinPasswordRunes
+// characters and at most MaxPasswordBytes bytes (bcrypt's input limit).
+func checkPassword(p string) *FieldError {
+	switch {
+	case p == "":
+		return errRequired
+	case utf8.RuneCountInString(p) < MinPasswordRunes:
+		return errMinText(MinPasswordRunes)
+	case len(p) > MaxPasswordBytes:
+		return errMaxText(MaxPasswordBytes)
+	}
+	return nil
+}
+
+// CreateRecord validates in and stores a new record in the auth collection c.
+// Validation failures are returned as a ValidationError.
+func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput) (*Record, error) {
+	if !c.IsAuth() {
+		return nil, ErrNotAuthCollection
+	}
+	errs := ValidationError{}
+	now := s.now().UTC()
+	r := &Record{CollectionID: c.ID, Created: now, Updated: now, Fields: map[string]any{}}
+
+	if id, ok, ferr := in.str("id"); ferr != nil {
+		errs["id"] = ferr
+	} else if ok && id != "" {
+		if !ValidID(id) {
+			errs["id"] = errInvalidID
+		}
+		r.ID = id
+	}
+	email, _, ferr := in.str("email")
+	switch {
+	case ferr != nil:
+		errs["email"] = ferr
+	case email == "":
+		errs["email"] = errRequired
+	case !ValidEmail(email):
+		errs["email"] = errEmail
+	}
+	r.Email = email
+	if b, ok := toBool(in.Values["emailVisibility"]); ok {
+		r.EmailVisibility = b
+	} else {
+		errs["emailVisibility"] = errInvalidValue
+	}
+	if b, ok := toBool(in.Values["verified"]); !ok {
+		errs["verified"] = errInvalidValue
+	} else if b && !in.Manager && !c.IsSuperusers() {
+		errs["verified"] = errMismatch
+	} else {
+		r.Verified = b || c.IsSuperusers()
+	}
+	password, _, ferr := in.str("password")
+	if ferr == nil {
+		ferr = checkPassword(password)
+	}
+	if ferr != nil {
+		errs["password"] = ferr
+	}
+	confirm, _, ferr := in.str("passwordConfirm")
+	switch {
+	case ferr != nil:
+		errs["passwordConfirm"] = ferr
+	case confirm == "":
+		errs["passwordConfirm"] = errRequired
+	case confirm != password:
+		errs["passwordConfirm"] = errMismatch
+	}
+	s.setCustomFields(c, r, in.Values, true, errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+
+	hash, err := s.hasher.Hash(ctx, password)
+	if err != nil {
+		return nil, err
+	}
+	r.PasswordHash = hash
+	if r.TokenKey, err = s.rnd.Password(50); err != nil {
+		return nil, err
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.ID == "" {
+		for {
+			if r.ID, err = s.rnd.ID(); err != nil {
+				return nil, err
+			}
+			if _, taken := s.recs[r.ID]; !taken {
+				break
+			}
+		}
+	} else if _, taken := s.recs[r.ID]; taken {
+		return nil, ValidationError{"id": errInvalidID}
+	}
+	if err := s.checkUnique(c, r, nil); err != nil {
+		return nil, err
+	}
+	if err := s.commit(&op{Op: "record", Record: r}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+var errInvalidID = &FieldError{Code: "validation_invalid_auth_id", Message: "Invalid or duplicated auth record id."}
+
+// setCustomFields validates and copies the collection's own fields from
+// values into r. On create every field is set (to its zero value when
+// absent); on update only the fields present in values.
+func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any, create bool, errs ValidationError) {
+	for i := range c.Fields {
+		f := &c.Fields[i]
+		if f.System || f.Type == FieldAutodate {
+			continue
+		}
+		v, present := values[f.Name]
+		if !present && !create {
+			continue
+		}
+		nv, ferr := f.normalize(v)
+		if ferr != nil {
+			errs[f.Name] = ferr
+			continue
+		}
+		r.Fields[f.Name] = nv
+	}
+}
+
+// checkUnique refuses an email or identity-field value another record of c
+// already has. The caller holds s.mu.
+func (s *Store) checkUnique(c *Collection, r, old *Record) error {
+	errs := ValidationError{}
+	if other, ok := s.byEmail[c.ID][r.Email]; ok && other.ID != r.ID {
+		errs["email"] = errNotUnique
+	}
+	for _, name := range c.PasswordAuth.IdentityFields {
+		if name == "email" || name == "id" {
+			continue
+		}
+		v, _ := r.Fields[name].(string)
+		if v == "" || (old != nil && old.Fields[name] == v) {
+			continue
+		}
+		if other, ok := s.findByField(c, name, v); ok && other.ID != r.ID {
+			errs[name] = errNotUnique
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+// UpdateRecord applies the fields present in in to record id of c. Changing
+// the password or the email rotates the record's token key, which ends every
+// token issued for it.
+func (s *Store) UpdateRecord(ctx context.Context, c *Collection, id string, in RecordInput) (*Record, error) {
+	for range 3 {
+		r, err := s.updateRecord(ctx, c, id, in)
+		if err != errConflict {
+			return r, err
+		}
+	}
+	return nil, errConflict
+}
+
+// errConflict means the record changed while an update was being prepared
+// (validation and hashing run without the lock); UpdateRecord retries.
+var errConflict = errors.New("authn: record changed concurrently")
+
+func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in RecordInput) (*Record, error) {
+	old, ok := s.Record(c, id)
+	if !ok {
+		return nil, ErrNotFound
+	}
+	errs := ValidationError{}
+	r := old.clone()
+	if r.Fields == nil {
+		r.Fields = map[string]any{}
+	}
+	r.Updated = s.now().UTC()
+
+	if email, present, ferr := in.str("email"); ferr != nil {
+		errs["email"] = ferr
+	} else if present && email != old.Email {
+		switch {
+		case !in.Manager:
+			errs["email"] = errMismatch
+		case email == "":
+			errs["email"] = errRequired
+		case !ValidEmail(email):
+			errs["email"] = errEmail
+		}
+		r.Email = email
+	}
+	if v, present := in.Values["emailVisibility"]; present {
+		if b, ok := toBool(v); ok {
+			r.EmailVisibility = b
+		} else {
+			errs["emailVisibility"] = errInvalidValue
+		}
+	}
+	if v, present := in.Values["verified"]; present {
+		b, ok := toBool(v)
+		switch {
+		case !ok:
+			errs["verified"] = errInvalidValue
+		case b != old.Verified && !in.Manager:
+			errs["verified"] = errMismatch
+		default:
+			r.Verified = b || c.IsSuperusers()
+		}
+	}
+	password, _, ferr := in.str("password")
+	if ferr != nil {
+		errs["password"] = ferr
+	}
+	if password != "" {
+		if ferr := checkPassword(password); ferr != nil {
+			errs["password"] = ferr
+		}
+		if confirm, _, _ := in.str("passwordConfirm"); confirm != password {
+			errs["passwordConfirm"] = errMismatch
+		}
+		if !in.Manager {
+			oldPassword, _, _ := in.str("oldPassword")
+			if ok, err := s.hasher.Check(ctx, old.PasswordHash, oldPassword); err != nil {
+				return nil, err
+			} else if oldPassword == "" || !ok {
+				errs["oldPassword"] = errInvalidOld
+			}
+		}
+	}
+	s.setCustomFields(c, r, in.Values, false, errs)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	if password != "" {
+		hash, err := s.hasher.Hash(ctx, password)
+		if err != nil {
+			return nil, err
+		}
+		r.PasswordHash = hash
+	}
+	if password != "" || r.Email != old.Email {
+		key, err := s.rnd.Password(50)
+		if err != nil {
+			return nil, err
+		}
+		r.TokenKey = key
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if cur, ok := s.byCol[c.ID][id]; !ok {
+		return nil, ErrNotFound
+	} else if cur != old {
+		return nil, errConflict
+	}
+	if err := s.checkUnique(c, r, old); err != nil {
+		return nil, err
+	}
+	if err := s.commit(&op{Op: "record", Record: r}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// SetPassword sets the password of record id of c without any other check.
+// It is the superuser CLI's path, which bypasses the API's rules.
+func (s *Store) SetPassword(ctx context.Context, c *Collection, id, password string) (*Record, error) {
+	return s.UpdateRecord(ctx, c, id, RecordInput{Manager: true, Values: map[string]any{
+		"password": password, "passwordConfirm": password,
+	}})
+}
+
+// DeleteRecord deletes record id of c. The last superuser cannot be deleted.
+func (s *Store) DeleteRecord(c *Collection, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byCol[c.ID][id]; !ok {
+		return ErrNotFound
+	}
+	if c.IsSuperusers() && len(s.byCol[c.ID]) == 1 {
+		return ErrLastSuperuser
+	}
+	return s.commit(&op{Op: "deleteRecord", ID: id})
+}

@@ -1,0 +1,375 @@
+package authn
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"strongbox/logstore/journal"
+)
+
+// Store errors.
+var (
+	ErrNotFound          = errors.New("authn: not found")
+	ErrAuthFailed        = errors.New("authn: invalid identity or password")
+	ErrLastSuperuser     = errors.New("authn: the only superuser cannot be deleted")
+	ErrSystemCollection  = errors.New("authn: system collections cannot be deleted")
+	ErrPasswordAuthOff   = errors.New("authn: password authentication is disabled")
+	ErrNotAuthCollection = errors.New("authn: not an auth collection")
+	ErrUnsupportedRule   = errors.New("authn: unsupported rule")
+)
+
+// defaultCompactAt is the journal size from which a store compacts when the
+// journal has grown to four times its live data.
+const defaultCompactAt = 1 << 20
+
+// Options configure a Store.
+type Options struct {
+	Now    func() time.Time // nil = time.Now
+	Rand   io.Reader        // nil = crypto/rand
+	Hasher *Hasher          // required
+	Logger *slog.Logger     // nil = discard
+}
+
+// Store holds the auth collections and their records. It keeps everything
+// in memory and persists every change to an append-only journal (fsynced
+// before the change is acknowledged), replayed at start and compacted now and
+// then. It is safe for concurrent use.
+type Store struct {
+	now    func() time.Time
+	rnd    *Random
+	hasher *Hasher
+	log    *slog.Logger
+
+	mu        sync.RWMutex // guards everything below; writers also hold it across the journal append
+	j         *journal.File
+	compactAt int64
+	live      int64                         // bytes of the latest frame of each live object
+	sizes     map[string]int64              // frame size of each object's latest state, by key
+	cols      map[string]*Collection        // by id
+	recs      map[string]*Record            // by id, across all collections
+	byCol     map[string]map[string]*Record // collection id → record id → record
+	byEmail   map[string]map[string]*Record // collection id → email → record
+	colOrder  []string                      // collection ids in creation order
+}
+
+// op is one journal entry: the new full state of an object, or its deletion.
+type op struct {
+	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord"
+	Collection *Collection `json:"collection,omitempty"`
+	Record     *Record     `json:"record,omitempty"`
+	ID         string      `json:"id,omitempty"`
+}
+
+// Open opens the store journal at path, creating it with the _superusers and
+// users collections if it does not exist.
+func Open(path string, opts Options) (*Store, error) {
+	if opts.Hasher == nil {
+		return nil, errors.New("authn: Options.Hasher is required")
+	}
+	s := &Store{
+		now:       opts.Now,
+		rnd:       NewRandom(opts.Rand),
+		hasher:    opts.Hasher,
+		log:       opts.Logger,
+		sizes:     map[string]int64{},
+		compactAt: defaultCompactAt,
+		cols:      map[string]*Collection{},
+		recs:      map[string]*Record{},
+		byCol:     map[string]map[string]*Record{},
+		byEmail:   map[string]map[string]*Record{},
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	j, err := journal.Open(path, journal.Options{
+		Strict: true,
+		OnDamage: func(d journal.Damage) {
+			s.log.Warn("auth journal: dropped torn tail", "path", path, "offset", d.Offset, "bytes", d.Length)
+		},
+	}, func(_ int64, payload []byte) error {
+		var o op
+		if err := json.Unmarshal(payload, &o); err != nil {
+			return fmt.Errorf("authn: decode journal entry: %w", err)
+		}
+		s.apply(&o, journal.FrameSize(len(payload)))
+		return nil
+	})
+	if err != nil {
+		var ce *journal.CorruptError
+		if errors.As(err, &ce) {
+			return nil, fmt.Errorf("authn: %w; restore the data dir from a backup, or move %s aside to start empty", err, path)
+		}
+		return nil, fmt.Errorf("authn: %w", err)
+	}
+	s.j = j
+	if err := s.bootstrap(); err != nil {
+		j.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// bootstrap creates the built-in collections in a new store.
+func (s *Store) bootstrap() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now().UTC()
+	var ops []*op
+	if _, ok := s.cols[SuperusersID]; !ok {
+		c, err := newSuperusersCollection(s.rnd, now)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, &op{Op: "collection", Collection: c})
+	}
+	if len(s.cols) == 0 {
+		c, err := newUsersCollection(s.rnd, now)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, &op{Op: "collection", Collection: c})
+	}
+	if len(ops) == 0 {
+		return nil
+	}
+	return s.commit(ops...)
+}
+
+// Close closes the journal.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.j.Close()
+}
+
+func opKey(o *op) string {
+	switch o.Op {
+	case "collection":
+		return "c:" + o.Collection.ID
+	case "deleteCollection":
+		return "c:" + o.ID
+	case "record":
+		return "r:" + o.Record.ID
+	}
+	return "r:" + o.ID
+}
+
+// apply changes the in-memory state; size is the op's frame size.
+func (s *Store) apply(o *op, size int64) {
+	key := opKey(o)
+	s.live -= s.sizes[key]
+	delete(s.sizes, key)
+	switch o.Op {
+	case "collection":
+		c := o.Collection
+		if _, ok := s.cols[c.ID]; !ok {
+			s.colOrder = append(s.colOrder, c.ID)
+			s.byCol[c.ID] = map[string]*Record{}
+			s.byEmail[c.ID] = map[string]*Record{}
+		}
+		s.cols[c.ID] = c
+	case "deleteCollection":
+		for id := range s.byCol[o.ID] {
+			delete(s.recs, id)
+			s.live -= s.sizes["r:"+id]
+			delete(s.sizes, "r:"+id)
+		}
+		delete(s.cols, o.ID)
+		delete(s.byCol, o.ID)
+		delete(s.byEmail, o.ID)
+		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
+		return
+	case "record":
+		r := o.Record
+		if old, ok := s.recs[r.ID]; ok {
+			delete(s.byEmail[old.CollectionID], old.Email)
+		}
+		s.recs[r.ID] = r
+		if m := s.byCol[r.CollectionID]; m != nil {
+			m[r.ID] = r
+		}
+		if r.Email != "" && s.byEmail[r.CollectionID] != nil {
+			s.byEmail[r.CollectionID][r.Email] = r
+		}
+	case "deleteRecord":
+		if old, ok := s.recs[o.ID]; ok {
+			delete(s.byEmail[old.CollectionID], old.Email)
+			delete(s.byCol[old.CollectionID], o.ID)
+			delete(s.recs, o.ID)
+		}
+		return
+	}
+	s.sizes[key] = size
+	s.live += size
+}
+
+// commit persists ops durably, then applies them. The caller holds s.mu.
+func (s *Store) commit(ops ...*op) error {
+	payloads := make([][]byte, len(ops))
+	for i, o := range ops {
+		b, err := json.Marshal(o)
+		if err != nil {
+			return fmt.Errorf("authn: encode: %w", err)
+		}
+		payloads[i] = b
+	}
+	if _, err := s.j.Append(payloads...); err != nil {
+		return err
+	}
+	if err := s.j.Sync(); err != nil {
+		return err
+	}
+	for i, o := range ops {
+		s.apply(o, journal.FrameSize(len(payloads[i])))
+	}
+	if size := s.j.Size(); size > s.compactAt && size > 4*s.live {
+		if err := s.compact(); err != nil {
+			// The journal is still whole and correct, just longer than needed.
+			s.log.Warn("auth journal: compaction failed", "err", err)
+		}
+	}
+	return nil
+}
+
+// compact rewrites the journal with the live state only. The caller holds s.mu.
+func (s *Store) compact() error {
+	sizes := map[string]int64{}
+	var live int64
+	err := s.j.Compact(func(w *journal.Writer) error {
+		add := func(o *op) error {
+			b, err := json.Marshal(o)
+			if err != nil {
+				return err
+			}
+			if _, err := w.Append(b); err != nil {
+				return err
+			}
+			sz := journal.FrameSize(len(b))
+			sizes[opKey(o)] = sz
+			live += sz
+			return nil
+		}
+		for _, id := range s.colOrder {
+			if err := add(&op{Op: "collection", Collection: s.cols[id]}); err != nil {
+				return err
+			}
+		}
+		for _, id := range s.colOrder {
+			for _, r := range s.sortedRecords(id) {
+				if err := add(&op{Op: "record", Record: r}); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.sizes, s.live = sizes, live
+	return nil
+}
+
+// Collection returns the collection with the given id or (case-insensitive)
+// name. The result must not be modified.
+func (s *Store) Collection(idOrName string) (*Collection, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.collection(idOrName)
+}
+
+func (s *Store) collection(idOrName string) (*Collection, bool) {
+	if c, ok := s.cols[idOrName]; ok {
+		return c, true
+	}
+	for _, id := range s.colOrder {
+		if c := s.cols[id]; strings.EqualFold(c.Name, idOrName) {
+			return c, true
+		}
+	}
+	return nil, false
+}
+
+// Collections returns every collection in creation order. The results must
+// not be modified.
+func (s *Store) Collections() []*Collection {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*Collection, len(s.colOrder))
+	for i, id := range s.colOrder {
+		out[i] = s.cols[id]
+	}
+	return out
+}
+
+// Record returns the record id of collection c.
+func (s *Store) Record(c *Collection, id string) (*Record, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.byCol[c.ID][id]
+	return r, ok
+}
+
+// Records returns the records of collection c, oldest first.
+func (s *Store) Records(c *Collection) []*Record {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.sortedRecords(c.ID)
+}
+
+func (s *Store) sortedRecords(colID string) []*Record {
+	m := s.byCol[colID]
+	out := make([]*Record, 0, len(m))
+	for _, r := range m {
+		out = append(out, r)
+	}
+	slices.SortFunc(out, func(a, b *Record) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// CountRecords returns the number of records in collection c.
+func (s *Store) CountRecords(c *Collection) int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.byCol[c.ID])
+}
+
+// FindByEmail returns the record of c with exactly this email.
+func (s *Store) FindByEmail(c *Collection, email string) (*Record, bool) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	r, ok := s.byEmail[c.ID][email]
+	return r, ok
+}
+
+// findByField returns the record of c whose field has value v. The caller
+// holds s.mu.
+func (s *Store) findByField(c *Collection, field, v string) (*Record, bool) {
+	if field == "email" {
+		r, ok := s.byEmail[c.ID][v]
+		return r, ok
+	}
+	if field == "id" {
+		r, ok := s.byCol[c.ID][v]
+		return r, ok
+	}
+	for _, r := range s.byCol[c.ID] {
+		if x, ok := r.Fields[field].(string); ok && x == v {
+			return r, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,288 @@
+package authn
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+type testClock struct{ t time.Time }
+
+func (c *testClock) Now() time.Time { return c.t }
+
+func openTestStore(t *testing.T, path string, clk *testClock) *Store {
+	t.Helper()
+	h, err := NewHasher(bcrypt.MinCost, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(path, Options{Hasher: h, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func newTestStore(t *testing.T) (*Store, *testClock, string) {
+	t.Helper()
+	clk := &testClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	path := filepath.Join(t.TempDir(), "auth.journal")
+	s := openTestStore(t, path, clk)
+	t.Cleanup(func() { s.Close() })
+	return s, clk, path
+}
+
+func signUp(t *testing.T, s *Store, email, password string) *Record {
+	t.Helper()
+	users, _ := s.Collection(UsersName)
+	r, err := s.CreateRecord(context.Background(), users, RecordInput{Values: map[string]any{
+		"email": email, "password": password, "passwordConfirm": password, "name": "N",
+	}})
+	if err != nil {
+		t.Fatalf("sign up %s: %v", email, err)
+	}
+	return r
+}
+
+func TestBootstrap(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	cols := s.Collections()
+	if len(cols) != 2 || cols[0].ID != SuperusersID || cols[1].ID != UsersID {
+		t.Fatalf("collections = %v", cols)
+	}
+	users := cols[1]
+	if users.AuthToken.Duration != 0 {
+		t.Errorf("users authToken.duration = %d, want 0 (static tokens, §5.9)", users.AuthToken.Duration)
+	}
+	if cols[0].AuthToken.Duration != 86400 {
+		t.Errorf("_superusers authToken.duration = %d, want 86400", cols[0].AuthToken.Duration)
+	}
+	b, _ := json.Marshal(users.Public())
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	if tok := m["authToken"].(map[string]any); tok["secret"] != nil {
+		t.Errorf("public collection leaks its secret: %v", tok)
+	}
+}
+
+// TestReplay reopens a store and finds every acknowledged change.
+func TestReplay(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	a := signUp(t, s, "a@example.com", "password1")
+	b := signUp(t, s, "b@example.com", "password1")
+	users, _ := s.Collection(UsersName)
+	if _, err := s.UpdateRecord(context.Background(), users, a.ID, RecordInput{Manager: true, Values: map[string]any{"name": "Alice"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRecord(users, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCollection([]byte(`{"name":"members","type":"auth"}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s2 := openTestStore(t, path, clk)
+	defer s2.Close()
+	users, _ = s2.Collection(UsersName)
+	got, ok := s2.Record(users, a.ID)
+	if !ok || got.Fields["name"] != "Alice" || got.Email != "a@example.com" {
+		t.Errorf("record after replay = %+v", got)
+	}
+	if _, ok := s2.Record(users, b.ID); ok {
+		t.Errorf("deleted record came back")
+	}
+	if _, ok := s2.Collection("MEMBERS"); !ok {
+		t.Errorf("created collection lost (lookup by name is case-insensitive)")
+	}
+	if _, err := s2.AuthWithPassword(context.Background(), users, "a@example.com", "", "password1"); err != nil {
+		t.Errorf("login after replay: %v", err)
+	}
+}
+
+// TestTornJournal cuts the journal at every byte of its last record: the
+// store opens with the record before it and without the torn one.
+func TestTornJournal(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	signUp(t, s, "a@example.com", "password1")
+	before, _ := os.Stat(path)
+	signUp(t, s, "b@example.com", "password1")
+	s.Close()
+	full, _ := os.ReadFile(path)
+	for cut := before.Size(); cut < int64(len(full)); cut += 7 {
+		p := filepath.Join(t.TempDir(), "auth.journal")
+		os.WriteFile(p, full[:cut], 0o600)
+		s2 := openTestStore(t, p, clk)
+		users, _ := s2.Collection(UsersName)
+		_, okA := s2.FindByEmail(users, "a@example.com")
+		_, okB := s2.FindByEmail(users, "b@example.com")
+		if !okA || okB {
+			t.Errorf("cut at %d: a=%v b=%v, want a only", cut, okA, okB)
+		}
+		s2.Close()
+	}
+}
+
+func TestCorruptMiddleRefused(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	signUp(t, s, "a@example.com", "password1")
+	signUp(t, s, "b@example.com", "password1")
+	s.Close()
+	b, _ := os.ReadFile(path)
+	b[100] ^= 0xff // inside the first collection frame
+	os.WriteFile(path, b, 0o600)
+	h, _ := NewHasher(bcrypt.MinCost, 1)
+	_, err := Open(path, Options{Hasher: h, Now: clk.Now})
+	if err == nil {
+		t.Fatal("Open accepted a journal damaged in the middle")
+	}
+}
+
+func TestCompaction(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	users, _ := s.Collection(UsersName)
+	s.compactAt = 64 << 10
+	r := signUp(t, s, "a@example.com", "password1")
+	for i := range 400 {
+		name := strings.Repeat("x", 50+i%200)
+		if _, err := s.UpdateRecord(context.Background(), users, r.ID, RecordInput{Manager: true, Values: map[string]any{"name": name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, _ := os.Stat(path)
+	if st.Size() > 64<<10+4*s.live {
+		t.Errorf("journal is %d bytes after 400 updates of one record (live %d): not compacted", st.Size(), s.live)
+	}
+	s.Close()
+	s2 := openTestStore(t, path, clk)
+	defer s2.Close()
+	got, _ := s2.Record(users, r.ID)
+	if n := len(got.Fields["name"].(string)); n != 50+399%200 {
+		t.Errorf("name length after compaction = %d, want %d", n, 50+399%200)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	s, clk, _ := newTestStore(t)
+	users, _ := s.Collection(UsersName)
+	r := signUp(t, s, "a@example.com", "password1")
+
+	static, _ := s.NewAuthToken(users, r, true, 0)
+	short, _ := s.NewAuthToken(users, r, false, time.Minute)
+	file, _ := s.NewFileToken(users, r)
+
+	if _, _, _, err := s.VerifyToken(static, TokenAuth); err != nil {
+		t.Errorf("static token: %v", err)
+	}
+	if _, _, _, err := s.VerifyToken(file, TokenAuth); !errors.Is(err, ErrTokenSignature) {
+		t.Errorf("file token as auth: %v, want ErrTokenSignature", err)
+	}
+	if _, _, _, err := s.VerifyToken(static, TokenFile); !errors.Is(err, ErrTokenSignature) {
+		t.Errorf("auth token as file: %v, want ErrTokenSignature", err)
+	}
+	clk.t = clk.t.Add(time.Minute)
+	if _, _, _, err := s.VerifyToken(short, TokenAuth); !errors.Is(err, ErrTokenExpired) {
+		t.Errorf("expired token: %v, want ErrTokenExpired", err)
+	}
+	if _, _, _, err := s.VerifyToken(static, TokenAuth); err != nil {
+		t.Errorf("static token a minute later: %v", err)
+	}
+	// Changing the email rotates the token key.
+	if _, err := s.UpdateRecord(context.Background(), users, r.ID, RecordInput{Manager: true, Values: map[string]any{"email": "new@example.com"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.VerifyToken(static, TokenAuth); !errors.Is(err, ErrTokenSignature) {
+		t.Errorf("token after email change: %v, want ErrTokenSignature", err)
+	}
+	// A token for a deleted record is refused.
+	r2 := signUp(t, s, "b@example.com", "password1")
+	tok2, _ := s.NewAuthToken(users, r2, true, 0)
+	s.DeleteRecord(users, r2.ID)
+	if _, _, _, err := s.VerifyToken(tok2, TokenAuth); !errors.Is(err, ErrTokenRecord) {
+		t.Errorf("token of deleted record: %v, want ErrTokenRecord", err)
+	}
+}
+
+func TestOwnerRules(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	r := signUp(t, s, "a@example.com", "password1")
+	users, _ := s.Collection(UsersName)
+	ctx := context.Background()
+	_, err := s.UpdateRecord(ctx, users, r.ID, RecordInput{Values: map[string]any{"password": "password2", "passwordConfirm": "password2"}})
+	var ve ValidationError
+	if !errors.As(err, &ve) || ve["oldPassword"] == nil {
+		t.Errorf("password change without oldPassword: %v", err)
+	}
+	if _, err := s.UpdateRecord(ctx, users, r.ID, RecordInput{Values: map[string]any{"password": "password2", "passwordConfirm": "password2", "oldPassword": "password1"}}); err != nil {
+		t.Errorf("password change with oldPassword: %v", err)
+	}
+	_, err = s.UpdateRecord(ctx, users, r.ID, RecordInput{Values: map[string]any{"email": "x@example.com"}})
+	if !errors.As(err, &ve) || ve["email"] == nil {
+		t.Errorf("owner email change: %v, want a validation error", err)
+	}
+}
+
+func TestCollectionValidation(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	tests := []struct {
+		name, body, field string
+	}{
+		{"no name", `{"type":"auth"}`, "name"},
+		{"bad name", `{"name":"a b","type":"auth"}`, "name"},
+		{"duplicate", `{"name":"USERS","type":"auth"}`, "name"},
+		{"reserved", `{"name":"_x","type":"auth"}`, "name"},
+		{"view type", `{"name":"v","type":"view"}`, "type"},
+		{"rule", `{"name":"r","type":"auth","listRule":"verified = true"}`, "listRule"},
+		{"mfa alone", `{"name":"m","type":"auth","mfa":{"enabled":true}}`, "mfa"},
+		{"token duration", `{"name":"d","type":"auth","fileToken":{"duration":1}}`, "fileToken"},
+		{"field type", `{"name":"f","type":"auth","fields":[{"name":"x","type":"relation"}]}`, "fields"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.CreateCollection([]byte(tt.body))
+			var ce CollectionError
+			if !errors.As(err, &ce) || ce[tt.field] == nil {
+				t.Errorf("CreateCollection(%s) = %v, want an error on %s", tt.body, err, tt.field)
+			}
+		})
+	}
+	su := s.Superusers()
+	if _, err := s.UpdateCollection(su, []byte(`{"name":"admins","oauth2":{"enabled":true}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if su = s.Superusers(); su.Name != SuperusersName || su.OAuth2.Enabled {
+		t.Errorf("_superusers invariants broken: name %q oauth2 %v", su.Name, su.OAuth2.Enabled)
+	}
+	if err := s.DeleteCollection(su); !errors.Is(err, ErrSystemCollection) {
+		t.Errorf("delete _superusers: %v", err)
+	}
+	old := su.FileToken.Secret
+	su, _ = s.UpdateCollection(su, []byte(`{"authRule":null}`))
+	if su.FileToken.Secret != old || su.AuthRule != nil {
+		t.Errorf("update without secrets changed them, or lost authRule null")
+	}
+}
+
+func TestRandomUniform(t *testing.T) {
+	r := NewRandom(nil)
+	seen := map[byte]int{}
+	for range 200 {
+		s, err := r.String(idAlphabet, IDLength)
+		if err != nil || !ValidID(s) {
+			t.Fatalf("ID %q, %v", s, err)
+		}
+		for i := range len(s) {
+			seen[s[i]]++
+		}
+	}
+	if len(seen) != len(idAlphabet) {
+		t.Errorf("3000 draws used %d of %d characters", len(seen), len(idAlphabet))
+	}
+}

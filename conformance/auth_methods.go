@@ -1,0 +1,196 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+)
+
+var authMethodsRequirements = []*Requirement{
+	{
+		ID:      "AUTH-METHODS-001",
+		Section: "§4.5 auth-methods; §2.7",
+		Name:    "auth-methods descriptor for users",
+		Text: "GET auth-methods of users (no token needed) answers 200 with password.enabled (boolean), " +
+			"password.identityFields (array of strings), oauth2.enabled (boolean), oauth2.providers (array), " +
+			"mfa.enabled (boolean) and otp.enabled (boolean).",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := fetchAuthMethods(ctx, c, "users")
+			return err
+		},
+	},
+	{
+		ID:      "AUTH-METHODS-002",
+		Section: "§4.5 auth-methods; §2.7; §5.4",
+		Name:    "auth-methods descriptor for _superusers",
+		Text: "GET auth-methods of _superusers answers 200 with the same descriptor shape, password.enabled " +
+			"true, and oauth2.enabled false (OAuth2 is not supported for superusers).",
+		Run: func(ctx context.Context, c *Client) error {
+			d, err := fetchAuthMethods(ctx, c, "_superusers")
+			if err != nil {
+				return err
+			}
+			if !d.passwordEnabled {
+				return Failf("expected password.enabled true for _superusers (the suite just logged in with a password)")
+			}
+			if d.oauth2Enabled {
+				return Failf("expected oauth2.enabled false for _superusers")
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "AUTH-METHODS-003",
+		Section: "§4.5 auth-methods",
+		Name:    "auth-methods of an unknown collection",
+		Text:    "GET auth-methods of a collection that does not exist answers 404 \"" + msgNoCollection + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, "/api/collections/cf_missing_"+newNonce(8)+"/auth-methods", "")
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusNotFound, msgNoCollection)
+			return err
+		},
+	},
+	{
+		ID:      "AUTH-METHODS-004",
+		Section: "§4.5 auth-methods",
+		Name:    "auth-methods of a non-auth collection",
+		Text:    "GET auth-methods of a base collection answers 404 \"" + msgNoAuthColl + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			name, err := c.newCollection(ctx, "base")
+			if err != nil {
+				return err
+			}
+			r, err := c.get(ctx, "/api/collections/"+name+"/auth-methods", "")
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusNotFound, msgNoAuthColl)
+			return err
+		},
+	},
+	{
+		ID:      "AUTH-METHODS-005",
+		Section: "§4.5 auth-methods; §2.7",
+		Name:    "auth-methods follows the collection options",
+		Text: "For a new auth collection auth-methods answers 200 and reports password.enabled true with \"email\" among " +
+			"identityFields; after passwordAuth.enabled is set to false it reports password.enabled false.",
+		Run: func(ctx context.Context, c *Client) error {
+			name, err := c.newCollection(ctx, "auth")
+			if err != nil {
+				return err
+			}
+			d, err := fetchAuthMethods(ctx, c, name)
+			if err != nil {
+				return err
+			}
+			if !d.passwordEnabled {
+				return Failf("expected password.enabled true on a new auth collection")
+			}
+			found := false
+			for _, f := range d.identityFields {
+				found = found || f == "email"
+			}
+			if !found {
+				return Failf("expected \"email\" among password.identityFields, got %v", d.identityFields)
+			}
+			if err := c.patchCollection(ctx, name, map[string]any{"passwordAuth": map[string]any{"enabled": false}}); err != nil {
+				return err
+			}
+			d, err = fetchAuthMethods(ctx, c, name)
+			if err != nil {
+				return err
+			}
+			if d.passwordEnabled {
+				return Failf("expected password.enabled false after disabling password auth")
+			}
+			return nil
+		},
+	},
+}
+
+// authMethods is the part of the §2.7 descriptor the suite checks.
+type authMethods struct {
+	passwordEnabled bool
+	identityFields  []string
+	oauth2Enabled   bool
+}
+
+// fetchAuthMethods loads and shape-checks the descriptor of collection.
+func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authMethods, error) {
+	r, err := c.get(ctx, "/api/collections/"+seg(collection)+"/auth-methods", "")
+	if err != nil {
+		return nil, err
+	}
+	m, err := okObject(r)
+	if err != nil {
+		return nil, err
+	}
+	section := func(name string) (map[string]any, error) {
+		o, ok := getObject(m, name)
+		if !ok {
+			return nil, Failf("expected %s to be an object, got %s", name, r)
+		}
+		return o, nil
+	}
+	boolAt := func(o map[string]any, sect, key string) (bool, error) {
+		b, ok := getBool(o, key)
+		if !ok {
+			return false, Failf("expected %s.%s to be a boolean, got %s", sect, key, r)
+		}
+		return b, nil
+	}
+	out := &authMethods{}
+	pw, err := section("password")
+	if err != nil {
+		return nil, err
+	}
+	if out.passwordEnabled, err = boolAt(pw, "password", "enabled"); err != nil {
+		return nil, err
+	}
+	fields, ok := getArray(pw, "identityFields")
+	if !ok {
+		return nil, Failf("expected password.identityFields to be an array, got %s", r)
+	}
+	for _, f := range fields {
+		s, ok := f.(string)
+		if !ok {
+			return nil, Failf("expected password.identityFields to hold strings, got %s", r)
+		}
+		out.identityFields = append(out.identityFields, s)
+	}
+	oa, err := section("oauth2")
+	if err != nil {
+		return nil, err
+	}
+	if out.oauth2Enabled, err = boolAt(oa, "oauth2", "enabled"); err != nil {
+		return nil, err
+	}
+	providers, ok := getArray(oa, "providers")
+	if !ok {
+		return nil, Failf("expected oauth2.providers to be an array, got %s", r)
+	}
+	for _, p := range providers {
+		po, ok := p.(map[string]any)
+		if !ok {
+			return nil, Failf("expected oauth2.providers to hold objects, got %s", r)
+		}
+		if _, ok := getString(po, "name"); !ok {
+			return nil, Failf("expected every oauth2 provider to have a string name, got %s", r)
+		}
+		if _, ok := getString(po, "codeVerifier"); !ok {
+			return nil, Failf("expected every oauth2 provider to have a string codeVerifier, got %s", r)
+		}
+	}
+	for _, name := range []string{"mfa", "otp"} {
+		o, err := section(name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := boolAt(o, name, "enabled"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

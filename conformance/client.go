@@ -1,0 +1,591 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// userAgent is sent with every request; request-log checks expect to find it
+// in data.userAgent.
+const userAgent = "strongbox-conformance/1"
+
+// maxBody bounds how much of a response the suite reads.
+const maxBody = 8 << 20
+
+// Client is a check's handle on the server under test. It knows the base URL
+// and the superuser token obtained at the start of the run, sends requests,
+// and keeps the cleanups of the fixtures the check created. Each check gets
+// its own Client; the runner runs its cleanups after the check returns.
+type Client struct {
+	base     string
+	hc       *http.Client
+	email    string
+	password string
+	su       string // superuser auth token, set by loginSuperuser
+	shared   *shared
+
+	cleanups []cleanup
+}
+
+type cleanup struct {
+	what string
+	fn   func(context.Context) error
+}
+
+// shared holds fixtures built once per run and reused by several checks.
+type shared struct {
+	mu       sync.Mutex
+	logsDone bool
+	logs     *logMarks
+	logsErr  error
+}
+
+func newClient(cfg Config) (*Client, error) {
+	base := strings.TrimRight(cfg.BaseURL, "/")
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid base URL %q: want http(s)://host[:port]", cfg.BaseURL)
+	}
+	hc := cfg.Client
+	if hc == nil {
+		hc = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}}, nil
+}
+
+// forCheck returns a copy of c with an empty cleanup list.
+func (c *Client) forCheck() *Client {
+	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared}
+}
+
+// loginSuperuser obtains the superuser token every check may use.
+func (c *Client) loginSuperuser(ctx context.Context) error {
+	if c.email == "" || c.password == "" {
+		return errors.New("superuser email and password are required")
+	}
+	r, err := c.post(ctx, "/api/collections/_superusers/auth-with-password", "",
+		map[string]string{"identity": c.email, "password": c.password})
+	if err != nil {
+		return fmt.Errorf("superuser login: %w", err)
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("superuser login as %s: expected 200, got %s", c.email, r)
+	}
+	var out struct {
+		Token string `json:"token"`
+	}
+	if err := json.Unmarshal(r.body, &out); err != nil || out.Token == "" {
+		return fmt.Errorf("superuser login: no token in %s", r)
+	}
+	c.su = out.Token
+	return nil
+}
+
+// Cleanup registers fn to run after the check returns, newest first. A
+// failing cleanup turns a passing check into an Error.
+func (c *Client) Cleanup(what string, fn func(context.Context) error) {
+	c.cleanups = append(c.cleanups, cleanup{what: what, fn: fn})
+}
+
+func (c *Client) runCleanups(ctx context.Context) error {
+	// Cleanups must run even when the run's context is already cancelled,
+	// so give them a context of their own with a bound.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	for i := len(c.cleanups) - 1; i >= 0; i-- {
+		cl := c.cleanups[i]
+		func() {
+			defer func() {
+				if p := recover(); p != nil {
+					errs = append(errs, fmt.Errorf("%s: panic: %v", cl.what, p))
+				}
+			}()
+			if err := cl.fn(cctx); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", cl.what, err))
+			}
+		}()
+	}
+	c.cleanups = nil
+	return errors.Join(errs...)
+}
+
+// response is a fully read HTTP response.
+type response struct {
+	method string
+	path   string
+	status int
+	header http.Header
+	body   []byte
+}
+
+// String summarises the response for failure details: status and a prefix
+// of the body.
+func (r *response) String() string {
+	b := strings.TrimSpace(string(r.body))
+	if len(b) > 400 {
+		b = b[:400] + "…"
+	}
+	if b == "" {
+		b = "<empty body>"
+	}
+	return fmt.Sprintf("%d %s (%s %s)", r.status, b, r.method, r.path)
+}
+
+// rawBody is a request body sent as is.
+type rawBody struct {
+	contentType string
+	data        []byte
+}
+
+// do sends one request. path is relative to the base URL and may carry a
+// query. auth is the whole Authorization header value ("" sends none).
+// body is nil, url.Values (sent as a form), rawBody, or anything else
+// (sent as JSON).
+func (c *Client) do(ctx context.Context, method, path, auth string, body any) (*response, error) {
+	var hdr http.Header
+	if auth != "" {
+		hdr = http.Header{"Authorization": {auth}}
+	}
+	return c.doWith(ctx, method, path, hdr, body)
+}
+
+// doWith is do with arbitrary extra request headers.
+func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Header, body any) (*response, error) {
+	var rd io.Reader
+	ctype := ""
+	switch b := body.(type) {
+	case nil:
+	case url.Values:
+		rd = strings.NewReader(b.Encode())
+		ctype = "application/x-www-form-urlencoded"
+	case rawBody:
+		rd = bytes.NewReader(b.data)
+		ctype = b.contentType
+	default:
+		data, err := json.Marshal(b)
+		if err != nil {
+			return nil, fmt.Errorf("encoding request body: %w", err)
+		}
+		rd = bytes.NewReader(data)
+		ctype = "application/json"
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	req.Header.Set("User-Agent", userAgent)
+	if ctype != "" {
+		req.Header.Set("Content-Type", ctype)
+	}
+	for k, vs := range hdr {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: reading body: %w", method, path, err)
+	}
+	return &response{method: method, path: path, status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+func (c *Client) get(ctx context.Context, path, auth string) (*response, error) {
+	return c.do(ctx, http.MethodGet, path, auth, nil)
+}
+
+func (c *Client) post(ctx context.Context, path, auth string, body any) (*response, error) {
+	return c.do(ctx, http.MethodPost, path, auth, body)
+}
+
+// withQuery appends q to path.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + q.Encode()
+}
+
+// query builds url.Values from key, value pairs.
+func query(kv ...string) url.Values {
+	q := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		q.Add(kv[i], kv[i+1])
+	}
+	return q
+}
+
+// seg escapes one path segment.
+func seg(s string) string { return url.PathEscape(s) }
+
+// ---- response checks -------------------------------------------------------
+
+// expectStatus fails unless r has the given status.
+func expectStatus(r *response, status int) error {
+	if r.status != status {
+		return Failf("expected status %d, got %s", status, r)
+	}
+	return nil
+}
+
+// object decodes r's body as one JSON object.
+func object(r *response) (map[string]any, error) {
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil || m == nil {
+		return nil, Failf("expected a JSON object, got %s", r)
+	}
+	return m, nil
+}
+
+// array decodes r's body as a JSON array.
+func array(r *response) ([]any, error) {
+	var a []any
+	if err := json.Unmarshal(r.body, &a); err != nil || a == nil {
+		return nil, Failf("expected a JSON array, got %s", r)
+	}
+	return a, nil
+}
+
+// okObject requires status 200 and a JSON object body.
+func okObject(r *response) (map[string]any, error) {
+	if err := expectStatus(r, http.StatusOK); err != nil {
+		return nil, err
+	}
+	return object(r)
+}
+
+// envelope is a decoded error response.
+type envelope struct {
+	keys    []string // top-level keys in wire order
+	data    map[string]any
+	message string
+	status  float64
+}
+
+// parseEnvelope decodes r as the §2.5 error envelope, requiring exactly the
+// keys data, message and status with the right types.
+func parseEnvelope(r *response) (*envelope, error) {
+	keys, err := objectKeys(r.body)
+	if err != nil {
+		return nil, Failf("expected the JSON error envelope, got %s", r)
+	}
+	var raw struct {
+		Data    json.RawMessage `json:"data"`
+		Message *string         `json:"message"`
+		Status  *float64        `json:"status"`
+	}
+	if err := json.Unmarshal(r.body, &raw); err != nil {
+		return nil, Failf("expected the JSON error envelope, got %s", r)
+	}
+	if !sameKeys(keys, "data", "message", "status") {
+		return nil, Failf("expected the error envelope to have exactly the keys data, message, status; got keys %v in %s", keys, r)
+	}
+	var data map[string]any
+	if err := json.Unmarshal(raw.Data, &data); err != nil || data == nil {
+		return nil, Failf("expected envelope data to be an object, got %s", r)
+	}
+	if raw.Message == nil || raw.Status == nil {
+		return nil, Failf("expected envelope message to be a string and status a number, got %s", r)
+	}
+	return &envelope{keys: keys, data: data, message: *raw.Message, status: *raw.Status}, nil
+}
+
+// expectError requires status, the error envelope with that status in its
+// status field, and exactly message. When message is "" any message is
+// accepted.
+func expectError(r *response, status int, message string) (*envelope, error) {
+	if r.status != status {
+		if message == "" {
+			return nil, Failf("expected status %d with the error envelope, got %s", status, r)
+		}
+		return nil, Failf("expected %d %q, got %s", status, message, r)
+	}
+	env, err := parseEnvelope(r)
+	if err != nil {
+		return nil, err
+	}
+	if env.status != float64(status) {
+		return nil, Failf("expected envelope status %d (the HTTP status), got %v in %s", status, env.status, r)
+	}
+	if message != "" && env.message != message {
+		return nil, Failf("expected message %q, got %q in %s", message, env.message, r)
+	}
+	return env, nil
+}
+
+// expectErrorEmptyData is expectError that also requires data to be {}.
+func expectErrorEmptyData(r *response, status int, message string) error {
+	env, err := expectError(r, status, message)
+	if err != nil {
+		return err
+	}
+	if len(env.data) != 0 {
+		return Failf("expected an empty data object, got %s", r)
+	}
+	return nil
+}
+
+// objectKeys returns the top-level keys of a JSON object in wire order.
+func objectKeys(body []byte) ([]string, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, errors.New("not an object")
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		k, ok := tok.(string)
+		if !ok {
+			return nil, errors.New("bad key")
+		}
+		keys = append(keys, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+	}
+	return keys, nil
+}
+
+// sameKeys reports whether keys holds exactly want, in any order.
+func sameKeys(keys []string, want ...string) bool {
+	if len(keys) != len(want) {
+		return false
+	}
+	set := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		set[k] = true
+	}
+	for _, w := range want {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// mapKeys returns the keys of m.
+func mapKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// isJSONContentType reports whether the response declares application/json.
+func isJSONContentType(r *response) bool {
+	mt, _, err := mime.ParseMediaType(r.header.Get("Content-Type"))
+	return err == nil && mt == "application/json"
+}
+
+// jsonText renders v as compact JSON for failure details (so that 1795947734
+// does not print as 1.795947734e+09).
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// ---- typed getters -----------------------------------------------------------
+
+func getString(m map[string]any, key string) (string, bool) {
+	s, ok := m[key].(string)
+	return s, ok
+}
+
+func getNumber(m map[string]any, key string) (float64, bool) {
+	f, ok := m[key].(float64)
+	return f, ok
+}
+
+func getBool(m map[string]any, key string) (bool, bool) {
+	b, ok := m[key].(bool)
+	return b, ok
+}
+
+func getObject(m map[string]any, key string) (map[string]any, bool) {
+	o, ok := m[key].(map[string]any)
+	return o, ok
+}
+
+func getArray(m map[string]any, key string) ([]any, bool) {
+	a, ok := m[key].([]any)
+	return a, ok
+}
+
+// ---- fixtures ----------------------------------------------------------------
+
+// newNonce returns n random characters from [a-z0-9], so that fixture
+// names cannot collide with data already on the server.
+func newNonce(n int) string {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand never fails on supported platforms
+	}
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// user is a record of the users collection created by a check.
+type user struct {
+	id           string
+	email        string
+	password     string
+	collectionID string
+}
+
+// newUser signs up a fresh user through the public sign-up endpoint and
+// registers its deletion (as superuser) as a cleanup.
+func (c *Client) newUser(ctx context.Context) (*user, error) {
+	u := &user{
+		email:    "cf-" + newNonce(12) + "@example.com",
+		password: "Cf-" + newNonce(16),
+	}
+	r, err := c.post(ctx, "/api/collections/users/records", "", map[string]any{
+		"email": u.email, "password": u.password, "passwordConfirm": u.password,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("fixture: sign-up: %w", err)
+	}
+	if r.status != http.StatusOK {
+		return nil, fmt.Errorf("fixture: sign-up of %s: expected 200, got %s", u.email, r)
+	}
+	var rec struct {
+		ID           string `json:"id"`
+		CollectionID string `json:"collectionId"`
+	}
+	if err := json.Unmarshal(r.body, &rec); err != nil || rec.ID == "" {
+		return nil, fmt.Errorf("fixture: sign-up of %s: no record id in %s", u.email, r)
+	}
+	u.id, u.collectionID = rec.ID, rec.CollectionID
+	c.Cleanup("delete user "+u.email, func(ctx context.Context) error {
+		return c.deleteUser(ctx, u)
+	})
+	return u, nil
+}
+
+// deleteUser removes u as superuser; a user that is already gone is fine.
+func (c *Client) deleteUser(ctx context.Context, u *user) error {
+	r, err := c.do(ctx, http.MethodDelete, "/api/collections/users/records/"+seg(u.id), c.su, nil)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
+		return fmt.Errorf("expected 204, got %s", r)
+	}
+	return nil
+}
+
+// authResult is a decoded §2.6 authentication result.
+type authResult struct {
+	token  string
+	record map[string]any
+}
+
+// parseAuthResult requires 200 with a non-empty token and a record object.
+func parseAuthResult(r *response) (*authResult, error) {
+	m, err := okObject(r)
+	if err != nil {
+		return nil, err
+	}
+	tok, _ := getString(m, "token")
+	rec, ok := getObject(m, "record")
+	if tok == "" || !ok {
+		return nil, Failf("expected {token, record} with a non-empty token, got %s", r)
+	}
+	return &authResult{token: tok, record: rec}, nil
+}
+
+// login authenticates identity/password against collection. A refusal is
+// reported as an error (a fixture problem) for the callers that only need
+// a token; checks of login itself look at the response directly.
+func (c *Client) login(ctx context.Context, collection, identity, password string) (*authResult, error) {
+	r, err := c.post(ctx, "/api/collections/"+seg(collection)+"/auth-with-password", "",
+		map[string]string{"identity": identity, "password": password})
+	if err != nil {
+		return nil, fmt.Errorf("fixture: login: %w", err)
+	}
+	res, err := parseAuthResult(r)
+	if err != nil {
+		return nil, fmt.Errorf("fixture: login of %s into %s: %v", identity, collection, err)
+	}
+	return res, nil
+}
+
+// newUserToken creates a user and logs it in.
+func (c *Client) newUserToken(ctx context.Context) (*user, string, error) {
+	u, err := c.newUser(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := c.login(ctx, "users", u.email, u.password)
+	if err != nil {
+		return nil, "", err
+	}
+	return u, res.token, nil
+}
+
+// newCollection creates a collection of the given type ("base" or "auth")
+// with a unique name and registers its deletion. It returns the name.
+func (c *Client) newCollection(ctx context.Context, typ string) (string, error) {
+	name := "cf_" + newNonce(10)
+	r, err := c.post(ctx, "/api/collections", c.su, map[string]any{"name": name, "type": typ})
+	if err != nil {
+		return "", fmt.Errorf("fixture: create collection: %w", err)
+	}
+	if r.status != http.StatusOK {
+		return "", fmt.Errorf("fixture: create %s collection %s: expected 200, got %s", typ, name, r)
+	}
+	c.Cleanup("delete collection "+name, func(ctx context.Context) error {
+		r, err := c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
+		if err != nil {
+			return err
+		}
+		if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
+			return fmt.Errorf("expected 204, got %s", r)
+		}
+		return nil
+	})
+	return name, nil
+}
+
+// patchCollection updates collection options as superuser.
+func (c *Client) patchCollection(ctx context.Context, name string, body any) error {
+	r, err := c.do(ctx, http.MethodPatch, "/api/collections/"+seg(name), c.su, body)
+	if err != nil {
+		return fmt.Errorf("fixture: update collection: %w", err)
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("fixture: update collection %s: expected 200, got %s", name, r)
+	}
+	return nil
+}

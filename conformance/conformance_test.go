@@ -1,0 +1,487 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var (
+	baseURLFlag = flag.String("base-url", "", "run TestAgainstServer against this server (default $CONFORMANCE_BASE_URL)")
+	update      = flag.Bool("update", false, "rewrite testdata/requirements.txt from the requirement table")
+)
+
+// TestAgainstServer runs the whole suite against a running server named by
+// -base-url or CONFORMANCE_BASE_URL, with the superuser credentials in
+// CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD. It is skipped when no server
+// is named. Each requirement is reported as its own subtest.
+func TestAgainstServer(t *testing.T) {
+	base := *baseURLFlag
+	if base == "" {
+		base = os.Getenv("CONFORMANCE_BASE_URL")
+	}
+	if base == "" {
+		t.Skip("no server: set CONFORMANCE_BASE_URL (and CONFORMANCE_EMAIL, CONFORMANCE_PASSWORD) or -base-url")
+	}
+	cfg := Config{
+		BaseURL:  base,
+		Email:    os.Getenv("CONFORMANCE_EMAIL"),
+		Password: os.Getenv("CONFORMANCE_PASSWORD"),
+		Only:     os.Getenv("CONFORMANCE_ONLY"),
+	}
+	rep := Run(t.Context(), cfg)
+	reportAsSubtests(t, rep)
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	t.Logf("report:\n%s", buf.String())
+}
+
+// reportAsSubtests turns each result into t.Run(ID+" "+name).
+func reportAsSubtests(t *testing.T, rep Report) {
+	t.Helper()
+	for _, res := range rep.Results {
+		t.Run(res.Req.ID+" "+res.Req.Name, func(t *testing.T) {
+			switch res.Outcome {
+			case Pass:
+			case Skip:
+				t.Skipf("cites %s — %s — skipped: %s", res.Req.Section, res.Req.Text, res.Detail)
+			case Fail:
+				t.Errorf("cites %s — %s — %s", res.Req.Section, res.Req.Text, res.Detail)
+			default:
+				t.Errorf("cites %s — %s — harness error: %s", res.Req.Section, res.Req.Text, res.Detail)
+			}
+		})
+	}
+}
+
+var reID = regexp.MustCompile(`^[A-Z]+(-[A-Z0-9]+)*-\d{3}$`)
+
+// TestRequirementTable checks the table's metadata: unique, well-formed IDs
+// and a section, name, text and check on every requirement.
+func TestRequirementTable(t *testing.T) {
+	seen := map[string]bool{}
+	for i, r := range Requirements {
+		if r == nil {
+			t.Fatalf("Requirements[%d] is nil", i)
+		}
+		if !reID.MatchString(r.ID) {
+			t.Errorf("Requirements[%d].ID = %q, want AREA[-SUB]-NNN", i, r.ID)
+		}
+		if seen[r.ID] {
+			t.Errorf("duplicate requirement ID %s", r.ID)
+		}
+		seen[r.ID] = true
+		if !strings.HasPrefix(r.Section, "§") {
+			t.Errorf("%s: Section = %q, want a § reference into the interface document", r.ID, r.Section)
+		}
+		if r.Name == "" || r.Text == "" || r.Run == nil {
+			t.Errorf("%s: Name, Text and Run are all required", r.ID)
+		}
+		if !regexp.MustCompile(`\b[1-5]\d\d\b`).MatchString(r.Text) {
+			t.Errorf("%s: Text names no expected status code: %q", r.ID, r.Text)
+		}
+	}
+}
+
+// TestRequirementIDsStable compares the IDs with testdata/requirements.txt,
+// so that an ID is never silently renumbered or dropped (run with -update
+// after adding requirements on purpose).
+func TestRequirementIDsStable(t *testing.T) {
+	golden := filepath.Join("testdata", "requirements.txt")
+	var b strings.Builder
+	for _, r := range Requirements {
+		fmt.Fprintf(&b, "%s\t%s\n", r.ID, r.Name)
+	}
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(b.String()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestRequirementIDsStable -update to create it)", err)
+	}
+	have := map[string]bool{}
+	for _, r := range Requirements {
+		have[r.ID] = true
+	}
+	listed := map[string]bool{}
+	for line := range strings.Lines(string(want)) {
+		id, _, _ := strings.Cut(strings.TrimSpace(line), "\t")
+		if id == "" {
+			continue
+		}
+		listed[id] = true
+		if !have[id] {
+			t.Errorf("requirement %s was removed or renamed; IDs are stable (keep it, or update %s deliberately)", id, golden)
+		}
+	}
+	for _, r := range Requirements {
+		if !listed[r.ID] {
+			t.Errorf("requirement %s is not in %s; run with -update to add it", r.ID, golden)
+		}
+	}
+}
+
+// stubServer answers only the superuser login; loginStatus selects its
+// status.
+func stubServer(t *testing.T, loginStatus int) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodPost && r.URL.Path == "/api/collections/_superusers/auth-with-password" {
+			w.WriteHeader(loginStatus)
+			if loginStatus == http.StatusOK {
+				fmt.Fprint(w, `{"record":{"id":"a"},"token":"stub.token.sig"}`)
+			} else {
+				fmt.Fprint(w, `{"data":{},"message":"Failed to authenticate.","status":400}`)
+			}
+			return
+		}
+		w.WriteHeader(http.StatusNotFound)
+		fmt.Fprint(w, `{"data":{},"message":"The requested resource wasn't found.","status":404}`)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func stubReq(id string, run func(context.Context, *Client) error) *Requirement {
+	return &Requirement{ID: id, Section: "§0", Name: "stub " + id, Text: "stub requirement " + id, Run: run}
+}
+
+func TestRunOutcomes(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	var cleaned []string
+	reqs := []*Requirement{
+		stubReq("T-PASS-001", func(ctx context.Context, c *Client) error {
+			if c.su != "stub.token.sig" {
+				return fmt.Errorf("superuser token %q not passed to the check", c.su)
+			}
+			c.Cleanup("first", func(context.Context) error { cleaned = append(cleaned, "first"); return nil })
+			c.Cleanup("second", func(context.Context) error { cleaned = append(cleaned, "second"); return nil })
+			return nil
+		}),
+		stubReq("T-FAIL-001", func(ctx context.Context, c *Client) error {
+			return Failf("expected %d, got %d", 200, 500)
+		}),
+		stubReq("T-FAIL-002", func(ctx context.Context, c *Client) error {
+			return fmt.Errorf("control: %w", Failf("inner"))
+		}),
+		stubReq("T-SKIP-001", func(ctx context.Context, c *Client) error { return Skipf("not configured") }),
+		stubReq("T-ERR-001", func(ctx context.Context, c *Client) error { return errors.New("connection refused") }),
+		stubReq("T-ERR-002", func(ctx context.Context, c *Client) error { panic("boom") }),
+		stubReq("T-ERR-003", func(ctx context.Context, c *Client) error {
+			c.Cleanup("delete fixture", func(context.Context) error { return errors.New("expected 204, got 500") })
+			return nil
+		}),
+		stubReq("T-FAIL-003", func(ctx context.Context, c *Client) error {
+			c.Cleanup("delete fixture", func(context.Context) error { panic("cleanup boom") })
+			return Failf("server wrong")
+		}),
+		{ID: "T-ERR-004", Section: "§0", Name: "no check", Text: "no check"},
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+
+	want := map[string]Outcome{
+		"T-PASS-001": Pass, "T-FAIL-001": Fail, "T-FAIL-002": Fail, "T-SKIP-001": Skip,
+		"T-ERR-001": Error, "T-ERR-002": Error, "T-ERR-003": Error, "T-FAIL-003": Fail, "T-ERR-004": Error,
+	}
+	if len(rep.Results) != len(reqs) {
+		t.Fatalf("got %d results, want %d", len(rep.Results), len(reqs))
+	}
+	for i, res := range rep.Results {
+		if res.Req != reqs[i] {
+			t.Errorf("result %d is for %s, want %s (table order)", i, res.Req.ID, reqs[i].ID)
+		}
+		if res.Outcome != want[res.Req.ID] {
+			t.Errorf("%s: outcome %v, want %v (detail %q)", res.Req.ID, res.Outcome, want[res.Req.ID], res.Detail)
+		}
+	}
+	if got := strings.Join(cleaned, ","); got != "second,first" {
+		t.Errorf("cleanups ran as %q, want newest first", got)
+	}
+	detail := func(id string) string {
+		for _, res := range rep.Results {
+			if res.Req.ID == id {
+				return res.Detail
+			}
+		}
+		return ""
+	}
+	for id, frag := range map[string]string{
+		"T-FAIL-001": "expected 200, got 500",
+		"T-FAIL-002": "control: inner",
+		"T-ERR-002":  "check panicked: boom",
+		"T-ERR-003":  "cleanup failed: delete fixture: expected 204, got 500",
+		"T-FAIL-003": "cleanup also failed: delete fixture: panic: cleanup boom",
+	} {
+		if !strings.Contains(detail(id), frag) {
+			t.Errorf("%s: detail %q does not contain %q", id, detail(id), frag)
+		}
+	}
+
+	p, f, s, e := rep.Counts()
+	if p != 1 || f != 3 || s != 1 || e != 4 {
+		t.Errorf("Counts() = %d, %d, %d, %d; want 1, 3, 1, 4", p, f, s, e)
+	}
+	if rep.OK() {
+		t.Errorf("OK() = true with failures")
+	}
+
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
+	if last := lines[len(lines)-1]; last != "1 passed, 3 failed" {
+		t.Errorf("last line = %q, want %q", last, "1 passed, 3 failed")
+	}
+	if prev := lines[len(lines)-2]; !strings.HasPrefix(prev, "1 skipped, 4 errored") {
+		t.Errorf("line before last = %q, want the skipped and errored counts", prev)
+	}
+	out := buf.String()
+	for _, frag := range []string{
+		"PASS  T-PASS-001", "FAIL  T-FAIL-001", "SKIP  T-SKIP-001", "ERROR T-ERR-001",
+		"requirement: stub requirement T-FAIL-001", "expected 200, got 500", "skipped: not configured",
+	} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("report does not contain %q:\n%s", frag, out)
+		}
+	}
+}
+
+func TestRunOnly(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	pass := func(context.Context, *Client) error { return nil }
+	reqs := []*Requirement{stubReq("A-X-001", pass), stubReq("B-X-001", pass), stubReq("A-Y-002", pass)}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Only: "A-"}, reqs)
+	var ids []string
+	for _, res := range rep.Results {
+		ids = append(ids, res.Req.ID)
+	}
+	if got := strings.Join(ids, ","); got != "A-X-001,A-Y-002" {
+		t.Errorf("Only %q ran %s", "A-", got)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if !strings.HasSuffix(buf.String(), "\n2 passed, 0 failed\n") {
+		t.Errorf("report does not end with the summary line:\n%s", buf.String())
+	}
+	if strings.Contains(buf.String(), "skipped") {
+		t.Errorf("no skip/error line expected when there are none:\n%s", buf.String())
+	}
+	if !rep.OK() {
+		t.Errorf("OK() = false for an all-pass run")
+	}
+}
+
+func TestRunLoginFailure(t *testing.T) {
+	srv := stubServer(t, http.StatusBadRequest)
+	ran := false
+	reqs := []*Requirement{
+		stubReq("T-A-001", func(context.Context, *Client) error { ran = true; return nil }),
+		stubReq("T-A-002", func(context.Context, *Client) error { ran = true; return nil }),
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	if ran {
+		t.Errorf("checks ran although the superuser login failed")
+	}
+	for _, res := range rep.Results {
+		if res.Outcome != Error || !strings.Contains(res.Detail, "superuser login") {
+			t.Errorf("%s: %v %q, want Error naming the superuser login", res.Req.ID, res.Outcome, res.Detail)
+		}
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if !strings.HasSuffix(buf.String(), "0 skipped, 2 errored (errors are harness problems, reported apart from failures)\n0 passed, 0 failed\n") {
+		t.Errorf("unexpected report ending:\n%s", buf.String())
+	}
+}
+
+func TestRunUnreachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	url := srv.URL
+	srv.Close() // nothing listens there any more
+	rep := runRequirements(t.Context(), Config{BaseURL: url, Email: "a@b.c", Password: "p",
+		Client: &http.Client{Timeout: 2 * time.Second}},
+		[]*Requirement{stubReq("T-A-001", func(context.Context, *Client) error { return nil })})
+	if len(rep.Results) != 1 || rep.Results[0].Outcome != Error {
+		t.Fatalf("results = %+v, want one Error", rep.Results)
+	}
+	for _, cfg := range []Config{
+		{BaseURL: "", Email: "a", Password: "b"},
+		{BaseURL: "ftp://x", Email: "a", Password: "b"},
+		{BaseURL: url, Email: "", Password: ""},
+	} {
+		rep := runRequirements(t.Context(), cfg, []*Requirement{stubReq("T-A-001", func(context.Context, *Client) error { return nil })})
+		if rep.Results[0].Outcome != Error {
+			t.Errorf("config %+v: outcome %v, want Error", cfg, rep.Results[0].Outcome)
+		}
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	ctx, cancel := context.WithCancel(t.Context())
+	reqs := []*Requirement{
+		stubReq("T-A-001", func(context.Context, *Client) error { cancel(); return nil }),
+		stubReq("T-A-002", func(context.Context, *Client) error { return nil }),
+	}
+	rep := runRequirements(ctx, Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	if rep.Results[0].Outcome != Pass || rep.Results[1].Outcome != Error ||
+		!strings.Contains(rep.Results[1].Detail, "not run") {
+		t.Errorf("results = %v %v %q, want Pass then Error (not run)", rep.Results[0].Outcome, rep.Results[1].Outcome, rep.Results[1].Detail)
+	}
+}
+
+func TestExcerpt(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		ell  bool
+		want string
+	}{
+		{"GET /api/health?cf=x", 5, true, "GET /..."},
+		{"POST /api/x", 5, true, "POST..."},
+		{"POST /api/x", 5, false, "POST"},
+		{"GET", 5, true, "GET"},
+		{"çüé text", 3, true, "çüé..."},
+	} {
+		if got := excerpt(tc.in, tc.max, tc.ell); got != tc.want {
+			t.Errorf("excerpt(%q, %d, %v) = %q, want %q", tc.in, tc.max, tc.ell, got, tc.want)
+		}
+	}
+}
+
+func TestParseEnvelope(t *testing.T) {
+	mk := func(body string) *response {
+		return &response{status: 404, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(body)}
+	}
+	good := mk(`{"data":{},"message":"The requested resource wasn't found.","status":404}`)
+	if _, err := expectError(good, 404, msgNotFound); err != nil {
+		t.Errorf("good envelope rejected: %v", err)
+	}
+	for _, body := range []string{
+		`{"data":null,"message":"x","status":404}`,
+		`{"data":{},"message":"x"}`,
+		`{"data":{},"message":"x","status":404,"code":404}`,
+		`{"data":[],"message":"x","status":404}`,
+		`{"data":{},"message":"x","status":400}`,
+		`not json`,
+	} {
+		if _, err := expectError(mk(body), 404, ""); err == nil {
+			t.Errorf("envelope %s accepted", body)
+		} else if o, _ := classify(err); o != Fail {
+			t.Errorf("envelope %s: outcome %v, want Fail", body, o)
+		}
+	}
+	keys, err := objectKeys([]byte(`{"status":1,"data":{"x":[1,{"y":2}]},"message":"m"}`))
+	if err != nil || strings.Join(keys, ",") != "status,data,message" {
+		t.Errorf("objectKeys = %v, %v", keys, err)
+	}
+}
+
+// TestSuiteAgainstFake runs the real requirement table against the
+// in-memory fake in fake_test.go. The fake follows the interface document,
+// so every requirement must pass; a failure here is a bug in a check (or in
+// the fake), found without a real server.
+func TestSuiteAgainstFake(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite (about 3 s)")
+	}
+	fake := newFakeServer("admin@example.com", "Passw0rd!123")
+	srv := httptest.NewServer(fake)
+	t.Cleanup(srv.Close)
+	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"})
+	if len(rep.Results) != len(Requirements) {
+		t.Fatalf("got %d results for %d requirements", len(rep.Results), len(Requirements))
+	}
+	reportAsSubtests(t, rep)
+
+	// The suite removes what it created: only the two built-in collections
+	// and the superuser remain.
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if len(fake.collections) != 2 {
+		var names []string
+		for _, c := range fake.collections {
+			names = append(names, c.name)
+		}
+		t.Errorf("collections left behind: %v", names)
+	}
+	if n := len(fake.collection("users").records); n != 0 {
+		t.Errorf("%d users left behind", n)
+	}
+}
+
+// TestChecksCatchViolations turns on one deliberate violation in the fake at
+// a time and requires the named requirements to fail, so that a check which
+// can never fail is noticed.
+func TestChecksCatchViolations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of the suite many times")
+	}
+	for _, tc := range []struct {
+		bug  string
+		only string   // Config.Only, to keep each run short
+		want []string // requirements that must fail
+	}{
+		{"envelope-order", "ERR-", []string{"ERR-001"}},
+		{"405", "ERR-", []string{"ERR-003"}},
+		{"users-exp", "AUTH-TOKEN-", []string{"AUTH-TOKEN-001"}},
+		{"no-signature-check", "AUTH-TAMPER-00", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004"}},
+		{"ignore-exp", "AUTH-TAMPER-006", []string{"AUTH-TAMPER-006"}},
+		{"any-token-type", "AUTH-TAMPER-007", []string{"AUTH-TAMPER-007"}},
+		{"no-key-rotation", "AUTH-TAMPER-008", []string{"AUTH-TAMPER-008"}},
+		{"always-refresh", "AUTH-REFRESH-", []string{"AUTH-REFRESH-006"}},
+		{"users-read-logs", "LOG-AUTH-", []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
+		{"log-log-reads", "LOG-ENTRY-", []string{"LOG-ENTRY-005"}},
+		{"errors-level-0", "LOG-ENTRY-", []string{"LOG-ENTRY-003", "LOG-ENTRY-004"}},
+		{"reference-filter-message", "LOG-", []string{"LOG-FILTER-030", "LOG-FILTER-033", "LOG-STATS-010", "LOG-STATS-014"}},
+		{"no-perpage-cap", "LOG-LIST-", []string{"LOG-LIST-003"}},
+		{"ignore-descending", "LOG-SORT-", []string{"LOG-SORT-002", "LOG-SORT-006", "LOG-SORT-007"}},
+		{"stats-without-z", "LOG-STATS-00", []string{"LOG-STATS-001", "LOG-STATS-002"}},
+		{"any-of-negated", "LOG-FILTER-", []string{"LOG-FILTER-009", "LOG-FILTER-016"}},
+		{"no-ellipsis", "LOG-", []string{"LOG-FIELDS-002", "LOG-VIEW-004"}},
+	} {
+		t.Run(tc.bug, func(t *testing.T) {
+			fake := newFakeServer("admin@example.com", "Passw0rd!123")
+			fake.bugs[tc.bug] = true
+			if tc.bug == "no-ellipsis" {
+				fakeBugNoEllipsis = true
+				defer func() { fakeBugNoEllipsis = false }()
+			}
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: tc.only})
+			got := map[string]Result{}
+			for _, res := range rep.Results {
+				got[res.Req.ID] = res
+			}
+			for _, id := range tc.want {
+				res, ok := got[id]
+				if !ok {
+					t.Errorf("%s did not run", id)
+				} else if res.Outcome != Fail {
+					t.Errorf("%s: %v with bug %q, want FAIL (detail %q)", id, res.Outcome, tc.bug, res.Detail)
+				}
+			}
+			for _, res := range rep.Results {
+				if res.Outcome == Error {
+					t.Errorf("%s: ERROR %s", res.Req.ID, res.Detail)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,220 @@
+package conformance
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// specCase is one (endpoint, status, message) case that §4, §5 or §7 of the
+// interface document names. Reqs lists the requirements that check it;
+// Pending, when set, says why none does yet.
+type specCase struct {
+	Section  string
+	Endpoint string
+	Status   int    // 0 when the case is about behaviour rather than a status
+	Message  string // the exact message the document names, if any
+	Reqs     []string
+	Pending  string
+}
+
+const (
+	pendingBackups = "backups: later issue"
+	pendingOTP     = "otp/mfa: later issue"
+	pendingOAuth2  = "oauth2: later issue"
+)
+
+// specCases is every case §4, §5 and §7 of ../shared/spec/interface-v0.31.0.md
+// name (and the §2 shapes they return). Keep it in step with the document: a
+// case without a requirement and without a pending reason fails the test.
+var specCases = []specCase{
+	// §2 shapes
+	{Section: "§2.2", Endpoint: "log entry", Reqs: []string{"LOG-ENTRY-001", "LOG-ENTRY-002", "LOG-ENTRY-003"}},
+	{Section: "§2.3", Endpoint: "log statistics entry", Reqs: []string{"LOG-STATS-001"}},
+	{Section: "§2.4", Endpoint: "paginated list envelope", Reqs: []string{"LOG-LIST-001"}},
+	{Section: "§2.5", Endpoint: "error envelope", Reqs: []string{"ERR-001"}},
+	{Section: "§2.6", Endpoint: "authentication result", Reqs: []string{"AUTH-PW-001", "AUTH-PW-002"}},
+	{Section: "§2.7", Endpoint: "auth methods descriptor", Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
+	{Section: "§2.1", Endpoint: "backup entry", Pending: pendingBackups},
+	{Section: "§2.8", Endpoint: "OTP request result", Pending: pendingOTP},
+
+	// §4.1 fields
+	{Section: "§4.1", Endpoint: "GET /api/logs fields", Status: 200, Reqs: []string{"LOG-FIELDS-001", "LOG-FIELDS-004"}},
+	{Section: "§4.1", Endpoint: "GET /api/logs fields :excerpt", Status: 200, Reqs: []string{"LOG-FIELDS-002", "LOG-FIELDS-003"}},
+	{Section: "§4.1", Endpoint: "GET /api/logs/{id} fields", Status: 200, Reqs: []string{"LOG-VIEW-003", "LOG-VIEW-004"}},
+	{Section: "§4.1", Endpoint: "GET /api/logs/stats fields", Status: 200, Reqs: []string{"LOG-STATS-004"}},
+	{Section: "§4.1", Endpoint: "GET /api/backups fields", Status: 200, Pending: pendingBackups},
+
+	// §4.2 backups
+	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 1", Endpoint: "GET /api/backups", Status: 400, Message: "Failed to load backups filesystem.", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 7", Endpoint: "GET /api/backups", Status: 403, Message: "Only superusers can perform this action.", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 3", Endpoint: "POST /api/backups/upload", Status: 400, Message: msgGenericBad + " (data.file validation_invalid_mime_type)", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/upload", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 2", Endpoint: "DELETE /api/backups/{key}", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 8", Endpoint: "DELETE /api/backups/{key}", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups/{key}/restore", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups/{key}/restore", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "POST /api/backups/{key}/restore", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/{key}/restore", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "GET /api/backups/{key}", Status: 200, Pending: pendingBackups},
+	{Section: "§4.2; §7 row 5", Endpoint: "GET /api/backups/{key}", Status: 400, Message: "Filesystem initialization failure.", Pending: pendingBackups},
+	{Section: "§4.2; §7 row 9", Endpoint: "GET /api/backups/{key}", Status: 404, Message: msgNotFound, Pending: pendingBackups},
+	{Section: "§8", Endpoint: "backup limits (one operation at a time, name format, zip only)", Pending: pendingBackups},
+
+	// §4.3 logs
+	{Section: "§4.3", Endpoint: "GET /api/logs", Status: 200, Reqs: []string{"LOG-LIST-001", "LOG-LIST-002"}},
+	{Section: "§4.3; §7 row 4", Endpoint: "GET /api/logs", Status: 400, Message: msgInvalidFilter,
+		Reqs: []string{"LOG-FILTER-030", "LOG-FILTER-031", "LOG-FILTER-032", "LOG-FILTER-033", "LOG-FILTER-034"}},
+	{Section: "§4.3; §7 row 6", Endpoint: "GET /api/logs", Status: 401, Message: msgNeedsToken, Reqs: []string{"LOG-AUTH-001", "LOG-AUTH-007", "LOG-AUTH-008"}},
+	{Section: "§4.3; §7 row 8", Endpoint: "GET /api/logs", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-002"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs page/perPage", Status: 200, Reqs: []string{"LOG-LIST-003", "LOG-LIST-004", "LOG-LIST-005", "LOG-LIST-009"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs sort", Status: 200,
+		Reqs: []string{"LOG-SORT-001", "LOG-SORT-002", "LOG-SORT-004", "LOG-SORT-005", "LOG-SORT-006", "LOG-SORT-007"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs sort (unsupported field)", Status: 400, Message: msgGenericBad, Reqs: []string{"LOG-SORT-003"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs filter fields id, created, level, message, data.*", Status: 200,
+		Reqs: []string{"LOG-FILTER-022", "LOG-FILTER-001", "LOG-FILTER-007", "LOG-FILTER-017"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs/{id}", Status: 200, Reqs: []string{"LOG-VIEW-001"}},
+	{Section: "§4.3; §7 row 6", Endpoint: "GET /api/logs/{id}", Status: 401, Message: msgNeedsToken, Reqs: []string{"LOG-AUTH-003"}},
+	{Section: "§4.3; §7 row 8", Endpoint: "GET /api/logs/{id}", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-004"}},
+	{Section: "§4.3; §7 row 9", Endpoint: "GET /api/logs/{id}", Status: 404, Message: msgNotFound, Reqs: []string{"LOG-VIEW-002"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs/stats", Status: 200, Reqs: []string{"LOG-STATS-001", "LOG-STATS-002", "LOG-STATS-003", "LOG-STATS-005"}},
+	{Section: "§4.3; §7 row 4", Endpoint: "GET /api/logs/stats", Status: 400, Message: msgInvalidFilter,
+		Reqs: []string{"LOG-STATS-010", "LOG-STATS-011", "LOG-STATS-012", "LOG-STATS-013", "LOG-STATS-014"}},
+	{Section: "§4.3; §7 row 6", Endpoint: "GET /api/logs/stats", Status: 401, Message: msgNeedsToken, Reqs: []string{"LOG-AUTH-005"}},
+	{Section: "§4.3; §7 row 8", Endpoint: "GET /api/logs/stats", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-006"}},
+	{Section: "§8", Endpoint: "GET /api/logs page default 1, perPage default 30", Status: 200, Reqs: []string{"LOG-LIST-002"}},
+
+	// §4.4 filter syntax, one case per operator and construct
+	{Section: "§4.4", Endpoint: "filter =", Status: 200, Reqs: []string{"LOG-FILTER-001"}},
+	{Section: "§4.4", Endpoint: "filter !=", Status: 200, Reqs: []string{"LOG-FILTER-002"}},
+	{Section: "§4.4", Endpoint: "filter >", Status: 200, Reqs: []string{"LOG-FILTER-003"}},
+	{Section: "§4.4", Endpoint: "filter >=", Status: 200, Reqs: []string{"LOG-FILTER-004"}},
+	{Section: "§4.4", Endpoint: "filter <", Status: 200, Reqs: []string{"LOG-FILTER-005"}},
+	{Section: "§4.4", Endpoint: "filter <=", Status: 200, Reqs: []string{"LOG-FILTER-006"}},
+	{Section: "§4.4", Endpoint: "filter ~", Status: 200, Reqs: []string{"LOG-FILTER-007", "LOG-FILTER-024"}},
+	{Section: "§4.4", Endpoint: "filter !~", Status: 200, Reqs: []string{"LOG-FILTER-008"}},
+	{Section: "§4.4", Endpoint: "filter ?=", Status: 200, Reqs: []string{"LOG-FILTER-009"}},
+	{Section: "§4.4", Endpoint: "filter ?!=", Status: 200, Reqs: []string{"LOG-FILTER-010"}},
+	{Section: "§4.4", Endpoint: "filter ?>", Status: 200, Reqs: []string{"LOG-FILTER-011"}},
+	{Section: "§4.4", Endpoint: "filter ?>=", Status: 200, Reqs: []string{"LOG-FILTER-012"}},
+	{Section: "§4.4", Endpoint: "filter ?<", Status: 200, Reqs: []string{"LOG-FILTER-013"}},
+	{Section: "§4.4", Endpoint: "filter ?<=", Status: 200, Reqs: []string{"LOG-FILTER-014"}},
+	{Section: "§4.4", Endpoint: "filter ?~", Status: 200, Reqs: []string{"LOG-FILTER-015"}},
+	{Section: "§4.4", Endpoint: "filter ?!~", Status: 200, Reqs: []string{"LOG-FILTER-016"}},
+	{Section: "§4.4", Endpoint: "filter && / || / parentheses", Status: 200, Reqs: []string{"LOG-FILTER-017", "LOG-FILTER-018", "LOG-FILTER-019"}},
+	{Section: "§4.4", Endpoint: "filter // comment", Status: 200, Reqs: []string{"LOG-FILTER-020"}},
+	{Section: "§4.4", Endpoint: "filter operands (quoted strings, numbers, null)", Status: 200, Reqs: []string{"LOG-FILTER-021"}},
+	{Section: "§4.4", Endpoint: "malformed filter", Status: 400, Message: msgInvalidFilter, Reqs: []string{"LOG-FILTER-030", "LOG-STATS-010"}},
+
+	// §4.5 auth endpoints
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-password", Status: 200, Reqs: []string{"AUTH-PW-001", "AUTH-PW-002", "AUTH-PW-009", "AUTH-PW-010"}},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/request-otp", Status: 200, Pending: pendingOTP},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-otp", Status: 200, Pending: pendingOTP},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 (meta.isNew)", Status: 200, Pending: pendingOAuth2},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/impersonate/{id}", Status: 200, Reqs: []string{"AUTH-IMP-001", "AUTH-IMP-002"}},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-refresh", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-006", "AUTH-REFRESH-008"}},
+	{Section: "§4.5", Endpoint: "GET /api/collections/{collection}/auth-methods", Status: 200, Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002", "AUTH-METHODS-005"}},
+
+	// §5 authentication
+	{Section: "§5.1", Endpoint: "Authorization: <token> (and Bearer)", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-002"}},
+	{Section: "§5.4", Endpoint: "OAuth2 not supported for _superusers", Reqs: []string{"AUTH-METHODS-002"}},
+	{Section: "§5.5", Endpoint: "OTP two steps", Pending: pendingOTP},
+	{Section: "§5.6", Endpoint: "MFA: 401 with mfaId, then mfaId on the second method", Status: 401, Pending: pendingOTP},
+	{Section: "§5.7", Endpoint: "impersonate: superuser only, duration", Status: 403, Message: msgNotAllowed, Reqs: []string{"AUTH-IMP-004", "AUTH-IMP-002"}},
+	{Section: "§5.8", Endpoint: "auth-refresh rejects invalid tokens", Status: 401, Message: msgNeedsToken,
+		Reqs: []string{"AUTH-TAMPER-001", "AUTH-TAMPER-002", "AUTH-TAMPER-003", "AUTH-TAMPER-004", "AUTH-TAMPER-005",
+			"AUTH-TAMPER-006", "AUTH-TAMPER-007", "AUTH-TAMPER-008", "AUTH-TAMPER-009"}},
+	{Section: "§5.9", Endpoint: "users password tokens are static", Reqs: []string{"AUTH-TOKEN-001"}},
+	{Section: "§5.10", Endpoint: "log endpoints need a superuser token", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
+	{Section: "§5.10", Endpoint: "backup download takes a superuser file token", Pending: pendingBackups},
+	{Section: "§5", Endpoint: "400 invalid credentials", Status: 400, Message: msgFailedAuth, Reqs: []string{"AUTH-PW-003", "AUTH-PW-004"}},
+	{Section: "§5", Endpoint: "401 missing or invalid token", Status: 401, Message: msgNeedsToken, Reqs: []string{"AUTH-REFRESH-003", "AUTH-REFRESH-004"}},
+	{Section: "§5", Endpoint: "403 method not enabled for the collection", Status: 403, Message: msgPasswordOff, Reqs: []string{"AUTH-PW-008"}},
+	{Section: "§5", Endpoint: "429 too many OTP attempts", Status: 429, Pending: pendingOTP},
+
+	// §7 rows not already named above
+	{Section: "§7 row 6", Endpoint: "any endpoint needing a token", Status: 401, Message: msgNeedsToken,
+		Reqs: []string{"LOG-AUTH-001", "AUTH-REFRESH-003", "AUTH-IMP-005", "AUTH-FILE-002"}},
+	{Section: "§7 row 8", Endpoint: "log operations by a non-superuser", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
+	{Section: "§7 row 9", Endpoint: "GET /api/logs/{id} unknown id", Status: 404, Message: msgNotFound, Reqs: []string{"LOG-VIEW-002"}},
+}
+
+// TestCoverage fails when a case the interface document names has no
+// requirement checking it (pending cases excepted and listed), when a case
+// cites a requirement that does not exist, or when none of a case's
+// requirements states its exact status and message.
+func TestCoverage(t *testing.T) {
+	byID := map[string]*Requirement{}
+	for _, r := range Requirements {
+		byID[r.ID] = r
+	}
+	var pending []string
+	for _, sc := range specCases {
+		name := fmt.Sprintf("%s %s", sc.Section, sc.Endpoint)
+		if sc.Status != 0 {
+			name += fmt.Sprintf(" %d", sc.Status)
+		}
+		if sc.Message != "" {
+			name += fmt.Sprintf(" %q", sc.Message)
+		}
+		if sc.Pending != "" {
+			if len(sc.Reqs) != 0 {
+				t.Errorf("%s: pending (%s) but also lists requirements %v", name, sc.Pending, sc.Reqs)
+			}
+			pending = append(pending, name+" — "+sc.Pending)
+			continue
+		}
+		if len(sc.Reqs) == 0 {
+			t.Errorf("%s: no requirement checks this case", name)
+			continue
+		}
+		stated := false
+		for _, id := range sc.Reqs {
+			r := byID[id]
+			if r == nil {
+				t.Errorf("%s: cites requirement %s, which does not exist", name, id)
+				continue
+			}
+			if sc.Status != 0 && !strings.Contains(r.Text, fmt.Sprint(sc.Status)) {
+				continue
+			}
+			msg, _, _ := strings.Cut(sc.Message, " (")
+			if msg != "" && !strings.Contains(r.Text, `"`+msg+`"`) {
+				continue
+			}
+			stated = true
+		}
+		if !stated {
+			t.Errorf("%s: none of %v states the status and exact message in its Text", name, sc.Reqs)
+		}
+	}
+	t.Logf("%d cases pending:\n  %s", len(pending), strings.Join(pending, "\n  "))
+
+	// Every requirement should be reachable from some case, so that the
+	// case list stays an honest index of the suite.
+	cited := map[string]bool{}
+	for _, sc := range specCases {
+		for _, id := range sc.Reqs {
+			cited[id] = true
+		}
+	}
+	var uncited []string
+	for _, r := range Requirements {
+		if !cited[r.ID] {
+			uncited = append(uncited, r.ID)
+		}
+	}
+	if len(uncited) > 0 {
+		t.Logf("requirements not cited by any case (extra checks beyond the named cases): %v", uncited)
+	}
+}

@@ -1,0 +1,67 @@
+// Package conformance is a black-box test suite for servers implementing the
+// strongbox interface (the PocketBase v0.31.0 compatible API for backups,
+// request logs and record authentication). It talks to a server only over
+// HTTP and imports nothing from the rest of the project, so the same suite
+// runs against strongbox, against a real PocketBase, or against any other
+// implementation.
+//
+// # Requirements
+//
+// [Requirements] is a table. Each [Requirement] has a stable ID (for example
+// AUTH-PW-003 or LOG-FILTER-012), the section of the interface document it
+// verifies, a statement in the project's own words that names the exact
+// status code and message expected, and a check. Where the interface
+// document and PocketBase disagree the document is followed; those
+// requirements say so in their text (for example AUTH-TOKEN-001: password
+// tokens of the users collection carry no exp claim; LOG-FILTER-030..034 and
+// LOG-STATS-010..014: the message for a malformed filter).
+//
+// # Outcomes
+//
+// Every requirement ends as Pass, Fail (the server violated it), Skip (it
+// does not apply) or Error (the suite could not carry the check out:
+// connectivity, a fixture the server refused to create, a cleanup that
+// failed). Outcomes are never merged. [Report.Print] writes one line per
+// requirement, the expectation and what was received under every failure,
+// and ends with the line "N passed, N failed". Errors are counted on the line
+// before it, and [Report.OK] is false when anything failed or errored.
+//
+// # Fixtures
+//
+// The suite logs in once with the superuser credentials it is given. Checks
+// create what they need through the API under unique random names (users
+// signed up as cf-<random>@example.com, collections named cf_<random>) and
+// delete them when they finish, so the suite can run against a server that
+// already holds data. The logs checks make a few requests marked with a random
+// nonce (for example GET /api/health?cf=<nonce>&k=guest), wait up to 10 s for
+// them to be logged, and then examine only those entries. The suite leaves
+// those few log entries behind, as any client would.
+//
+// # Running it
+//
+// From Go:
+//
+//	rep := conformance.Run(ctx, conformance.Config{
+//		BaseURL:  "http://127.0.0.1:8090",
+//		Email:    "admin@example.com",
+//		Password: "…",
+//	})
+//	rep.Print(os.Stdout)
+//	if !rep.OK() {
+//		os.Exit(1)
+//	}
+//
+// With go test, against a server that is already running:
+//
+//	CONFORMANCE_BASE_URL=http://127.0.0.1:8090 \
+//	CONFORMANCE_EMAIL=admin@example.com CONFORMANCE_PASSWORD=… \
+//	go test ./conformance -run TestAgainstServer -v
+//
+// (or -args -base-url=http://127.0.0.1:8090). Each requirement becomes a
+// subtest named after its ID, so -run 'TestAgainstServer/LOG-' selects an
+// area; Config.Only does the same for Run. Without CONFORMANCE_BASE_URL the
+// test is skipped.
+//
+// The strongbox binary wraps the same function: strongbox conformance --url
+// URL --email E --password P.
+package conformance

@@ -1,0 +1,123 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+	"slices"
+)
+
+// Messages the interface document (§7) and, where it is silent, the
+// reference name for the error cases checked by this suite.
+const (
+	msgNotFound        = "The requested resource wasn't found."
+	msgNeedsToken      = "The request requires valid record authorization token."
+	msgNotAllowed      = "The authorized record is not allowed to perform this action."
+	msgInvalidFilter   = "Something went wrong while processing your request. Invalid filter."
+	msgGenericBad      = "Something went wrong while processing your request."
+	msgFailedAuth      = "Failed to authenticate."
+	msgNoCollection    = "Missing or invalid collection context."
+	msgNoAuthColl      = "Missing or invalid auth collection context."
+	msgPasswordOff     = "The collection is not configured to allow password authentication."
+	msgValidation      = "An error occurred while validating the submitted data."
+	msgSuperusersOnly  = "The request requires auth record from _superusers collection."
+	codeRequired       = "validation_required"
+	codeMinGreaterThan = "validation_min_greater_equal_than_required"
+)
+
+var errorRequirements = []*Requirement{
+	{
+		ID:      "ERR-001",
+		Section: "§2.5; §7",
+		Name:    "error envelope shape",
+		Text: "Every error response is served as Content-Type application/json and is a JSON object " +
+			"with exactly the keys data, message and status, in that order; data is an object, message a " +
+			"string and status the HTTP status code (checked on a 400, 401, 403 and 404).",
+		Run: checkEnvelopeShape,
+	},
+	{
+		ID:      "ERR-002",
+		Section: "§2.5; §7",
+		Name:    "unknown route (POST) is a JSON 404",
+		Text:    "A POST to a path no route serves answers 404 \"" + msgNotFound + "\" in the error envelope.",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.post(ctx, "/api/cf-"+newNonce(8)+"/nowhere", "", map[string]any{})
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusNotFound, msgNotFound)
+			return err
+		},
+	},
+	{
+		ID:      "ERR-003",
+		Section: "§2.5; §4.3",
+		Name:    "wrong method on a known path is a JSON 404",
+		Text: "A method a known path does not serve (PUT or DELETE /api/logs, even as superuser) answers " +
+			"404 \"" + msgNotFound + "\" in the error envelope, never a plain-text 405.",
+		Run: func(ctx context.Context, c *Client) error {
+			for _, m := range []string{http.MethodPut, http.MethodDelete} {
+				r, err := c.do(ctx, m, "/api/logs", c.su, nil)
+				if err != nil {
+					return err
+				}
+				if _, err := expectError(r, http.StatusNotFound, msgNotFound); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "ERR-004",
+		Section: "§2.5",
+		Name:    "unknown route (GET) is a JSON 404",
+		Text: "A GET of a path no route serves answers 404 in the error envelope (the message is not " +
+			"fixed: PocketBase's static file route answers it).",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, "/api/cf-"+newNonce(8)+"/nowhere", "")
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusNotFound, "")
+			return err
+		},
+	},
+}
+
+// checkEnvelopeShape collects error responses of several kinds and checks
+// the envelope's wire form on each: key order and Content-Type.
+func checkEnvelopeShape(ctx context.Context, c *Client) error {
+	_, userToken, err := c.newUserToken(ctx)
+	if err != nil {
+		return err
+	}
+	probes := []struct {
+		method, path, auth string
+		body               any
+		status             int
+	}{
+		{http.MethodPost, "/api/collections/users/auth-with-password", "",
+			map[string]string{"identity": "cf-" + newNonce(10) + "@example.com", "password": "wrong-password"}, 400},
+		{http.MethodGet, "/api/logs", "", nil, 401},
+		{http.MethodGet, "/api/logs", userToken, nil, 403},
+		{http.MethodGet, "/api/logs/cf" + newNonce(13), c.su, nil, 404},
+		{http.MethodPost, "/api/cf-" + newNonce(8), "", nil, 404},
+	}
+	for _, p := range probes {
+		r, err := c.do(ctx, p.method, p.path, p.auth, p.body)
+		if err != nil {
+			return err
+		}
+		env, err := expectError(r, p.status, "")
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(env.keys, []string{"data", "message", "status"}) {
+			return Failf("expected keys in the order data, message, status; got %v in %s", env.keys, r)
+		}
+		if !isJSONContentType(r) {
+			return Failf("expected Content-Type application/json, got %q for %s", r.header.Get("Content-Type"), r)
+		}
+	}
+	return nil
+}

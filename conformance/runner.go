@@ -1,0 +1,206 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+)
+
+// Config says which server to check and how to reach it. Nothing about the
+// server under test is compiled into the suite: a base URL and the
+// credentials of an existing superuser are all it needs.
+type Config struct {
+	// BaseURL is the server's root, for example http://127.0.0.1:8090.
+	// A trailing slash is ignored.
+	BaseURL string
+	// Email and Password are the credentials of an existing superuser
+	// (a record of the _superusers collection).
+	Email, Password string
+	// Client sends every request. Nil means a client with a 10 s timeout.
+	Client *http.Client
+	// Only, when not empty, runs only the requirements whose ID starts with
+	// it (for example "LOG-" or "AUTH-PW-003"). The others are left out of
+	// the report entirely.
+	Only string
+}
+
+// Outcome is the verdict on one requirement. The four kinds are never
+// merged: a server that violates the interface fails, a check that could not
+// be carried out is an error.
+type Outcome int
+
+const (
+	// Pass: the server behaved as the requirement says.
+	Pass Outcome = iota
+	// Fail: the server violated the requirement.
+	Fail
+	// Skip: the check could not apply to this server (an optional feature
+	// is not configured); the detail says why.
+	Skip
+	// Error: the harness could not carry out the check (connectivity, a
+	// fixture the server refused to create, a failing cleanup, a panic).
+	Error
+)
+
+// String returns the label used in reports: PASS, FAIL, SKIP or ERROR.
+func (o Outcome) String() string {
+	switch o {
+	case Pass:
+		return "PASS"
+	case Fail:
+		return "FAIL"
+	case Skip:
+		return "SKIP"
+	case Error:
+		return "ERROR"
+	}
+	return fmt.Sprintf("Outcome(%d)", int(o))
+}
+
+// Result is the outcome of one requirement.
+type Result struct {
+	Req      *Requirement
+	Outcome  Outcome
+	Detail   string // why it failed, was skipped or errored; empty on Pass
+	Duration time.Duration
+}
+
+// Requirement is one verifiable statement of the interface document,
+// written in the project's own words with the exact status code and message
+// it expects, and the check that verifies it.
+type Requirement struct {
+	// ID is stable and never renumbered, e.g. "AUTH-PW-003". New
+	// requirements get new IDs; a removed ID is not reused.
+	ID string
+	// Section cites the part of the interface document verified, e.g.
+	// "§4.5 auth-with-password; §7 row 6".
+	Section string
+	// Name is a short title for report lines and test names.
+	Name string
+	// Text states the requirement, with the exact status and message.
+	Text string
+	// Run performs the check. It returns nil on success, an error made by
+	// Failf when the server violated the requirement, one made by Skipf when
+	// the check does not apply, and any other error when the harness could
+	// not carry out the check.
+	Run func(ctx context.Context, c *Client) error
+}
+
+// verdict is the error type behind Failf and Skipf.
+type verdict struct {
+	outcome Outcome
+	msg     string
+}
+
+func (v *verdict) Error() string { return v.msg }
+
+// Failf reports that the server violated the requirement being checked. The
+// message should say what was expected and what was received.
+func Failf(format string, args ...any) error {
+	return &verdict{outcome: Fail, msg: fmt.Sprintf(format, args...)}
+}
+
+// Skipf reports that the requirement does not apply to the server under test.
+func Skipf(format string, args ...any) error {
+	return &verdict{outcome: Skip, msg: fmt.Sprintf(format, args...)}
+}
+
+// classify turns the error returned by a check into an outcome and a detail.
+func classify(err error) (Outcome, string) {
+	if err == nil {
+		return Pass, ""
+	}
+	if v, ok := errors.AsType[*verdict](err); ok {
+		if v.msg == err.Error() {
+			return v.outcome, v.msg
+		}
+		// Wrapped with context by a helper: keep the added text.
+		return v.outcome, err.Error()
+	}
+	return Error, err.Error()
+}
+
+// Run checks the server described by cfg against every requirement (or those
+// selected by cfg.Only), one after the other, and returns one result per
+// requirement in table order. It logs in once as the configured superuser;
+// when that fails every selected requirement is reported as Error.
+//
+// Typical use inside a test, in the style of testing/fstest.TestFS:
+//
+//	rep := conformance.Run(ctx, conformance.Config{BaseURL: url, Email: e, Password: p})
+//	rep.Print(os.Stdout)
+func Run(ctx context.Context, cfg Config) Report {
+	return runRequirements(ctx, cfg, Requirements)
+}
+
+// runRequirements is Run over an explicit table, so that the runner itself
+// can be tested with synthetic requirements.
+func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Report {
+	var selected []*Requirement
+	for _, r := range reqs {
+		if strings.HasPrefix(r.ID, cfg.Only) {
+			selected = append(selected, r)
+		}
+	}
+	rep := Report{Results: make([]Result, 0, len(selected))}
+	if len(selected) == 0 {
+		return rep
+	}
+
+	base, err := newClient(cfg)
+	if err == nil {
+		err = base.loginSuperuser(ctx)
+	}
+	if err != nil {
+		detail := "not run: " + err.Error()
+		for _, r := range selected {
+			rep.Results = append(rep.Results, Result{Req: r, Outcome: Error, Detail: detail})
+		}
+		return rep
+	}
+
+	for _, r := range selected {
+		if ctx.Err() != nil {
+			rep.Results = append(rep.Results, Result{Req: r, Outcome: Error,
+				Detail: "not run: " + context.Cause(ctx).Error()})
+			continue
+		}
+		rep.Results = append(rep.Results, runOne(ctx, base, r))
+	}
+	return rep
+}
+
+// runOne runs a single check with its own Client (so that its cleanups are
+// its own), recovers a panic in the check, and then runs the cleanups the
+// check registered, newest first.
+func runOne(ctx context.Context, base *Client, r *Requirement) Result {
+	c := base.forCheck()
+	start := time.Now()
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("check panicked: %v\n%s", p, debug.Stack())
+			}
+		}()
+		if r.Run == nil {
+			return errors.New("requirement has no check")
+		}
+		return r.Run(ctx, c)
+	}()
+	outcome, detail := classify(err)
+
+	if cerr := c.runCleanups(ctx); cerr != nil {
+		switch outcome {
+		case Pass, Skip:
+			outcome = Error
+			detail = strings.TrimSpace(detail + "\ncleanup failed: " + cerr.Error())
+		default:
+			detail += "\ncleanup also failed: " + cerr.Error()
+		}
+	}
+	return Result{Req: r, Outcome: outcome, Detail: detail, Duration: time.Since(start)}
+}

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// depsRules is a statement of policy, in the manner of go/build's
+// deps_test.go: which project packages each package may import. Do not
+// relax a rule to fix a build; move the code instead. Lower packages know
+// nothing of HTTP, and the conformance suite stays runnable against any
+// server, so it imports nothing from the project.
+var depsRules = map[string][]string{
+	"strongbox/logstore/journal": {},
+	"strongbox/filterlang":       {},
+	"strongbox/conformance":      {},
+	"strongbox/authn":            {"strongbox/logstore/journal"},
+	"strongbox/logstore":         {"strongbox/logstore/journal", "strongbox/filterlang"},
+	"strongbox/httpapi/settings": {"strongbox/logstore/journal"},
+	"strongbox/httpapi":          {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings"},
+	"strongbox":                  {"*"},
+}
+
+// forbiddenStd lists standard packages a project package must not import.
+var forbiddenStd = map[string][]string{
+	"strongbox/filterlang":       {"net/http", "os"},
+	"strongbox/logstore":         {"net/http"},
+	"strongbox/logstore/journal": {"net/http"},
+	"strongbox/authn":            {"net/http"},
+	"strongbox/httpapi/settings": {"net/http"},
+}
+
+func TestDependencies(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := fields[0], fields[1:]
+		allowed, known := depsRules[pkg]
+		if !known {
+			t.Errorf("package %s has no rule in depsRules: add one", pkg)
+			continue
+		}
+		for _, imp := range imports {
+			if strings.HasPrefix(imp, "strongbox") {
+				if !ruleAllows(allowed, imp) {
+					t.Errorf("%s imports %s, which depsRules does not allow", pkg, imp)
+				}
+				continue
+			}
+			for _, bad := range forbiddenStd[pkg] {
+				if imp == bad {
+					t.Errorf("%s imports %s, which forbiddenStd does not allow", pkg, imp)
+				}
+			}
+		}
+	}
+}
+
+func ruleAllows(allowed []string, imp string) bool {
+	for _, a := range allowed {
+		if a == "*" || a == imp {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,742 @@
+package filterlang
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Field tells Compile how to read one field of an entry of type T. Exactly
+// one getter is set, the one matching Type: Str for TypeString, Num for
+// TypeNumber, Dyn for TypeDynamic. A getter's false result (KindNull for
+// Dyn) means NULL: the entry has no value for the field.
+//
+// JSON selects the semantics of a JSON attribute (data.status) over those of
+// a column (level): JSON fields compare strictly, with no folding of "" and
+// NULL and no type affinity; columns behave like SQLite columns of the
+// declared type. See the package documentation.
+type Field[T any] struct {
+	Type Type
+	JSON bool
+	Str  func(T) (string, bool)
+	Num  func(T) (float64, bool)
+	Dyn  func(T) Value
+}
+
+// Resolver maps a field name as written in a filter ("level",
+// "data.status") to its Field; ok false means the field does not exist, and
+// Compile reports the name as unknown. A resolver that accepts "data.*"
+// names opens that namespace.
+type Resolver[T any] func(name string) (f Field[T], ok bool)
+
+// Options adjusts Compile.
+type Options struct {
+	// Now is the clock the date macros (@now, @todayStart …) are computed
+	// from, once per Compile; nil means time.Now.
+	Now func() time.Time
+}
+
+// Predicate is a compiled filter: it reports whether an entry matches.
+// It is safe for concurrent use if the field getters are.
+type Predicate[T any] func(T) bool
+
+// Compile turns a parsed filter into a predicate over entries of type T,
+// resolving every identifier once: a macro, then a field of r, then the
+// keywords null, true and false (in any case). An identifier that is none
+// of these is reported as a *SyntaxError at its offset. A Field that does
+// not satisfy its documented contract is reported as a plain error.
+//
+// The predicate is built from closures specialised per operator and field
+// type; evaluating it performs no reflection, no map lookups and no
+// allocations, except in two rare cases: a plain (not any-of) operator
+// applied to an array Value whose JSON text is not given in Value.Str, and
+// a field on the right of ~ whose value ends in a lone backslash.
+func Compile[T any](e Expr, r Resolver[T], opts Options) (Predicate[T], error) {
+	if e == nil {
+		return nil, errors.New("filterlang: compile: nil expression")
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	c := &compiler[T]{resolve: r, now: now().UTC(), fast: true}
+	return c.expr(e, 0)
+}
+
+// compiler holds the state of one Compile call.
+type compiler[T any] struct {
+	resolve Resolver[T]
+	now     time.Time
+	// fast enables the specialised closures; tests turn it off to check
+	// them against the general path.
+	fast bool
+}
+
+// expr compiles e; depth guards against hand-built trees deeper than any
+// Parse produces.
+func (c *compiler[T]) expr(e Expr, depth int) (Predicate[T], error) {
+	p, _, err := c.term(e, depth)
+	return p, err
+}
+
+// chain builds a comparison's predicate with the rest of a join chain as
+// its continuation: one closure evaluating cond && next(e) (and) or
+// cond || next(e) (!and), which saves a call per comparison and entry over
+// joining two closures. With a nil next it builds the plain predicate.
+type chain[T any] func(next Predicate[T], and bool) Predicate[T]
+
+// term compiles e and, for a comparison that supports it, returns its
+// chain builder too.
+func (c *compiler[T]) term(e Expr, depth int) (Predicate[T], chain[T], error) {
+	if depth > MaxComparisons+MaxDepth {
+		return nil, nil, errors.New("filterlang: compile: expression nested too deeply")
+	}
+	switch e := e.(type) {
+	case *Binary:
+		if e == nil || (e.Op != And && e.Op != Or) {
+			return nil, nil, fmt.Errorf("filterlang: compile: invalid join %v", e)
+		}
+		// Flatten a run of the same join into one list, compile the terms
+		// in source order (so the first error is the leftmost), then link
+		// them from the right.
+		var terms []Expr
+		var walk func(x Expr, depth int) error
+		walk = func(x Expr, depth int) error {
+			if depth > MaxComparisons+MaxDepth {
+				return errors.New("filterlang: compile: expression nested too deeply")
+			}
+			if b, ok := x.(*Binary); ok && b != nil && b.Op == e.Op {
+				if err := walk(b.X, depth+1); err != nil {
+					return err
+				}
+				return walk(b.Y, depth+1)
+			}
+			terms = append(terms, x)
+			return nil
+		}
+		if err := walk(e, depth); err != nil {
+			return nil, nil, err
+		}
+		preds := make([]Predicate[T], len(terms))
+		chains := make([]chain[T], len(terms))
+		for i, x := range terms {
+			var err error
+			if preds[i], chains[i], err = c.term(x, depth+1); err != nil {
+				return nil, nil, err
+			}
+		}
+		and := e.Op == And
+		p := preds[len(preds)-1]
+		for i := len(preds) - 2; i >= 0; i-- {
+			switch x, y := preds[i], p; {
+			case chains[i] != nil:
+				p = chains[i](y, and)
+			case and:
+				p = func(e T) bool { return x(e) && y(e) }
+			default:
+				p = func(e T) bool { return x(e) || y(e) }
+			}
+		}
+		return p, nil, nil
+	case *Compare:
+		if e == nil || e.Left == nil || e.Right == nil {
+			return nil, nil, errors.New("filterlang: compile: incomplete comparison")
+		}
+		return c.compare(e)
+	}
+	return nil, nil, fmt.Errorf("filterlang: compile: unsupported expression %T", e)
+}
+
+func constant[T any](b bool) Predicate[T] {
+	return func(T) bool { return b }
+}
+
+// operand is a resolved side of a comparison: a field or a constant.
+type operand[T any] struct {
+	field  *Field[T] // nil for a constant
+	aff    affinity
+	strict bool   // JSON semantics
+	c      scalar // the constant
+	empty  bool   // the constant is NULL or ""
+}
+
+// value returns a getter of the operand as a Value.
+func (o *operand[T]) value() func(T) Value {
+	if o.field == nil {
+		var v Value
+		switch o.c.kind {
+		case KindNumber:
+			v = Value{Kind: KindNumber, Num: o.c.num}
+		case KindString:
+			v = Value{Kind: KindString, Str: o.c.str}
+		}
+		return func(T) Value { return v }
+	}
+	switch f := o.field; f.Type {
+	case TypeNumber:
+		get := f.Num
+		return func(e T) Value {
+			if n, ok := get(e); ok {
+				return Value{Kind: KindNumber, Num: n}
+			}
+			return Value{}
+		}
+	case TypeString:
+		get := f.Str
+		return func(e T) Value {
+			if s, ok := get(e); ok {
+				return Value{Kind: KindString, Str: s}
+			}
+			return Value{}
+		}
+	}
+	return o.field.Dyn
+}
+
+// operand resolves one side of a comparison.
+func (c *compiler[T]) operand(x Operand) (operand[T], error) {
+	switch x := x.(type) {
+	case Str:
+		return operand[T]{c: strScalar(x.Value), empty: x.Value == ""}, nil
+	case Num:
+		return operand[T]{c: numScalar(x.Value)}, nil
+	case Ident:
+		if v, ok := macro(x.Name, c.now); ok {
+			return operand[T]{c: v}, nil
+		}
+		if c.resolve != nil {
+			if f, ok := c.resolve(x.Name); ok {
+				if err := checkField(x.Name, &f); err != nil {
+					return operand[T]{}, err
+				}
+				o := operand[T]{field: &f, strict: f.JSON}
+				if !f.JSON {
+					switch f.Type {
+					case TypeString:
+						o.aff = affText
+					case TypeNumber:
+						o.aff = affNumeric
+					}
+				}
+				return o, nil
+			}
+		}
+		switch strings.ToLower(x.Name) {
+		case "null":
+			return operand[T]{empty: true}, nil
+		case "true":
+			return operand[T]{c: numScalar(1)}, nil
+		case "false":
+			return operand[T]{c: numScalar(0)}, nil
+		}
+		return operand[T]{}, &SyntaxError{Offset: x.NamePos, Msg: fmt.Sprintf("unknown field %q", x.Name)}
+	}
+	return operand[T]{}, fmt.Errorf("filterlang: compile: unsupported operand %T", x)
+}
+
+// checkField enforces the Field contract.
+func checkField[T any](name string, f *Field[T]) error {
+	var ok bool
+	switch f.Type {
+	case TypeString:
+		ok = f.Str != nil && f.Num == nil && f.Dyn == nil
+	case TypeNumber:
+		ok = f.Num != nil && f.Str == nil && f.Dyn == nil
+	case TypeDynamic:
+		ok = f.Dyn != nil && f.Str == nil && f.Num == nil
+	}
+	if !ok {
+		return fmt.Errorf("filterlang: compile: field %q: Type %d needs exactly its own getter", name, f.Type)
+	}
+	return nil
+}
+
+// eqMode is how = and != treat NULL and "" (reference §3.6).
+type eqMode uint8
+
+const (
+	// modeStrict is IS / IS NOT: a JSON attribute is involved; NULL equals
+	// only NULL and "" only "".
+	modeStrict eqMode = iota
+	// modeDirect is L = R / L IS NOT R: the constant side is not empty, so
+	// a NULL field fails = and passes !=.
+	modeDirect
+	// modeEmpty is (L = '' OR L IS NULL) and its negation: the constant
+	// side is null or "", which both mean "NULL or empty".
+	modeEmpty
+	// modeCoalesce is COALESCE(L,'') = COALESCE(R,''): two fields.
+	modeCoalesce
+)
+
+// cmpSpec evaluates one comparison operator on scalars.
+type cmpSpec struct {
+	op         Op
+	mode       eqMode
+	laff, raff affinity
+}
+
+func (s *cmpSpec) eval(l, r scalar) bool {
+	switch s.op {
+	case Eq, Neq:
+		var eq bool
+		switch s.mode {
+		case modeStrict:
+			if l.null() || r.null() {
+				eq = l.null() && r.null()
+			} else {
+				l, r = withAffinity(l, r, s.laff, s.raff)
+				eq = compareScalars(l, r) == 0
+			}
+		case modeDirect:
+			if l.null() || r.null() {
+				return s.op == Neq
+			}
+			l, r = withAffinity(l, r, s.laff, s.raff)
+			eq = compareScalars(l, r) == 0
+		case modeEmpty:
+			if l.null() || r.null() {
+				return s.op == Eq
+			}
+			l, r = withAffinity(l, r, s.laff, s.raff)
+			eq = compareScalars(l, r) == 0
+		case modeCoalesce:
+			if l.null() {
+				l = strScalar("")
+			}
+			if r.null() {
+				r = strScalar("")
+			}
+			eq = compareScalars(l, r) == 0
+		}
+		return eq == (s.op == Eq)
+	}
+	if l.null() || r.null() {
+		return false
+	}
+	l, r = withAffinity(l, r, s.laff, s.raff)
+	return ordered(s.op, compareScalars(l, r))
+}
+
+// ordered applies an ordering operator to a comparison result.
+func ordered(op Op, c int) bool {
+	switch op {
+	case Lt:
+		return c < 0
+	case Lte:
+		return c <= 0
+	case Gt:
+		return c > 0
+	case Gte:
+		return c >= 0
+	}
+	return false
+}
+
+// flip returns the operator with its operands swapped: a < b ⇔ b > a.
+func flip(op Op) Op {
+	switch op {
+	case Lt:
+		return Gt
+	case Lte:
+		return Gte
+	case Gt:
+		return Lt
+	case Gte:
+		return Lte
+	}
+	return op
+}
+
+// pairEval evaluates an operator on two scalars.
+type pairEval interface{ eval(l, r scalar) bool }
+
+// evalValues applies ev to a and b; with each (an any-of operator), an array on either side
+// means "some element" (with arrays on both sides, some pair).
+func evalValues(ev pairEval, a, b Value, each bool) bool {
+	if !each || (a.Kind != KindArray && b.Kind != KindArray) {
+		return ev.eval(scalarOf(a), scalarOf(b))
+	}
+	if a.Kind != KindArray {
+		return evalRight(ev, scalarOf(a), b)
+	}
+	for i := range a.Arr {
+		if evalRight(ev, scalarOf(a.Arr[i]), b) {
+			return true
+		}
+	}
+	return false
+}
+
+func evalRight(ev pairEval, l scalar, b Value) bool {
+	if b.Kind != KindArray {
+		return ev.eval(l, scalarOf(b))
+	}
+	for i := range b.Arr {
+		if ev.eval(l, scalarOf(b.Arr[i])) {
+			return true
+		}
+	}
+	return false
+}
+
+// general returns the predicate that evaluates ev on the two operands'
+// Values; it is correct for every operand combination.
+func general[T any](ev pairEval, l, r *operand[T], each bool) Predicate[T] {
+	lv, rv := l.value(), r.value()
+	return func(e T) bool { return evalValues(ev, lv(e), rv(e), each) }
+}
+
+// compare compiles a comparison.
+func (c *compiler[T]) compare(x *Compare) (Predicate[T], chain[T], error) {
+	l, err := c.operand(x.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := c.operand(x.Right)
+	if err != nil {
+		return nil, nil, err
+	}
+	var ch chain[T]
+	switch x.Op {
+	case Like, NotLike:
+		ch = c.like(x, &l, &r)
+	case Eq, Neq, Lt, Lte, Gt, Gte:
+		ch = c.cmp(x, &l, &r)
+	default:
+		return nil, nil, fmt.Errorf("filterlang: compile: invalid comparison operator %v", x.Op)
+	}
+	return ch(nil, false), ch, nil
+}
+
+// plain turns a predicate into a chain builder that joins with a closure.
+func plain[T any](p Predicate[T]) chain[T] {
+	return func(next Predicate[T], and bool) Predicate[T] {
+		switch {
+		case next == nil:
+			return p
+		case and:
+			return func(e T) bool { return p(e) && next(e) }
+		}
+		return func(e T) bool { return p(e) || next(e) }
+	}
+}
+
+// cmp compiles = != < <= > >= and their any-of variants.
+func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) chain[T] {
+	s := &cmpSpec{op: x.Op, laff: l.aff, raff: r.aff}
+	lf, rf := l.field != nil, r.field != nil
+	if x.Op == Eq || x.Op == Neq {
+		switch {
+		case l.strict || r.strict:
+			s.mode = modeStrict
+		case lf && rf:
+			// COALESCE(...) is an expression: no affinity survives it.
+			s.mode, s.laff, s.raff = modeCoalesce, affNone, affNone
+		case !lf && !rf:
+			if l.empty && r.empty {
+				return plain(constant[T](x.Op == Eq))
+			}
+			s.mode = modeDirect
+			l.c, r.c = emptyAsText(l), emptyAsText(r)
+		case l.empty || r.empty:
+			s.mode = modeEmpty
+			l.c, r.c = emptyAsText(l), emptyAsText(r)
+		default:
+			s.mode = modeDirect
+		}
+	}
+	// Convert a constant for the other side's affinity once, here.
+	if !lf && rf {
+		l.c = constAffinity(l.c, s.raff)
+	}
+	if lf && !rf {
+		r.c = constAffinity(r.c, s.laff)
+	}
+	switch {
+	case !lf && !rf:
+		return plain(constant[T](general(s, l, r, x.AnyOf)(*new(T))))
+	case c.fast && lf && !rf:
+		if p := fieldConst(s, l.field, r.c); p != nil {
+			return p
+		}
+	case c.fast && !lf && rf:
+		fs := *s
+		fs.op, fs.laff, fs.raff = flip(s.op), s.raff, s.laff
+		if p := fieldConst(&fs, r.field, l.c); p != nil {
+			return p
+		}
+	}
+	return plain(general(s, l, r, x.AnyOf))
+}
+
+// emptyAsText returns o's constant with NULL replaced by "" (the reference
+// binds an empty side as the empty string).
+func emptyAsText[T any](o *operand[T]) scalar {
+	if o.field == nil && o.empty {
+		return strScalar("")
+	}
+	return o.c
+}
+
+// constAffinity converts constant k for a field of affinity aff.
+func constAffinity(k scalar, aff affinity) scalar {
+	switch aff {
+	case affNumeric:
+		return toNumeric(k)
+	case affText:
+		return constText(k)
+	}
+	return k
+}
+
+// fieldConst returns a specialised chain for field f (left) compared with
+// constant k (already converted for f's affinity), or nil when f is
+// dynamic. A Num or Str field is NULL or one scalar kind, so every case but
+// "same kind as k" has a result fixed at Compile time.
+func fieldConst[T any](s *cmpSpec, f *Field[T], k scalar) chain[T] {
+	nullRes := s.eval(scalar{}, k)
+	switch f.Type {
+	case TypeNumber:
+		if k.kind != KindNumber {
+			return plain(nonNull(f.Num, nullRes, s.eval(numScalar(0), k)))
+		}
+		return fieldOp(f.Num, s.op, k.num, nullRes)
+	case TypeString:
+		if k.kind != KindString {
+			return plain(nonNull(f.Str, nullRes, s.eval(strScalar(""), k)))
+		}
+		return fieldOp(f.Str, s.op, k.str, nullRes)
+	}
+	return nil
+}
+
+// nonNull returns a predicate whose result depends only on whether the
+// field is NULL.
+func nonNull[T, V any](get func(T) (V, bool), nullRes, valueRes bool) Predicate[T] {
+	if nullRes == valueRes {
+		return constant[T](nullRes)
+	}
+	return func(e T) bool {
+		if _, ok := get(e); ok {
+			return valueRes
+		}
+		return nullRes
+	}
+}
+
+// fieldOp returns the chain for get(e) op k, where a NULL field yields
+// nullRes. Each operator has its own closures so that the comparison is
+// inline; with a continuation, the closure goes on to next(e) when the
+// comparison does not decide the join (true for &&, false for ||).
+func fieldOp[T any, V float64 | string](get func(T) (V, bool), op Op, k V, nullRes bool) chain[T] {
+	return func(next Predicate[T], and bool) Predicate[T] {
+		if next == nil {
+			switch op {
+			case Eq:
+				return func(e T) bool {
+					if v, ok := get(e); ok {
+						return v == k
+					}
+					return nullRes
+				}
+			case Neq:
+				return func(e T) bool {
+					if v, ok := get(e); ok {
+						return v != k
+					}
+					return nullRes
+				}
+			case Lt:
+				return func(e T) bool { v, ok := get(e); return ok && v < k }
+			case Lte:
+				return func(e T) bool { v, ok := get(e); return ok && v <= k }
+			case Gt:
+				return func(e T) bool { v, ok := get(e); return ok && v > k }
+			default: // Gte
+				return func(e T) bool { v, ok := get(e); return ok && v >= k }
+			}
+		}
+		switch op {
+		case Eq:
+			return func(e T) bool {
+				r := nullRes
+				if v, ok := get(e); ok {
+					r = v == k
+				}
+				if r == and {
+					return next(e)
+				}
+				return r
+			}
+		case Neq:
+			return func(e T) bool {
+				r := nullRes
+				if v, ok := get(e); ok {
+					r = v != k
+				}
+				if r == and {
+					return next(e)
+				}
+				return r
+			}
+		case Lt:
+			return func(e T) bool {
+				v, ok := get(e)
+				if r := ok && v < k; r != and {
+					return r
+				}
+				return next(e)
+			}
+		case Lte:
+			return func(e T) bool {
+				v, ok := get(e)
+				if r := ok && v <= k; r != and {
+					return r
+				}
+				return next(e)
+			}
+		case Gt:
+			return func(e T) bool {
+				v, ok := get(e)
+				if r := ok && v > k; r != and {
+					return r
+				}
+				return next(e)
+			}
+		default: // Gte
+			return func(e T) bool {
+				v, ok := get(e)
+				if r := ok && v >= k; r != and {
+					return r
+				}
+				return next(e)
+			}
+		}
+	}
+}
+
+// likeSpec evaluates ~ / !~ on scalars. With a constant pattern m is set;
+// otherwise the right scalar is the text wrapped in '%'.
+type likeSpec struct {
+	m   *likeMatcher
+	neg bool
+}
+
+func (s *likeSpec) eval(l, r scalar) bool {
+	if l.null() || (s.m == nil && r.null()) {
+		return false
+	}
+	var lb, rb [32]byte
+	var matched bool
+	switch {
+	case s.m != nil && l.kind == KindString:
+		matched = matchLike(s.m, l.str)
+	case s.m != nil:
+		matched = matchLike(s.m, l.appendText(lb[:0]))
+	case l.kind == KindString && r.kind == KindString:
+		matched = likeMatch(l.str, r.str, true)
+	default:
+		matched = likeMatch(l.appendText(lb[:0]), r.appendText(rb[:0]), true)
+	}
+	return matched != s.neg
+}
+
+// like compiles ~ and !~ and their any-of variants.
+func (c *compiler[T]) like(x *Compare, l, r *operand[T]) chain[T] {
+	s := &likeSpec{neg: x.Op == NotLike}
+	if r.field == nil {
+		if r.c.null() {
+			return plain(constant[T](false)) // LIKE NULL is NULL
+		}
+		var buf [32]byte
+		s.m = newLikeMatcher(string(r.c.appendText(buf[:0])))
+	}
+	if l.field == nil {
+		if r.field == nil {
+			return plain(constant[T](general(s, l, r, x.AnyOf)(*new(T))))
+		}
+		return plain(general(s, l, r, x.AnyOf))
+	}
+	if !c.fast || s.m == nil {
+		return plain(general(s, l, r, x.AnyOf))
+	}
+	m, neg := s.m, s.neg
+	switch f := l.field; f.Type {
+	case TypeString:
+		get := f.Str
+		if m.shape == likeContains {
+			lit := m.lit
+			return plain(func(e T) bool {
+				v, ok := get(e)
+				return ok && containsFold(v, lit) != neg
+			})
+		}
+		return plain(func(e T) bool {
+			v, ok := get(e)
+			return ok && matchLike(m, v) != neg
+		})
+	case TypeNumber:
+		get := f.Num
+		return plain(func(e T) bool {
+			v, ok := get(e)
+			if !ok {
+				return false
+			}
+			var buf [32]byte
+			return matchLike(m, numScalar(v).appendText(buf[:0])) != neg
+		})
+	}
+	return plain(general(s, l, r, x.AnyOf))
+}
+
+// macroLayout is how dates are stored and compared: as text.
+const macroLayout = "2006-01-02 15:04:05.000Z"
+
+// macro returns the value of a date macro at time now (UTC).
+func macro(name string, now time.Time) (scalar, bool) {
+	if !strings.HasPrefix(name, "@") {
+		return scalar{}, false
+	}
+	y, m, d := now.Date()
+	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
+	end := func(t time.Time) time.Time { return t.Add(-time.Millisecond) }
+	var t time.Time
+	switch name {
+	case "@now":
+		t = now
+	case "@yesterday":
+		t = now.AddDate(0, 0, -1)
+	case "@tomorrow":
+		t = now.AddDate(0, 0, 1)
+	case "@todayStart":
+		t = day(y, m, d)
+	case "@todayEnd":
+		t = end(day(y, m, d+1))
+	case "@monthStart":
+		t = day(y, m, 1)
+	case "@monthEnd":
+		t = end(day(y, m+1, 1))
+	case "@yearStart":
+		t = day(y, 1, 1)
+	case "@yearEnd":
+		t = end(day(y+1, 1, 1))
+	case "@second":
+		return numScalar(float64(now.Second())), true
+	case "@minute":
+		return numScalar(float64(now.Minute())), true
+	case "@hour":
+		return numScalar(float64(now.Hour())), true
+	case "@day":
+		return numScalar(float64(d)), true
+	case "@month":
+		return numScalar(float64(m)), true
+	case "@weekday":
+		return numScalar(float64(now.Weekday())), true
+	case "@year":
+		return numScalar(float64(y)), true
+	default:
+		return scalar{}, false
+	}
+	return strScalar(t.Format(macroLayout)), true
+}

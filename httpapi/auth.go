@@ -1,0 +1,263 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"time"
+
+	"strongbox/authn"
+)
+
+// authResult is the authentication result of §2.6, keys in the reference's
+// order (meta, record, token; meta only for OAuth2).
+type authResult struct {
+	Record map[string]any `json:"record"`
+	Token  string         `json:"token"`
+}
+
+// authCollection finds the auth collection named in the path. Most auth
+// routes report a missing collection and a non-auth one differently;
+// impersonate reports both as the latter (strictMissing false).
+func (s *Server) authCollection(r *http.Request, strictMissing bool) (*authn.Collection, error) {
+	c, ok := s.auth.Collection(r.PathValue("collection"))
+	if !ok {
+		if strictMissing {
+			return nil, newError(http.StatusNotFound, msgNoCollection, nil)
+		}
+		return nil, newError(http.StatusNotFound, msgNoAuthCollection, nil)
+	}
+	if !c.IsAuth() {
+		return nil, newError(http.StatusNotFound, msgNoAuthCollection, nil)
+	}
+	return c, nil
+}
+
+// checkAuthRule applies the collection's authRule: null lets only requests
+// already authenticated as a superuser obtain tokens.
+func checkAuthRule(r *http.Request, c *authn.Collection) error {
+	if c.AuthRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgAuthRuleFailed)
+	}
+	return nil
+}
+
+// handleAuthWithPassword handles POST /api/collections/{collection}/auth-with-password.
+func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return err
+	}
+	if !c.PasswordAuth.Enabled {
+		return errForbidden(msgPasswordAuthOff)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	identity, err := b.str("identity")
+	if err != nil {
+		return err
+	}
+	password, err := b.str("password")
+	if err != nil {
+		return err
+	}
+	identityField, err := b.str("identityField")
+	if err != nil {
+		return err
+	}
+	data := map[string]any{}
+	checkLen := func(key, v string, required bool) {
+		if v == "" {
+			if required {
+				data[key] = fieldError("validation_required", "Cannot be blank.", nil)
+			}
+		} else if len(v) > 255 {
+			data[key] = fieldError("validation_length_out_of_range", "The length must be between 1 and 255.", map[string]any{"min": 1, "max": 255})
+		}
+	}
+	checkLen("identity", identity, true)
+	checkLen("password", password, true)
+	checkLen("identityField", identityField, false)
+	if identityField != "" && data["identityField"] == nil && !slices.Contains(c.PasswordAuth.IdentityFields, identityField) {
+		data["identityField"] = fieldError("validation_in_invalid", "Must be a valid value.", nil)
+	}
+	if len(data) > 0 {
+		return errValidation(msgValidationFailed, data)
+	}
+	if c.MFA.Enabled {
+		// Multi-factor sign-in comes with the OTP and MFA endpoints. Until
+		// then a collection that asks for it gets no single-factor tokens.
+		return errForbidden("Multi-factor authentication is enabled for this collection but not yet supported by this server.")
+	}
+	rec, err := s.auth.AuthWithPassword(r.Context(), c, identity, identityField, password)
+	if errors.Is(err, authn.ErrAuthFailed) {
+		return errBadRequest(msgAuthFailed, err)
+	}
+	if err != nil {
+		return err
+	}
+	if err := checkAuthRule(r, c); err != nil {
+		return err
+	}
+	token, err := s.auth.NewAuthToken(c, rec, true, 0)
+	if err != nil {
+		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+}
+
+func fieldError(code, msg string, params map[string]any) *authn.FieldError {
+	return &authn.FieldError{Code: code, Message: msg, Params: params}
+}
+
+// handleAuthRefresh handles POST /api/collections/{collection}/auth-refresh.
+// A refreshable token is exchanged for a new one; any other valid token
+// (impersonation) comes back unchanged.
+func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error {
+	c, ok := s.auth.Collection(r.PathValue("collection"))
+	if !ok {
+		return newError(http.StatusNotFound, msgNoCollection, nil)
+	}
+	st := stateOf(r)
+	if st.rec == nil {
+		return errUnauthorized()
+	}
+	if !c.IsAuth() {
+		return newError(http.StatusNotFound, msgNoAuthCollection, nil)
+	}
+	if st.col.ID != c.ID {
+		return errForbidden("The request requires auth record from " + st.col.Name + " collection.")
+	}
+	if err := checkAuthRule(r, c); err != nil {
+		return err
+	}
+	token := st.token
+	if p, err := authn.ParseUnverified(token); err == nil && p.Claims.Refreshable != nil && *p.Claims.Refreshable {
+		if token, err = s.auth.NewAuthToken(c, st.rec, true, 0); err != nil {
+			return newError(http.StatusInternalServerError, "Failed to refresh auth token.", err)
+		}
+	}
+	return writeJSON(w, r, http.StatusOK, authResult{Record: st.rec.Public(c, true), Token: token})
+}
+
+// authMethods is the auth methods descriptor of §2.7 in the reference's key
+// order, legacy keys included for older SDKs.
+type authMethods struct {
+	Password struct {
+		IdentityFields []string `json:"identityFields"`
+		Enabled        bool     `json:"enabled"`
+	} `json:"password"`
+	OAuth2 struct {
+		Providers []any `json:"providers"`
+		Enabled   bool  `json:"enabled"`
+	} `json:"oauth2"`
+	MFA struct {
+		Enabled  bool  `json:"enabled"`
+		Duration int64 `json:"duration"`
+	} `json:"mfa"`
+	OTP struct {
+		Enabled  bool  `json:"enabled"`
+		Duration int64 `json:"duration"`
+	} `json:"otp"`
+	AuthProviders    []any `json:"authProviders"`
+	UsernamePassword bool  `json:"usernamePassword"`
+	EmailPassword    bool  `json:"emailPassword"`
+}
+
+// handleAuthMethods handles GET /api/collections/{collection}/auth-methods.
+func (s *Server) handleAuthMethods(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return err
+	}
+	var m authMethods
+	m.Password.IdentityFields = []string{}
+	m.OAuth2.Providers = []any{}
+	if c.PasswordAuth.Enabled {
+		m.Password.Enabled = true
+		m.Password.IdentityFields = c.PasswordAuth.IdentityFields
+		m.UsernamePassword = slices.Contains(c.PasswordAuth.IdentityFields, "username")
+		m.EmailPassword = slices.Contains(c.PasswordAuth.IdentityFields, "email")
+	}
+	if c.MFA.Enabled {
+		m.MFA.Enabled, m.MFA.Duration = true, c.MFA.Duration
+	}
+	if c.OTP.Enabled {
+		m.OTP.Enabled, m.OTP.Duration = true, c.OTP.Duration
+	}
+	if c.OAuth2.Enabled {
+		// Provider descriptors (state, PKCE values, auth URL) come with the
+		// OAuth2 endpoints; until then none is offered.
+		m.OAuth2.Enabled = true
+		m.AuthProviders = m.OAuth2.Providers
+	}
+	return writeJSON(w, r, http.StatusOK, m)
+}
+
+// handleImpersonate handles POST /api/collections/{collection}/impersonate/{id}:
+// a superuser obtains a non-refreshable auth token for any auth record.
+func (s *Server) handleImpersonate(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
+		return err
+	}
+	c, err := s.authCollection(r, false)
+	if err != nil {
+		return err
+	}
+	rec, ok := s.auth.Record(c, r.PathValue("id"))
+	if !ok {
+		return errNotFound(nil)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	seconds, err := b.int64("duration")
+	if err != nil {
+		return err
+	}
+	if seconds < 0 {
+		return errValidation(msgValidationFailed, map[string]any{
+			"duration": fieldError("validation_min_greater_equal_than_required", "Must be no less than 0.", map[string]any{"threshold": 0}),
+		})
+	}
+	if seconds > authn.MaxTokenDuration {
+		seconds = authn.MaxTokenDuration
+	}
+	token, err := s.auth.NewAuthToken(c, rec, false, time.Duration(seconds)*time.Second)
+	if err != nil {
+		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+}
+
+// handleFileToken handles POST /api/files/token.
+func (s *Server) handleFileToken(w http.ResponseWriter, r *http.Request) error {
+	if err := requireAuth(r); err != nil {
+		return err
+	}
+	st := stateOf(r)
+	token, err := s.auth.NewFileToken(st.col, st.rec)
+	if err != nil {
+		return newError(http.StatusInternalServerError, "Failed to generate file token.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, struct {
+		Token string `json:"token"`
+	}{token})
+}
+
+// handleHealth handles GET /api/health.
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
+	type health struct {
+		Message string         `json:"message"`
+		Code    int            `json:"code"`
+		Data    map[string]any `json:"data"`
+	}
+	h := health{Message: "API is healthy.", Code: http.StatusOK, Data: map[string]any{}}
+	if stateOf(r).isSuperuser() {
+		h.Data = map[string]any{"canBackup": true, "possibleProxyHeader": "", "realIP": remoteIP(r)}
+	}
+	return writeJSON(w, r, http.StatusOK, h)
+}

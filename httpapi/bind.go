@@ -1,0 +1,133 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// body is a decoded request body: JSON values, or form values (all strings).
+type body struct {
+	vals map[string]any
+	form bool
+}
+
+// bind reads the request body as PocketBase's binder does: an empty body
+// binds nothing; application/json must be a JSON object; urlencoded and
+// multipart forms bind their values (and a "@jsonPayload" field holding a
+// JSON object is decoded on top). Any other content type with a body is
+// refused.
+func bind(r *http.Request) (*body, error) {
+	b := &body{vals: map[string]any{}}
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	switch ct {
+	case "application/json":
+		data, err := io.ReadAll(r.Body)
+		if err != nil {
+			return nil, readError(err)
+		}
+		if len(bytes.TrimSpace(data)) == 0 {
+			return b, nil
+		}
+		if err := decodeJSONObject(data, &b.vals); err != nil {
+			return nil, errBadRequest(msgLoadFailed, err)
+		}
+	case "application/x-www-form-urlencoded", "multipart/form-data":
+		b.form = true
+		var err error
+		if ct == "multipart/form-data" {
+			err = r.ParseMultipartForm(1 << 20)
+		} else {
+			err = r.ParseForm()
+		}
+		if err != nil {
+			return nil, readError(err)
+		}
+		for k, v := range r.PostForm {
+			if len(v) > 0 {
+				b.vals[k] = v[0]
+			}
+		}
+		if p, ok := b.vals["@jsonPayload"].(string); ok {
+			delete(b.vals, "@jsonPayload")
+			var extra map[string]any
+			if err := decodeJSONObject([]byte(p), &extra); err != nil {
+				return nil, errBadRequest(msgLoadFailed, err)
+			}
+			for k, v := range extra {
+				b.vals[k] = v
+			}
+			b.form = false
+		}
+	default:
+		n, err := r.Body.Read(make([]byte, 1))
+		if n > 0 {
+			return nil, errBadRequest(msgUnsupportedType, nil)
+		}
+		if err != nil && err != io.EOF {
+			return nil, readError(err)
+		}
+	}
+	return b, nil
+}
+
+func readError(err error) error {
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return err
+	}
+	return errBadRequest(msgLoadFailed, err)
+}
+
+func decodeJSONObject(data []byte, v *map[string]any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if *v == nil {
+		return errors.New("body is not a JSON object")
+	}
+	if dec.More() {
+		return errors.New("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// str returns the string value of key ("" when absent or null). A value of
+// another JSON type is a loading error, as Go's decoder into a string field
+// makes it in the reference.
+func (b *body) str(key string) (string, error) {
+	switch v := b.vals[key].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	}
+	return "", errBadRequest(msgLoadFailed, nil)
+}
+
+// int64 returns the integer value of key (0 when absent).
+func (b *body) int64(key string) (int64, error) {
+	switch v := b.vals[key].(type) {
+	case nil:
+		return 0, nil
+	case float64:
+		if v == float64(int64(v)) {
+			return int64(v), nil
+		}
+	case string:
+		if b.form {
+			if strings.TrimSpace(v) == "" {
+				return 0, nil
+			}
+			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil {
+				return n, nil
+			}
+		}
+	}
+	return 0, errBadRequest(msgLoadFailed, nil)
+}

@@ -1,0 +1,132 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"net/http"
+
+	"strongbox/authn"
+)
+
+// Collections routes are for superusers only.
+
+// collectionArg finds the collection named by the {collection} path value.
+func (s *Server) collectionArg(r *http.Request) (*authn.Collection, error) {
+	c, ok := s.auth.Collection(r.PathValue("collection"))
+	if !ok {
+		return nil, errNotFound(nil)
+	}
+	return c, nil
+}
+
+// readBody reads a raw request body (a JSON document).
+func readBody(r *http.Request) ([]byte, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		return nil, readError(err)
+	}
+	return b, nil
+}
+
+// collectionError maps a store error of a collection change to the response.
+func collectionError(msg string, err error) error {
+	if data := validationData(err); data != nil {
+		return errValidation(msg, data)
+	}
+	if errors.Is(err, authn.ErrInvalidJSON) {
+		return errBadRequest(msgLoadFailed, err)
+	}
+	return err
+}
+
+// handleCollectionsList handles GET /api/collections.
+func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
+	if err != nil {
+		return err
+	}
+	cols, err := filterAndSort(s.auth.Collections(), q.Get("filter"), q.Get("sort"), collectionFields, s.now)
+	if err != nil {
+		return err
+	}
+	items := make([]*authn.Collection, len(cols))
+	for i, c := range cols {
+		items[i] = c.Public()
+	}
+	return writeJSON(w, r, http.StatusOK, pageOf(pg, items))
+}
+
+// handleCollectionCreate handles POST /api/collections.
+func (s *Server) handleCollectionCreate(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+		return err
+	}
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	c, err := s.auth.CreateCollection(b)
+	if err != nil {
+		return collectionError("Failed to create collection.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, c.Public())
+}
+
+// handleCollectionView handles GET /api/collections/{collection}.
+func (s *Server) handleCollectionView(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+		return err
+	}
+	c, err := s.collectionArg(r)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, r, http.StatusOK, c.Public())
+}
+
+// handleCollectionUpdate handles PATCH /api/collections/{collection}.
+func (s *Server) handleCollectionUpdate(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+		return err
+	}
+	c, err := s.collectionArg(r)
+	if err != nil {
+		return err
+	}
+	b, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	c, err = s.auth.UpdateCollection(c, b)
+	if errors.Is(err, authn.ErrNotFound) {
+		return errNotFound(err)
+	}
+	if err != nil {
+		return collectionError("Failed to update collection.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, c.Public())
+}
+
+// handleCollectionDelete handles DELETE /api/collections/{collection}.
+func (s *Server) handleCollectionDelete(w http.ResponseWriter, r *http.Request) error {
+	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+		return err
+	}
+	c, err := s.collectionArg(r)
+	if err != nil {
+		return err
+	}
+	switch err := s.auth.DeleteCollection(c); {
+	case errors.Is(err, authn.ErrSystemCollection):
+		return errBadRequest("System collections cannot be deleted.", err)
+	case errors.Is(err, authn.ErrNotFound):
+		return errNotFound(err)
+	case err != nil:
+		return err
+	}
+	return noContent(w)
+}

@@ -1,0 +1,156 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"strongbox/authn"
+)
+
+// Messages the interface document (§7) and the reference name exactly.
+const (
+	msgBadRequest        = "Something went wrong while processing your request."
+	msgNotFound          = "The requested resource wasn't found."
+	msgAuthRequired      = "The request requires valid record authorization token."
+	msgNotAllowed        = "The authorized record is not allowed to perform this action."
+	msgSuperusersOnly    = "Only superusers can perform this action."
+	msgLoadFailed        = "An error occurred while loading the submitted data."
+	msgValidationFailed  = "An error occurred while validating the submitted data."
+	msgAuthFailed        = "Failed to authenticate."
+	msgNoCollection      = "Missing or invalid collection context."
+	msgNoAuthCollection  = "Missing or invalid auth collection context."
+	msgTooLarge          = "Request entity too large."
+	msgUnsupportedType   = "Unsupported Content-Type."
+	msgTooManyRequests   = "Too Many Requests."
+	msgPasswordAuthOff   = "The collection is not configured to allow password authentication."
+	msgAuthRuleFailed    = "The request doesn't satisfy the collection requirements to authenticate."
+	msgMissingCollection = "Missing collection context."
+)
+
+// Error is an error with the HTTP status, the public message and the
+// per-field data the client sees. Err is the cause: it goes to the server's
+// log and the request log only, never to the client, because error details
+// may contain sensitive information.
+type Error struct {
+	Status  int
+	Message string
+	Data    map[string]any // per-field validation errors; nil renders as {}
+	Err     error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%d %s: %v", e.Status, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%d %s", e.Status, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+func newError(status int, msg string, cause error) *Error {
+	return &Error{Status: status, Message: msg, Err: cause}
+}
+
+func errBadRequest(msg string, cause error) *Error {
+	return newError(http.StatusBadRequest, msg, cause)
+}
+func errNotFound(cause error) *Error { return newError(http.StatusNotFound, msgNotFound, cause) }
+func errUnauthorized() *Error        { return newError(http.StatusUnauthorized, msgAuthRequired, nil) }
+func errForbidden(msg string) *Error { return newError(http.StatusForbidden, msg, nil) }
+
+// errValidation is a 400 with per-field errors in data.
+func errValidation(msg string, data map[string]any) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: msg, Data: data}
+}
+
+// validationData converts a lower package's validation error to the
+// envelope's data object, or returns nil if err is not one.
+func validationData(err error) map[string]any {
+	if ve, ok := errors.AsType[authn.ValidationError](err); ok {
+		data := make(map[string]any, len(ve))
+		for k, v := range ve {
+			data[k] = v
+		}
+		return data
+	}
+	if ce, ok := errors.AsType[authn.CollectionError](err); ok {
+		return map[string]any(ce)
+	}
+	return nil
+}
+
+// envelope is the error body of §2.5, keys in the reference's order.
+type envelope struct {
+	Data    map[string]any `json:"data"`
+	Message string         `json:"message"`
+	Status  int            `json:"status"`
+}
+
+// asError turns any error a handler returns into the *Error to render.
+// Errors of lower packages that mean something to a client are mapped here;
+// anything else is an internal failure: 500 with no detail.
+func asError(err error) *Error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		return newError(http.StatusRequestEntityTooLarge, msgTooLarge, err)
+	}
+	if errors.Is(err, authn.ErrBusy) {
+		return newError(http.StatusTooManyRequests, msgTooManyRequests, err)
+	}
+	return newError(http.StatusInternalServerError, msgBadRequest, err)
+}
+
+// renderError writes err as the JSON error envelope, unless the response has
+// already started (then it is only logged).
+func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) {
+	e := asError(err)
+	st := stateOf(r)
+	if st != nil {
+		st.err = e
+	}
+	if e.Status >= 500 {
+		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Err)
+	}
+	if st != nil && st.wrote {
+		s.log.Warn("error after the response started", "path", r.URL.Path, "err", e)
+		return
+	}
+	data := e.Data
+	if data == nil {
+		data = map[string]any{}
+	}
+	writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
+}
+
+// marshal encodes v as PocketBase does: encoding/json with HTML escaping and
+// a trailing newline.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	if err := json.NewEncoder(&b).Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// writeBody marshals v before writing the status, so that a marshalling
+// failure can still become a 500.
+func writeBody(w http.ResponseWriter, status int, v any) {
+	b, err := marshal(v)
+	if err != nil {
+		slog.Error("marshal response", "err", err)
+		status = http.StatusInternalServerError
+		b = []byte(`{"data":{},"message":"Something went wrong while processing your request.","status":500}` + "\n")
+	}
+	h := w.Header()
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", "application/json")
+	}
+	w.WriteHeader(status)
+	w.Write(b)
+}

@@ -1,0 +1,253 @@
+package httpapi
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+
+	"strongbox/authn"
+)
+
+// Record access follows the collection's rules, of which strongbox
+// evaluates three forms: null (superusers only: 403 for anyone else), ""
+// (anyone) and authn.OwnerRule (the authenticated record itself; anyone
+// else gets 404, as the reference answers a record a rule hides).
+
+// ruleAllows reports whether the request passes rule for record rec (nil
+// for list and create), and the error to return when it does not.
+func ruleAllows(r *http.Request, c *authn.Collection, rule *string, rec *authn.Record) error {
+	st := stateOf(r)
+	if st.isSuperuser() {
+		return nil
+	}
+	switch {
+	case rule == nil:
+		return errForbidden(msgSuperusersOnly)
+	case *rule == "":
+		return nil
+	case *rule == authn.OwnerRule && rec != nil && st.rec != nil && st.col.ID == c.ID && st.rec.ID == rec.ID:
+		return nil
+	}
+	return errNotFound(nil)
+}
+
+// showEmail reports whether the caller may see rec's email regardless of
+// its emailVisibility: superusers and the record itself.
+func showEmail(r *http.Request, rec *authn.Record) bool {
+	st := stateOf(r)
+	return st.isSuperuser() || (st.rec != nil && st.rec.ID == rec.ID)
+}
+
+// recordsCollection finds the collection of a records route.
+func (s *Server) recordsCollection(r *http.Request) (*authn.Collection, error) {
+	c, ok := s.auth.Collection(r.PathValue("collection"))
+	if !ok {
+		return nil, newError(http.StatusNotFound, msgMissingCollection, nil)
+	}
+	if !c.IsAuth() {
+		return nil, newError(http.StatusNotFound, "Records of base collections are not stored by this server.", nil)
+	}
+	return c, nil
+}
+
+// handleRecordsList handles GET /api/collections/{collection}/records.
+func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.recordsCollection(r)
+	if err != nil {
+		return err
+	}
+	if c.ListRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgSuperusersOnly)
+	}
+	q := r.URL.Query()
+	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
+	if err != nil {
+		return err
+	}
+	recs := slices.DeleteFunc(s.auth.Records(c), func(rec *authn.Record) bool { return ruleAllows(r, c, c.ListRule, rec) != nil })
+	if recs, err = filterAndSort(recs, q.Get("filter"), q.Get("sort"), recordFields(c), s.now); err != nil {
+		return err
+	}
+	p := pageOf(pg, recs)
+	items := make([]map[string]any, 0, len(recs))
+	for _, rec := range p.Items.([]*authn.Record) {
+		items = append(items, rec.Public(c, showEmail(r, rec)))
+	}
+	p.Items = items
+	return writeJSON(w, r, http.StatusOK, p)
+}
+
+// paging holds normalised list parameters.
+type paging struct {
+	page, perPage int
+	skipTotal     bool
+}
+
+// parsePaging applies the reference's rules: non-integers are a 400, page
+// below 1 becomes 1, perPage below 1 becomes 30 and above 1000 becomes 1000.
+func parsePaging(pageStr, perPageStr, skipStr string) (paging, error) {
+	p := paging{page: 1, perPage: 30}
+	if pageStr != "" {
+		n, err := strconv.Atoi(pageStr)
+		if err != nil {
+			return p, errBadRequest(msgBadRequest, err)
+		}
+		p.page = max(n, 1)
+	}
+	if perPageStr != "" {
+		n, err := strconv.Atoi(perPageStr)
+		if err != nil {
+			return p, errBadRequest(msgBadRequest, err)
+		}
+		switch {
+		case n < 1:
+			p.perPage = 30
+		case n > 1000:
+			p.perPage = 1000
+		default:
+			p.perPage = n
+		}
+	}
+	if skipStr != "" {
+		b, err := strconv.ParseBool(skipStr)
+		if err != nil {
+			return p, errBadRequest(msgBadRequest, err)
+		}
+		p.skipTotal = b
+	}
+	return p, nil
+}
+
+// pageOf returns the page of items p selects.
+func pageOf[T any](p paging, items []T) *page {
+	out := &page{Page: p.page, PerPage: p.perPage, Items: []T{}}
+	start := (p.page - 1) * p.perPage
+	if start < len(items) {
+		out.Items = items[start:min(start+p.perPage, len(items))]
+	}
+	if p.skipTotal {
+		out.TotalItems, out.TotalPages = -1, -1
+	} else {
+		out.TotalItems = len(items)
+		out.TotalPages = (len(items) + p.perPage - 1) / p.perPage
+	}
+	return out
+}
+
+// handleRecordView handles GET /api/collections/{collection}/records/{id}.
+func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.recordsCollection(r)
+	if err != nil {
+		return err
+	}
+	rec, ok := s.auth.Record(c, r.PathValue("id"))
+	if c.ViewRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgSuperusersOnly)
+	}
+	if !ok {
+		return errNotFound(nil)
+	}
+	if err := ruleAllows(r, c, c.ViewRule, rec); err != nil {
+		return err
+	}
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+}
+
+// handleRecordCreate handles POST /api/collections/{collection}/records:
+// sign-up on collections whose createRule is "" (users), superusers only
+// elsewhere.
+func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.recordsCollection(r)
+	if err != nil {
+		return err
+	}
+	if c.CreateRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgSuperusersOnly)
+	}
+	if err := ruleAllows(r, c, c.CreateRule, nil); err != nil {
+		return errBadRequest("Failed to create record.", err)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: b.vals, Manager: stateOf(r).isSuperuser()})
+	if data := validationData(err); data != nil {
+		return errValidation("Failed to create record.", data)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+}
+
+// handleRecordUpdate handles PATCH /api/collections/{collection}/records/{id}.
+func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.recordsCollection(r)
+	if err != nil {
+		return err
+	}
+	if c.UpdateRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgSuperusersOnly)
+	}
+	rec, ok := s.auth.Record(c, r.PathValue("id"))
+	if !ok {
+		return errNotFound(nil)
+	}
+	if err := ruleAllows(r, c, c.UpdateRule, rec); err != nil {
+		return err
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: b.vals, Manager: stateOf(r).isSuperuser()})
+	if data := validationData(err); data != nil {
+		return errValidation("Failed to update record.", data)
+	}
+	if errors.Is(err, authn.ErrNotFound) {
+		return errNotFound(err)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+}
+
+// handleRecordDelete handles DELETE /api/collections/{collection}/records/{id}.
+func (s *Server) handleRecordDelete(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.recordsCollection(r)
+	if err != nil {
+		return err
+	}
+	if c.DeleteRule == nil && !stateOf(r).isSuperuser() {
+		return errForbidden(msgSuperusersOnly)
+	}
+	rec, ok := s.auth.Record(c, r.PathValue("id"))
+	if !ok {
+		return errNotFound(nil)
+	}
+	if err := ruleAllows(r, c, c.DeleteRule, rec); err != nil {
+		return err
+	}
+	switch err := s.auth.DeleteRecord(c, rec.ID); {
+	case errors.Is(err, authn.ErrLastSuperuser):
+		return errBadRequest("You can't delete the only existing superuser.", err)
+	case errors.Is(err, authn.ErrNotFound):
+		return errNotFound(err)
+	case err != nil:
+		return err
+	}
+	return noContent(w)
+}
+
+// remoteIP returns the address of the connection's peer, without the port.
+func remoteIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}

@@ -1,0 +1,223 @@
+// Package httpapi is strongbox's HTTP JSON API: the routes of the interface
+// document, the PocketBase error envelope and status codes, token loading,
+// and the `fields` projection. Lower packages know nothing
+// of HTTP; this one translates between them and the wire.
+package httpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"strongbox/authn"
+)
+
+// DefaultBodyLimit is the largest request body accepted, as PocketBase's
+// default (32 MiB).
+const DefaultBodyLimit = 32 << 20
+
+// Config holds a Server's dependencies.
+type Config struct {
+	Auth      *authn.Store
+	Logger    *slog.Logger     // the server's own log; nil = discard
+	Now       func() time.Time // nil = time.Now
+	BodyLimit int64            // 0 = DefaultBodyLimit
+}
+
+// Server is the API. It is an http.Handler.
+type Server struct {
+	auth      *authn.Store
+	log       *slog.Logger
+	now       func() time.Time
+	bodyLimit int64
+	mux       *http.ServeMux
+	handler   http.Handler
+}
+
+// NewServer builds the API with its routes and middleware.
+func NewServer(cfg Config) *Server {
+	s := &Server{
+		auth:      cfg.Auth,
+		log:       cfg.Logger,
+		now:       cfg.Now,
+		bodyLimit: cfg.BodyLimit,
+		mux:       http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.bodyLimit <= 0 {
+		s.bodyLimit = DefaultBodyLimit
+	}
+	s.addRoutes()
+	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.limitBody(s.mux)))))
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// handler is an HTTP handler that returns its failure instead of writing it.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// handle adapts h to http.Handler, rendering a returned error as the
+// PocketBase error envelope.
+func (s *Server) handle(h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.renderError(w, r, err)
+		}
+	})
+}
+
+// state is what the middleware learns about a request as it runs: who is
+// calling, and how it ended. One is allocated per request.
+type state struct {
+	start  time.Time
+	col    *authn.Collection // auth collection of the caller, nil for guests
+	rec    *authn.Record     // authenticated record, nil for guests
+	token  string            // the raw auth token that authenticated the request
+	status int               // status written
+	wrote  bool              // a status has been written
+	err    *Error            // the error rendered, if any
+}
+
+type stateKey struct{}
+
+func stateOf(r *http.Request) *state {
+	st, _ := r.Context().Value(stateKey{}).(*state)
+	return st
+}
+
+// isSuperuser reports whether the request is authenticated as a superuser.
+func (st *state) isSuperuser() bool { return st.col != nil && st.col.IsSuperusers() }
+
+// recorder captures the status of a response.
+type recorder struct {
+	http.ResponseWriter
+	st *state
+}
+
+func (w *recorder) WriteHeader(code int) {
+	if !w.st.wrote {
+		w.st.wrote, w.st.status = true, code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *recorder) Write(b []byte) (int, error) {
+	if !w.st.wrote {
+		w.st.wrote, w.st.status = true, http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// withState attaches the per-request state and the status recorder.
+func (s *Server) withState(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := &state{start: s.now()}
+		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+		next.ServeHTTP(&recorder{ResponseWriter: w, st: st}, r)
+	})
+}
+
+// recoverPanics turns a panicking handler into a logged 500 envelope.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.Error("handler panic", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
+			s.renderError(w, r, newError(http.StatusInternalServerError, msgBadRequest, nil))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// securityHeaders adds the headers PocketBase sends on every response, and
+// answers CORS as PocketBase's default configuration does (any origin), so
+// that browser apps using the official SDK work.
+func (s *Server) securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-XSS-Protection", "1; mode=block")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "SAMEORIGIN")
+		h.Add("Vary", "Origin")
+		if r.Header.Get("Origin") != "" {
+			h.Set("Access-Control-Allow-Origin", "*")
+			if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+				h.Add("Vary", "Access-Control-Request-Method")
+				h.Add("Vary", "Access-Control-Request-Headers")
+				h.Set("Access-Control-Allow-Methods", "GET,HEAD,PUT,PATCH,POST,DELETE")
+				if req := r.Header.Get("Access-Control-Request-Headers"); req != "" {
+					h.Set("Access-Control-Allow-Headers", req)
+				}
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// loadAuth authenticates the request from its Authorization header: a raw
+// token or "Bearer <token>" (exact case). Only auth tokens count. A missing
+// or invalid token leaves the request a guest's, as the reference does;
+// routes that need auth refuse it themselves.
+func (s *Server) loadAuth(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "); tok != "" {
+			if c, rec, _, err := s.auth.VerifyToken(tok, authn.TokenAuth); err == nil {
+				st := stateOf(r)
+				st.col, st.rec, st.token = c, rec, tok
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// limitBody caps request bodies at the configured limit.
+func (s *Server) limitBody(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > s.bodyLimit {
+			s.renderError(w, r, newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireSuperuser refuses guests (401) and non-superusers (403 with msg).
+func requireSuperuser(r *http.Request, msg string) error {
+	st := stateOf(r)
+	if st.rec == nil {
+		return errUnauthorized()
+	}
+	if !st.isSuperuser() {
+		return errForbidden(msg)
+	}
+	return nil
+}
+
+// requireAuth refuses guests.
+func requireAuth(r *http.Request) error {
+	if stateOf(r).rec == nil {
+		return errUnauthorized()
+	}
+	return nil
+}

@@ -1,0 +1,176 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"strongbox/authn"
+)
+
+// clock is an injectable time source tests can move.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// env is a running API backed by a fresh data dir, with one superuser.
+type env struct {
+	t     *testing.T
+	srv   *httptest.Server
+	auth  *authn.Store
+	clock *clock
+	su    string // superuser auth token
+}
+
+const (
+	suEmail    = "root@example.com"
+	suPassword = "root-password"
+)
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auth.Close() })
+	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	srv := httptest.NewServer(NewServer(Config{Auth: auth, Now: clk.Now, Logger: logger}))
+	t.Cleanup(srv.Close)
+	e := &env{t: t, srv: srv, auth: auth, clock: clk}
+	e.su = e.login("_superusers", suEmail, suPassword)
+	return e
+}
+
+// testWriter sends the server's own log to the test's output.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// response is a decoded response.
+type response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into a generic value.
+func (r *response) JSON(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.Body, &m); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.Body, err)
+	}
+	return m
+}
+
+// do sends a request; body may be nil, a string (sent as JSON), or url.Values-like
+// pre-encoded form (use doRaw for that).
+func (e *env) do(method, path, token string, body any) *response {
+	e.t.Helper()
+	var rd io.Reader
+	ct := ""
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd, ct = strings.NewReader(b), "application/json"
+	default:
+		j, err := json.Marshal(b)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rd, ct = bytes.NewReader(j), "application/json"
+	}
+	return e.doRaw(method, path, token, ct, rd)
+}
+
+func (e *env) doRaw(method, path, token, contentType string, body io.Reader) *response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return &response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// login authenticates with a password and returns the token.
+func (e *env) login(collection, identity, password string) string {
+	e.t.Helper()
+	res := e.do("POST", "/api/collections/"+collection+"/auth-with-password", "", map[string]string{"identity": identity, "password": password})
+	if res.Status != 200 {
+		e.t.Fatalf("login %s: %d %s", identity, res.Status, res.Body)
+	}
+	return res.JSON(e.t)["token"].(string)
+}
+
+// signUp creates a users record and returns its id.
+func (e *env) signUp(email, password string) string {
+	e.t.Helper()
+	res := e.do("POST", "/api/collections/users/records", "", map[string]string{"email": email, "password": password, "passwordConfirm": password})
+	if res.Status != 200 {
+		e.t.Fatalf("sign up %s: %d %s", email, res.Status, res.Body)
+	}
+	return res.JSON(e.t)["id"].(string)
+}
+
+// wantError asserts an error envelope, byte for byte.
+func wantError(t *testing.T, res *response, status int, msg string) {
+	t.Helper()
+	want, _ := json.Marshal(envelope{Data: map[string]any{}, Message: msg, Status: status})
+	if res.Status != status || strings.TrimSpace(string(res.Body)) != string(want) {
+		t.Errorf("got %d %s\nwant %d %s", res.Status, res.Body, status, want)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("Content-Type = %q, want application/json", ct)
+	}
+}

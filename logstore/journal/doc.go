@@ -1,0 +1,57 @@
+// Package journal implements the framed, checksummed, append-only file that
+// every strongbox store is built on: the auth records, the settings and the
+// request-log segments.
+//
+// A store appends one frame per change, fsyncs before it acknowledges the
+// change, and rebuilds its state at start by replaying the frames in order.
+// Compaction writes the live state into a new file and renames it over the old
+// one, so no change ever rewrites the whole store in place.
+//
+// # File format
+//
+// All integers are little-endian.
+//
+//	offset  size  field
+//	0       8     file header: the bytes "SBJRNL" 0x00 0x01 (magic, format version 1)
+//	8       …     frames, back to back
+//
+// One frame:
+//
+//	offset  size  field
+//	0       4     frame marker 0xF5 0x1A 0xB0 0x5E
+//	4       4     payload length n, at most MaxRecord
+//	8       4     CRC-32C (Castagnoli) of bytes 4..8 (the length) followed by the payload
+//	12      n     payload
+//
+// The marker's first byte, 0xF5, never occurs in UTF-8 text, so a JSON payload
+// can never contain a frame marker, and after damage the reader finds the next
+// frame by searching for the marker instead of trying every byte offset. The
+// checksum covers the length, so a flipped bit in the length is caught like one
+// in the payload.
+//
+// # Recovery
+//
+// Open reads the file from the start. A frame is valid when its marker,
+// length and checksum hold and it lies wholly inside the file. At the first
+// invalid frame the reader searches forward for the next valid one:
+//
+//   - none follows: the file ends in a torn write. The tail is truncated (and
+//     the truncation fsynced), so the file holds exactly the valid prefix. A
+//     crash during an append can only produce this case, and since a store
+//     acknowledges only what it has fsynced, nothing acknowledged is lost.
+//   - one follows: the damage is in the middle of the file (a bad disk block,
+//     a stray write). With Options.Strict, Open refuses with a *CorruptError
+//     naming the offset; otherwise the damaged bytes are skipped, reported
+//     through Options.OnDamage, and everything else is kept.
+//
+// Either way Open never panics and never allocates more than the file holds:
+// a length is checked against MaxRecord and the bytes left before it is read.
+//
+// # Concurrency and snapshots
+//
+// A *File is safe for concurrent use. Append writes frames at the end with one
+// write call; Sync makes everything appended so far durable; ReadAt reads one
+// frame back. Committed reports the length of the durable prefix, and CopyTo
+// copies such a prefix: a backup reads Committed under a brief lock and copies
+// that many bytes while writers keep appending.
+package journal

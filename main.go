@@ -1,0 +1,390 @@
+// Command strongbox serves an application backend's backups, request logs
+// and record authentication over an HTTP JSON API compatible with
+// PocketBase v0.31, and runs the black-box conformance suite against any
+// such server.
+//
+//	strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
+//	strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]
+//	strongbox conformance [--url URL --email E --password P] [--only PREFIX]
+//	strongbox version
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"strongbox/authn"
+	"strongbox/conformance"
+	"strongbox/httpapi"
+	"strongbox/logstore/journal"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "strongbox:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `usage:
+  strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
+  strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]
+  strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]
+  strongbox version`
+
+// run is the whole program: main only wires it to the process. Tests call
+// it directly, with their own arguments, environment and output.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("no command\n" + usage)
+	}
+	switch args[0] {
+	case "serve":
+		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+	case "superuser":
+		return cmdSuperuser(ctx, args[1:], getenv, stdout)
+	case "conformance":
+		return cmdConformance(ctx, args[1:], getenv, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "strongbox", version)
+		return nil
+	case "help", "--help", "-h":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	}
+	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+}
+
+// config is the configuration of a data dir's stores.
+type config struct {
+	dir        string
+	bcryptCost int
+}
+
+func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
+	c := &config{bcryptCost: authn.DefaultCost}
+	fs.StringVar(&c.dir, "dir", envOr(getenv, "STRONGBOX_DIR", "./sb_data"), "data directory (env STRONGBOX_DIR)")
+	if v := getenv("STRONGBOX_BCRYPT_COST"); v != "" {
+		if n, err := strconv.Atoi(v); err == nil {
+			c.bcryptCost = n
+		}
+	}
+	return c
+}
+
+func envOr(getenv func(string) string, key, def string) string {
+	if v := getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+// stores are the open stores of a data dir.
+type stores struct {
+	lock   *journal.DirLock
+	auth   *authn.Store
+	closed bool
+}
+
+// lockDir takes the data dir's lock, explaining a refusal.
+func lockDir(dir string) (*journal.DirLock, error) {
+	lock, err := journal.LockDir(dir)
+	if errors.Is(err, journal.ErrLocked) {
+		return nil, fmt.Errorf("data dir %s is in use by a running strongbox server: %w; stop it first (or use the API while it runs)", dir, err)
+	}
+	return lock, err
+}
+
+// openStores locks the data dir and opens its stores.
+func openStores(cfg *config, logger *slog.Logger) (_ *stores, err error) {
+	lock, err := lockDir(cfg.dir)
+	if err != nil {
+		return nil, err
+	}
+	st := &stores{lock: lock}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+	hasher, err := authn.NewHasher(cfg.bcryptCost, 0)
+	if err != nil {
+		return nil, err
+	}
+	if st.auth, err = authn.Open(filepath.Join(cfg.dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: logger}); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Close flushes and closes every store, then releases the data dir. It may
+// be called more than once.
+func (s *stores) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.auth != nil {
+		errs = append(errs, s.auth.Close())
+	}
+	errs = append(errs, s.lock.Unlock())
+	return errors.Join(errs...)
+}
+
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := baseConfig(fs, getenv)
+	addr := fs.String("http", envOr(getenv, "STRONGBOX_HTTP", "127.0.0.1:8090"), "address to listen on (env STRONGBOX_HTTP)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	st, err := openStores(cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	login, err := ensureSuperuser(ctx, st.auth, getenv)
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	base := "http://" + ln.Addr().String()
+	srv := &http.Server{
+		Handler:           httpapi.NewServer(httpapi.Config{Auth: st.auth, Logger: logger}),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    1 << 20,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	printLogin(stdout, base, cfg.dir, login)
+	fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.dir)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down: waiting for in-flight requests")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	return st.Close()
+}
+
+// loginInfo says how to log in as a superuser; Password is set only when
+// ensureSuperuser just created the account.
+type loginInfo struct {
+	Email, Password string
+}
+
+// ensureSuperuser creates the first superuser of a new data dir, from
+// STRONGBOX_SUPERUSER_EMAIL / STRONGBOX_SUPERUSER_PASSWORD or with a random
+// password, so that a plain `strongbox serve` is usable at once.
+func ensureSuperuser(ctx context.Context, auth *authn.Store, getenv func(string) string) (loginInfo, error) {
+	su := auth.Superusers()
+	if recs := auth.Records(su); len(recs) > 0 {
+		return loginInfo{Email: recs[0].Email}, nil
+	}
+	email := envOr(getenv, "STRONGBOX_SUPERUSER_EMAIL", "admin@localhost")
+	password := getenv("STRONGBOX_SUPERUSER_PASSWORD")
+	if password == "" {
+		p, err := authn.NewRandom(nil).Password(20)
+		if err != nil {
+			return loginInfo{}, err
+		}
+		password = p
+	}
+	if _, err := auth.CreateSuperuser(ctx, email, password); err != nil {
+		return loginInfo{}, fmt.Errorf("create the first superuser %s: %w", email, err)
+	}
+	return loginInfo{Email: email, Password: password}, nil
+}
+
+func printLogin(w io.Writer, base, dir string, l loginInfo) {
+	pw, reset := "PASSWORD", "Forgot the password? Stop the server and run"
+	if l.Password != "" {
+		fmt.Fprintf(w, "\nCreated the first superuser (shown only this once):\n  email:    %s\n  password: %s\n", l.Email, l.Password)
+		pw, reset = l.Password, "Change the password with the server stopped"
+	}
+	fmt.Fprintf(w, "\nLog in as %s:\n  curl -X POST %s/api/collections/_superusers/auth-with-password \\\n    -H 'Content-Type: application/json' -d '{\"identity\":\"%s\",\"password\":\"%s\"}'\n", l.Email, base, l.Email, pw)
+	fmt.Fprintf(w, "%s: strongbox superuser update %s NEWPASSWORD --dir %s\n\n", reset, l.Email, dir)
+}
+
+func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("superuser", flag.ContinueOnError)
+	cfg := baseConfig(fs, getenv)
+	var pos []string
+	for len(args) > 0 {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) < 2 {
+		return errors.New("usage: strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir DIR]")
+	}
+	action, email := pos[0], pos[1]
+	password := ""
+	if len(pos) > 2 {
+		password = pos[2]
+	}
+	switch action {
+	case "upsert", "create", "update":
+		if password == "" {
+			return errors.New("missing password argument")
+		}
+	case "delete":
+	default:
+		return fmt.Errorf("unknown superuser action %q (want upsert, create, update or delete)", action)
+	}
+	if !authn.ValidEmail(email) {
+		return fmt.Errorf("invalid email address %q", email)
+	}
+	st, err := openStores(cfg, nil)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	su := st.auth.Superusers()
+	rec, exists := st.auth.FindByEmail(su, email)
+	switch {
+	case action == "create" && exists:
+		return fmt.Errorf("superuser %q already exists", email)
+	case action == "update" && !exists:
+		return fmt.Errorf("superuser %q doesn't exist", email)
+	case action == "delete" && !exists:
+		fmt.Fprintf(stdout, "Superuser %q is missing or already deleted.\n", email)
+		return nil
+	case action == "delete":
+		if err := st.auth.DeleteRecord(su, rec.ID); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "Successfully deleted superuser %q.\n", email)
+		return nil
+	}
+	if _, err := st.auth.UpsertSuperuser(ctx, email, password); err != nil {
+		var ve authn.ValidationError
+		if errors.As(err, &ve) {
+			for field, fe := range ve {
+				return fmt.Errorf("invalid %s: %s", field, fe.Message)
+			}
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "Successfully saved superuser %q.\n", email)
+	return st.Close()
+}
+
+func cmdConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	url := fs.String("url", "", "base URL of the server to check (default: start a throwaway strongbox)")
+	email := fs.String("email", "", "superuser email")
+	password := fs.String("password", "", "superuser password")
+	only := fs.String("only", "", "run only requirements whose ID starts with this")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only}
+	if cfg.BaseURL == "" {
+		stop, base, err := startThrowaway(ctx, getenv, stderr)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		cfg.BaseURL, cfg.Email, cfg.Password = base, throwawayEmail, throwawayPassword
+	}
+	report := conformance.Run(ctx, cfg)
+	report.Print(stdout)
+	if _, failed, _, errored := report.Counts(); failed+errored > 0 {
+		return fmt.Errorf("conformance: %d failed, %d errors", failed, errored)
+	}
+	return nil
+}
+
+const (
+	throwawayEmail    = "conformance@localhost"
+	throwawayPassword = "conformance-password"
+)
+
+// startThrowaway serves a fresh strongbox on a temporary data dir and a free
+// loopback port, returning its base URL and a function that stops it and
+// removes the dir.
+func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.Writer) (func(), string, error) {
+	dir, err := os.MkdirTemp("", "strongbox-conformance-")
+	if err != nil {
+		return nil, "", err
+	}
+	env := map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL":    throwawayEmail,
+		"STRONGBOX_SUPERUSER_PASSWORD": throwawayPassword,
+		"STRONGBOX_BCRYPT_COST":        envOr(getenv, "STRONGBOX_BCRYPT_COST", "4"),
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--dir", dir},
+			func(k string) string { return env[k] }, addrWriter(addr), stderr)
+	}()
+	stop := func() {
+		cancel()
+		<-done
+		os.RemoveAll(dir)
+	}
+	select {
+	case base := <-addr:
+		return stop, base, nil
+	case err := <-done:
+		os.RemoveAll(dir)
+		cancel()
+		return nil, "", fmt.Errorf("start throwaway server: %v", err)
+	}
+}
+
+// addrWriter is an io.Writer for serve's output that sends the base URL of
+// its "listening on" line to ch, once.
+type addrWriter chan string
+
+func (w addrWriter) Write(p []byte) (int, error) {
+	var v, base string
+	if n, _ := fmt.Sscanf(string(p), "strongbox %s listening on %s", &v, &base); n == 2 {
+		select {
+		case w <- base:
+		default:
+		}
+	}
+	return len(p), nil
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strongbox/conformance"
+)
+
+// testServer is a strongbox started through run, as `strongbox serve` runs.
+type testServer struct {
+	base string
+	dir  string
+	out  *syncBuffer
+	stop func() error
+}
+
+// syncBuffer is a bytes.Buffer safe for the server goroutine and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startServer runs `serve` on 127.0.0.1:0 with dir as the data dir and env
+// as the environment, and stops it when the test ends.
+func startServer(t *testing.T, dir string, env map[string]string) *testServer {
+	t.Helper()
+	if env == nil {
+		env = map[string]string{}
+	}
+	if env["STRONGBOX_BCRYPT_COST"] == "" {
+		env["STRONGBOX_BCRYPT_COST"] = "4"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	out := &syncBuffer{}
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--dir", dir},
+			func(k string) string { return env[k] }, io.MultiWriter(out, addrWriter(addr)), io.Discard)
+	}()
+	var base string
+	select {
+	case base = <-addr:
+	case err := <-done:
+		cancel()
+		t.Fatalf("serve exited: %v\n%s", err, out)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("serve did not start within 20 s")
+	}
+	var once sync.Once
+	var stopErr error
+	ts := &testServer{base: base, dir: dir, out: out, stop: func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case stopErr = <-done:
+			case <-time.After(30 * time.Second):
+				stopErr = fmt.Errorf("serve did not stop within 30 s")
+			}
+		})
+		return stopErr
+	}}
+	t.Cleanup(func() { ts.stop() })
+	return ts
+}
+
+// TestConformance starts the real server and runs the whole conformance
+// suite against it: every requirement is a subtest.
+func TestConformance(t *testing.T) {
+	ts := startServer(t, t.TempDir(), map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
+		"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
+	})
+	report := conformance.Run(t.Context(), conformance.Config{
+		BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
+	})
+	for _, res := range report.Results {
+		t.Run(res.Req.ID, func(t *testing.T) {
+			if pendingLogs(res.Req.ID) {
+				t.Skip("the logs API lands with issue 4")
+			}
+			switch res.Outcome {
+			case conformance.Pass:
+			case conformance.Skip:
+				t.Skip(res.Detail)
+			default:
+				t.Errorf("cites %s — %s — %s", res.Req.Section, res.Req.Text, res.Detail)
+			}
+		})
+	}
+	var b strings.Builder
+	report.Print(&b)
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	t.Log(lines[len(lines)-1])
+}
+
+// TestServeFirstStart checks what a new user sees: a superuser is created
+// and its credentials printed once, with how to log in; they work; and the
+// data dir survives a restart without a second superuser.
+func TestServeFirstStart(t *testing.T) {
+	dir := t.TempDir()
+	ts := startServer(t, dir, nil)
+	out := ts.out.String()
+	if !strings.Contains(out, "email:    admin@localhost") || !strings.Contains(out, "auth-with-password") {
+		t.Fatalf("first start output lacks login instructions:\n%s", out)
+	}
+	var password string
+	for _, line := range strings.Split(out, "\n") {
+		if p, ok := strings.CutPrefix(strings.TrimSpace(line), "password: "); ok {
+			password = p
+		}
+	}
+	if len(password) != 20 {
+		t.Fatalf("printed password %q, want 20 characters", password)
+	}
+	res, err := http.Post(ts.base+"/api/collections/_superusers/auth-with-password", "application/json",
+		strings.NewReader(fmt.Sprintf(`{"identity":"admin@localhost","password":%q}`, password)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatalf("login with the printed credentials: %d", res.StatusCode)
+	}
+
+	// While it runs, the CLI refuses the locked data dir.
+	err = run(t.Context(), []string{"superuser", "upsert", "x@example.com", "password123", "--dir", dir}, noEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Errorf("superuser upsert on a running server's dir: %v, want an in-use error", err)
+	}
+	if err := ts.stop(); err != nil {
+		t.Fatalf("graceful stop: %v", err)
+	}
+
+	var cliOut bytes.Buffer
+	if err := run(t.Context(), []string{"superuser", "upsert", "admin@localhost", "new-password-1", "--dir", dir}, envOf("STRONGBOX_BCRYPT_COST", "4"), &cliOut, io.Discard); err != nil {
+		t.Fatalf("superuser upsert: %v", err)
+	}
+	ts2 := startServer(t, dir, nil)
+	if strings.Contains(ts2.out.String(), "shown only this once") {
+		t.Errorf("second start printed a password again:\n%s", ts2.out)
+	}
+	res, err = http.Post(ts2.base+"/api/collections/_superusers/auth-with-password", "application/json",
+		strings.NewReader(`{"identity":"admin@localhost","password":"new-password-1"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	json.NewDecoder(res.Body).Decode(&body)
+	res.Body.Close()
+	if res.StatusCode != 200 || body["token"] == nil {
+		t.Errorf("login with the password set by the CLI: %d %v", res.StatusCode, body)
+	}
+}
+
+func noEnv(string) string { return "" }
+
+func envOf(kv ...string) func(string) string {
+	return func(k string) string {
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i] == k {
+				return kv[i+1]
+			}
+		}
+		return ""
+	}
+}
+
+func TestSuperuserCLI(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf("STRONGBOX_BCRYPT_COST", "4")
+	tests := []struct {
+		args    []string
+		wantErr string
+		wantOut string
+	}{
+		{[]string{"superuser", "create", "a@example.com", "password123"}, "", `Successfully saved superuser "a@example.com"`},
+		{[]string{"superuser", "create", "a@example.com", "password123"}, "already exists", ""},
+		{[]string{"superuser", "update", "b@example.com", "password123"}, "doesn't exist", ""},
+		{[]string{"superuser", "upsert", "b@example.com", "short"}, "invalid password", ""},
+		{[]string{"superuser", "upsert", "not-an-email", "password123"}, "invalid email", ""},
+		{[]string{"superuser", "upsert", "b@example.com"}, "missing password", ""},
+		{[]string{"superuser", "delete", "nobody@example.com"}, "", "missing or already deleted"},
+		{[]string{"superuser", "upsert", "b@example.com", "password123"}, "", "Successfully saved"},
+		{[]string{"superuser", "delete", "b@example.com"}, "", "Successfully deleted"},
+		{[]string{"superuser", "delete", "a@example.com"}, "only superuser", ""},
+		{[]string{"superuser", "frobnicate", "a@example.com"}, "unknown superuser action", ""},
+	}
+	for _, tt := range tests {
+		var out bytes.Buffer
+		err := run(t.Context(), append(tt.args, "--dir", dir), env, &out, io.Discard)
+		switch {
+		case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+			t.Errorf("%v: err = %v, want %q", tt.args, err, tt.wantErr)
+		case tt.wantErr == "" && err != nil:
+			t.Errorf("%v: %v", tt.args, err)
+		case !strings.Contains(out.String(), tt.wantOut):
+			t.Errorf("%v: output %q, want %q", tt.args, out.String(), tt.wantOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "auth.journal")); err != nil {
+		t.Errorf("auth journal: %v", err)
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"version"}, noEnv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "strongbox ") {
+		t.Errorf("version: %q, %v", out.String(), err)
+	}
+	if err := run(t.Context(), nil, noEnv, io.Discard, io.Discard); err == nil {
+		t.Errorf("no command: want an error")
+	}
+	if err := run(t.Context(), []string{"bogus"}, noEnv, io.Discard, io.Discard); err == nil {
+		t.Errorf("unknown command: want an error")
+	}
+}
+
+// pendingLogs reports whether requirement id checks the logs API, which
+// this commit does not serve yet.
+func pendingLogs(id string) bool {
+	return strings.HasPrefix(id, "LOG-") || id == "ERR-001" || id == "ERR-003"
+}
