@@ -6,6 +6,7 @@
 //	strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
 //	strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]
 //	strongbox conformance [--url URL --email E --password P] [--only PREFIX]
+//	strongbox logs seed [--n 1000000] [--dir ./sb_data]
 //	strongbox version
 package main
 
@@ -28,6 +29,8 @@ import (
 	"strongbox/authn"
 	"strongbox/conformance"
 	"strongbox/httpapi"
+	"strongbox/httpapi/settings"
+	"strongbox/logstore"
 	"strongbox/logstore/journal"
 )
 
@@ -47,6 +50,7 @@ const usage = `usage:
   strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
   strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]
   strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]
+  strongbox logs seed [--n 1000000] [--dir ./sb_data]
   strongbox version`
 
 // run is the whole program: main only wires it to the process. Tests call
@@ -62,6 +66,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdSuperuser(ctx, args[1:], getenv, stdout)
 	case "conformance":
 		return cmdConformance(ctx, args[1:], getenv, stdout, stderr)
+	case "logs":
+		return cmdLogs(args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintln(stdout, "strongbox", version)
 		return nil
@@ -98,9 +104,11 @@ func envOr(getenv func(string) string, key, def string) string {
 
 // stores are the open stores of a data dir.
 type stores struct {
-	lock   *journal.DirLock
-	auth   *authn.Store
-	closed bool
+	lock     *journal.DirLock
+	auth     *authn.Store
+	settings *settings.Store
+	logs     *logstore.Store // only opened by serve
+	closed   bool
 }
 
 // lockDir takes the data dir's lock, explaining a refusal.
@@ -112,8 +120,9 @@ func lockDir(dir string) (*journal.DirLock, error) {
 	return lock, err
 }
 
-// openStores locks the data dir and opens its stores.
-func openStores(cfg *config, logger *slog.Logger) (_ *stores, err error) {
+// openStores locks the data dir and opens its auth and settings stores,
+// and the log store too when withLogs is set.
+func openStores(cfg *config, logger *slog.Logger, withLogs bool) (_ *stores, err error) {
 	lock, err := lockDir(cfg.dir)
 	if err != nil {
 		return nil, err
@@ -131,6 +140,16 @@ func openStores(cfg *config, logger *slog.Logger) (_ *stores, err error) {
 	if st.auth, err = authn.Open(filepath.Join(cfg.dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: logger}); err != nil {
 		return nil, err
 	}
+	if st.settings, err = settings.Open(filepath.Join(cfg.dir, "settings.journal")); err != nil {
+		return nil, err
+	}
+	if withLogs {
+		ls := st.settings.Get().Logs
+		st.logs, err = logstore.Open(filepath.Join(cfg.dir, "logs"), logstore.Options{Logger: logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel})
+		if err != nil {
+			return nil, err
+		}
+	}
 	return st, nil
 }
 
@@ -142,6 +161,12 @@ func (s *stores) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	if s.logs != nil {
+		errs = append(errs, s.logs.Close())
+	}
+	if s.settings != nil {
+		errs = append(errs, s.settings.Close())
+	}
 	if s.auth != nil {
 		errs = append(errs, s.auth.Close())
 	}
@@ -158,7 +183,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	st, err := openStores(cfg, logger)
+	st, err := openStores(cfg, logger, true)
 	if err != nil {
 		return err
 	}
@@ -174,7 +199,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	base := "http://" + ln.Addr().String()
 	srv := &http.Server{
-		Handler:           httpapi.NewServer(httpapi.Config{Auth: st.auth, Logger: logger}),
+		Handler:           httpapi.NewServer(httpapi.Config{Auth: st.auth, Logs: st.logs, Settings: st.settings, Logger: logger}),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute,
 		MaxHeaderBytes:    1 << 20,
@@ -272,7 +297,7 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 	if !authn.ValidEmail(email) {
 		return fmt.Errorf("invalid email address %q", email)
 	}
-	st, err := openStores(cfg, nil)
+	st, err := openStores(cfg, nil, false)
 	if err != nil {
 		return err
 	}
@@ -387,4 +412,31 @@ func (w addrWriter) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "seed" {
+		return errors.New("usage: strongbox logs seed [--n 1000000] [--dir DIR]")
+	}
+	fs := flag.NewFlagSet("logs seed", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	cfg := baseConfig(fs, getenv)
+	n := fs.Int("n", 1000000, "number of synthetic request logs to add")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *n < 0 {
+		return errors.New("--n must not be negative")
+	}
+	lock, err := lockDir(cfg.dir)
+	if err != nil {
+		return err
+	}
+	defer lock.Unlock()
+	start := time.Now()
+	if err := logstore.Seed(filepath.Join(cfg.dir, "logs"), *n, logstore.Options{}); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.dir, "logs"), time.Since(start).Round(time.Millisecond))
+	return nil
 }

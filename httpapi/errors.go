@@ -9,6 +9,7 @@ import (
 	"net/http"
 
 	"strongbox/authn"
+	"strongbox/httpapi/settings"
 )
 
 // Messages the interface document (§7) and the reference name exactly.
@@ -26,6 +27,7 @@ const (
 	msgTooLarge          = "Request entity too large."
 	msgUnsupportedType   = "Unsupported Content-Type."
 	msgTooManyRequests   = "Too Many Requests."
+	msgInvalidFilter     = "Something went wrong while processing your request. Invalid filter."
 	msgPasswordAuthOff   = "The collection is not configured to allow password authentication."
 	msgAuthRuleFailed    = "The request doesn't satisfy the collection requirements to authenticate."
 	msgMissingCollection = "Missing collection context."
@@ -79,6 +81,9 @@ func validationData(err error) map[string]any {
 	}
 	if ce, ok := errors.AsType[authn.CollectionError](err); ok {
 		return map[string]any(ce)
+	}
+	if se, ok := errors.AsType[settings.ValidationError](err); ok {
+		return map[string]any(se)
 	}
 	return nil
 }

@@ -26,6 +26,13 @@ func (s *Server) addRoutes() {
 	m.Handle("PATCH /api/collections/{collection}/records/{id}", h(s.handleRecordUpdate))
 	m.Handle("DELETE /api/collections/{collection}/records/{id}", h(s.handleRecordDelete))
 
+	m.Handle("GET /api/logs", h(s.handleLogsList))
+	m.Handle("GET /api/logs/stats", h(s.handleLogsStats))
+	m.Handle("GET /api/logs/{id}", h(s.handleLogView))
+
+	m.Handle("GET /api/settings", h(s.handleSettingsView))
+	m.Handle("PATCH /api/settings", h(s.handleSettingsUpdate))
+
 	// Everything else, including a known path with the wrong method, is the
 	// JSON 404 (never the mux's plain-text 404 or 405).
 	m.Handle("/", h(func(http.ResponseWriter, *http.Request) error { return errNotFound(nil) }))

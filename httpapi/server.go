@@ -1,6 +1,6 @@
 // Package httpapi is strongbox's HTTP JSON API: the routes of the interface
 // document, the PocketBase error envelope and status codes, token loading,
-// and the `fields` projection. Lower packages know nothing
+// request logging and the `fields` projection. Lower packages know nothing
 // of HTTP; this one translates between them and the wire.
 package httpapi
 
@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/httpapi/settings"
+	"strongbox/logstore"
 )
 
 // DefaultBodyLimit is the largest request body accepted, as PocketBase's
@@ -22,6 +24,8 @@ const DefaultBodyLimit = 32 << 20
 // Config holds a Server's dependencies.
 type Config struct {
 	Auth      *authn.Store
+	Logs      *logstore.Store // request logs; nil = no request logging and no logs API data
+	Settings  *settings.Store
 	Logger    *slog.Logger     // the server's own log; nil = discard
 	Now       func() time.Time // nil = time.Now
 	BodyLimit int64            // 0 = DefaultBodyLimit
@@ -30,6 +34,8 @@ type Config struct {
 // Server is the API. It is an http.Handler.
 type Server struct {
 	auth      *authn.Store
+	logs      *logstore.Store
+	settings  *settings.Store
 	log       *slog.Logger
 	now       func() time.Time
 	bodyLimit int64
@@ -41,6 +47,8 @@ type Server struct {
 func NewServer(cfg Config) *Server {
 	s := &Server{
 		auth:      cfg.Auth,
+		logs:      cfg.Logs,
+		settings:  cfg.Settings,
 		log:       cfg.Logger,
 		now:       cfg.Now,
 		bodyLimit: cfg.BodyLimit,
@@ -86,6 +94,7 @@ type state struct {
 	status int               // status written
 	wrote  bool              // a status has been written
 	err    *Error            // the error rendered, if any
+	quiet  bool              // a success is not request-logged (the logs routes)
 }
 
 type stateKey struct{}
@@ -120,12 +129,14 @@ func (w *recorder) Write(b []byte) (int, error) {
 
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// withState attaches the per-request state and the status recorder.
+// withState attaches the per-request state and the status recorder, and
+// logs the request once it has been answered.
 func (s *Server) withState(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := &state{start: s.now()}
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		next.ServeHTTP(&recorder{ResponseWriter: w, st: st}, r)
+		s.logRequest(r, st)
 	})
 }
 

@@ -16,6 +16,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"strongbox/authn"
+	"strongbox/httpapi/settings"
+	"strongbox/logstore"
 )
 
 // clock is an injectable time source tests can move.
@@ -38,11 +40,13 @@ func (c *clock) Add(d time.Duration) {
 
 // env is a running API backed by a fresh data dir, with one superuser.
 type env struct {
-	t     *testing.T
-	srv   *httptest.Server
-	auth  *authn.Store
-	clock *clock
-	su    string // superuser auth token
+	t        *testing.T
+	srv      *httptest.Server
+	auth     *authn.Store
+	logs     *logstore.Store
+	settings *settings.Store
+	clock    *clock
+	su       string // superuser auth token
 }
 
 const (
@@ -66,10 +70,20 @@ func newEnv(t *testing.T) *env {
 	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
 		t.Fatal(err)
 	}
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	srv := httptest.NewServer(NewServer(Config{Auth: auth, Now: clk.Now, Logger: logger}))
+	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Logger: logger}))
 	t.Cleanup(srv.Close)
-	e := &env{t: t, srv: srv, auth: auth, clock: clk}
+	e := &env{t: t, srv: srv, auth: auth, logs: logs, settings: set, clock: clk}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
 }

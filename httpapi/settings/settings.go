@@ -1,0 +1,366 @@
+// Package settings holds the application settings (PocketBase-shaped
+// subsets: meta, logs, smtp, backups, s3, trustedProxy) and persists them
+// crash-safely in a journal: every change appends the whole document, fsynced
+// before it is acknowledged, and the last valid one wins at start.
+package settings
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/mail"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"strongbox/logstore/journal"
+)
+
+// Settings is the settings document. Secrets (smtp.password, the S3 secrets)
+// are stored but never reported: see Public.
+type Settings struct {
+	SMTP         SMTP         `json:"smtp"`
+	Backups      Backups      `json:"backups"`
+	S3           S3           `json:"s3"`
+	Meta         Meta         `json:"meta"`
+	TrustedProxy TrustedProxy `json:"trustedProxy"`
+	Logs         Logs         `json:"logs"`
+}
+
+// SMTP configures outgoing mail.
+type SMTP struct {
+	Enabled    bool   `json:"enabled"`
+	Port       int    `json:"port"`
+	Host       string `json:"host"`
+	Username   string `json:"username"`
+	Password   string `json:"password,omitempty"`
+	AuthMethod string `json:"authMethod"`
+	TLS        bool   `json:"tls"`
+	LocalName  string `json:"localName"`
+}
+
+// Backups configures automatic backups and their storage.
+type Backups struct {
+	Cron        string `json:"cron"`
+	CronMaxKeep int    `json:"cronMaxKeep"`
+	S3          S3     `json:"s3"`
+}
+
+// S3 configures an S3-compatible bucket.
+type S3 struct {
+	Enabled        bool   `json:"enabled"`
+	Bucket         string `json:"bucket"`
+	Region         string `json:"region"`
+	Endpoint       string `json:"endpoint"`
+	AccessKey      string `json:"accessKey"`
+	Secret         string `json:"secret,omitempty"`
+	ForcePathStyle bool   `json:"forcePathStyle"`
+}
+
+// Meta describes the application.
+type Meta struct {
+	AppName       string `json:"appName"`
+	AppURL        string `json:"appURL"`
+	SenderName    string `json:"senderName"`
+	SenderAddress string `json:"senderAddress"`
+	HideControls  bool   `json:"hideControls"`
+}
+
+// TrustedProxy names the headers that carry the client's address when the
+// server sits behind a proxy. Empty: the connection's address is the client's.
+type TrustedProxy struct {
+	Headers       []string `json:"headers"`
+	UseLeftmostIP bool     `json:"useLeftmostIP"`
+}
+
+// Logs configures request logging. MaxDays 0 turns logging off and drops the
+// stored logs.
+type Logs struct {
+	MaxDays   int  `json:"maxDays"`
+	MinLevel  int  `json:"minLevel"`
+	LogIP     bool `json:"logIP"`
+	LogAuthID bool `json:"logAuthId"`
+}
+
+// Defaults returns the settings of a new data dir (the reference's defaults).
+func Defaults() Settings {
+	return Settings{
+		SMTP:         SMTP{Port: 587, Host: "smtp.example.com"},
+		Backups:      Backups{CronMaxKeep: 3},
+		Meta:         Meta{AppName: "Acme", AppURL: "http://localhost:8090", SenderName: "Support", SenderAddress: "support@example.com"},
+		TrustedProxy: TrustedProxy{Headers: []string{}},
+		Logs:         Logs{MaxDays: 5, LogIP: true},
+	}
+}
+
+// Public returns s without secrets.
+func (s Settings) Public() Settings {
+	s.SMTP.Password = ""
+	s.Backups.S3.Secret = ""
+	s.S3.Secret = ""
+	s.TrustedProxy.Headers = append([]string{}, s.TrustedProxy.Headers...)
+	return s
+}
+
+// FieldError is one failed check, reported as {code, message[, params]}.
+type FieldError struct {
+	Code    string         `json:"code"`
+	Message string         `json:"message"`
+	Params  map[string]any `json:"params,omitempty"`
+}
+
+// ValidationError holds the failures of a patch, nested like the document
+// (for example {"logs": {"maxDays": FieldError}}).
+type ValidationError map[string]any
+
+func (e ValidationError) Error() string { return "settings: invalid settings" }
+
+// ErrInvalidJSON wraps a patch body that is not a JSON object of the
+// expected shape.
+var ErrInvalidJSON = errors.New("settings: invalid JSON")
+
+// Store holds the current settings. It is safe for concurrent use; Get is
+// lock-free, since the request logger reads the settings on every request.
+type Store struct {
+	mu  sync.Mutex // serialises Patch
+	cur atomic.Pointer[Settings]
+	j   *journal.File
+}
+
+// Open opens the settings journal at path (created with the defaults if
+// missing).
+func Open(path string) (*Store, error) {
+	s := &Store{}
+	cur, found := Defaults(), false
+	j, err := journal.Open(path, journal.Options{Strict: true}, func(_ int64, p []byte) error {
+		v := Defaults()
+		if err := json.Unmarshal(p, &v); err != nil {
+			return fmt.Errorf("settings: decode %s: %w", path, err)
+		}
+		cur, found = v, true
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("settings: %w", err)
+	}
+	s.j = j
+	s.cur.Store(&cur)
+	if !found {
+		if err := s.save(cur); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// Close closes the journal.
+func (s *Store) Close() error { return s.j.Close() }
+
+// Get returns the current settings, secrets included. The slices in it are
+// shared and must not be modified.
+func (s *Store) Get() Settings { return *s.cur.Load() }
+
+// Patch merges a partial settings document (JSON) into the current one,
+// validates the result and stores it durably. Keys absent from the patch
+// keep their values; a secret sent empty keeps the stored one.
+func (s *Store) Patch(body []byte) (Settings, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	cur := s.Get()
+	next := cur
+	next.TrustedProxy.Headers = append([]string{}, cur.TrustedProxy.Headers...)
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if len(bytes.TrimSpace(body)) > 0 {
+		if err := dec.Decode(&next); err != nil {
+			return Settings{}, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+		}
+	}
+	if next.SMTP.Password == "" {
+		next.SMTP.Password = cur.SMTP.Password
+	}
+	if next.Backups.S3.Secret == "" {
+		next.Backups.S3.Secret = cur.Backups.S3.Secret
+	}
+	if next.S3.Secret == "" {
+		next.S3.Secret = cur.S3.Secret
+	}
+	if next.TrustedProxy.Headers == nil {
+		next.TrustedProxy.Headers = []string{}
+	}
+	if errs := next.validate(); len(errs) > 0 {
+		return Settings{}, errs
+	}
+	if err := s.save(next); err != nil {
+		return Settings{}, err
+	}
+	return next, nil
+}
+
+// save appends v and makes it current. The caller holds s.mu (or is Open).
+func (s *Store) save(v Settings) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if s.j.Size() > 256<<10 {
+		err = s.j.Compact(func(w *journal.Writer) error {
+			_, err := w.Append(b)
+			return err
+		})
+	} else if _, err = s.j.Append(b); err == nil {
+		err = s.j.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("settings: save: %w", err)
+	}
+	s.cur.Store(&v)
+	return nil
+}
+
+var (
+	errRequired = &FieldError{Code: "validation_required", Message: "Cannot be blank."}
+	errEmail    = &FieldError{Code: "validation_is_email", Message: "Must be a valid email address."}
+	errURL      = &FieldError{Code: "validation_is_url", Message: "Must be a valid URL."}
+)
+
+func errMin(n int) *FieldError {
+	return &FieldError{Code: "validation_min_greater_equal_than_required", Message: fmt.Sprintf("Must be no less than %d.", n), Params: map[string]any{"threshold": n}}
+}
+
+// validate checks the document and returns its failures, nested by section.
+func (v Settings) validate() ValidationError {
+	errs := ValidationError{}
+	add := func(section, field string, e *FieldError) {
+		m, _ := errs[section].(map[string]any)
+		if m == nil {
+			m = map[string]any{}
+			errs[section] = m
+		}
+		m[field] = e
+	}
+	switch {
+	case v.Meta.AppName == "":
+		add("meta", "appName", errRequired)
+	case len(v.Meta.AppName) > 255:
+		add("meta", "appName", &FieldError{Code: "validation_length_too_long", Message: "The length must be no more than 255."})
+	}
+	switch {
+	case v.Meta.AppURL == "":
+		add("meta", "appURL", errRequired)
+	case !validURL(v.Meta.AppURL):
+		add("meta", "appURL", errURL)
+	}
+	if v.Meta.SenderName == "" {
+		add("meta", "senderName", errRequired)
+	}
+	switch {
+	case v.Meta.SenderAddress == "":
+		add("meta", "senderAddress", errRequired)
+	case !validEmail(v.Meta.SenderAddress):
+		add("meta", "senderAddress", errEmail)
+	}
+	if v.Logs.MaxDays < 0 {
+		add("logs", "maxDays", errMin(0))
+	}
+	if v.SMTP.Enabled {
+		if v.SMTP.Host == "" {
+			add("smtp", "host", errRequired)
+		}
+		if v.SMTP.Port <= 0 {
+			add("smtp", "port", errRequired)
+		}
+	}
+	if v.Backups.Cron != "" {
+		if !validCron(v.Backups.Cron) {
+			add("backups", "cron", &FieldError{Code: "validation_invalid_cron", Message: "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."})
+		}
+		if v.Backups.CronMaxKeep < 1 {
+			add("backups", "cronMaxKeep", errRequired)
+		}
+	}
+	for key, s3 := range map[string]S3{"s3": v.S3, "backups": v.Backups.S3} {
+		if !s3.Enabled {
+			continue
+		}
+		m := map[string]any{}
+		for field, val := range map[string]string{"bucket": s3.Bucket, "region": s3.Region, "endpoint": s3.Endpoint, "accessKey": s3.AccessKey, "secret": s3.Secret} {
+			if val == "" {
+				m[field] = errRequired
+			}
+		}
+		if s3.Endpoint != "" && !validURL(s3.Endpoint) {
+			m["endpoint"] = errURL
+		}
+		if len(m) == 0 {
+			continue
+		}
+		if key == "backups" {
+			sec, _ := errs["backups"].(map[string]any)
+			if sec == nil {
+				sec = map[string]any{}
+				errs["backups"] = sec
+			}
+			sec["s3"] = m
+		} else {
+			errs["s3"] = m
+		}
+	}
+	for i, h := range v.TrustedProxy.Headers {
+		if !validHeaderName(h) {
+			m, _ := errs["trustedProxy"].(map[string]any)
+			if m == nil {
+				m = map[string]any{}
+				errs["trustedProxy"] = m
+			}
+			m["headers"] = map[string]any{fmt.Sprint(i): &FieldError{Code: "validation_invalid_header", Message: "Must be a valid HTTP header name."}}
+		}
+	}
+	return errs
+}
+
+func validURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s
+}
+
+// validCron accepts a macro or five space-separated fields of digits and
+// the cron punctuation * , - /.
+func validCron(s string) bool {
+	switch s {
+	case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
+		return true
+	}
+	fields := strings.Fields(s)
+	if len(fields) != 5 {
+		return false
+	}
+	for _, f := range fields {
+		if strings.Trim(f, "0123456789*,-/") != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderName reports whether h is an HTTP field name (RFC 9110 §5.1: a
+// token of visible ASCII characters other than delimiters).
+func validHeaderName(h string) bool {
+	if h == "" {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"(),/:;<=>?@[\]{}`, c) >= 0 {
+			return false
+		}
+	}
+	return true
+}

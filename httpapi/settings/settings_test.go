@@ -1,0 +1,99 @@
+package settings
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestPatchPersists(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.journal")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get(); got.Logs.MaxDays != 5 || !got.Logs.LogIP || got.Meta.AppName != "Acme" {
+		t.Errorf("defaults = %+v", got)
+	}
+	if _, err := s.Patch([]byte(`{"logs":{"maxDays":2},"smtp":{"password":"pw"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	// An empty secret keeps the stored one.
+	if _, err := s.Patch([]byte(`{"smtp":{"password":"","host":"mail.example.com"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s2, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	got := s2.Get()
+	if got.Logs.MaxDays != 2 || got.SMTP.Password != "pw" || got.SMTP.Host != "mail.example.com" || !got.Logs.LogIP {
+		t.Errorf("after reopen = %+v", got)
+	}
+	if p := got.Public(); p.SMTP.Password != "" {
+		t.Errorf("Public keeps the smtp password")
+	}
+}
+
+func TestPatchValidation(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	tests := []struct {
+		body, section, field string
+	}{
+		{`{"logs":{"maxDays":-1}}`, "logs", "maxDays"},
+		{`{"meta":{"appName":""}}`, "meta", "appName"},
+		{`{"meta":{"appURL":"not a url"}}`, "meta", "appURL"},
+		{`{"meta":{"senderAddress":"x"}}`, "meta", "senderAddress"},
+		{`{"smtp":{"enabled":true,"host":""}}`, "smtp", "host"},
+		{`{"backups":{"cron":"every day"}}`, "backups", "cron"},
+		{`{"backups":{"cron":"0 0 * * *","cronMaxKeep":0}}`, "backups", "cronMaxKeep"},
+		{`{"s3":{"enabled":true}}`, "s3", "bucket"},
+		{`{"trustedProxy":{"headers":["bad header"]}}`, "trustedProxy", "headers"},
+	}
+	for _, tt := range tests {
+		_, err := s.Patch([]byte(tt.body))
+		var ve ValidationError
+		if !errors.As(err, &ve) {
+			t.Errorf("Patch(%s) = %v, want a ValidationError", tt.body, err)
+			continue
+		}
+		sec, _ := ve[tt.section].(map[string]any)
+		if sec[tt.field] == nil {
+			t.Errorf("Patch(%s) = %v, want an error on %s.%s", tt.body, ve, tt.section, tt.field)
+		}
+	}
+	if _, err := s.Patch([]byte(`{"logs":`)); !errors.Is(err, ErrInvalidJSON) {
+		t.Errorf("malformed JSON: %v", err)
+	}
+	if got := s.Get().Logs.MaxDays; got != 5 {
+		t.Errorf("a refused patch changed the settings: maxDays %d", got)
+	}
+}
+
+func TestTornSettings(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s")
+	s, _ := Open(path)
+	s.Patch([]byte(`{"logs":{"maxDays":3}}`))
+	before, _ := os.Stat(path)
+	s.Patch([]byte(`{"logs":{"maxDays":4}}`))
+	s.Close()
+	full, _ := os.ReadFile(path)
+	for cut := before.Size(); cut < int64(len(full)); cut++ {
+		os.WriteFile(path, full[:cut], 0o600)
+		s2, err := Open(path)
+		if err != nil {
+			t.Fatalf("cut %d: %v", cut, err)
+		}
+		if got := s2.Get().Logs.MaxDays; got != 3 {
+			t.Errorf("cut %d: maxDays %d, want 3 (the last whole change)", cut, got)
+		}
+		s2.Close()
+	}
+}

@@ -1,0 +1,196 @@
+package logstore
+
+import (
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The figures of issue 4, as benchmarks over a data directory seeded once
+// per test binary with a million synthetic request logs (Seed):
+//
+//	go test ./logstore -run '^$' -bench 1M -benchtime 20x
+//	go test ./logstore -run '^$' -bench Ingest -benchtime 2000000x
+//	go test ./logstore -run HeapPerEntry -v
+
+const million = 1_000_000
+
+var (
+	seedOnce sync.Once
+	seedDir  string
+	seedErr  error
+)
+
+// seeded returns a data directory holding a million request logs.
+func seeded(tb testing.TB) string {
+	tb.Helper()
+	if testing.Short() {
+		tb.Skip("builds a million entries")
+	}
+	seedOnce.Do(func() {
+		seedDir, seedErr = os.MkdirTemp("", "logstore-1m-")
+		if seedErr == nil {
+			seedErr = Seed(seedDir, million, Options{})
+		}
+	})
+	if seedErr != nil {
+		tb.Fatal(seedErr)
+	}
+	return seedDir
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if seedDir != "" {
+		os.RemoveAll(seedDir)
+	}
+	os.Exit(code)
+}
+
+// BenchmarkIngest measures sustained ingest, Add to durable: b.N entries of
+// the Seed mix are added (waiting for the writer every 250,000 so that the
+// queue bound is never hit) and the clock stops when the last is fsynced.
+func BenchmarkIngest(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{MaxDays: 5})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	g := newGenerator(rand.New(rand.NewPCG(1, 1)))
+	pool := make([]Entry, 4096)
+	now := time.Now()
+	for i := range pool {
+		pool[i] = g.entry(now)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		e := pool[i%len(pool)]
+		e.Created = time.Time{}
+		s.Add(e)
+		if i%250_000 == 249_999 {
+			s.Flush()
+		}
+	}
+	if err := s.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "entries/s")
+}
+
+// BenchmarkOpen1M measures Open (recover and index) of a million entries.
+func BenchmarkOpen1M(b *testing.B) {
+	dir := seeded(b)
+	for b.Loop() {
+		s, err := Open(dir, Options{MaxDays: 5})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Len() != million {
+			b.Fatalf("%d entries", s.Len())
+		}
+		s.Close()
+	}
+}
+
+var (
+	benchOnce  sync.Once
+	benchStore *Store
+)
+
+func open1M(b *testing.B) *Store {
+	dir := seeded(b)
+	benchOnce.Do(func() {
+		var err error
+		if benchStore, err = Open(dir, Options{MaxDays: 5}); err != nil {
+			b.Fatal(err)
+		}
+	})
+	return benchStore
+}
+
+// BenchmarkList1M is the query of the issue's figure:
+// GET /api/logs?filter=(data.status>=400)&sort=-created&perPage=50.
+func BenchmarkList1M(b *testing.B) {
+	s := open1M(b)
+	for b.Loop() {
+		p, err := s.List(Query{Filter: "(data.status>=400)", Sort: "-created", PerPage: 50})
+		if err != nil || len(p.Items) != 50 {
+			b.Fatal(err, len(p.Items))
+		}
+	}
+}
+
+// BenchmarkListDashboard1M is what the dashboard asks for:
+// sort=-@rowid&skipTotal=1, perPage 50.
+func BenchmarkListDashboard1M(b *testing.B) {
+	s := open1M(b)
+	for b.Loop() {
+		if _, err := s.List(Query{Sort: "-@rowid", SkipTotal: true, PerPage: 50}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkListMessageLike1M filters on a dictionary-encoded string.
+func BenchmarkListMessageLike1M(b *testing.B) {
+	s := open1M(b)
+	for b.Loop() {
+		if _, err := s.List(Query{Filter: `message ~ "auth"`, PerPage: 50}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStats1M is GET /api/logs/stats without a filter.
+func BenchmarkStats1M(b *testing.B) {
+	s := open1M(b)
+	for b.Loop() {
+		if _, err := s.Stats(""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkStatsFiltered1M is GET /api/logs/stats?filter=data.status>=400.
+func BenchmarkStatsFiltered1M(b *testing.B) {
+	s := open1M(b)
+	for b.Loop() {
+		if _, err := s.Stats("data.status >= 400"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// TestHeapPerEntry reports (with -v) and checks the heap the index takes
+// per request log at a million entries: the growth of HeapAlloc (after
+// GC) from before Open to after it, divided by the number of entries.
+func TestHeapPerEntry(t *testing.T) {
+	if raceEnabled {
+		t.Skip("too slow with the race detector")
+	}
+	dir := seeded(t)
+	perEntry, s := heapPerEntry(t, dir)
+	defer s.Close()
+	t.Logf("heap per indexed request log at %d entries: %.1f bytes (dictionary: %d strings)",
+		s.Len(), perEntry, len(s.idx.dict.strs))
+	if perEntry > 100 {
+		t.Errorf("heap per entry %.1f bytes, want at most 100", perEntry)
+	}
+}
+
+func heapPerEntry(t testing.TB, dir string) (float64, *Store) {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := Open(dir, Options{MaxDays: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return float64(after.HeapAlloc-before.HeapAlloc) / float64(s.Len()), s
+}

@@ -1,0 +1,272 @@
+package logstore
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+	"time"
+)
+
+// Entry is one log entry.
+//
+// A request log (data.type = "request") carries its data in Request; any other
+// log carries it in Attrs, a JSON-compatible map. Exactly one of the two is
+// used: when Request is set, Attrs is ignored.
+//
+// Entries are immutable once added: Add takes ownership of Request and Attrs,
+// so the caller must not modify them afterwards.
+type Entry struct {
+	// ID is 15 characters of [a-z0-9]. Add keeps a caller-supplied ID only
+	// when it has that form and is not in use; otherwise it assigns one.
+	ID string
+
+	// Created is the creation time. Add sets it from Options.Now when it is
+	// zero. It is stored in UTC with millisecond precision, between the years
+	// 1 and 9999.
+	Created time.Time
+
+	// Level is a log/slog level: -4 debug, 0 info, 4 warn, 8 error.
+	Level int
+
+	// Message is the log message; "METHOD URL" for request logs.
+	Message string
+
+	// Request is the data of a request log.
+	Request *Request
+
+	// Attrs is the data of any other log (values as produced by
+	// encoding/json: nil, bool, float64, string, []any, map[string]any).
+	Attrs map[string]any
+}
+
+// Request is the data of a request log. In the entry's JSON it becomes the
+// data object with the keys listed in MarshalJSON.
+type Request struct {
+	Auth      string  // auth collection name of the caller, "" for guests
+	AuthID    string  // id of the caller's record; only when settings.logs.logAuthId, omitted when ""
+	ExecTime  float64 // milliseconds
+	Method    string  // HTTP method
+	Referer   string  // Referer header
+	RemoteIP  string  // socket address; with UserIP: both "" when settings.logs.logIP is false
+	Status    int     // HTTP status
+	URL       string  // path and query of the request
+	UserAgent string  // User-Agent header
+	UserIP    string  // proxy-aware client address
+	Error     string  // set for failed requests: data gains "error" and "details"
+	Details   any     // raw cause (string, map …); JSON null when nil and Error != ""
+}
+
+// TimeLayout is the layout of every timestamp in the logs API:
+// "YYYY-MM-DD HH:MM:SS.mmmZ", always UTC.
+const TimeLayout = "2006-01-02 15:04:05.000Z"
+
+// Range of storable creation times, in Unix milliseconds: the years 1 to
+// 9999, where the formatted time has a fixed width and therefore sorts like
+// the time itself.
+const (
+	minCreatedMs = -62135596800000 // 0001-01-01 00:00:00.000Z
+	maxCreatedMs = 253402300799999 // 9999-12-31 23:59:59.999Z
+)
+
+// clampMs converts t to Unix milliseconds within the storable range.
+func clampMs(t time.Time) int64 {
+	ms := t.UnixMilli()
+	return min(max(ms, minCreatedMs), maxCreatedMs)
+}
+
+// fromMs converts Unix milliseconds back to a UTC time.
+func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+
+// appendTime appends the logs API form of the time ms (Unix milliseconds).
+func appendTime(dst []byte, ms int64) []byte {
+	return fromMs(ms).AppendFormat(dst, TimeLayout)
+}
+
+// formatMs returns the logs API form of the time ms (Unix milliseconds).
+func formatMs(ms int64) string { return string(appendTime(make([]byte, 0, 24), ms)) }
+
+// MarshalJSON encodes the entry in the shape of the reference:
+//
+//	{"id":…,"created":"YYYY-MM-DD HH:MM:SS.mmmZ","data":{…},"message":…,"level":N}
+//
+// The data keys come out alphabetically. For a request log they are auth,
+// authId (only when not ""), details and error (only for a failed request;
+// details is null when Details is nil), execTime, method, referer, remoteIP,
+// status, type ("request"), url, userAgent, userIP; remoteIP and userIP are
+// omitted when both are "" (logIP off).
+func (e Entry) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 512)
+	b = append(b, `{"id":`...)
+	b = appendString(b, e.ID)
+	b = append(b, `,"created":"`...)
+	b = appendTime(b, clampMs(e.Created))
+	b = append(b, `","data":`...)
+	var err error
+	b, err = e.appendData(b)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, `,"message":`...)
+	b = appendString(b, e.Message)
+	b = append(b, `,"level":`...)
+	b = strconv.AppendInt(b, int64(e.Level), 10)
+	return append(b, '}'), nil
+}
+
+// appendData appends the entry's data object.
+func (e Entry) appendData(b []byte) ([]byte, error) {
+	if e.Request == nil {
+		if len(e.Attrs) == 0 {
+			return append(b, "{}"...), nil
+		}
+		a, err := json.Marshal(e.Attrs)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, a...), nil
+	}
+	r := e.Request
+	b = append(b, `{"auth":`...)
+	b = appendString(b, r.Auth)
+	if r.AuthID != "" {
+		b = append(b, `,"authId":`...)
+		b = appendString(b, r.AuthID)
+	}
+	if r.Error != "" {
+		b = append(b, `,"details":`...)
+		d, err := json.Marshal(r.Details)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, d...)
+		b = append(b, `,"error":`...)
+		b = appendString(b, r.Error)
+	}
+	b = append(b, `,"execTime":`...)
+	b = appendFloat(b, r.ExecTime)
+	b = append(b, `,"method":`...)
+	b = appendString(b, r.Method)
+	b = append(b, `,"referer":`...)
+	b = appendString(b, r.Referer)
+	logIP := r.RemoteIP != "" || r.UserIP != ""
+	if logIP {
+		b = append(b, `,"remoteIP":`...)
+		b = appendString(b, r.RemoteIP)
+	}
+	b = append(b, `,"status":`...)
+	b = strconv.AppendInt(b, int64(r.Status), 10)
+	b = append(b, `,"type":"request","url":`...)
+	b = appendString(b, r.URL)
+	b = append(b, `,"userAgent":`...)
+	b = appendString(b, r.UserAgent)
+	if logIP {
+		b = append(b, `,"userIP":`...)
+		b = appendString(b, r.UserIP)
+	}
+	return append(b, '}'), nil
+}
+
+// Data returns the entry's data object as generic JSON values (the form
+// encoding/json produces), for callers that need the attributes as a map.
+func (e Entry) Data() map[string]any {
+	if e.Request == nil {
+		if e.Attrs == nil {
+			return map[string]any{}
+		}
+		return e.Attrs
+	}
+	r := e.Request
+	m := map[string]any{
+		"auth":      r.Auth,
+		"execTime":  r.ExecTime,
+		"method":    r.Method,
+		"referer":   r.Referer,
+		"status":    float64(r.Status),
+		"type":      "request",
+		"url":       r.URL,
+		"userAgent": r.UserAgent,
+	}
+	if r.AuthID != "" {
+		m["authId"] = r.AuthID
+	}
+	if r.Error != "" {
+		m["error"] = r.Error
+		m["details"] = r.Details
+	}
+	if r.RemoteIP != "" || r.UserIP != "" {
+		m["remoteIP"] = r.RemoteIP
+		m["userIP"] = r.UserIP
+	}
+	return m
+}
+
+// appendString appends s as a JSON string. It escapes like encoding/json
+// (including <, > and & as \u003c …), so the output is the same whether or
+// not an outer encoder re-escapes it.
+func appendString(b []byte, s string) []byte {
+	simple := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= 0x80 {
+			simple = false
+			break
+		}
+	}
+	if simple {
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"')
+	}
+	q, _ := json.Marshal(s) // never fails for a string
+	return append(b, q...)
+}
+
+// appendFloat appends f the way encoding/json writes a float64. JSON has no
+// NaN or infinity; they are written as 0 so the entry stays valid JSON.
+func appendFloat(b []byte, f float64) []byte {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, '0')
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// Clean up e-09 to e-9, as encoding/json does.
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}
+
+// HourStat is the number of matching entries created in one UTC hour.
+type HourStat struct {
+	Date  time.Time // start of the hour, UTC
+	Total int
+}
+
+// MarshalJSON encodes the statistic as {"date":"YYYY-MM-DD HH:00:00.000Z","total":N}.
+func (h HourStat) MarshalJSON() ([]byte, error) {
+	b := make([]byte, 0, 56)
+	b = append(b, `{"date":"`...)
+	b = h.Date.UTC().AppendFormat(b, TimeLayout)
+	b = append(b, `","total":`...)
+	b = strconv.AppendInt(b, int64(h.Total), 10)
+	return append(b, '}'), nil
+}
+
+// Page is one page of a List result. It marshals to the reference's list
+// envelope {"items":[…],"page":…,"perPage":…,"totalItems":…,"totalPages":…};
+// Items is never nil, so an empty page has "items":[].
+type Page struct {
+	Items      []Entry `json:"items"`
+	Page       int     `json:"page"`
+	PerPage    int     `json:"perPage"`
+	TotalItems int     `json:"totalItems"` // -1 with Query.SkipTotal
+	TotalPages int     `json:"totalPages"` // -1 with Query.SkipTotal
+}
