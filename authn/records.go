@@ -28,6 +28,17 @@ func (in RecordInput) str(key string) (string, bool, *FieldError) {
 	return s, true, nil
 }
 
+// checkEmail validates the email of an auth record: required, well-formed.
+func checkEmail(email string) *FieldError {
+	switch {
+	case email == "":
+		return errRequired
+	case !ValidEmail(email):
+		return errEmail
+	}
+	return nil
+}
+
 // checkPassword validates a new password: at least MinPasswordRunes
 // characters and at most MaxPasswordBytes bytes (bcrypt's input limit).
 func checkPassword(p string) *FieldError {
@@ -61,13 +72,11 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 		r.ID = id
 	}
 	email, _, ferr := in.str("email")
-	switch {
-	case ferr != nil:
+	if ferr == nil {
+		ferr = checkEmail(email)
+	}
+	if ferr != nil {
 		errs["email"] = ferr
-	case email == "":
-		errs["email"] = errRequired
-	case !ValidEmail(email):
-		errs["email"] = errEmail
 	}
 	r.Email = email
 	if b, ok := toBool(in.Values["emailVisibility"]); ok {
@@ -216,13 +225,10 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 	if email, present, ferr := in.str("email"); ferr != nil {
 		errs["email"] = ferr
 	} else if present && email != old.Email {
-		switch {
-		case !in.Manager:
+		if !in.Manager {
 			errs["email"] = errMismatch
-		case email == "":
-			errs["email"] = errRequired
-		case !ValidEmail(email):
-			errs["email"] = errEmail
+		} else if ferr := checkEmail(email); ferr != nil {
+			errs["email"] = ferr
 		}
 		r.Email = email
 	}

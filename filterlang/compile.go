@@ -693,11 +693,38 @@ func (c *compiler[T]) like(x *Compare, l, r *operand[T]) chain[T] {
 // macroLayout is how dates are stored and compared: as text.
 const macroLayout = "2006-01-02 15:04:05.000Z"
 
-// macro returns the value of a date macro at time now (UTC).
+// macro returns the value of a macro at time now (UTC).
 func macro(name string, now time.Time) (scalar, bool) {
-	if !strings.HasPrefix(name, "@") {
-		return scalar{}, false
+	if text, ok := DateMacro(name, now); ok {
+		return strScalar(text), true
 	}
+	y, m, d := now.Date()
+	switch name {
+	case "@second":
+		return numScalar(float64(now.Second())), true
+	case "@minute":
+		return numScalar(float64(now.Minute())), true
+	case "@hour":
+		return numScalar(float64(now.Hour())), true
+	case "@day":
+		return numScalar(float64(d)), true
+	case "@month":
+		return numScalar(float64(m)), true
+	case "@weekday":
+		return numScalar(float64(now.Weekday())), true
+	case "@year":
+		return numScalar(float64(y)), true
+	}
+	return scalar{}, false
+}
+
+// DateMacro returns the value of the date macro name (@now, @yesterday,
+// @tomorrow, @todayStart, @todayEnd, @monthStart, @monthEnd, @yearStart,
+// @yearEnd) at time now, in UTC, as the stored date text
+// "YYYY-MM-DD HH:MM:SS.mmmZ". Callers that bind dates to their own columns
+// use it to compute exactly what Compile would.
+func DateMacro(name string, now time.Time) (string, bool) {
+	now = now.UTC()
 	y, m, d := now.Date()
 	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
 	end := func(t time.Time) time.Time { return t.Add(-time.Millisecond) }
@@ -721,22 +748,8 @@ func macro(name string, now time.Time) (scalar, bool) {
 		t = day(y, 1, 1)
 	case "@yearEnd":
 		t = end(day(y+1, 1, 1))
-	case "@second":
-		return numScalar(float64(now.Second())), true
-	case "@minute":
-		return numScalar(float64(now.Minute())), true
-	case "@hour":
-		return numScalar(float64(now.Hour())), true
-	case "@day":
-		return numScalar(float64(d)), true
-	case "@month":
-		return numScalar(float64(m)), true
-	case "@weekday":
-		return numScalar(float64(now.Weekday())), true
-	case "@year":
-		return numScalar(float64(y)), true
 	default:
-		return scalar{}, false
+		return "", false
 	}
-	return strScalar(t.Format(macroLayout)), true
+	return t.Format(macroLayout), true
 }

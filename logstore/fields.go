@@ -402,7 +402,7 @@ func rewriteCompare(c *filterlang.Compare, now time.Time) filterlang.Expr {
 		text = l.Value
 	case filterlang.Ident:
 		var ok bool
-		if text, ok = dateMacro(l.Name, now); !ok {
+		if text, ok = filterlang.DateMacro(l.Name, now); !ok {
 			return nil
 		}
 	default:
@@ -465,36 +465,4 @@ func firstTime(ok func(string) bool) int64 {
 		}
 	}
 	return lo
-}
-
-// dateMacro returns the text of a date macro, as filterlang computes it.
-func dateMacro(name string, now time.Time) (string, bool) {
-	now = now.UTC()
-	y, m, d := now.Date()
-	day := func(y int, m time.Month, d int) time.Time { return time.Date(y, m, d, 0, 0, 0, 0, time.UTC) }
-	end := func(t time.Time) time.Time { return t.Add(-time.Millisecond) }
-	var t time.Time
-	switch name {
-	case "@now":
-		t = now
-	case "@yesterday":
-		t = now.AddDate(0, 0, -1)
-	case "@tomorrow":
-		t = now.AddDate(0, 0, 1)
-	case "@todayStart":
-		t = day(y, m, d)
-	case "@todayEnd":
-		t = end(day(y, m, d+1))
-	case "@monthStart":
-		t = day(y, m, 1)
-	case "@monthEnd":
-		t = end(day(y, m+1, 1))
-	case "@yearStart":
-		t = day(y, 1, 1)
-	case "@yearEnd":
-		t = end(day(y+1, 1, 1))
-	default:
-		return "", false
-	}
-	return t.Format(TimeLayout), true
 }

@@ -300,17 +300,7 @@ func (f *File) Committed() int64 {
 }
 
 // ReadAt returns the payload of the frame at off, checking its checksum.
-func (f *File) ReadAt(off int64) ([]byte, error) {
-	f.fdmu.RLock()
-	defer f.fdmu.RUnlock()
-	f.mu.Lock()
-	size, closed := f.size, f.closed
-	f.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	return readFrame(f.fd, f.path, off, size)
-}
+func (f *File) ReadAt(off int64) ([]byte, error) { return f.ReadFrameInto(nil, off) }
 
 // ReadFrameInto is like ReadAt but reuses buf for the payload when it is large
 // enough, so a reader of many frames need not allocate for each.
@@ -324,10 +314,6 @@ func (f *File) ReadFrameInto(buf []byte, off int64) ([]byte, error) {
 		return nil, ErrClosed
 	}
 	return readFrameInto(f.fd, f.path, buf, off, size)
-}
-
-func readFrame(r io.ReaderAt, path string, off, size int64) ([]byte, error) {
-	return readFrameInto(r, path, nil, off, size)
 }
 
 func readFrameInto(r io.ReaderAt, path string, buf []byte, off, size int64) ([]byte, error) {
