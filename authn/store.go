@@ -146,6 +146,10 @@ func (s *Store) bootstrap() error {
 	return s.commit(ops...)
 }
 
+// Snapshot writes a consistent copy of the store's journal (everything
+// acknowledged so far) to w, for backups; writers are not stopped.
+func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
+
 // Close closes the journal.
 func (s *Store) Close() error {
 	s.mu.Lock()

@@ -347,3 +347,31 @@ func TestListFilterSort(t *testing.T) {
 	wantError(t, e.do("GET", "/api/collections/users/records?filter=nope%3D1", e.su, nil), 400, msgBadRequest)
 	wantError(t, e.do("GET", "/api/collections/users/records?sort=password", e.su, nil), 400, msgBadRequest)
 }
+
+// TestUsernameIdentity: a collection can make a text field an identity
+// field; it is then unique and accepted by auth-with-password.
+func TestUsernameIdentity(t *testing.T) {
+	e := newEnv(t)
+	res := e.do("POST", "/api/collections", e.su, `{"name":"members","type":"auth","createRule":"","fields":[{"name":"username","type":"text","max":40}],"passwordAuth":{"enabled":true,"identityFields":["email","username"]}}`)
+	if res.Status != 200 {
+		t.Fatalf("create collection: %d %s", res.Status, res.Body)
+	}
+	res = e.do("POST", "/api/collections/members/records", "", `{"email":"m@example.com","username":"mika","password":"password1","passwordConfirm":"password1"}`)
+	if res.Status != 200 || res.JSON(t)["username"] != "mika" {
+		t.Fatalf("sign up: %d %s", res.Status, res.Body)
+	}
+	res = e.do("POST", "/api/collections/members/records", "", `{"email":"n@example.com","username":"mika","password":"password1","passwordConfirm":"password1"}`)
+	if res.Status != 400 || !strings.Contains(string(res.Body), `"username":{"code":"validation_not_unique"`) {
+		t.Errorf("duplicate username: %d %s", res.Status, res.Body)
+	}
+	tok := e.login("members", "mika", "password1")
+	if c := claimsOf(t, tok); c["exp"] == nil {
+		t.Errorf("a new auth collection's tokens expire (7 days): %v", c)
+	}
+	res = e.do("GET", "/api/collections/members/auth-methods", "", nil)
+	if m := res.JSON(t); m["usernamePassword"] != true || m["emailPassword"] != true {
+		t.Errorf("auth-methods = %s", res.Body)
+	}
+	res = e.do("POST", "/api/collections/members/auth-with-password", "", `{"identity":"mika","password":"password1","identityField":"email"}`)
+	wantError(t, res, 400, msgAuthFailed)
+}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -158,6 +159,10 @@ func Open(path string) (*Store, error) {
 
 // Close closes the journal.
 func (s *Store) Close() error { return s.j.Close() }
+
+// Snapshot writes a consistent copy of the settings journal to w, for
+// backups.
+func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
 // Get returns the current settings, secrets included. The slices in it are
 // shared and must not be modified.

@@ -51,7 +51,8 @@
 //
 // A *File is safe for concurrent use. Append writes frames at the end with one
 // write call; Sync makes everything appended so far durable; ReadAt reads one
-// frame back. Committed reports the length of the durable prefix, and CopyTo
-// copies such a prefix: a backup reads Committed under a brief lock and copies
-// that many bytes while writers keep appending.
+// frame back. Committed reports the length of the durable prefix, and
+// Snapshot copies that prefix, as of the start of the call, while writers
+// keep appending: a backup captures one consistent instant of the journal
+// without stopping them.
 package journal

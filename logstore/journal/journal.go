@@ -344,12 +344,17 @@ func readFrameInto(r io.ReaderAt, path string, buf []byte, off, size int64) ([]b
 	return buf, nil
 }
 
-// CopyTo writes the first n bytes of the file to w. With n taken from
-// Committed it copies a consistent, durable prefix while appends go on.
-func (f *File) CopyTo(w io.Writer, n int64) (int64, error) {
+// Snapshot writes the durable prefix of the file (its first Committed bytes,
+// read at the start of the call) to w. Appends go on meanwhile; Compact and
+// Close wait until the copy is done, so the bytes copied are one consistent
+// instant of the journal, however long the copy takes.
+func (f *File) Snapshot(w io.Writer) (int64, error) {
 	f.fdmu.RLock()
 	defer f.fdmu.RUnlock()
-	if f.isClosed() {
+	f.mu.Lock()
+	n, closed := f.committed, f.closed
+	f.mu.Unlock()
+	if closed {
 		return 0, ErrClosed
 	}
 	return io.Copy(w, io.NewSectionReader(f.fd, 0, n))
