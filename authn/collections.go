@@ -54,6 +54,9 @@ func (s *Store) CreateCollection(body []byte) (*Collection, error) {
 	if c.Type != TypeAuth {
 		c.AuthOptions = nil
 	}
+	if c.Fields == nil {
+		c.Fields = []Field{}
+	}
 	if c.IsAuth() {
 		c.Fields = withAuthFields(c.Fields)
 		c.Indexes = authIndexes(c.ID, c.Name)
@@ -110,7 +113,10 @@ func (s *Store) UpdateCollection(c *Collection, body []byte) (*Collection, error
 	if err := decodeInto(body, n); err != nil {
 		return nil, err
 	}
-	n.ID, n.Type, n.System, n.Created = cur.ID, cur.Type, cur.System, cur.Created
+	if n.Type != cur.Type {
+		return nil, CollectionError{"type": &FieldError{Code: "validation_collection_type_change", Message: "The collection type cannot be changed."}}
+	}
+	n.ID, n.System, n.Created = cur.ID, cur.System, cur.Created
 	n.Updated = Time{s.now().UTC()}
 	if cur.IsSuperusers() {
 		n.Name = cur.Name
@@ -279,6 +285,11 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 		if o.OTP.Length < 4 {
 			sub("otp")["length"] = &FieldError{Code: "validation_min_greater_equal_than_required", Message: "Must be no less than 4.", Params: map[string]any{"threshold": 4}}
 		}
+	}
+	if c.IsSuperusers() && (o.OTP.Enabled || o.MFA.Enabled) {
+		// OTP and MFA sign-in have no endpoints yet: turning them on for
+		// _superusers would lock every superuser out.
+		sub("otp")["enabled"] = &FieldError{Code: "validation_not_supported", Message: "OTP and MFA for _superusers need the OTP endpoints, which this server does not serve yet."}
 	}
 	if c.IsSuperusers() && o.OAuth2.Enabled {
 		sub("oauth2")["enabled"] = &FieldError{Code: "validation_superusers_oauth2", Message: "OAuth2 is not supported for the _superusers collection."}

@@ -145,7 +145,6 @@ var (
 	errMismatch     = &FieldError{Code: "validation_values_mismatch", Message: "Values don't match."}
 	errInvalidOld   = &FieldError{Code: "validation_invalid_old_password", Message: "Missing or invalid old password."}
 	errFormat       = &FieldError{Code: "validation_invalid_format", Message: "Invalid value format."}
-	errNotInList    = &FieldError{Code: "validation_in_invalid", Message: "Must be a valid value."}
 )
 
 func errMinText(n int) *FieldError {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -20,9 +21,15 @@ const (
 // DefaultCost is the bcrypt cost of stored passwords.
 const DefaultCost = 10
 
-// ErrBusy is returned by a Hasher whose context ended while it waited for a
-// free slot.
+// ErrBusy is returned by a Hasher that is already queueing its limit of
+// waiting computations, or whose caller's context ended while it waited.
 var ErrBusy = errors.New("authn: too many password checks in progress")
+
+// maxWaitingPerSlot bounds the queue of a Hasher: beyond this many waiting
+// computations per slot, new ones fail at once with ErrBusy instead of
+// piling up goroutines and request bodies. At cost 10 a slot clears about
+// 14 checks a second, so the last of them waits about 4.5 s.
+const maxWaitingPerSlot = 64
 
 // bcryptNice is the nice value of the threads that run bcrypt.
 const bcryptNice = 10
@@ -35,9 +42,10 @@ const bcryptNice = 10
 // login flood uses the idle CPU without delaying cheap requests: the
 // kernel, not Go's 10 ms preemption tick, decides who runs.
 type Hasher struct {
-	cost  int
-	slots chan struct{}
-	dummy []byte // hash compared against when an identity is unknown
+	cost    int
+	slots   chan struct{}
+	waiting atomic.Int64 // computations queued for a slot
+	dummy   []byte       // hash compared against when an identity is unknown
 }
 
 // NewHasher returns a Hasher with the given bcrypt cost and number of
@@ -57,6 +65,16 @@ func NewHasher(cost, slots int) (*Hasher, error) {
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	if h.waiting.Add(1) > int64(maxWaitingPerSlot*cap(h.slots)) {
+		h.waiting.Add(-1)
+		return ErrBusy
+	}
+	defer h.waiting.Add(-1)
 	select {
 	case h.slots <- struct{}{}:
 		return nil

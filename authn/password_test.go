@@ -46,6 +46,12 @@ func TestHasherBounded(t *testing.T) {
 	if _, err := h.Check(ctx, "", "x"); err != ErrBusy {
 		t.Errorf("Check with no free slot = %v, want ErrBusy", err)
 	}
+	// A full queue refuses at once, whatever the context.
+	h.waiting.Store(maxWaitingPerSlot)
+	if _, err := h.Check(context.Background(), "", "x"); err != ErrBusy {
+		t.Errorf("Check with a full queue = %v, want ErrBusy", err)
+	}
+	h.waiting.Store(0)
 	<-h.slots
 	if _, err := h.Check(context.Background(), "", "x"); err != nil {
 		t.Errorf("Check with a free slot: %v", err)

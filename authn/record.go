@@ -64,24 +64,3 @@ func (r *Record) Public(c *Collection, showEmail bool) map[string]any {
 	}
 	return m
 }
-
-// Value returns the value of field name for filtering and identity lookups:
-// system fields from the record itself, custom ones from Fields.
-func (r *Record) Value(name string) (any, bool) {
-	switch name {
-	case "id":
-		return r.ID, true
-	case "email":
-		return r.Email, true
-	case "emailVisibility":
-		return r.EmailVisibility, true
-	case "verified":
-		return r.Verified, true
-	case "created":
-		return Time{r.Created}.String(), true
-	case "updated":
-		return Time{r.Updated}.String(), true
-	}
-	v, ok := r.Fields[name]
-	return v, ok
-}

@@ -263,9 +263,11 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 		}
 		if !in.Manager {
 			oldPassword, _, _ := in.str("oldPassword")
-			if ok, err := s.hasher.Check(ctx, old.PasswordHash, oldPassword); err != nil {
+			if oldPassword == "" {
+				errs["oldPassword"] = errInvalidOld
+			} else if ok, err := s.hasher.Check(ctx, old.PasswordHash, oldPassword); err != nil {
 				return nil, err
-			} else if oldPassword == "" || !ok {
+			} else if !ok {
 				errs["oldPassword"] = errInvalidOld
 			}
 		}

@@ -60,12 +60,33 @@ type Store struct {
 	colOrder  []string                      // collection ids in creation order
 }
 
-// op is one journal entry: the new full state of an object, or its deletion.
+// op is one change: the new full state of an object, or its deletion. A
+// journal frame holds the JSON array of the ops of one commit, so a commit
+// is all or nothing even when it changes several objects, and a torn write
+// can only ever be a torn last frame.
 type op struct {
 	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord"
 	Collection *Collection `json:"collection,omitempty"`
 	Record     *Record     `json:"record,omitempty"`
 	ID         string      `json:"id,omitempty"`
+}
+
+// check rejects an op that names no object, so that a damaged or foreign
+// journal is refused instead of crashing the replay.
+func (o *op) check() error {
+	switch {
+	case o == nil:
+		return errors.New("empty change")
+	case o.Op == "collection" && o.Collection != nil && o.Collection.ID != "" && o.Collection.Name != "":
+	case o.Op == "record" && o.Record != nil && o.Record.ID != "" && o.Record.CollectionID != "":
+	case (o.Op == "deleteCollection" || o.Op == "deleteRecord") && o.ID != "":
+	default:
+		return fmt.Errorf("malformed change %q", o.Op)
+	}
+	if o.Op == "collection" && o.Collection.Type == TypeAuth && o.Collection.AuthOptions == nil {
+		return fmt.Errorf("auth collection %s without options", o.Collection.ID)
+	}
+	return nil
 }
 
 // Open opens the store journal at path, creating it with the _superusers and
@@ -97,12 +118,17 @@ func Open(path string, opts Options) (*Store, error) {
 		OnDamage: func(d journal.Damage) {
 			s.log.Warn("auth journal: dropped torn tail", "path", path, "offset", d.Offset, "bytes", d.Length)
 		},
-	}, func(_ int64, payload []byte) error {
-		var o op
-		if err := json.Unmarshal(payload, &o); err != nil {
-			return fmt.Errorf("authn: decode journal entry: %w", err)
+	}, func(off int64, payload []byte) error {
+		var ops []*op
+		if err := json.Unmarshal(payload, &ops); err != nil {
+			return fmt.Errorf("authn: decode journal entry at offset %d: %w", off, err)
 		}
-		s.apply(&o, journal.FrameSize(len(payload)))
+		for _, o := range ops {
+			if err := o.check(); err != nil {
+				return fmt.Errorf("authn: journal entry at offset %d: %w", off, err)
+			}
+		}
+		s.applyFrame(ops, journal.FrameSize(len(payload)))
 		return nil
 	})
 	if err != nil {
@@ -169,7 +195,15 @@ func opKey(o *op) string {
 	return "r:" + o.ID
 }
 
-// apply changes the in-memory state; size is the op's frame size.
+// applyFrame applies the ops of one frame, charging each an equal share of
+// the frame's size for the compaction estimate.
+func (s *Store) applyFrame(ops []*op, size int64) {
+	for _, o := range ops {
+		s.apply(o, size/int64(len(ops)))
+	}
+}
+
+// apply changes the in-memory state; size is the op's share of its frame.
 func (s *Store) apply(o *op, size int64) {
 	key := opKey(o)
 	s.live -= s.sizes[key]
@@ -218,25 +252,20 @@ func (s *Store) apply(o *op, size int64) {
 	s.live += size
 }
 
-// commit persists ops durably, then applies them. The caller holds s.mu.
+// commit persists ops durably, as one frame, then applies them. The caller
+// holds s.mu.
 func (s *Store) commit(ops ...*op) error {
-	payloads := make([][]byte, len(ops))
-	for i, o := range ops {
-		b, err := json.Marshal(o)
-		if err != nil {
-			return fmt.Errorf("authn: encode: %w", err)
-		}
-		payloads[i] = b
+	payload, err := json.Marshal(ops)
+	if err != nil {
+		return fmt.Errorf("authn: encode: %w", err)
 	}
-	if _, err := s.j.Append(payloads...); err != nil {
+	if _, err := s.j.Append(payload); err != nil {
 		return err
 	}
 	if err := s.j.Sync(); err != nil {
 		return err
 	}
-	for i, o := range ops {
-		s.apply(o, journal.FrameSize(len(payloads[i])))
-	}
+	s.applyFrame(ops, journal.FrameSize(len(payload)))
 	if size := s.j.Size(); size > s.compactAt && size > 4*s.live {
 		if err := s.compact(); err != nil {
 			// The journal is still whole and correct, just longer than needed.
@@ -252,7 +281,7 @@ func (s *Store) compact() error {
 	var live int64
 	err := s.j.Compact(func(w *journal.Writer) error {
 		add := func(o *op) error {
-			b, err := json.Marshal(o)
+			b, err := json.Marshal([]*op{o})
 			if err != nil {
 				return err
 			}
@@ -342,13 +371,6 @@ func (s *Store) sortedRecords(colID string) []*Record {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
 	})
 	return out
-}
-
-// CountRecords returns the number of records in collection c.
-func (s *Store) CountRecords(c *Collection) int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.byCol[c.ID])
 }
 
 // FindByEmail returns the record of c with exactly this email.

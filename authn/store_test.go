@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"strongbox/logstore/journal"
 )
 
 type testClock struct{ t time.Time }
@@ -309,5 +311,32 @@ func TestSnapshot(t *testing.T) {
 	_, okB := c.FindByEmail(users, "b@example.com")
 	if !okA || okB {
 		t.Errorf("snapshot holds a=%v b=%v, want a only", okA, okB)
+	}
+}
+
+// TestMalformedJournal: well-framed entries that do not describe a change
+// are refused with an error, never a panic.
+func TestMalformedJournal(t *testing.T) {
+	for _, payload := range []string{
+		`{"op":"record"}`,
+		`[{"op":"record"}]`,
+		`[{"op":"collection"}]`,
+		`[{"op":"collection","collection":{"id":"x","name":"x","type":"auth"}}]`,
+		`[{"op":"deleteRecord"}]`,
+		`[null]`,
+		`[{"op":"frobnicate","id":"x"}]`,
+	} {
+		path := filepath.Join(t.TempDir(), "auth.journal")
+		j, err := journal.Open(path, journal.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j.Append([]byte(payload))
+		j.Close()
+		h, _ := NewHasher(bcrypt.MinCost, 1)
+		if s, err := Open(path, Options{Hasher: h}); err == nil {
+			s.Close()
+			t.Errorf("Open accepted a journal holding %s", payload)
+		}
 	}
 }

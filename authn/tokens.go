@@ -13,12 +13,21 @@ func signingKey(c *Collection, r *Record, typ TokenType) []byte {
 	return []byte(r.TokenKey + c.Token(typ).Secret)
 }
 
+// DefaultStaticTokenDuration is the lifetime of a non-refreshable token
+// (impersonation) when neither the caller nor the collection sets one.
+const DefaultStaticTokenDuration = 7 * 24 * time.Hour
+
 // NewAuthToken issues an auth token for record r of c. A zero duration means
-// the collection's authToken duration, and a collection duration of zero
-// means a token without expiry (§5.9 of the interface document).
+// the collection's authToken duration. A collection duration of zero means
+// refreshable (password) tokens without expiry (§5.9 of the interface
+// document); a static token, which cannot be refreshed, still expires, after
+// DefaultStaticTokenDuration.
 func (s *Store) NewAuthToken(c *Collection, r *Record, refreshable bool, d time.Duration) (string, error) {
 	if d <= 0 {
 		d = time.Duration(c.AuthToken.Duration) * time.Second
+	}
+	if d <= 0 && !refreshable {
+		d = DefaultStaticTokenDuration
 	}
 	return s.sign(c, r, TokenAuth, d, &refreshable)
 }

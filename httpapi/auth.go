@@ -134,7 +134,8 @@ func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	token := st.token
-	if p, err := authn.ParseUnverified(token); err == nil && p.Claims.Refreshable != nil && *p.Claims.Refreshable {
+	if st.claims.Refreshable != nil && *st.claims.Refreshable {
+		var err error
 		if token, err = s.auth.NewAuthToken(c, st.rec, true, 0); err != nil {
 			return newError(http.StatusInternalServerError, "Failed to refresh auth token.", err)
 		}

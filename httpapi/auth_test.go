@@ -375,3 +375,41 @@ func TestUsernameIdentity(t *testing.T) {
 	res = e.do("POST", "/api/collections/members/auth-with-password", "", `{"identity":"mika","password":"password1","identityField":"email"}`)
 	wantError(t, res, 400, msgAuthFailed)
 }
+
+func TestCollectionGuards(t *testing.T) {
+	e := newEnv(t)
+	res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":true}}`)
+	if res.Status != 400 || !strings.Contains(string(res.Body), `"otp":{"enabled":{"code":"validation_not_supported"`) {
+		t.Errorf("enable OTP on _superusers: %d %s", res.Status, res.Body)
+	}
+	res = e.do("PATCH", "/api/collections/users", e.su, `{"type":"base"}`)
+	if res.Status != 400 || !strings.Contains(string(res.Body), `"type":{"code":"validation_collection_type_change"`) {
+		t.Errorf("type change: %d %s", res.Status, res.Body)
+	}
+	res = e.do("POST", "/api/collections", e.su, `{"name":"posts","type":"base"}`)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"fields":[]`) {
+		t.Errorf("base collection: %d %s", res.Status, res.Body)
+	}
+	// A page far past the end is empty, not a crash.
+	res = e.do("GET", "/api/collections?page=9223372036854775807", e.su, nil)
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"items":[]`) {
+		t.Errorf("huge page: %d %s", res.Status, res.Body)
+	}
+	res = e.do("GET", "/api/collections/users/records?page=9223372036854775807", "", nil)
+	if res.Status != 200 {
+		t.Errorf("huge page on records: %d %s", res.Status, res.Body)
+	}
+}
+
+// TestImpersonationExpires: static tokens always expire, even for users,
+// whose password tokens do not (§5.9).
+func TestImpersonationExpires(t *testing.T) {
+	e := newEnv(t)
+	id := e.signUp("u@example.com", "password1")
+	res := e.do("POST", "/api/collections/users/impersonate/"+id, e.su, nil)
+	c := claimsOf(t, res.JSON(t)["token"].(string))
+	exp, _ := c["exp"].(float64)
+	if want := e.clock.Now().Add(authn.DefaultStaticTokenDuration).Unix(); int64(exp) != want {
+		t.Errorf("exp = %v, want %d", c["exp"], want)
+	}
+}

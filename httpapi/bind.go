@@ -19,9 +19,9 @@ type body struct {
 
 // bind reads the request body as PocketBase's binder does: an empty body
 // binds nothing; application/json must be a JSON object; urlencoded and
-// multipart forms bind their values (and a "@jsonPayload" field holding a
-// JSON object is decoded on top). Any other content type with a body is
-// refused.
+// multipart forms bind their values, merged with the URL's query values as
+// Go's Request.Form does (and a "@jsonPayload" field holding a JSON object
+// is decoded on top). Any other content type with a body is refused.
 func bind(r *http.Request) (*body, error) {
 	b := &body{vals: map[string]any{}}
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
@@ -48,7 +48,7 @@ func bind(r *http.Request) (*body, error) {
 		if err != nil {
 			return nil, readError(err)
 		}
-		for k, v := range r.PostForm {
+		for k, v := range r.Form {
 			if len(v) > 0 {
 				b.vals[k] = v[0]
 			}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 
 	"strongbox/authn"
@@ -130,7 +129,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	if data == nil {
 		data = map[string]any{}
 	}
-	writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
+	s.writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
 }
 
 // marshal encodes v as PocketBase does: encoding/json with HTML escaping and
@@ -145,10 +144,10 @@ func marshal(v any) ([]byte, error) {
 
 // writeBody marshals v before writing the status, so that a marshalling
 // failure can still become a 500.
-func writeBody(w http.ResponseWriter, status int, v any) {
+func (s *Server) writeBody(w http.ResponseWriter, status int, v any) {
 	b, err := marshal(v)
 	if err != nil {
-		slog.Error("marshal response", "err", err)
+		s.log.Error("marshal response", "err", err)
 		status = http.StatusInternalServerError
 		b = []byte(`{"data":{},"message":"Something went wrong while processing your request.","status":500}` + "\n")
 	}

@@ -6,7 +6,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"strongbox/authn"
 	"strongbox/httpapi/settings"
@@ -96,21 +98,21 @@ var secretParams = []string{"token", "password", "passwordConfirm", "oldPassword
 // logRequest hands the request's log entry to the store's batcher. It runs
 // after the response is written and never waits for the disk.
 func (s *Server) logRequest(r *http.Request, st *state) {
-	if s.logs == nil || (st.quiet && st.err == nil) {
+	if st.quiet && st.err == nil {
 		return
 	}
 	cfg := s.settings.Get()
 	if cfg.Logs.MaxDays == 0 {
 		return
 	}
-	uri := redactURI(r.URL)
+	uri := logText(redactURI(r.URL))
 	req := &logstore.Request{
 		ExecTime:  float64(s.now().Sub(st.start).Nanoseconds()) / 1e6,
-		Method:    truncate(strings.ToUpper(r.Method), maxLoggedMethod),
-		Referer:   truncate(r.Referer(), maxLoggedHeader),
+		Method:    truncate(logText(strings.ToUpper(r.Method)), maxLoggedMethod),
+		Referer:   truncate(logText(redactReferer(r.Referer())), maxLoggedHeader),
 		Status:    st.status,
 		URL:       truncate(uri, maxLoggedURL),
-		UserAgent: truncate(r.UserAgent(), maxLoggedHeader),
+		UserAgent: truncate(logText(r.UserAgent()), maxLoggedHeader),
 	}
 	if st.col != nil {
 		req.Auth = st.col.Name
@@ -133,7 +135,7 @@ func (s *Server) logRequest(r *http.Request, st *state) {
 	}
 	msg := uri
 	if u, err := url.PathUnescape(uri); err == nil {
-		msg = u
+		msg = logText(u)
 	}
 	s.logs.Add(logstore.Entry{Level: level, Message: req.Method + " " + msg, Request: req})
 }
@@ -161,37 +163,50 @@ func errorDetails(e *Error) any {
 // redactURI returns the request URI with the values of secret query
 // parameters replaced.
 func redactURI(u *url.URL) string {
-	uri := u.RequestURI()
 	if u.RawQuery == "" {
-		return uri
+		return u.RequestURI()
 	}
-	secret := false
-	for _, p := range secretParams {
-		if strings.Contains(u.RawQuery, p+"=") {
-			secret = true
-			break
-		}
-	}
-	if !secret {
-		return uri
-	}
-	parts := strings.Split(u.RawQuery, "&")
-	for i, part := range parts {
-		k, _, _ := strings.Cut(part, "=")
-		if name, err := url.QueryUnescape(k); err == nil {
-			for _, p := range secretParams {
-				if name == p {
-					parts[i] = k + "=" + redactedValue
-				}
-			}
-		}
-	}
-	return u.EscapedPath() + "?" + strings.Join(parts, "&")
+	return u.EscapedPath() + "?" + redactQuery(u.RawQuery)
 }
 
+// redactReferer redacts the query of a Referer header the same way.
+func redactReferer(ref string) string {
+	base, query, ok := strings.Cut(ref, "?")
+	if !ok {
+		return ref
+	}
+	return base + "?" + redactQuery(query)
+}
+
+// redactQuery replaces the values of secretParams in a raw query. Names are
+// compared decoded, so an escaped name such as %74oken is caught too.
+func redactQuery(raw string) string {
+	parts := strings.Split(raw, "&")
+	for i, part := range parts {
+		k, _, _ := strings.Cut(part, "=")
+		name, err := url.QueryUnescape(k)
+		if err != nil {
+			name = k
+		}
+		if slices.Contains(secretParams, name) {
+			parts[i] = k + "=" + redactedValue
+		}
+	}
+	return strings.Join(parts, "&")
+}
+
+// logText makes a client-supplied string valid UTF-8, replacing invalid
+// bytes, as its JSON form would anyway; stored log text then never contains
+// bytes such as the journal's frame marker.
+func logText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// truncate cuts s to at most n bytes (on a character boundary) plus "...".
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }
@@ -236,6 +251,10 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	// Hold the lock until the log store has the new settings too, so that
+	// two concurrent changes cannot leave the store and the settings apart.
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
 	v, err := s.settings.Patch(b)
 	if data := validationData(err); data != nil {
 		return errValidation("An error occurred while saving the new settings.", data)
@@ -246,10 +265,8 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	if s.logs != nil {
-		if err := s.logs.SetRetention(v.Logs.MaxDays, v.Logs.MinLevel); err != nil {
-			return fmt.Errorf("apply log settings: %w", err)
-		}
+	if err := s.logs.SetRetention(v.Logs.MaxDays, v.Logs.MinLevel); err != nil {
+		return fmt.Errorf("apply log settings: %w", err)
 	}
 	return writeJSON(w, r, http.StatusOK, v.Public())
 }

@@ -221,3 +221,61 @@ func TestSettingsAPI(t *testing.T) {
 		t.Errorf("%d entries after maxDays 0", len(items))
 	}
 }
+
+func TestLogsRedactionEscapes(t *testing.T) {
+	e := newEnv(t)
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/health?m=esc&%74oken=SECRET1&passw%6Frd=SECRET2", nil)
+	req.Header.Set("Referer", "https://app.example.com/download?token=SECRET3&x=1")
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	items := e.listLogs(`data.url ~ "m=esc"`)
+	if len(items) != 1 {
+		t.Fatalf("got %d entries", len(items))
+	}
+	b, _ := json.Marshal(items[0])
+	for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3"} {
+		if strings.Contains(string(b), secret) {
+			t.Errorf("log entry contains %s: %s", secret, b)
+		}
+	}
+	if ref := items[0]["data"].(map[string]any)["referer"]; ref != "https://app.example.com/download?token=REDACTED&x=1" {
+		t.Errorf("referer = %v", ref)
+	}
+}
+
+func TestLogsIPAndMinLevel(t *testing.T) {
+	e := newEnv(t)
+	if res := e.do("PATCH", "/api/settings", e.su, `{"logs":{"logIP":false,"minLevel":4}}`); res.Status != 200 {
+		t.Fatalf("patch: %d %s", res.Status, res.Body)
+	}
+	e.doRaw("GET", "/api/health?m=info", "", "", nil) // level 0: below minLevel
+	e.doRaw("POST", "/api/nope?m=error", "", "", nil) // level 8: kept
+	items := e.listLogs(`data.url ~ "m="`)
+	if len(items) != 1 || items[0]["message"] != "POST /api/nope?m=error" {
+		t.Fatalf("entries = %v, want only the failed request", items)
+	}
+	data := items[0]["data"].(map[string]any)
+	if _, ok := data["remoteIP"]; ok {
+		t.Errorf("remoteIP stored with logIP false: %v", data)
+	}
+	if _, ok := data["userIP"]; ok {
+		t.Errorf("userIP stored with logIP false: %v", data)
+	}
+}
+
+func TestLogText(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":          "plain",
+		"a\xf5\x1a\xb0^": "a\uFFFD\x1a\uFFFD^",
+	} {
+		if got := logText(in); got != want {
+			t.Errorf("logText(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := truncate("héllo", 2); got != "h..." {
+		t.Errorf("truncate splits a character: %q", got)
+	}
+}

@@ -123,8 +123,9 @@ func parsePaging(pageStr, perPageStr, skipStr string) (paging, error) {
 // pageOf returns the page of items p selects.
 func pageOf[T any](p paging, items []T) *page {
 	out := &page{Page: p.page, PerPage: p.perPage, Items: []T{}}
-	start := (p.page - 1) * p.perPage
-	if start < len(items) {
+	// Compare in pages, not items: (page-1)*perPage overflows for a huge page.
+	if p.page-1 < (len(items)+p.perPage-1)/p.perPage {
+		start := (p.page - 1) * p.perPage
 		out.Items = items[start:min(start+p.perPage, len(items))]
 	}
 	if p.skipTotal {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"strongbox/authn"
@@ -24,8 +25,8 @@ const DefaultBodyLimit = 32 << 20
 // Config holds a Server's dependencies.
 type Config struct {
 	Auth      *authn.Store
-	Logs      *logstore.Store // request logs; nil = no request logging and no logs API data
-	Settings  *settings.Store
+	Logs      *logstore.Store  // request logs (required)
+	Settings  *settings.Store  // application settings (required)
 	Logger    *slog.Logger     // the server's own log; nil = discard
 	Now       func() time.Time // nil = time.Now
 	BodyLimit int64            // 0 = DefaultBodyLimit
@@ -33,14 +34,15 @@ type Config struct {
 
 // Server is the API. It is an http.Handler.
 type Server struct {
-	auth      *authn.Store
-	logs      *logstore.Store
-	settings  *settings.Store
-	log       *slog.Logger
-	now       func() time.Time
-	bodyLimit int64
-	mux       *http.ServeMux
-	handler   http.Handler
+	auth       *authn.Store
+	logs       *logstore.Store
+	settings   *settings.Store
+	log        *slog.Logger
+	now        func() time.Time
+	bodyLimit  int64
+	mux        *http.ServeMux
+	settingsMu sync.Mutex // serialises settings changes with their effects
+	handler    http.Handler
 }
 
 // NewServer builds the API with its routes and middleware.
@@ -91,6 +93,7 @@ type state struct {
 	col    *authn.Collection // auth collection of the caller, nil for guests
 	rec    *authn.Record     // authenticated record, nil for guests
 	token  string            // the raw auth token that authenticated the request
+	claims *authn.Claims     // its verified claims
 	status int               // status written
 	wrote  bool              // a status has been written
 	err    *Error            // the error rendered, if any
@@ -192,9 +195,9 @@ func (s *Server) securityHeaders(next http.Handler) http.Handler {
 func (s *Server) loadAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "); tok != "" {
-			if c, rec, _, err := s.auth.VerifyToken(tok, authn.TokenAuth); err == nil {
+			if c, rec, claims, err := s.auth.VerifyToken(tok, authn.TokenAuth); err == nil {
 				st := stateOf(r)
-				st.col, st.rec, st.token = c, rec, tok
+				st.col, st.rec, st.token, st.claims = c, rec, tok, claims
 			}
 		}
 		next.ServeHTTP(w, r)

@@ -345,25 +345,31 @@ func readFrameInto(r io.ReaderAt, path string, buf []byte, off, size int64) ([]b
 }
 
 // Snapshot writes the durable prefix of the file (its first Committed bytes,
-// read at the start of the call) to w. Appends go on meanwhile; Compact and
-// Close wait until the copy is done, so the bytes copied are one consistent
-// instant of the journal, however long the copy takes.
+// read at the start of the call) to w, while appends and compactions go on:
+// it reads through a descriptor of its own, which keeps the file it started
+// on even if Compact replaces it, so the bytes copied are one consistent
+// instant of the journal however long the copy takes.
 func (f *File) Snapshot(w io.Writer) (int64, error) {
 	f.fdmu.RLock()
-	defer f.fdmu.RUnlock()
 	f.mu.Lock()
 	n, closed := f.committed, f.closed
 	f.mu.Unlock()
+	var (
+		fd  *os.File
+		err error
+	)
+	if !closed {
+		fd, err = os.Open(f.path)
+	}
+	f.fdmu.RUnlock()
 	if closed {
 		return 0, ErrClosed
 	}
-	return io.Copy(w, io.NewSectionReader(f.fd, 0, n))
-}
-
-func (f *File) isClosed() bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.closed
+	if err != nil {
+		return 0, fmt.Errorf("journal: snapshot %s: %w", f.path, err)
+	}
+	defer fd.Close()
+	return io.Copy(w, io.NewSectionReader(fd, 0, n))
 }
 
 // Writer appends frames to a new journal being built by Compact or Create.
@@ -415,13 +421,19 @@ func (f *File) Compact(fill func(w *Writer) error) error {
 		return err
 	}
 	fd, size, err := writeNew(f.path, fill)
-	if err != nil {
-		return err
+	if fd != nil {
+		// The new file has replaced the old one in the directory: from now
+		// on only it may be written, even if the rename is not yet durable.
+		f.fd.Close()
+		f.fd = fd
+		f.size, f.committed = size, size
 	}
-	f.fd.Close()
-	f.fd = fd
-	f.size, f.committed = size, size
-	return nil
+	if err != nil && fd != nil {
+		// The rename may not survive a crash, so nothing appended now could
+		// be acknowledged safely: fail every later write.
+		f.err = err
+	}
+	return err
 }
 
 // Create writes a new journal at path holding the frames that fill writes,
@@ -429,12 +441,17 @@ func (f *File) Compact(fill func(w *Writer) error) error {
 func Create(path string, fill func(w *Writer) error) (*File, error) {
 	fd, size, err := writeNew(path, fill)
 	if err != nil {
+		if fd != nil {
+			fd.Close()
+		}
 		return nil, err
 	}
 	return &File{path: path, fd: fd, size: size, committed: size}, nil
 }
 
-// writeNew builds a journal in a temporary file and renames it to path.
+// writeNew builds a journal in a temporary file and renames it to path. If
+// the rename succeeded but the directory could not be synced, it returns the
+// new file together with the error: the caller must stop using the old one.
 func writeNew(path string, fill func(w *Writer) error) (*os.File, int64, error) {
 	tmp := path + ".tmp"
 	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
@@ -463,8 +480,7 @@ func writeNew(path string, fill func(w *Writer) error) (*os.File, int64, error) 
 		return fail(err)
 	}
 	if err := SyncDir(filepath.Dir(path)); err != nil {
-		fd.Close()
-		return nil, 0, fmt.Errorf("journal: compact %s: %w", path, err)
+		return fd, w.off, fmt.Errorf("journal: compact %s: %w", path, err)
 	}
 	return fd, w.off, nil
 }
