@@ -68,7 +68,7 @@ func TestErrorsAndRoutes(t *testing.T) {
 		{"impersonate duration string", "POST", "/api/collections/users/impersonate/" + user, e.su, `{"duration":"abc"}`, 400, msgLoadFailed},
 		{"file token no auth", "POST", "/api/files/token", "", "", 401, msgAuthRequired},
 		{"collections as guest", "GET", "/api/collections", "", "", 401, msgAuthRequired},
-		{"collections as user", "GET", "/api/collections", userTok, "", 403, msgSuperusersOnly},
+		{"collections as user", "GET", "/api/collections", userTok, "", 403, msgNotAllowed},
 		{"superusers records as guest", "GET", "/api/collections/_superusers/records", "", "", 403, msgSuperusersOnly},
 		{"sign up as superuser without auth", "POST", "/api/collections/_superusers/records", "", `{"email":"x@example.com","password":"password1","passwordConfirm":"password1"}`, 403, msgSuperusersOnly},
 		{"unsupported content type", "POST", "/api/collections/users/auth-with-password", "", "", 400, msgUnsupportedType},

@@ -41,7 +41,7 @@ func collectionError(msg string, err error) error {
 
 // handleCollectionsList handles GET /api/collections.
 func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) error {
-	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
 	q := r.URL.Query()
@@ -62,7 +62,7 @@ func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) e
 
 // handleCollectionCreate handles POST /api/collections.
 func (s *Server) handleCollectionCreate(w http.ResponseWriter, r *http.Request) error {
-	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
 	b, err := readBody(r)
@@ -78,7 +78,7 @@ func (s *Server) handleCollectionCreate(w http.ResponseWriter, r *http.Request) 
 
 // handleCollectionView handles GET /api/collections/{collection}.
 func (s *Server) handleCollectionView(w http.ResponseWriter, r *http.Request) error {
-	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
 	c, err := s.collectionArg(r)
@@ -90,7 +90,7 @@ func (s *Server) handleCollectionView(w http.ResponseWriter, r *http.Request) er
 
 // handleCollectionUpdate handles PATCH /api/collections/{collection}.
 func (s *Server) handleCollectionUpdate(w http.ResponseWriter, r *http.Request) error {
-	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
 	c, err := s.collectionArg(r)
@@ -113,7 +113,7 @@ func (s *Server) handleCollectionUpdate(w http.ResponseWriter, r *http.Request) 
 
 // handleCollectionDelete handles DELETE /api/collections/{collection}.
 func (s *Server) handleCollectionDelete(w http.ResponseWriter, r *http.Request) error {
-	if err := requireSuperuser(r, msgSuperusersOnly); err != nil {
+	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
 	c, err := s.collectionArg(r)
