@@ -49,6 +49,12 @@ type shared struct {
 	logsDone bool
 	logs     *logMarks
 	logsErr  error
+
+	// loggingOff caches what the server's settings say about request
+	// logging; see Client.requestLoggingOff.
+	settingsMu   sync.Mutex
+	settingsDone bool
+	loggingOff   bool
 }
 
 func newClient(cfg Config) (*Client, error) {
@@ -149,10 +155,18 @@ type rawBody struct {
 	data        []byte
 }
 
+// streamBody is a request body of exactly n bytes read from r as it is
+// sent, with that Content-Length, so that a large body never sits in memory.
+type streamBody struct {
+	contentType string
+	r           io.Reader
+	n           int64
+}
+
 // do sends one request. path is relative to the base URL and may carry a
 // query. auth is the whole Authorization header value ("" sends none).
-// body is nil, url.Values (sent as a form), rawBody, or anything else
-// (sent as JSON).
+// body is nil, url.Values (sent as a form), rawBody, streamBody, or
+// anything else (sent as JSON).
 func (c *Client) do(ctx context.Context, method, path, auth string, body any) (*response, error) {
 	var hdr http.Header
 	if auth != "" {
@@ -173,6 +187,9 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 	case rawBody:
 		rd = bytes.NewReader(b.data)
 		ctype = b.contentType
+	case streamBody:
+		rd = b.r
+		ctype = b.contentType
 	default:
 		data, err := json.Marshal(b)
 		if err != nil {
@@ -184,6 +201,9 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
+	}
+	if sb, ok := body.(streamBody); ok {
+		req.ContentLength = sb.n
 	}
 	req.Header.Set("User-Agent", userAgent)
 	if ctype != "" {

@@ -64,7 +64,10 @@ func reportAsSubtests(t *testing.T, rep Report) {
 	}
 }
 
-var reID = regexp.MustCompile(`^[A-Z]+(-[A-Z0-9]+)*-\d{3}$`)
+var (
+	reID           = regexp.MustCompile(`^[A-Z]+(-[A-Z0-9]+)*-\d{3}$`)
+	reIssueSection = regexp.MustCompile(`^issue \d+ \(`)
+)
 
 // TestRequirementTable checks the table's metadata: unique, well-formed IDs
 // and a section, name, text and check on every requirement.
@@ -81,8 +84,8 @@ func TestRequirementTable(t *testing.T) {
 			t.Errorf("duplicate requirement ID %s", r.ID)
 		}
 		seen[r.ID] = true
-		if !strings.HasPrefix(r.Section, "§") {
-			t.Errorf("%s: Section = %q, want a § reference into the interface document", r.ID, r.Section)
+		if !strings.HasPrefix(r.Section, "§") && !reIssueSection.MatchString(r.Section) {
+			t.Errorf("%s: Section = %q, want a § reference into the interface document (or \"issue N (…)\" for a requirement an issue adds)", r.ID, r.Section)
 		}
 		if r.Name == "" || r.Text == "" || r.Run == nil {
 			t.Errorf("%s: Name, Text and Run are all required", r.ID)
@@ -423,6 +426,49 @@ func TestSuiteAgainstFake(t *testing.T) {
 	if n := len(fake.collection("users").records); n != 0 {
 		t.Errorf("%d users left behind", n)
 	}
+	if got, want := mustJSON(fake.settings), mustJSON(fakeDefaultSettings()); got != want {
+		t.Errorf("settings left changed: %s, want %s", got, want)
+	}
+}
+
+// TestLogsSkippedWhenLoggingOff runs the logs checks against a fake whose
+// settings turn request logging off: the checks that need logged requests
+// are skipped with the reason, the others still pass, and nothing fails.
+func TestLogsSkippedWhenLoggingOff(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the logs checks")
+	}
+	fake := newFakeServer("admin@example.com", "Passw0rd!123")
+	fake.settings["logs"].(map[string]any)["maxDays"] = float64(0)
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	start := time.Now()
+	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: "LOG-"})
+	if d := time.Since(start); d > logsWait {
+		t.Errorf("the run took %s: the fixture waited for entries that cannot appear", d)
+	}
+	outcomes := map[string]Result{}
+	for _, res := range rep.Results {
+		outcomes[res.Req.ID] = res
+		switch res.Outcome {
+		case Fail, Error:
+			t.Errorf("%s: %v %s", res.Req.ID, res.Outcome, res.Detail)
+		case Skip:
+			if !strings.Contains(res.Detail, msgLoggingOff) {
+				t.Errorf("%s: skipped with %q, want the reason %q", res.Req.ID, res.Detail, msgLoggingOff)
+			}
+		}
+	}
+	for _, id := range []string{"LOG-ENTRY-001", "LOG-LIST-001", "LOG-FILTER-001", "LOG-STATS-001", "LOG-SECRET-001"} {
+		if res := outcomes[id]; res.Outcome != Skip {
+			t.Errorf("%s: %v, want SKIP", id, res.Outcome)
+		}
+	}
+	for _, id := range []string{"LOG-AUTH-001", "LOG-VIEW-002", "LOG-FILTER-030"} {
+		if res := outcomes[id]; res.Outcome != Pass {
+			t.Errorf("%s: %v %s, want PASS (it needs no logged requests)", id, res.Outcome, res.Detail)
+		}
+	}
 }
 
 // TestChecksCatchViolations turns on one deliberate violation in the fake at
@@ -454,6 +500,13 @@ func TestChecksCatchViolations(t *testing.T) {
 		{"stats-without-z", "LOG-STATS-00", []string{"LOG-STATS-001", "LOG-STATS-002"}},
 		{"any-of-negated", "LOG-FILTER-", []string{"LOG-FILTER-009", "LOG-FILTER-016"}},
 		{"no-ellipsis", "LOG-", []string{"LOG-FIELDS-002", "LOG-VIEW-004"}},
+		{"no-security-headers", "HTTP-HEADERS-", []string{"HTTP-HEADERS-001"}},
+		{"no-body-limit", "HTTP-LIMIT-", []string{"HTTP-LIMIT-001"}},
+		{"lax-password", "REC-SIGNUP-", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
+		{"records-visible", "REC-ACCESS-", []string{"REC-ACCESS-003"}},
+		{"collections-message", "COLL-", []string{"COLL-AUTH-002"}},
+		{"settings-accept-negative", "SETTINGS-", []string{"SETTINGS-004"}},
+		{"log-token", "LOG-SECRET-", []string{"LOG-SECRET-001"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")

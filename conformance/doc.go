@@ -14,7 +14,13 @@
 // document and PocketBase disagree the document is followed; those
 // requirements say so in their text (for example AUTH-TOKEN-001: password
 // tokens of the users collection carry no exp claim; LOG-FILTER-030..034 and
-// LOG-STATS-010..014: the message for a malformed filter).
+// LOG-STATS-010..014: the message for a malformed filter). Areas the
+// document names but leaves "not shown" (sign-up and records, collections,
+// settings, security headers, the body limit) follow PocketBase v0.31.0 as
+// the project's reference describes it, and cite it. A requirement an issue
+// adds beyond both cites the issue instead of a section (LOG-SECRET-001:
+// request logs never hold the token query parameter or the Authorization
+// value; PocketBase fails it).
 //
 // # Outcomes
 //
@@ -35,7 +41,12 @@
 // already holds data. The logs checks make a few requests marked with a random
 // nonce (for example GET /api/health?cf=<nonce>&k=guest), wait up to 10 s for
 // them to be logged, and then examine only those entries. The suite leaves
-// those few log entries behind, as any client would.
+// those few log entries behind, as any client would. When the server's
+// settings say request logging is off (logs.maxDays 0, read once from GET
+// /api/settings), the checks that need logged requests are skipped with that
+// reason. The settings checks change nothing: their one PATCH must be
+// refused, and a cleanup restores the logs settings read before it if the
+// server applied it anyway.
 //
 // # Running it
 //

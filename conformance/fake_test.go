@@ -36,6 +36,7 @@ type fakeCollection struct {
 type fakeRecord struct {
 	id, email, password, tokenKey string
 	created                       string
+	emailVisibility               bool
 }
 
 type fakeLog struct {
@@ -50,11 +51,20 @@ type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
 	logs        []*fakeLog
+	settings    map[string]any  // meta and logs, as GET /api/settings shows them
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 }
 
+// fakeDefaultSettings are the settings a new fake starts with.
+func fakeDefaultSettings() map[string]any {
+	return map[string]any{
+		"meta": map[string]any{"appName": "Acme", "appURL": "http://localhost:8090"},
+		"logs": map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
+	}
+}
+
 func newFakeServer(suEmail, suPassword string) *fakeServer {
-	f := &fakeServer{bugs: map[string]bool{}}
+	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings()}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
 	su.duration = 86400
 	f.addCollection("_pb_users_auth_", "users", "auth") // static password tokens (§5.9)
@@ -130,6 +140,11 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &fakeReq{w: w, r: r}
+	if !f.bugs["no-security-headers"] {
+		for _, h := range securityHeaders {
+			w.Header().Set(h[0], h[1])
+		}
+	}
 	q.auth, q.authColl = f.loadAuth(r.Header.Get("Authorization"), "auth")
 	err := f.route(q)
 	if err != nil {
@@ -153,6 +168,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/api/logs") && q.status < 400 && !f.bugs["log-log-reads"] {
 		return
 	}
+	if f.settings["logs"].(map[string]any)["maxDays"] == float64(0) {
+		return // request logging is off
+	}
+	uri := r.RequestURI
+	if !f.bugs["log-token"] {
+		uri = fakeRedact(r)
+	}
 	authName := ""
 	if q.authColl != nil {
 		authName = q.authColl.name
@@ -162,12 +184,28 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		level = 8
 	}
 	f.logs = append(f.logs, &fakeLog{id: fakeID(), created: fakeNow(), level: level,
-		message: r.Method + " " + r.RequestURI,
+		message: r.Method + " " + uri,
 		data: map[string]any{
 			"auth": authName, "execTime": float64(time.Since(start).Microseconds()) / 1000, "method": r.Method,
 			"referer": r.Referer(), "remoteIP": "127.0.0.1", "status": float64(q.status), "type": "request",
-			"url": r.RequestURI, "userAgent": r.UserAgent(), "userIP": "127.0.0.1",
+			"url": uri, "userAgent": r.UserAgent(), "userIP": "127.0.0.1",
 		}})
+}
+
+// fakeRedact returns the request URI with the value of a token query
+// parameter replaced, as issue 4 asks (the fake never logs Authorization).
+func fakeRedact(r *http.Request) string {
+	path, rawQuery, ok := strings.Cut(r.RequestURI, "?")
+	if !ok {
+		return r.RequestURI
+	}
+	parts := strings.Split(rawQuery, "&")
+	for i, p := range parts {
+		if k, _, _ := strings.Cut(p, "="); k == "token" {
+			parts[i] = "token=REDACTED"
+		}
+	}
+	return path + "?" + strings.Join(parts, "&")
 }
 
 func mustJSON(v any) string {
@@ -183,7 +221,12 @@ var (
 
 func (f *fakeServer) route(q *fakeReq) error {
 	r, p := q.r, q.r.URL.Path
+	if r.ContentLength > bodyLimit && !f.bugs["no-body-limit"] {
+		return ferr(413, msgTooLarge)
+	}
 	switch {
+	case p == "/api/settings" && (r.Method == "GET" || r.Method == "PATCH"):
+		return f.handleSettings(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
 	case r.Method == "POST" && p == "/api/files/token":
@@ -206,7 +249,7 @@ func (f *fakeServer) route(q *fakeReq) error {
 	if m := reRecords.FindStringSubmatch(p); m != nil {
 		return f.handleRecords(q, m[1], m[2])
 	}
-	if m := reColl.FindStringSubmatch(p); m != nil && r.Method != "GET" {
+	if m := reColl.FindStringSubmatch(p); m != nil {
 		return f.handleCollections(q, m[1])
 	}
 	if r.Method == "GET" {
@@ -403,22 +446,56 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		return ferr(404, msgNotFound)
 	}
 	isSU := q.authColl != nil && q.authColl.name == "_superusers"
+	// users has the rules of PocketBase's default users collection (owner
+	// only, public create); every other auth collection is superusers only.
+	ownerRules := c.name == "users"
+	public := func(rec *fakeRecord) map[string]any {
+		out := recordJSON(c, rec)
+		out["emailVisibility"] = rec.emailVisibility
+		if !rec.emailVisibility && !isSU && q.auth != rec {
+			delete(out, "email")
+		}
+		return out
+	}
 	switch {
+	case r.Method == "GET" && id == "":
+		if !ownerRules && !isSU {
+			return ferr(403, msgOnlySuperusers)
+		}
+		items := []any{}
+		for _, rec := range c.records {
+			if isSU || q.auth == rec {
+				items = append(items, public(rec))
+			}
+		}
+		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 30,
+			"totalItems": len(items), "totalPages": 1})
+	case r.Method == "GET" && id != "":
+		if !ownerRules && !isSU {
+			return ferr(403, msgOnlySuperusers)
+		}
+		rec := c.records[id]
+		if rec == nil || (!isSU && q.auth != rec && !f.bugs["records-visible"]) {
+			return ferr(404, msgNotFound)
+		}
+		return q.json(200, public(rec))
 	case r.Method == "POST" && id == "":
+		if !ownerRules && !isSU {
+			return ferr(403, msgOnlySuperusers)
+		}
 		body, err := readBody(r)
 		if err != nil {
 			return err
 		}
+		if data := f.signUpErrors(c, body); len(data) > 0 {
+			return &fakeErr{status: 400, msg: msgCreateFailed, data: data}
+		}
 		email, _ := body["email"].(string)
 		pw, _ := body["password"].(string)
-		if email == "" || pw == "" || body["passwordConfirm"] != pw {
-			return ferr(400, msgValidation)
-		}
-		rec := &fakeRecord{id: fakeID(), email: email, password: pw, tokenKey: fakeID(), created: fakeNow()}
+		vis, _ := body["emailVisibility"].(bool)
+		rec := &fakeRecord{id: fakeID(), email: email, password: pw, tokenKey: fakeID(), created: fakeNow(), emailVisibility: vis}
 		c.records[rec.id] = rec
-		out := recordJSON(c, rec)
-		delete(out, "email")
-		return q.json(200, out)
+		return q.json(200, public(rec))
 	case r.Method == "PATCH" && id != "":
 		if !isSU {
 			return ferr(403, msgNotAllowed)
@@ -453,13 +530,76 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 	return ferr(404, msgNotFound)
 }
 
+var reFakeEmail = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[^@\s]+$`)
+
+// signUpErrors validates a sign-up body as PocketBase does: the form's
+// password fields first, then the record's fields.
+func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[string]any {
+	fe := func(code, msg string) map[string]any { return map[string]any{"code": code, "message": msg} }
+	data := map[string]any{}
+	email, _ := body["email"].(string)
+	pw, _ := body["password"].(string)
+	confirm, _ := body["passwordConfirm"].(string)
+	if pw == "" {
+		data["password"] = fe(codeRequired, "Cannot be blank.")
+	}
+	if confirm == "" {
+		data["passwordConfirm"] = fe(codeRequired, "Cannot be blank.")
+	} else if confirm != pw {
+		data["passwordConfirm"] = fe(codeMismatch, "Values don't match.")
+	}
+	if len(data) > 0 {
+		return data
+	}
+	switch {
+	case len(pw) < 8 && !f.bugs["lax-password"]:
+		data["password"] = fe(codeMinText, "Must be at least 8 character(s).")
+	case len(pw) > 71 && !f.bugs["lax-password"]:
+		data["password"] = fe(codeMaxText, "Must be less than 71 character(s).")
+	}
+	switch {
+	case email == "":
+		data["email"] = fe(codeRequired, "Cannot be blank.")
+	case !reFakeEmail.MatchString(email):
+		data["email"] = fe(codeIsEmail, "Must be a valid email address.")
+	default:
+		for _, rec := range c.records {
+			if rec.email == email {
+				data["email"] = fe(codeNotUnique, "Value must be unique.")
+			}
+		}
+	}
+	return data
+}
+
 func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	r := q.r
 	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
 	if q.authColl.name != "_superusers" {
+		if f.bugs["collections-message"] {
+			return ferr(403, msgOnlySuperusers)
+		}
 		return ferr(403, msgNotAllowed)
+	}
+	view := func(c *fakeCollection) map[string]any {
+		return map[string]any{"id": c.id, "name": c.name, "type": c.typ}
+	}
+	switch {
+	case r.Method == "GET" && name == "":
+		items := []any{}
+		for _, c := range f.collections {
+			items = append(items, view(c))
+		}
+		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 1000,
+			"totalItems": len(items), "totalPages": 1})
+	case r.Method == "GET" && name != "":
+		c := f.collection(name)
+		if c == nil {
+			return ferr(404, msgNotFound)
+		}
+		return q.json(200, view(c))
 	}
 	body, err := readBody(r)
 	if err != nil {
@@ -473,7 +613,7 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 			return ferr(400, msgValidation)
 		}
 		c := f.addCollection("pbc_"+newNonce(10), n, typ)
-		return q.json(200, map[string]any{"id": c.id, "name": c.name, "type": c.typ})
+		return q.json(200, view(c))
 	case r.Method == "PATCH" && name != "":
 		c := f.collection(name)
 		if c == nil {
@@ -484,10 +624,10 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 				c.passwordEnabled = en
 			}
 		}
-		return q.json(200, map[string]any{"id": c.id, "name": c.name, "type": c.typ})
+		return q.json(200, view(c))
 	case r.Method == "DELETE" && name != "":
 		for i, c := range f.collections {
-			if c.name == name {
+			if c.name == name || c.id == name {
 				f.collections = append(f.collections[:i], f.collections[i+1:]...)
 				q.w.WriteHeader(204)
 				q.status = 204
@@ -497,6 +637,37 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		return ferr(404, msgNotFound)
 	}
 	return ferr(404, msgNotFound)
+}
+
+// ---- settings ------------------------------------------------------------------
+
+func (f *fakeServer) handleSettings(q *fakeReq) error {
+	if q.auth == nil {
+		return ferr(401, msgNeedsToken)
+	}
+	if q.authColl.name != "_superusers" {
+		return ferr(403, msgNotAllowed)
+	}
+	if q.r.Method == "PATCH" {
+		body, err := readBody(q.r)
+		if err != nil {
+			return err
+		}
+		if logs, ok := body["logs"].(map[string]any); ok {
+			if d, ok := logs["maxDays"].(float64); ok && d < 0 && !f.bugs["settings-accept-negative"] {
+				return &fakeErr{status: 400, msg: msgSettingsSave, data: map[string]any{"logs": map[string]any{
+					"maxDays": map[string]any{"code": codeMinGreaterThan, "message": "Must be no less than 0.",
+						"params": map[string]any{"threshold": 0}}}}}
+			}
+			cur := f.settings["logs"].(map[string]any)
+			for k, v := range logs {
+				cur[k] = v
+			}
+		}
+	}
+	var out map[string]any
+	_ = json.Unmarshal([]byte(mustJSON(f.settings)), &out) // a copy
+	return q.json(200, out)
 }
 
 // ---- logs ----------------------------------------------------------------------

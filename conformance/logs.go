@@ -54,14 +54,23 @@ var (
 	reStatsDate  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:00:00\.000Z$`)
 )
 
-// logMarks returns the run's logs fixture, building it on first use.
+// logMarks returns the run's logs fixture, building it on first use. On a
+// server whose settings say request logging is off the marked requests can
+// never appear, so every check that needs them is skipped.
 func (c *Client) logMarks(ctx context.Context) (*logMarks, error) {
 	s := c.shared
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if !s.logsDone {
-		s.logs, s.logsErr = c.buildLogMarks(ctx)
+		if c.requestLoggingOff(ctx) {
+			s.logsErr = Skipf(msgLoggingOff)
+		} else {
+			s.logs, s.logsErr = c.buildLogMarks(ctx)
+		}
 		s.logsDone = true
+	}
+	if v, ok := errors.AsType[*verdict](s.logsErr); ok && v.outcome == Skip {
+		return nil, s.logsErr
 	}
 	if s.logsErr != nil {
 		return nil, fmt.Errorf("logs fixture: %w", s.logsErr)

@@ -2,18 +2,25 @@ package conformance
 
 import "slices"
 
-// Requirements is the whole suite, in the order it runs: errors, password
-// login, tokens (refresh, tampering, impersonation, file tokens),
-// auth-methods, then logs. Each area keeps its table in the file named after
-// it. IDs are stable: a requirement that is dropped leaves its ID unused,
-// and testdata/requirements.txt (checked by a test) lists every ID.
+// Requirements is the whole suite, in the order it runs: errors, headers
+// and body limit, password login, records (sign-up, access), collections,
+// tokens (refresh, tampering, impersonation, file tokens), auth-methods,
+// settings, then logs and log secrecy. Each area keeps its table in the
+// file named after it. IDs are stable: a requirement that is dropped leaves
+// its ID unused, and testdata/requirements.txt (checked by a test) lists
+// every ID.
 //
 // Backups (§4.2) and OTP, OAuth2 and MFA (§4.5, §5.5, §5.6) have no checks
 // yet; the coverage test lists them as pending.
 var Requirements = slices.Concat(
 	errorRequirements,
+	httpRequirements,
 	authPasswordRequirements,
+	recordRequirements,
+	collectionRequirements,
 	authTokenRequirements,
 	authMethodsRequirements,
+	settingsRequirements,
 	logsRequirements,
+	logSecrecyRequirements,
 )

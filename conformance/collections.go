@@ -1,0 +1,248 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// The collections API is one of the areas §1 says exist but whose contract
+// is "not shown", so these checks follow PocketBase v0.31.0: the whole API
+// sits behind its superuser guard (401 without a token, 403 "The authorized
+// record is not allowed to perform this action." for any other record), as
+// the reference describes the guard in pocketbase-backups-logs-filter.md
+// §0.3; PocketBase binds that guard to the /api/collections group.
+
+const sectionCollections = "§1 (collections: contract not shown); §7 row 6; reference pocketbase-backups-logs-filter.md §0.3 (superuser guard), pocketbase-observed.md (create collection)"
+
+var collectionRequirements = []*Requirement{
+	{
+		ID:      "COLL-AUTH-001",
+		Section: sectionCollections,
+		Name:    "collections API without a token",
+		Text: "GET /api/collections and POST /api/collections without Authorization answer 401 \"" +
+			msgNeedsToken + "\"; nothing is created.",
+		Run: func(ctx context.Context, c *Client) error {
+			return collectionsRefused(ctx, c, "", http.StatusUnauthorized, msgNeedsToken)
+		},
+	},
+	{
+		ID:      "COLL-AUTH-002",
+		Section: sectionCollections,
+		Name:    "collections API as a regular user",
+		Text: "GET /api/collections and POST /api/collections with a regular user's token answer 403 \"" +
+			msgNotAllowed + "\" (PocketBase's superuser guard; the interface document names \"" +
+			msgOnlySuperusers + "\" only for the backup list); nothing is created.",
+		Run: func(ctx context.Context, c *Client) error {
+			_, tok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			return collectionsRefused(ctx, c, tok, http.StatusForbidden, msgNotAllowed)
+		},
+	},
+	{
+		ID:      "COLL-CRUD-001",
+		Section: sectionCollections,
+		Name:    "create an auth collection",
+		Text: "POST /api/collections as superuser with {name, type \"auth\"} answers 200 with the collection: " +
+			"a non-empty id, that name and type \"auth\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := createCollection(ctx, c, "auth")
+			return err
+		},
+	},
+	{
+		ID:      "COLL-CRUD-002",
+		Section: sectionCollections,
+		Name:    "create a base collection",
+		Text: "POST /api/collections as superuser with {name, type \"base\"} answers 200 with the collection: " +
+			"a non-empty id, that name and type \"base\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := createCollection(ctx, c, "base")
+			return err
+		},
+	},
+	{
+		ID:      "COLL-CRUD-003",
+		Section: sectionCollections,
+		Name:    "view, update and delete a collection",
+		Text: "For a base collection a superuser created: GET /api/collections/{name} and GET " +
+			"/api/collections/{id} answer 200 with its id, name and type; PATCH /api/collections/{name} with {} " +
+			"answers 200 with the same; DELETE answers 204 with an empty body; afterwards GET and DELETE " +
+			"answer 404 \"" + msgNotFound + "\".",
+		Run: checkCollectionLifecycle,
+	},
+	{
+		ID:      "COLL-CRUD-004",
+		Section: sectionCollections,
+		Name:    "list collections",
+		Text: "GET /api/collections?perPage=1000 as superuser answers 200 with a paginated envelope (page, " +
+			"perPage, totalItems, items) whose items include the collections users and _superusers.",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, withQuery("/api/collections", query("perPage", "1000")), c.su)
+			if err != nil {
+				return err
+			}
+			m, err := okObject(r)
+			if err != nil {
+				return err
+			}
+			for _, k := range []string{"page", "perPage", "totalItems"} {
+				if _, ok := getNumber(m, k); !ok {
+					return Failf("expected %s to be a number, got %s", k, r)
+				}
+			}
+			items, ok := getArray(m, "items")
+			if !ok {
+				return Failf("expected items to be an array, got %s", r)
+			}
+			names := map[string]bool{}
+			for _, it := range items {
+				o, _ := it.(map[string]any)
+				if n, ok := getString(o, "name"); ok {
+					names[n] = true
+				}
+			}
+			if total, _ := getNumber(m, "totalItems"); int(total) > len(items) {
+				return nil // more than one page: the two may be further on
+			}
+			for _, want := range []string{"users", "_superusers"} {
+				if !names[want] {
+					return Failf("expected the collection %s among the items, got %v", want, slices.Sorted(maps.Keys(names)))
+				}
+			}
+			return nil
+		},
+	},
+}
+
+// collectionsRefused requires GET and POST /api/collections with auth to
+// answer status and msg. A collection created anyway is deleted.
+func collectionsRefused(ctx context.Context, c *Client, auth string, status int, msg string) error {
+	r, err := c.get(ctx, "/api/collections", auth)
+	if err != nil {
+		return err
+	}
+	if _, err := expectError(r, status, msg); err != nil {
+		return fmt.Errorf("GET /api/collections: %w", err)
+	}
+	name := "cf_" + newNonce(10)
+	r, err = c.post(ctx, "/api/collections", auth, map[string]any{"name": name, "type": "base"})
+	if err != nil {
+		return err
+	}
+	if r.status == http.StatusOK {
+		c.cleanupCollection(name)
+	}
+	if _, err := expectError(r, status, msg); err != nil {
+		return fmt.Errorf("POST /api/collections: %w", err)
+	}
+	return nil
+}
+
+// createCollection creates a collection of type typ as superuser, requires
+// 200 with its id, name and type, registers its deletion and returns the
+// collection as answered.
+func createCollection(ctx context.Context, c *Client, typ string) (map[string]any, error) {
+	name := "cf_" + newNonce(10)
+	r, err := c.post(ctx, "/api/collections", c.su, map[string]any{"name": name, "type": typ})
+	if err != nil {
+		return nil, err
+	}
+	if r.status == http.StatusOK {
+		c.cleanupCollection(name)
+	}
+	m, err := okObject(r)
+	if err != nil {
+		return nil, err
+	}
+	return m, expectCollection(r, m, "", name, typ)
+}
+
+// expectCollection requires m to be the collection with the given id (any
+// non-empty id when id is ""), name and type.
+func expectCollection(r *response, m map[string]any, id, name, typ string) error {
+	gotID, _ := getString(m, "id")
+	if gotID == "" || (id != "" && gotID != id) {
+		return Failf("expected collection id %q, got %v in %s", id, m["id"], r)
+	}
+	if got, _ := getString(m, "name"); got != name {
+		return Failf("expected collection name %q, got %v in %s", name, m["name"], r)
+	}
+	if got, _ := getString(m, "type"); got != typ {
+		return Failf("expected collection type %q, got %v in %s", typ, m["type"], r)
+	}
+	return nil
+}
+
+// cleanupCollection registers the deletion of the collection name; one that
+// is already gone is fine.
+func (c *Client) cleanupCollection(name string) {
+	c.Cleanup("delete collection "+name, func(ctx context.Context) error {
+		r, err := c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
+		if err != nil {
+			return err
+		}
+		if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
+			return fmt.Errorf("expected 204, got %s", r)
+		}
+		return nil
+	})
+}
+
+func checkCollectionLifecycle(ctx context.Context, c *Client) error {
+	created, err := createCollection(ctx, c, "base")
+	if err != nil {
+		return err
+	}
+	id, _ := getString(created, "id")
+	name, _ := getString(created, "name")
+	for _, ref := range []string{name, id} {
+		r, err := c.get(ctx, "/api/collections/"+seg(ref), c.su)
+		if err != nil {
+			return err
+		}
+		m, err := okObject(r)
+		if err != nil {
+			return err
+		}
+		if err := expectCollection(r, m, id, name, "base"); err != nil {
+			return err
+		}
+	}
+	r, err := c.do(ctx, http.MethodPatch, "/api/collections/"+seg(name), c.su, map[string]any{})
+	if err != nil {
+		return err
+	}
+	m, err := okObject(r)
+	if err != nil {
+		return err
+	}
+	if err := expectCollection(r, m, id, name, "base"); err != nil {
+		return err
+	}
+	r, err = c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
+	if err != nil {
+		return err
+	}
+	if err := expectStatus(r, http.StatusNoContent); err != nil {
+		return err
+	}
+	if len(strings.TrimSpace(string(r.body))) != 0 {
+		return Failf("expected an empty body with 204, got %s", r)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodDelete} {
+		r, err := c.do(ctx, method, "/api/collections/"+seg(name), c.su, nil)
+		if err != nil {
+			return err
+		}
+		if _, err := expectError(r, http.StatusNotFound, msgNotFound); err != nil {
+			return fmt.Errorf("%s after delete: %w", method, err)
+		}
+	}
+	return nil
+}

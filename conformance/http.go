@@ -1,0 +1,107 @@
+package conformance
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// Behaviour every response shares that the interface document does not
+// show: the security headers and the request body limit, as PocketBase
+// v0.31.0 applies them in its global middlewares.
+
+const (
+	msgTooLarge = "Request entity too large."
+
+	// bodyLimit is PocketBase's default request body limit (32 MiB).
+	bodyLimit = 32 << 20
+)
+
+// securityHeaders are the headers PocketBase adds to every response.
+var securityHeaders = [][2]string{
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Frame-Options", "SAMEORIGIN"},
+	{"X-XSS-Protection", "1; mode=block"},
+}
+
+var httpRequirements = []*Requirement{
+	{
+		ID:      "HTTP-HEADERS-001",
+		Section: "§1 (not shown); reference pocketbase-auth.md §0.4, pocketbase-observed.md (conventions)",
+		Name:    "security headers on every response",
+		Text: "Every response carries X-Content-Type-Options: nosniff, X-Frame-Options: SAMEORIGIN and " +
+			"X-XSS-Protection: 1; mode=block (checked on a 200 GET /api/health, a 401 GET /api/logs without " +
+			"a token and a 404 POST to an unknown path).",
+		Run: func(ctx context.Context, c *Client) error {
+			probes := []struct {
+				method, path string
+				status       int
+			}{
+				{http.MethodGet, "/api/health", 200},
+				{http.MethodGet, "/api/logs", 401},
+				{http.MethodPost, "/api/cf-" + newNonce(8) + "/nowhere", 404},
+			}
+			for _, p := range probes {
+				r, err := c.do(ctx, p.method, p.path, "", nil)
+				if err != nil {
+					return err
+				}
+				if err := expectStatus(r, p.status); err != nil {
+					return err
+				}
+				for _, h := range securityHeaders {
+					if got := r.header.Values(h[0]); len(got) != 1 || got[0] != h[1] {
+						return Failf("expected the header %s: %s on %s %s (%d), got %q",
+							h[0], h[1], p.method, p.path, r.status, got)
+					}
+				}
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "HTTP-LIMIT-001",
+		Section: "§8 (maximum body size not shown); reference pocketbase-auth.md §0.2 (body limit), pocketbase-backups-logs-filter.md §5.2",
+		Name:    "request body over 32 MiB refused",
+		Text: "A POST to /api/collections/users/auth-with-password whose JSON body (sent with its " +
+			"Content-Length) is larger than 32 MiB, PocketBase's default limit, answers 413 \"" + msgTooLarge +
+			"\" in the error envelope. Any other answer, or none, fails.",
+		Run: func(ctx context.Context, c *Client) error {
+			const prefix, suffix = `{"identity":"`, `","password":"Whatever-123"}`
+			fill := int64(bodyLimit + 64<<10)
+			body := streamBody{
+				contentType: "application/json",
+				r: io.MultiReader(strings.NewReader(prefix), &repeatReader{b: 'a', n: fill},
+					strings.NewReader(suffix)),
+				n: int64(len(prefix)) + fill + int64(len(suffix)),
+			}
+			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
+			if err != nil {
+				return Failf("expected 413 %q for a body of %d bytes, got no answer: %v", msgTooLarge, body.n, err)
+			}
+			_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
+			return err
+		},
+	},
+}
+
+// repeatReader yields n copies of b.
+type repeatReader struct {
+	b byte
+	n int64
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.n {
+		p = p[:r.n]
+	}
+	for i := range p {
+		p[i] = r.b
+	}
+	r.n -= int64(len(p))
+	return len(p), nil
+}

@@ -1,0 +1,140 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Issue 4 (request logging) asks for more than the interface document and
+// PocketBase: "the token query parameter (file tokens on backup downloads)
+// and any Authorization value are redacted". PocketBase writes the query
+// string into data.url and message as it came, so it fails this check; the
+// issue decides.
+
+var logSecrecyRequirements = []*Requirement{
+	{
+		ID:      "LOG-SECRET-001",
+		Section: "issue 4 (request logging: secrets never reach the log); §2.2 data.url, message",
+		Name:    "token parameter and Authorization are not logged",
+		Text: "Issue 4 requires that the token query parameter and any Authorization value are redacted from " +
+			"request logs. A GET /api/health?cf=…&token=<secret> (answered 200) sent with a superuser token " +
+			"in Authorization is logged within 10 s, and neither its message, nor data.url, nor any other " +
+			"value in its data contains the secret or the Authorization token (or that token's signature). " +
+			"PocketBase logs the query in clear and fails this; the issue decides.",
+		Run: checkLogSecrecy,
+	},
+}
+
+func checkLogSecrecy(ctx context.Context, c *Client) error {
+	if c.requestLoggingOff(ctx) {
+		return Skipf(msgLoggingOff)
+	}
+	nonce := newNonce(12)
+	secret := "cfsecret" + newNonce(24)
+	path := "/api/health?cf=" + nonce + "&k=secret&token=" + secret
+	r, err := c.doWith(ctx, http.MethodGet, path, http.Header{"Authorization": {c.su}}, nil)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("marked request GET %s: expected 200, got %s", strings.ReplaceAll(path, secret, "<secret>"), r)
+	}
+	entry, err := c.waitForLogged(ctx, nonce)
+	if err != nil {
+		return err
+	}
+	secrets := map[string]string{"the token query parameter": secret, "the Authorization token": c.su}
+	if parts := strings.Split(c.su, "."); len(parts) == 3 && len(parts[2]) >= 16 {
+		secrets["the Authorization token's signature"] = parts[2]
+	}
+	for _, where := range sortedStrings(entry) {
+		for what, s := range secrets {
+			if strings.Contains(where.value, s) {
+				return Failf("%s appears in the log entry's %s: %q", what, where.path, where.value)
+			}
+		}
+	}
+	return nil
+}
+
+// waitForLogged returns the log entry of the request whose query carries
+// cf=nonce, waiting up to logsWait for it to be logged. A filtered listing
+// is tried first and the newest entries listed without a filter second, as
+// the logs fixture does.
+func (c *Client) waitForLogged(ctx context.Context, nonce string) (map[string]any, error) {
+	deadline := time.Now().Add(logsWait)
+	listings := []url.Values{
+		{"filter": {`data.url ~ "cf=` + nonce + `"`}, "perPage": {"50"}},
+		{"sort": {"-created"}, "perPage": {"500"}},
+	}
+	for {
+		for _, q := range listings {
+			r, err := c.get(ctx, withQuery("/api/logs", q), c.su)
+			if err != nil {
+				return nil, err
+			}
+			if r.status != http.StatusOK && q.Has("filter") {
+				continue
+			}
+			list, err := parseLogList(r)
+			if err != nil {
+				return nil, fmt.Errorf("listing logs to find the marked request: %w", err)
+			}
+			for _, it := range list.items {
+				data, _ := getObject(it, "data")
+				u, _ := getString(data, "url")
+				if _, rawQuery, ok := strings.Cut(u, "?"); ok {
+					if q, err := url.ParseQuery(rawQuery); err == nil && q.Get("cf") == nonce {
+						return it, nil
+					}
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, Failf("the marked request (cf=%s) did not appear in GET /api/logs within %s", nonce, logsWait)
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// stringAt is a string found inside a JSON value, with its path.
+type stringAt struct {
+	path  string
+	value string
+}
+
+// sortedStrings returns every string in v (keys included), with its path,
+// in a stable order.
+func sortedStrings(v any) []stringAt {
+	var out []stringAt
+	var walk func(path string, v any)
+	walk = func(path string, v any) {
+		switch x := v.(type) {
+		case string:
+			out = append(out, stringAt{path, x})
+		case []any:
+			for i, el := range x {
+				walk(fmt.Sprintf("%s[%d]", path, i), el)
+			}
+		case map[string]any:
+			for k, el := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				out = append(out, stringAt{p + " (key)", k})
+				walk(p, el)
+			}
+		}
+	}
+	walk("", v)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out
+}

@@ -1,0 +1,177 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"reflect"
+)
+
+// Settings are one of the areas §1 says exist but whose contract is "not
+// shown"; issue 4 asks for PocketBase-shaped GET and PATCH /api/settings
+// (superuser only). These checks never leave the settings changed: the one
+// PATCH they send must be refused, and a cleanup puts back what was read
+// if the server applied it anyway.
+
+const (
+	msgSettingsSave = "An error occurred while saving the new settings."
+
+	// msgLoggingOff is the reason given by the checks that need request
+	// logs on a server that does not keep them.
+	msgLoggingOff = "request logging is off on this server (logs.maxDays 0)"
+)
+
+const sectionSettings = "§1 (settings: contract not shown); §7 rows 6 and 8; reference pocketbase-backups-logs-filter.md §0.3, §2.8, §5.3"
+
+var settingsRequirements = []*Requirement{
+	{
+		ID:      "SETTINGS-001",
+		Section: sectionSettings,
+		Name:    "GET /api/settings without a token",
+		Text:    "GET /api/settings without Authorization answers 401 \"" + msgNeedsToken + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, "/api/settings", "")
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusUnauthorized, msgNeedsToken)
+			return err
+		},
+	},
+	{
+		ID:      "SETTINGS-002",
+		Section: sectionSettings,
+		Name:    "GET /api/settings as a regular user",
+		Text:    "GET /api/settings with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, tok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := c.get(ctx, "/api/settings", tok)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
+			return err
+		},
+	},
+	{
+		ID:      "SETTINGS-003",
+		Section: sectionSettings,
+		Name:    "superuser reads the settings",
+		Text: "GET /api/settings with a superuser token answers 200 with an object holding the objects meta " +
+			"and logs, logs.maxDays being a number.",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := c.readSettings(ctx)
+			return err
+		},
+	},
+	{
+		ID:      "SETTINGS-004",
+		Section: sectionSettings,
+		Name:    "negative logs.maxDays refused",
+		Text: "PATCH /api/settings as superuser with {\"logs\":{\"maxDays\":-1}} answers 400 \"" + msgSettingsSave +
+			"\" with data.logs.maxDays {code \"" + codeMinGreaterThan + "\", message}, and the logs " +
+			"settings read afterwards are unchanged.",
+		Run: func(ctx context.Context, c *Client) error {
+			before, err := c.readSettings(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the settings first: %w", err)
+			}
+			c.restoreLogsSettingsOnCleanup(before.logs)
+			r, err := c.do(ctx, http.MethodPatch, "/api/settings", c.su,
+				map[string]any{"logs": map[string]any{"maxDays": -1}})
+			if err != nil {
+				return err
+			}
+			env, err := expectError(r, http.StatusBadRequest, msgSettingsSave)
+			if err != nil {
+				return err
+			}
+			logs, ok := getObject(env.data, "logs")
+			if !ok {
+				return Failf("expected data.logs to be an object of field errors, got %s", r)
+			}
+			if err := expectFieldCodes(r, &envelope{data: logs}, codeMinGreaterThan, "maxDays"); err != nil {
+				return fmt.Errorf("under data.logs: %w", err)
+			}
+			after, err := c.readSettings(ctx)
+			if err != nil {
+				return fmt.Errorf("reading the settings again: %w", err)
+			}
+			if !reflect.DeepEqual(before.logs, after.logs) {
+				return Failf("expected the refused PATCH to leave logs unchanged: before %s, after %s",
+					jsonText(before.logs), jsonText(after.logs))
+			}
+			return nil
+		},
+	},
+}
+
+// settingsView is the part of GET /api/settings the suite looks at.
+type settingsView struct {
+	all     map[string]any
+	logs    map[string]any
+	maxDays float64
+}
+
+// readSettings requires GET /api/settings as superuser to answer 200 with
+// the objects meta and logs, logs.maxDays a number.
+func (c *Client) readSettings(ctx context.Context) (*settingsView, error) {
+	r, err := c.get(ctx, "/api/settings", c.su)
+	if err != nil {
+		return nil, err
+	}
+	m, err := okObject(r)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := getObject(m, "meta"); !ok {
+		return nil, Failf("expected settings.meta to be an object, got %s", r)
+	}
+	logs, ok := getObject(m, "logs")
+	if !ok {
+		return nil, Failf("expected settings.logs to be an object, got %s", r)
+	}
+	days, ok := getNumber(logs, "maxDays")
+	if !ok {
+		return nil, Failf("expected settings.logs.maxDays to be a number, got %s", r)
+	}
+	return &settingsView{all: m, logs: logs, maxDays: days}, nil
+}
+
+// restoreLogsSettingsOnCleanup registers a cleanup that reads the settings
+// and, if their logs object is no longer want, patches want back.
+func (c *Client) restoreLogsSettingsOnCleanup(want map[string]any) {
+	c.Cleanup("restore the logs settings", func(ctx context.Context) error {
+		now, err := c.readSettings(ctx)
+		if err == nil && reflect.DeepEqual(now.logs, want) {
+			return nil
+		}
+		r, err := c.do(ctx, http.MethodPatch, "/api/settings", c.su, map[string]any{"logs": want})
+		if err != nil {
+			return err
+		}
+		if r.status != http.StatusOK {
+			return fmt.Errorf("PATCH /api/settings %s: expected 200, got %s", jsonText(want), r)
+		}
+		return nil
+	})
+}
+
+// requestLoggingOff reports whether the server's settings say request
+// logging is off (logs.maxDays 0). It reads GET /api/settings once per run;
+// settings that cannot be read count as logging on, so the logs checks then
+// behave as they would without this look.
+func (c *Client) requestLoggingOff(ctx context.Context) bool {
+	s := c.shared
+	s.settingsMu.Lock()
+	defer s.settingsMu.Unlock()
+	if !s.settingsDone {
+		st, err := c.readSettings(ctx)
+		s.loggingOff = err == nil && st.maxDays == 0
+		s.settingsDone = true
+	}
+	return s.loggingOff
+}
