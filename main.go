@@ -82,9 +82,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // config is the configuration of a data dir's stores.
 type config struct {
-	dir         string
-	bcryptCost  int
-	bcryptSlots int // concurrent bcrypt computations; 0 = one per CPU
+	dir          string
+	bcryptCost   int
+	bcryptSlots  int   // concurrent bcrypt computations; 0 = one per CPU
+	logsMaxBytes int64 // cap on stored request logs; 0 = logstore's default
 }
 
 func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
@@ -93,6 +94,11 @@ func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
 	if v := getenv("STRONGBOX_BCRYPT_COST"); v != "" {
 		if n, err := strconv.Atoi(v); err == nil {
 			c.bcryptCost = n
+		}
+	}
+	if v := getenv("STRONGBOX_LOGS_MAX_MB"); v != "" {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			c.logsMaxBytes = n << 20
 		}
 	}
 	return c
@@ -148,7 +154,9 @@ func openStores(cfg *config, logger *slog.Logger, withLogs bool) (_ *stores, err
 	}
 	if withLogs {
 		ls := st.settings.Get().Logs
-		st.logs, err = logstore.Open(filepath.Join(cfg.dir, "logs"), logstore.Options{Logger: logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel})
+		st.logs, err = logstore.Open(filepath.Join(cfg.dir, "logs"), logstore.Options{
+			Logger: logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: cfg.logsMaxBytes,
+		})
 		if err != nil {
 			return nil, err
 		}

@@ -133,8 +133,10 @@ func (s *Server) logRequest(r *http.Request, st *state) {
 		}
 		req.Details = errorDetails(e)
 	}
-	msg := uri
-	if u, err := url.PathUnescape(uri); err == nil {
+	// The message is derived from the logged (truncated) URL, so the store
+	// can rebuild it instead of keeping a second copy.
+	msg := req.URL
+	if u, err := url.PathUnescape(req.URL); err == nil {
 		msg = logText(u)
 	}
 	s.logs.Add(logstore.Entry{Level: level, Message: req.Method + " " + msg, Request: req})

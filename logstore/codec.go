@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"net/url"
+	"strings"
 )
 
 // Record kinds: the first byte of every payload (see doc.go).
@@ -18,7 +20,11 @@ const (
 	flagDerivedMsg byte = 1 << 1 // request: message is method + " " + url, not stored
 	flagAuthID     byte = 1 << 2 // request: authId stored
 	flagError      byte = 1 << 3 // request: error and details stored
-	knownFlags          = flagForeignID | flagDerivedMsg | flagAuthID | flagError
+	flagUnescMsg   byte = 1 << 4 // request: message is method + " " + unescapeURL(url), not stored
+	knownFlags          = flagForeignID | flagDerivedMsg | flagAuthID | flagError | flagUnescMsg
+
+	// msgFlags are the flags of a derived (not stored) message.
+	msgFlags = flagDerivedMsg | flagUnescMsg
 )
 
 // errBadRecord is returned by decodeRecord for a payload that is not a valid
@@ -66,9 +72,7 @@ func appendRecord(b []byte, e *Entry, seq int64, createdMs int64, foreignID stri
 	r := e.Request
 	if r != nil {
 		kind = kindRequest
-		if isDerivedMessage(e.Message, r.Method, r.URL) {
-			flags |= flagDerivedMsg
-		}
+		flags |= derivation(e.Message, r.Method, r.URL)
 		if r.AuthID != "" {
 			flags |= flagAuthID
 		}
@@ -98,7 +102,7 @@ func appendRecord(b []byte, e *Entry, seq int64, createdMs int64, foreignID stri
 	b = appendBytes(b, r.RemoteIP)
 	b = appendBytes(b, r.UserIP)
 	b = appendBytes(b, r.UserAgent)
-	if flags&flagDerivedMsg == 0 {
+	if flags&msgFlags == 0 {
 		b = appendBytes(b, e.Message)
 	}
 	if flags&flagAuthID != 0 {
@@ -112,10 +116,64 @@ func appendRecord(b []byte, e *Entry, seq int64, createdMs int64, foreignID stri
 	return b
 }
 
+// derivation returns the flag of the derived message that msg is, given
+// the request's method and url: flagDerivedMsg for method + " " + url,
+// flagUnescMsg for method + " " + unescapeURL(url) (the request logger's
+// message), 0 when msg is neither and has to be stored.
+func derivation(msg, method, url string) byte {
+	if isDerivedMessage(msg, method, url) {
+		return flagDerivedMsg
+	}
+	if len(msg) <= len(url)+len(method)+1 && strings.IndexByte(url, '%') >= 0 {
+		if u, ok := unescapeURL(url); ok && isDerivedMessage(msg, method, u) {
+			return flagUnescMsg
+		}
+	}
+	return 0
+}
+
 // isDerivedMessage reports whether msg == method + " " + url.
 func isDerivedMessage(msg, method, url string) bool {
 	return len(msg) == len(method)+1+len(url) &&
 		msg[:len(method)] == method && msg[len(method)] == ' ' && msg[len(method)+1:] == url
+}
+
+// unescapeURL returns url.PathUnescape(u) with invalid UTF-8 replaced by
+// U+FFFD, as the request logger writes the message; ok is false when u has
+// nothing to unescape or an invalid escape (then the message is u itself).
+func unescapeURL(u string) (string, bool) {
+	if strings.IndexByte(u, '%') < 0 {
+		return u, false
+	}
+	s, err := url.PathUnescape(u)
+	if err != nil {
+		return u, false
+	}
+	return strings.ToValidUTF8(s, "\uFFFD"), true
+}
+
+// deriveMessage returns the derived message of a request log with the
+// given message flags (one of msgFlags).
+func deriveMessage(flags byte, method, url string) string {
+	return string(appendMessage(make([]byte, 0, len(method)+1+len(url)), flags, method, url))
+}
+
+// validEscapes reports whether every '%' in b starts a %XX escape, that
+// is whether url.PathUnescape accepts b.
+func validEscapes[S ~string | ~[]byte](b S) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] == '%' {
+			if i+2 >= len(b) || !ishex(b[i+1]) || !ishex(b[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 func appendBytes(b []byte, s string) []byte {
@@ -237,7 +295,10 @@ func decodeRecord(p []byte, r *record) error {
 		r.remoteIP = d.bytes()
 		r.userIP = d.bytes()
 		r.userAgent = d.bytes()
-		if r.flags&flagDerivedMsg == 0 {
+		if r.flags&msgFlags == msgFlags || (r.flags&flagUnescMsg != 0 && !validEscapes(r.url)) {
+			return errBadRecord // never written: one derivation, of a URL that has one
+		}
+		if r.flags&msgFlags == 0 {
 			r.message = d.bytes()
 		}
 		if r.flags&flagAuthID != 0 {
@@ -257,8 +318,8 @@ func decodeRecord(p []byte, r *record) error {
 // messageString returns the record's message, deriving it for request logs
 // that do not store it.
 func (r *record) messageString() string {
-	if r.kind == kindRequest && r.flags&flagDerivedMsg != 0 {
-		return string(r.method) + " " + string(r.url)
+	if r.kind == kindRequest && r.flags&msgFlags != 0 {
+		return deriveMessage(r.flags, string(r.method), string(r.url))
 	}
 	return string(r.message)
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +42,12 @@ var codecTests = []struct {
 	{"min time", Entry{Created: fromMs(minCreatedMs), Level: math.MinInt32}, ""},
 	{"unicode", Entry{Created: t0, Message: "GET /çüé", Request: &Request{Method: "GET", URL: "/çüé", Status: 200,
 		Referer: "https://example.com/<&>", UserAgent: "\u2028\x00"}}, ""},
+	{"unescaped message", Entry{Created: t0, Message: "GET /a b/é?x=\uFFFD", Request: &Request{Method: "GET",
+		URL: "/a%20b/%C3%A9?x=%FF", Status: 200}}, ""},
+	{"bad escape", Entry{Created: t0, Message: "GET /%zz", Request: &Request{Method: "GET", URL: "/%zz", Status: 200}}, ""},
+	{"invalid UTF-8", Entry{Created: t0, Level: 8, Message: "GET /\xff", Request: &Request{Method: "G\xf5T", URL: "/\xff",
+		UserAgent: "\xf5\x1a\xb0\x5e", Referer: "a\xc3", Status: 500, Error: "\xe2\x82", Details: "\xff"}}, ""},
+	{"invalid UTF-8, other log", Entry{Created: t0, Message: "\xf5", Attrs: map[string]any{"k\xff": "\xf5"}}, ""},
 }
 
 func encodeTest(t testing.TB, e Entry, seq int64, foreign string) []byte {
@@ -52,6 +60,7 @@ func encodeTest(t testing.TB, e Entry, seq int64, foreign string) []byte {
 // precision, details and attributes through JSON.
 func normalise(t testing.TB, e Entry) Entry {
 	t.Helper()
+	e.validUTF8()
 	e.Created = fromMs(clampMs(e.Created))
 	e.Level = int(clampInt32(e.Level))
 	if r := e.Request; r != nil {
@@ -138,6 +147,20 @@ func TestDecodeRejects(t *testing.T) {
 		{"huge length", cat([]byte{2}, uv(1), binary.AppendVarint(nil, 0), binary.AppendVarint(nil, 0), []byte{0}, uv(1<<62))},
 		{"level beyond int32", cat([]byte{2}, uv(1), binary.AppendVarint(nil, 0), binary.AppendVarint(nil, math.MaxInt32+1), []byte{0}, uv(0), uv(0))},
 		{"time beyond 9999", cat([]byte{2}, uv(1), binary.AppendVarint(nil, maxCreatedMs+1), binary.AppendVarint(nil, 0), []byte{0}, uv(0), uv(0))},
+		{"two message derivations", func() []byte {
+			b := encodeTest(t, codecTests[0].e, 7, "")
+			b[flagsAt(t, b)] |= flagUnescMsg
+			return b
+		}()},
+		{"unescaped message of a bad escape", func() []byte {
+			b := encodeTest(t, codecTests[12].e, 7, "")
+			i := flagsAt(t, b)
+			if b[i]&flagDerivedMsg == 0 {
+				t.Fatal("codecTests[12] has no derived message")
+			}
+			b[i] ^= flagDerivedMsg | flagUnescMsg
+			return b
+		}()},
 		{"bad foreign id", cat([]byte{2}, uv(1), binary.AppendVarint(nil, 0), binary.AppendVarint(nil, 0), []byte{flagForeignID}, uv(3), []byte("ABC"), uv(0), uv(0))},
 	}
 	for _, tt := range tests {
@@ -148,6 +171,83 @@ func TestDecodeRejects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// flagsAt returns the offset of the flags byte of a valid payload.
+func flagsAt(t testing.TB, p []byte) int {
+	t.Helper()
+	var r record
+	if err := decodeRecord(p, &r); err != nil {
+		t.Fatal(err)
+	}
+	return 1 + len(binary.AppendUvarint(nil, uint64(r.seq))) + len(binary.AppendVarint(nil, r.created)) +
+		len(binary.AppendVarint(nil, int64(r.level)))
+}
+
+// TestMessageDerivation checks which messages are stored.
+func TestMessageDerivation(t *testing.T) {
+	for _, tt := range []struct {
+		msg, method, url string
+		want             byte
+	}{
+		{"GET /a", "GET", "/a", flagDerivedMsg},
+		{"GET /a%20b", "GET", "/a%20b", flagDerivedMsg},
+		{"GET /a b", "GET", "/a%20b", flagUnescMsg},
+		{"GET /a%20b ", "GET", "/a%20b", 0},
+		{"GET /a b", "GET", "/a b", flagDerivedMsg},
+		{"GET /\uFFFD", "GET", "/%ff", flagUnescMsg},
+		{"GET /\xff", "GET", "/%ff", 0},
+		{"GET /%zz", "GET", "/%zz", flagDerivedMsg},
+		{"GET /a+b", "GET", "/a+b", flagDerivedMsg},
+		{"GET  A", "GET", "%20A", flagUnescMsg},
+		{"GET /a", "POST", "/a", 0},
+		{"", "", "", 0},
+		{" ", "", "", flagDerivedMsg},
+	} {
+		if got := derivation(tt.msg, tt.method, tt.url); got != tt.want {
+			t.Errorf("derivation(%q, %q, %q) = %d, want %d", tt.msg, tt.method, tt.url, got, tt.want)
+		}
+		if tt.want != 0 {
+			if got := deriveMessage(tt.want, tt.method, tt.url); got != tt.msg {
+				t.Errorf("deriveMessage(%d, %q, %q) = %q, want %q", tt.want, tt.method, tt.url, got, tt.msg)
+			}
+		}
+	}
+	for _, u := range unescapeTests {
+		checkUnescape(t, u)
+	}
+}
+
+var unescapeTests = []string{"", "%", "%1", "%1g", "%20", "a%20%", "%%20", "%2x", "%AFz", "/a%2Fb+c",
+	"%C3%A9", "%c3%a9%C3", "%ff%FE%fd/x", "%e2%82%ac", "%e2%82", "\xff%41", "%00", "%F5%1A%B0%5E"}
+
+// checkUnescape checks validEscapes and appendMessage against net/url.
+func checkUnescape(t *testing.T, u string) {
+	t.Helper()
+	un, err := url.PathUnescape(u)
+	if got := validEscapes(u); got != (err == nil) {
+		t.Errorf("validEscapes(%q) = %v, PathUnescape error %v", u, got, err)
+	}
+	want := "M " + u
+	if err == nil && strings.Contains(u, "%") {
+		want = "M " + strings.ToValidUTF8(un, "\uFFFD")
+	}
+	if got := string(appendMessage([]byte("x"), flagUnescMsg, "M", u)); got != "x"+want {
+		t.Errorf("appendMessage(%q) = %q, want %q", u, got, "x"+want)
+	}
+	if got := deriveMessage(flagUnescMsg, "M", u); got != want {
+		t.Errorf("deriveMessage(%q) = %q, want %q", u, got, want)
+	}
+	if got := deriveMessage(flagDerivedMsg, "M", u); got != "M "+u {
+		t.Errorf("deriveMessage(plain, %q) = %q", u, got)
+	}
+}
+
+func FuzzUnescape(f *testing.F) {
+	for _, u := range unescapeTests {
+		f.Add(u)
+	}
+	f.Fuzz(checkUnescape)
 }
 
 // FuzzDecode checks that decodeRecord never panics, that every slice it

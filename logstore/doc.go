@@ -8,7 +8,10 @@
 // Add never touches the disk: it queues the entry for a writer goroutine,
 // which commits the queue as one batch (group commit) once the oldest
 // queued entry has waited Options.FlushInterval (at most 200 ms), or at
-// once when a Flush is waiting or the queue holds 16,384 entries. A commit
+// once when a Flush is waiting or the queue holds 16,384 entries. The queue
+// is bounded (MaxPending entries, MaxPendingBytes = 64 MiB of their text,
+// counting the batch being written): past either bound Add drops new
+// entries, with a rate-limited warning. A commit
 // takes at most 65,536 entries, writes their frames with one write call (one
 // per segment when it fills a segment), fsyncs, and only then adds
 // the rows to the index, so every entry a query can see is durable. Close
@@ -33,11 +36,25 @@
 // Each segment is a journal (package strongbox/logstore/journal: an 8-byte
 // header, then frames of marker, length, CRC-32C and payload), one frame
 // per entry. The last segment is the active one; the writer starts a new
-// one when the active segment reaches 64 MiB or when the UTC day changes,
-// so retention can delete whole files: a segment is deleted as soon as its
-// newest entry is older than logs.maxDays days, so an entry lives between
-// maxDays and maxDays+1 days. maxDays 0 deletes every segment (after
-// starting an empty one, which keeps the sequence and the id key).
+// one when the active segment reaches 64 MiB (or an eighth of
+// Options.MaxBytes, when smaller) or when the UTC day changes, so retention
+// can delete whole files: a segment is deleted as soon as its newest entry
+// is older than logs.maxDays days, so an entry lives between maxDays and
+// maxDays+1 days. maxDays 0 deletes every segment (after starting an empty
+// one, which keeps the sequence and the id key).
+//
+// The segments' total size is capped by Options.MaxBytes (1 GiB by
+// default): after each commit, and at Open, while the segments hold more,
+// the oldest segment is deleted (never the active one), with an Info log,
+// exactly as retention deletes it. Since the index is proportional to what
+// the segments hold (see Index), the cap bounds the index's memory too,
+// whatever clients put in their requests.
+//
+// Every string stored is valid UTF-8: Add replaces invalid bytes by U+FFFD
+// (JSON output would anyway). The frame marker's first byte, 0xF5, never
+// occurs in UTF-8, so no logged string (a User-Agent, say) can hold a frame
+// that recovery, searching for the next marker after damage, would take
+// for a real one.
 //
 // Open recovers each segment as the journal does, in lenient mode: a torn
 // tail is truncated; a damaged frame in the middle is skipped, and the
@@ -57,7 +74,9 @@
 //	varint   created: Unix milliseconds (UTC), years 1 … 9999
 //	varint   level: int32
 //	1        flags: bit 0 id stored, bit 1 message derived,
-//	         bit 2 authId stored, bit 3 error stored (bits 1-3 only for kind 1)
+//	         bit 2 authId stored, bit 3 error stored,
+//	         bit 4 message derived from the unescaped url
+//	         (bits 1-4 only for kind 1; not bits 1 and 4 together)
 //	str      id, 15 bytes [a-z0-9]          only with flag bit 0
 //
 // then for a request log (kind 1):
@@ -71,8 +90,13 @@
 //	str      remoteIP
 //	str      userIP
 //	str      userAgent
-//	str      message                         only without flag bit 1 (with it
-//	                                         the message is method + " " + url)
+//	str      message                         only without flag bits 1 and 4
+//	                                         (with bit 1 the message is
+//	                                         method + " " + url, with bit 4
+//	                                         method + " " + PathUnescape(url),
+//	                                         invalid UTF-8 replaced by U+FFFD,
+//	                                         as the request logger writes it;
+//	                                         bit 4 needs a url that unescapes)
 //	str      authId                          only with flag bit 2
 //	str      error                           only with flag bit 3
 //	str      details, JSON text              only with flag bit 3
@@ -98,12 +122,29 @@
 //
 // The index keeps, per entry, in chunks of 8,192 rows stored column by
 // column: created, level, status, execTime, the frame's offset, the
-// sequence number, and dictionary ids for method, auth, url, referer,
-// remoteIP, userIP, userAgent and message (each distinct string is held
-// once), plus a reference to the rarer parts (authId, error and details;
-// the decoded data of other logs). That is about 70 bytes per request log
-// and lets filters, sorts and stats run without decoding anything; List
-// reads only the entries of the page it returns back from their segments.
+// sequence number, the flags, and dictionary ids for method, auth, url,
+// referer, remoteIP, userIP, userAgent and message (each distinct string is
+// held once), plus a reference to the rarer parts (authId, error and
+// details; the decoded data of other logs). That is about 70 bytes per
+// request log and lets filters, sorts and stats run without decoding
+// anything; List reads only the entries of the page it returns back from
+// their segments.
+//
+// The message of a request log is interned only when it is not derived
+// (flag bits 1 and 4 above): a derived message is rebuilt from the method
+// and url columns when a filter, a sort or an entry needs it, so a request
+// does not hold its url twice.
+//
+// Memory: about 70 bytes per row, plus the dictionary: per distinct string
+// its bytes (rounded up to the allocator's size class) and about 50 to 80
+// bytes of slice slot and map entry. With a realistic mix, where strings
+// repeat, that is 76 bytes per request log at a million entries
+// (TestHeapPerEntry); in the worst case, every request with its own long
+// url, User-Agent and Referer, it is those strings plus about 800 bytes
+// (TestHeapUniqueStrings). Every string in the dictionary is stored in a
+// segment, so the index stays within about the segments' total size plus
+// 70 bytes a row (the decoded attributes of other logs, which the server
+// itself writes, excepted): MaxBytes bounds it.
 //
 // # Queries
 //
@@ -111,12 +152,21 @@
 // read the columns directly: data.status reads the status column, data.url
 // the dictionary, and only the attributes of other logs come from a map
 // (data.status is still bound as a number column while no other log has a
-// non-number "status"). Comparisons of created with a string or a date
+// non-number "status"). message derives the messages that are not
+// interned into a buffer of the scan, without allocating. Comparisons of created with a string or a date
 // macro are rewritten to integer comparisons of the time (the fixed-width
 // time text sorts like the time). A filter that reads a single column with
 // few distinct values (level, message, data.status, data.method, data.auth,
 // data.url, data.referer, data.userAgent) is evaluated once per distinct
-// value rather than once per row. Scans run on all cores, one range of
+// value rather than once per row (for a derived message, once per url and
+// method). Scans run on all cores, one range of
 // chunks each; a sorted page keeps its rows in a bounded heap (top-k), and
 // insertion order (or a leading rowid key) takes the first matches met.
+// Sort keys compare straight from the columns (strings by dictionary id
+// first), without building values; a sort led by a dictionary column
+// (data.url, data.userAgent …) finds the page's values among the first row
+// of each distinct value, then the rows among those that have them, so
+// most rows cost a bit test. The whole data object is a filter field but
+// not a sort field (§4.3 lists data.* attributes): it would serialise two
+// rows per comparison.
 package logstore

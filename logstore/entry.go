@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Entry is one log entry.
@@ -54,6 +56,39 @@ type Request struct {
 	UserIP    string  // proxy-aware client address
 	Error     string  // set for failed requests: data gains "error" and "details"
 	Details   any     // raw cause (string, map …); JSON null when nil and Error != ""
+}
+
+// validUTF8 replaces the invalid UTF-8 in the strings of e by U+FFFD, as
+// their JSON form would anyway, copying e.Request before it changes it.
+// Stored text is then always valid UTF-8, so it never holds the byte 0xF5
+// a journal frame marker starts with, and recovery cannot take a frame
+// forged inside a logged string (say, a User-Agent) for a real one. Details
+// and Attrs are stored as JSON, which encoding/json already makes valid.
+func (e *Entry) validUTF8() {
+	e.Message = validText(e.Message)
+	r := e.Request
+	if r == nil {
+		return
+	}
+	fields := [...]*string{&r.Auth, &r.AuthID, &r.Method, &r.Referer, &r.RemoteIP, &r.URL, &r.UserAgent, &r.UserIP, &r.Error}
+	for i, f := range fields {
+		if !utf8.ValidString(*f) {
+			c := *r
+			fields = [...]*string{&c.Auth, &c.AuthID, &c.Method, &c.Referer, &c.RemoteIP, &c.URL, &c.UserAgent, &c.UserIP, &c.Error}
+			for _, f := range fields[i:] {
+				*f = validText(*f)
+			}
+			e.Request = &c
+			return
+		}
+	}
+}
+
+func validText(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }
 
 // TimeLayout is the layout of every timestamp in the logs API:

@@ -13,7 +13,7 @@ import (
 // §4.3) to the index:
 //
 //	id, created, updated (= created), level, message   columns
-//	data                                               the data object as JSON text (a column)
+//	data                                               the data object as JSON text (filter only)
 //	data.<path>                                        JSON attributes
 //	rowid                                              insertion sequence (sort; stats filter)
 //
@@ -42,8 +42,9 @@ var reqStrCols = map[string]strCol{
 type field = filterlang.Field[row]
 
 // resolver returns the filter resolver over x; rowid is allowed only when
-// withRowid is set (the stats filter).
-func resolver(x *index, withRowid bool) filterlang.Resolver[row] {
+// withRowid is set (the stats filter). The message field derives messages
+// into ms, so the resolved predicate is for one goroutine (see msgScratch).
+func resolver(x *index, withRowid bool, ms *msgScratch) filterlang.Resolver[row] {
 	return func(name string) (field, bool) {
 		switch name {
 		case "id":
@@ -64,7 +65,7 @@ func resolver(x *index, withRowid bool) filterlang.Resolver[row] {
 			}}, true
 		case "message":
 			return field{Type: filterlang.TypeString, Str: func(r row) (string, bool) {
-				return x.dict.strs[r.c.str[colMessage][r.i]], true
+				return ms.message(x, r), true
 			}}, true
 		case "data":
 			return field{Type: filterlang.TypeString, Str: func(r row) (string, bool) {
@@ -317,11 +318,17 @@ func jsonText(v any) string {
 // memEntry rebuilds the entry of row r from the index alone (without its id
 // and with data only as far as the index holds it, which is all of it).
 func (x *index) memEntry(r row) Entry {
+	e := x.memData(r)
+	e.Message = x.message(r)
+	return e
+}
+
+// memData is memEntry without the message.
+func (x *index) memData(r row) Entry {
 	c, i := r.c, r.i
 	e := Entry{
 		Created: fromMs(c.created[i]),
 		Level:   int(c.level[i]),
-		Message: x.dict.strs[c.str[colMessage][i]],
 	}
 	if c.flags[i]&rowOther != 0 {
 		if a, ok := otherAttrs(r).(map[string]any); ok {
@@ -347,7 +354,7 @@ func (x *index) memEntry(r row) Entry {
 
 // dataJSON returns the data object of row r as JSON text.
 func (x *index) dataJSON(r row) string {
-	b, err := x.memEntry(r).appendData(nil)
+	b, err := x.memData(r).appendData(nil)
 	if err != nil {
 		return "{}"
 	}

@@ -19,11 +19,17 @@ import (
 // a table indexed by the value (or dictionary id): the semantics are the
 // predicate's own, the per-row cost a table lookup. `data.status>=400`
 // over a million rows runs three times faster, and `message ~ "x"`, which
-// matches text, fifty times faster.
+// matches text, fifty times faster. A derived message (not interned, see
+// index.message) is memoised by its url id and the pair (method, kind of
+// derivation), up to msgKeys such pairs per scan.
 type filter struct {
 	pred filterlang.Predicate[row]
-	memo memoKind
-	col  strCol // the column of memoDict
+	// perScan, set when the filter reads message, compiles the predicate
+	// again for one scanning goroutine: its message getter then derives
+	// messages into a buffer of its own (msgScratch) without allocating.
+	perScan func() filterlang.Predicate[row]
+	memo    memoKind
+	col     strCol // the column of memoDict
 	// reqOnly: the memoised column is a request attribute, so rows of
 	// other logs are evaluated one by one.
 	reqOnly bool
@@ -37,6 +43,7 @@ const (
 	memoLevel           // level
 	memoStatus          // data.status
 	memoDict            // a dictionary-encoded column
+	memoMsg             // message: interned, or derived from method and url
 )
 
 // memoCols are the fields whose predicates can be memoised by column.
@@ -46,7 +53,7 @@ var memoCols = map[string]struct {
 	reqOnly bool
 }{
 	"level":          {memoLevel, 0, false},
-	"message":        {memoDict, colMessage, false},
+	"message":        {memoMsg, colMessage, false},
 	"data.status":    {memoStatus, 0, true},
 	"data.method":    {memoDict, colMethod, true},
 	"data.auth":      {memoDict, colAuth, true},
@@ -72,18 +79,28 @@ func compileFilter(x *index, src string, withRowid bool, now time.Time) (*filter
 		e = rewriteTimes(e, now)
 	}
 	var used []string // the fields the filter reads
-	resolve := resolver(x, withRowid)
+	opts := filterlang.Options{Now: func() time.Time { return now }}
+	resolve := resolver(x, withRowid, new(msgScratch))
 	p, err := filterlang.Compile(e, func(name string) (field, bool) {
 		f, ok := resolve(name)
 		if ok && !slices.Contains(used, name) {
 			used = append(used, name)
 		}
 		return f, ok
-	}, filterlang.Options{Now: func() time.Time { return now }})
+	}, opts)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidFilter, err)
 	}
 	f := &filter{pred: p}
+	if slices.Contains(used, "message") {
+		f.perScan = func() filterlang.Predicate[row] {
+			p, err := filterlang.Compile(e, resolver(x, withRowid, new(msgScratch)), opts)
+			if err != nil {
+				panic(err) // it compiled a moment ago
+			}
+			return p
+		}
+	}
 	switch {
 	case len(used) == 0:
 		f.memo = memoConst
@@ -111,13 +128,29 @@ const (
 // its own (the memo tables fill as it goes).
 type matcher struct {
 	f     *filter
-	tab   []int8 // per value: -1 unknown, 0 no match, 1 match
+	pred  filterlang.Predicate[row] // f's, or its own (filter.perScan)
+	tab   []int8                    // per value: -1 unknown, 0 no match, 1 match
 	konst bool
 	out   [chunkSize]bool
+
+	// memoMsg: per url id, 2 bits per (method, derivation) pair of keys
+	// (0 unknown, 1 no match, 2 match).
+	utab     []uint16
+	keys     [msgKeys]uint64
+	nkeys    int
+	lastKey  uint64
+	lastSlot int
 }
 
+// msgKeys is the number of (method, derivation) pairs memoised for derived
+// messages; rows with other pairs are evaluated one by one.
+const msgKeys = 8
+
 func (f *filter) matcher(x *index) *matcher {
-	m := &matcher{f: f}
+	m := &matcher{f: f, pred: f.pred}
+	if f.perScan != nil {
+		m.pred = f.perScan()
+	}
 	switch f.memo {
 	case memoConst:
 		m.konst = f.pred(row{}) // reads no field, so no row is needed
@@ -125,12 +158,15 @@ func (f *filter) matcher(x *index) *matcher {
 		m.tab = make([]int8, levelMemoMax-levelMemoMin)
 	case memoStatus:
 		m.tab = make([]int8, statusMemo)
-	case memoDict:
+	case memoDict, memoMsg:
 		if len(x.dict.strs) <= maxDictMemo {
 			m.tab = make([]int8, len(x.dict.strs))
+			if f.memo == memoMsg {
+				m.utab = make([]uint16, len(x.dict.strs))
+				m.lastKey = ^uint64(0)
+			}
 		} else {
-			f = &filter{pred: f.pred}
-			m.f = f
+			m.f = &filter{pred: f.pred}
 		}
 	}
 	for i := range m.tab {
@@ -141,7 +177,7 @@ func (f *filter) matcher(x *index) *matcher {
 
 // eval evaluates the predicate on row i of c as a memo table entry.
 func (m *matcher) eval(c *chunk, i int) int8 {
-	if m.f.pred(row{c, i}) {
+	if m.pred(row{c, i}) {
 		return 1
 	}
 	return 0
@@ -149,7 +185,7 @@ func (m *matcher) eval(c *chunk, i int) int8 {
 
 // fill evaluates the filter on every row of c and returns the results.
 func (m *matcher) fill(c *chunk) []bool {
-	out, tab, pred := m.out[:c.n], m.tab, m.f.pred
+	out, tab, pred := m.out[:c.n], m.tab, m.pred
 	// Rows of other logs, when the memoised column is a request
 	// attribute, are evaluated one by one.
 	all := !m.f.reqOnly || c.others == 0
@@ -197,10 +233,61 @@ func (m *matcher) fill(c *chunk) []bool {
 				out[i] = pred(row{c, i})
 			}
 		}
+	case memoMsg:
+		methods, urls, flags := c.str[colMethod][:c.n], c.str[colURL][:c.n], c.flags[:c.n]
+		for i, id := range c.str[colMessage][:c.n] {
+			f := flags[i]
+			if f&msgFlags == 0 || f&rowOther != 0 { // interned
+				if j := int(id); uint(j) < uint(len(tab)) {
+					t := tab[j]
+					if t < 0 {
+						t = m.eval(c, i)
+						tab[j] = t
+					}
+					out[i] = t == 1
+				} else {
+					out[i] = pred(row{c, i})
+				}
+				continue
+			}
+			k, u := m.slot(uint64(methods[i])<<8|uint64(f&msgFlags)), urls[i]
+			if k < 0 || uint(u) >= uint(len(m.utab)) {
+				out[i] = pred(row{c, i})
+				continue
+			}
+			v := m.utab[u] >> (2 * k) & 3
+			if v == 0 {
+				v = 1 + uint16(m.eval(c, i))
+				m.utab[u] |= v << (2 * k)
+			}
+			out[i] = v == 2
+		}
 	default:
 		for i := range out {
 			out[i] = pred(row{c, i})
 		}
 	}
 	return out
+}
+
+// slot returns the memo slot of a (method, derivation) key, or -1 when all
+// msgKeys slots are taken by other keys.
+func (m *matcher) slot(key uint64) int {
+	if key == m.lastKey {
+		return m.lastSlot
+	}
+	k := -1
+	for i, have := range m.keys[:m.nkeys] {
+		if have == key {
+			k = i
+			break
+		}
+	}
+	if k < 0 && m.nkeys < len(m.keys) {
+		k = m.nkeys
+		m.keys[k] = key
+		m.nkeys++
+	}
+	m.lastKey, m.lastSlot = key, k
+	return k
 }

@@ -26,7 +26,8 @@ const (
 var chunkRows = chunkSize
 
 // rowOther marks a row that is not a request log, in chunk.flags; the other
-// bits are the record flags flagForeignID, flagAuthID and flagError.
+// bits are the record flags (flagForeignID, flagAuthID, flagError, and
+// flagDerivedMsg or flagUnescMsg for a message that is not interned).
 const rowOther byte = 1 << 7
 
 // chunk holds up to chunkSize consecutive rows of one segment. Fixed-size
@@ -96,19 +97,14 @@ func (r row) extra() *extra {
 // domain (see colDomain) rather than one big map: the small domains
 // (methods, auth collections, referers, user agents) then stay in the CPU
 // cache, which makes indexing at Open several times faster.
+//
+// The derived message of a request log ("METHOD URL") is not interned: the
+// row's flags say how to derive it from the method and url columns, so a
+// request does not pay for its url twice.
 type dict struct {
 	strs []string
 	dom  [numDomains]map[string]uint32
-
-	// msgOf caches, per URL id, the message ids of the derived messages
-	// "METHOD URL" for up to msgWays methods, so that request logs rarely
-	// hash a message.
-	msgOf []msgSlot
 }
-
-type msgSlot struct{ method, msg uint32 }
-
-const msgWays = 4
 
 // domain is a lookup domain of the dictionary.
 type domain uint8
@@ -169,37 +165,6 @@ func (d *dict) internString(dom domain, s string) uint32 {
 	return id
 }
 
-// derivedMsg returns the id of the message method + " " + url, given the
-// ids of method and url; buf is scratch space.
-func (d *dict) derivedMsg(method, url uint32, buf []byte) (uint32, []byte) {
-	var ways []msgSlot
-	if i := int(url) * msgWays; i < len(d.msgOf) {
-		ways = d.msgOf[i : i+msgWays]
-		for _, w := range ways {
-			if w.msg != 0 && w.method == method {
-				return w.msg, buf
-			}
-		}
-	}
-	buf = append(append(append(buf[:0], d.strs[method]...), ' '), d.strs[url]...)
-	msg := d.intern(domMessage, buf)
-	if ways == nil {
-		n := len(d.strs) * msgWays
-		d.msgOf = slices.Grow(d.msgOf, n-len(d.msgOf))[:n]
-		ways = d.msgOf[int(url)*msgWays:][:msgWays]
-	}
-	// Replace the first free way, or else the last.
-	w := msgWays - 1
-	for i, s := range ways {
-		if s.msg == 0 {
-			w = i
-			break
-		}
-	}
-	ways[w] = msgSlot{method, msg}
-	return msg, buf
-}
-
 // Kinds of attribute values seen in other logs (index.attrKinds).
 const (
 	seenNumber uint8 = 1 << iota
@@ -224,8 +189,7 @@ type index struct {
 	attrKinds map[string]uint8
 
 	rows   int
-	others int    // rows that are not request logs
-	buf    []byte // scratch for derived messages
+	others int // rows that are not request logs
 }
 
 func newIndex() *index {
@@ -278,7 +242,7 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	c.off[i] = uint32(off)
 	c.created[i] = r.created
 	c.level[i] = r.level
-	c.flags[i] = r.flags &^ flagDerivedMsg
+	c.flags[i] = r.flags
 	d := &x.dict
 	if r.kind == kindOther {
 		c.flags[i] |= rowOther
@@ -313,11 +277,9 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	}
 	c.str[colUserIP][i] = ip
 	c.str[colUserAgent][i] = d.intern(domUserAgent, r.userAgent)
-	if r.flags&flagDerivedMsg != 0 {
-		c.str[colMessage][i], x.buf = d.derivedMsg(method, url, x.buf)
-	} else {
-		c.str[colMessage][i] = d.intern(domMessage, r.message)
-	}
+	// A derived message (flagDerivedMsg, flagUnescMsg, kept in the row's
+	// flags) is not interned: x.message derives it when a query needs it.
+	c.str[colMessage][i] = d.intern(domMessage, r.message)
 	c.ext[i] = 0
 	if r.flags&(flagAuthID|flagError) != 0 {
 		seg.extras = append(seg.extras, extra{
@@ -453,6 +415,16 @@ func (x *index) find(seq int64) (row, bool) {
 		return row{}, false
 	}
 	return row{c, i}, true
+}
+
+// message returns the message of row r: interned, or derived from the
+// method and url columns (allocating).
+func (x *index) message(r row) string {
+	c, i := r.c, r.i
+	if f := c.flags[i] & msgFlags; f != 0 && c.flags[i]&rowOther == 0 {
+		return deriveMessage(f, x.dict.strs[c.str[colMethod][i]], x.dict.strs[c.str[colURL][i]])
+	}
+	return x.dict.strs[c.str[colMessage][i]]
 }
 
 // id returns the id of row r.

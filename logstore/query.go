@@ -259,6 +259,9 @@ type order struct {
 	// sequential: the scan meets rows in result order (insertion order or
 	// a leading rowid key), so the first k matches are the answer.
 	sequential bool
+	// dictCol, when not 0, is 1 + the dictionary column of the first key
+	// (data.url …, with request logs only): see selectDict.
+	dictCol strCol
 }
 
 type sortKey struct {
@@ -281,10 +284,7 @@ func (o *order) compare(a, b row) int {
 
 // sortOrder compiles a sort expression.
 func (x *index) sortOrder(src string) (*order, error) {
-	fields, err := filterlang.ParseSort(src, func(name string) bool {
-		_, ok := x.sortCmp(name)
-		return ok
-	})
+	fields, err := filterlang.ParseSort(src, validSortField)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidSort, err)
 	}
@@ -306,6 +306,12 @@ func (x *index) sortOrder(src string) (*order, error) {
 	case "level":
 		o.lead = func(r row) int64 { return int64(r.c.level[r.i]) }
 	}
+	if path, ok := strings.CutPrefix(first.Name, "data."); ok && x.others == 0 {
+		switch path {
+		case "auth", "method", "referer", "url", "userAgent":
+			o.dictCol = reqStrCols[path] + 1
+		}
+	}
 	switch first.Name {
 	case "rowid", "@rowid":
 		o.sequential, o.reverse = true, first.Desc
@@ -315,6 +321,17 @@ func (x *index) sortOrder(src string) (*order, error) {
 		o.reverse = first.Desc
 	}
 	return o, nil
+}
+
+// validSortField reports whether name is a sort field (§4.3): the filter
+// fields but data, and rowid, @rowid, @random.
+func validSortField(name string) bool {
+	switch name {
+	case filterlang.RandomSort, "rowid", "@rowid", "id", "created", "updated", "level", "message":
+		return true
+	}
+	path, ok := strings.CutPrefix(name, "data.")
+	return ok && path != ""
 }
 
 // sortCmp returns the comparison of a sort field.
@@ -337,18 +354,42 @@ func (x *index) sortCmp(name string) (func(a, b row) int, bool) {
 	case "level":
 		return func(a, b row) int { return cmp.Compare(a.c.level[a.i], b.c.level[b.i]) }, true
 	case "message":
-		return func(a, b row) int {
-			return strings.Compare(x.dict.strs[a.c.str[colMessage][a.i]], x.dict.strs[b.c.str[colMessage][b.i]])
-		}, true
-	case "data":
-		return func(a, b row) int { return strings.Compare(x.dataJSON(a), x.dataJSON(b)) }, true
+		return x.messageCmp(), true
 	}
+	// The whole data object is not a sort field (§4.3 lists data.*
+	// attributes): comparing rows by their data's JSON text would serialise
+	// two rows per comparison.
 	path, ok := strings.CutPrefix(name, "data.")
 	if !ok || path == "" {
 		return nil, false
 	}
-	keys := strings.Split(path, ".")
-	return func(a, b row) int { return x.sortVal(a, keys).compare(x.sortVal(b, keys)) }, true
+	return x.dataCmp(strings.Split(path, ".")), true
+}
+
+// dataCmp returns the comparison of the sort field data.<keys...>. The
+// request attributes held in columns compare straight from them (a string
+// column by dictionary id first: equal ids are equal strings), without a
+// getter per comparison; the rest goes through sortGetter.
+func (x *index) dataCmp(keys []string) func(a, b row) int {
+	if len(keys) == 1 && x.others == 0 {
+		switch key := keys[0]; key {
+		case "status":
+			return func(a, b row) int { return cmp.Compare(a.c.status[a.i], b.c.status[b.i]) }
+		case "execTime":
+			return func(a, b row) int { return cmp.Compare(a.c.execTime[a.i], b.c.execTime[b.i]) }
+		case "auth", "method", "referer", "url", "userAgent":
+			col, strs := reqStrCols[key], x.dict.strs
+			return func(a, b row) int {
+				ia, ib := a.c.str[col][a.i], b.c.str[col][b.i]
+				if ia == ib {
+					return 0
+				}
+				return strings.Compare(strs[ia], strs[ib])
+			}
+		}
+	}
+	get := x.sortGetter(keys)
+	return func(a, b row) int { return get(a).compare(get(b)) }
 }
 
 // idBytes returns the id of row r without allocating.
@@ -382,24 +423,46 @@ func (a sval) compare(b sval) int {
 	return 0
 }
 
-// sortVal returns the sort value of data.<keys...> of row r. Request
-// attributes come from their columns without allocating.
-func (x *index) sortVal(r row, keys []string) sval {
-	if len(keys) == 1 && r.c.flags[r.i]&rowOther == 0 {
-		switch keys[0] {
+// sortGetter returns the getter of the sort value of data.<keys...>. For
+// request logs the key is resolved once, here, not per row.
+func (x *index) sortGetter(keys []string) func(r row) sval {
+	generic := func(r row) sval {
+		v, _ := x.attr(r, keys)
+		return svalOf(v)
+	}
+	req := generic
+	if len(keys) == 1 {
+		switch key := keys[0]; key {
 		case "status":
-			return sval{class: 1, num: float64(r.c.status[r.i])}
+			req = func(r row) sval { return sval{class: 1, num: float64(r.c.status[r.i])} }
 		case "execTime":
-			return sval{class: 1, num: r.c.execTime[r.i]}
+			req = func(r row) sval { return sval{class: 1, num: r.c.execTime[r.i]} }
+		case "auth", "method", "referer", "url", "userAgent":
+			col, strs := reqStrCols[key], x.dict.strs
+			req = func(r row) sval { return sval{class: 2, str: strs[r.c.str[col][r.i]]} }
 		case "details":
 		default:
-			if s, ok := x.reqString(r, keys[0]); ok {
-				return sval{class: 2, str: s}
+			req = func(r row) sval {
+				if s, ok := x.reqString(r, key); ok {
+					return sval{class: 2, str: s}
+				}
+				return sval{}
 			}
-			return sval{}
 		}
 	}
-	v, _ := x.attr(r, keys)
+	if x.others == 0 {
+		return req
+	}
+	return func(r row) sval {
+		if r.c.flags[r.i]&rowOther != 0 {
+			return svalOf(otherAttr(r, keys))
+		}
+		return req(r)
+	}
+}
+
+// svalOf returns the sort value of a generic JSON value.
+func svalOf(v any) sval {
 	switch t := v.(type) {
 	case float64:
 		return sval{class: 1, num: t}
@@ -445,6 +508,9 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 	if o.sequential {
 		return x.selectSequential(f, o.reverse, k, count)
 	}
+	if o.dictCol != 0 && k > 0 && len(x.dict.strs) <= maxDictMemo {
+		return x.selectDict(f, o, k)
+	}
 	type part struct {
 		rows  []row
 		total int
@@ -454,7 +520,8 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 		parts []part
 	)
 	x.parallel(func(chunks []*chunk) {
-		h := topK{k: k, cmp: o.compare, lead: o.lead, leadDesc: o.leadDesc}
+		h := topK{k: k, cmp: o.compare, lead: o.lead, leadDesc: o.leadDesc,
+			tieLoses: len(o.keys) == 1 && !o.reverse}
 		total := 0
 		var m *matcher
 		if f != nil {
@@ -505,6 +572,234 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 	}
 	return rows, total
 }
+
+// selectDict serves an order whose first key is a dictionary column
+// (data.url, data.userAgent …) in two passes, so that a row costs a bit
+// test rather than a string comparison. The first pass offers only the
+// first row of each distinct value (string id) to a top-k selection, which
+// so finds the k best values; the answer's rows all have one of those
+// values, since each value ranked before one of them has a row of its own.
+// The second pass offers the rows that have one of them to the heap.
+func (x *index) selectDict(f *filter, o *order, k int) ([]row, int) {
+	col := o.dictCol - 1
+	words := (len(x.dict.strs) + 63) / 64
+	var (
+		pmu   sync.Mutex
+		parts [][]row
+		total int
+	)
+	// First pass: the best k distinct values of each range of chunks.
+	x.parallel(func(chunks []*chunk) {
+		seen := make([]uint64, words)
+		h := bufTopK{k: k, cmp: o.compare}
+		n := 0
+		var m *matcher
+		if f != nil {
+			m = f.matcher(x)
+		}
+		for _, c := range chunks {
+			ids := &c.str[col]
+			if m == nil {
+				n += c.n
+				for i, id := range ids[:c.n] {
+					if w, b := id/64, uint64(1)<<(id%64); seen[w]&b == 0 {
+						seen[w] |= b
+						h.offer(row{c, i})
+					}
+				}
+				continue
+			}
+			for i, ok := range m.fill(c) {
+				if !ok {
+					continue
+				}
+				n++
+				if id := ids[i]; seen[id/64]&(1<<(id%64)) == 0 {
+					seen[id/64] |= 1 << (id % 64)
+					h.offer(row{c, i})
+				}
+			}
+		}
+		pmu.Lock()
+		parts = append(parts, h.result())
+		total += n
+		pmu.Unlock()
+	})
+	reps := slices.Concat(parts...)
+	slices.SortFunc(reps, o.compare)
+	best := make([]uint64, words)
+	var ranks idRanks // of the best values, 0 the first
+	for _, r := range reps {
+		id := r.c.str[col][r.i]
+		if best[id/64]&(1<<(id%64)) == 0 && ranks.n < k {
+			best[id/64] |= 1 << (id % 64)
+			ranks.add(id)
+		}
+	}
+	// Second pass: the rows with one of those values; their rank is the
+	// heap's integer lead, so a row of a worse value than the heap's worst
+	// costs an integer comparison.
+	parts = parts[:0]
+	lead := func(r row) int64 { return int64(ranks.rank(r.c.str[col][r.i])) }
+	x.parallel(func(chunks []*chunk) {
+		h := topK{k: k, cmp: o.compare, lead: lead, tieLoses: len(o.keys) == 1}
+		var m *matcher
+		if f != nil {
+			m = f.matcher(x)
+		}
+		for _, c := range chunks {
+			ids := &c.str[col]
+			if m == nil {
+				for i, id := range ids[:c.n] {
+					if best[id/64]&(1<<(id%64)) != 0 {
+						h.offer(row{c, i})
+					}
+				}
+				continue
+			}
+			for i, ok := range m.fill(c) {
+				if id := ids[i]; ok && best[id/64]&(1<<(id%64)) != 0 {
+					h.offer(row{c, i})
+				}
+			}
+		}
+		pmu.Lock()
+		parts = append(parts, h.rows)
+		pmu.Unlock()
+	})
+	rows := slices.Concat(parts...)
+	slices.SortFunc(rows, o.compare)
+	return rows[:min(len(rows), k)], total
+}
+
+// bufTopK keeps the k smallest rows offered (by cmp), like topK, for inputs
+// where many rows beat the k-th best so far (distinct values met in
+// order): it collects the rows that beat the threshold (the k-th best at
+// the last selection) in a buffer, and when the buffer is full selects the
+// k best (quickselect) and moves the threshold. A row then costs about 4
+// comparisons rather than the 2·log2(k) of a heap's sift.
+type bufTopK struct {
+	k      int
+	cmp    func(a, b row) int
+	rows   []row
+	thr    row
+	hasThr bool
+}
+
+func (h *bufTopK) offer(r row) {
+	if h.k == 0 || (h.hasThr && h.cmp(r, h.thr) >= 0) {
+		return
+	}
+	if h.rows == nil {
+		h.rows = make([]row, 0, h.k+max(h.k, 1024))
+	}
+	h.rows = append(h.rows, r)
+	if len(h.rows) == cap(h.rows) {
+		h.shrink()
+	}
+}
+
+// shrink keeps the k best rows and makes the worst of them the threshold.
+func (h *bufTopK) shrink() {
+	if len(h.rows) <= h.k {
+		return
+	}
+	selectK(h.rows, h.k, h.cmp)
+	h.rows = h.rows[:h.k]
+	h.thr, h.hasThr = h.rows[h.k-1], true
+}
+
+// result returns the k best rows offered (all of them when fewer), unordered.
+func (h *bufTopK) result() []row {
+	h.shrink()
+	return h.rows
+}
+
+// selectK reorders rows (all distinct under cmp) so that rows[:k] are the
+// k smallest and rows[k-1] the largest of them (quickselect with a
+// median-of-three pivot, so sorted input is a good case). 1 <= k <= len(rows).
+func selectK(rows []row, k int, cmp func(a, b row) int) {
+	lo, hi, target := 0, len(rows)-1, k-1
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if cmp(rows[mid], rows[lo]) < 0 {
+			rows[mid], rows[lo] = rows[lo], rows[mid]
+		}
+		if cmp(rows[hi], rows[lo]) < 0 {
+			rows[hi], rows[lo] = rows[lo], rows[hi]
+		}
+		if cmp(rows[hi], rows[mid]) < 0 {
+			rows[hi], rows[mid] = rows[mid], rows[hi]
+		}
+		pivot := rows[mid]
+		i, j := lo, hi
+		for i <= j {
+			for cmp(rows[i], pivot) < 0 {
+				i++
+			}
+			for cmp(rows[j], pivot) > 0 {
+				j--
+			}
+			if i <= j {
+				rows[i], rows[j] = rows[j], rows[i]
+				i++
+				j--
+			}
+		}
+		// rows[lo..j] <= pivot <= rows[i..hi]; between them, the pivot.
+		switch {
+		case target <= j:
+			hi = j
+		case target >= i:
+			lo = i
+		default:
+			return
+		}
+	}
+}
+
+// idRanks numbers up to k dictionary ids in the order they are added: an
+// open-addressing hash table of id<<32 | rank+1.
+type idRanks struct {
+	slots []uint64
+	n     int
+}
+
+func (t *idRanks) add(id uint32) {
+	if 2*(t.n+1) > len(t.slots) {
+		old := t.slots
+		t.slots = make([]uint64, max(16, 2*len(old))) // a power of two
+		for _, v := range old {
+			if v != 0 {
+				t.put(v)
+			}
+		}
+	}
+	t.n++
+	t.put(uint64(id)<<32 | uint64(t.n))
+}
+
+func (t *idRanks) put(v uint64) {
+	mask := len(t.slots) - 1
+	for i := hashID(uint32(v>>32)) & mask; ; i = (i + 1) & mask {
+		if t.slots[i] == 0 {
+			t.slots[i] = v
+			return
+		}
+	}
+}
+
+// rank returns the rank of id, which must have been added.
+func (t *idRanks) rank(id uint32) int {
+	mask := len(t.slots) - 1
+	for i := hashID(id) & mask; ; i = (i + 1) & mask {
+		if v := t.slots[i]; uint32(v>>32) == id && v != 0 {
+			return int(uint32(v)) - 1
+		}
+	}
+}
+
+func hashID(id uint32) int { return int((uint64(id) * 0x9E3779B97F4A7C15) >> 33) }
 
 // selectSequential serves insertion order (or a leading rowid key): the
 // first k matches met in scan order are the answer.
@@ -638,6 +933,9 @@ type topK struct {
 	lead     func(r row) int64
 	leadDesc bool
 	topLead  int64 // lead of rows[0] once the heap is full
+	// tieLoses: the lead is the only sort key and rows come in insertion
+	// order, so a row that ties with the top on it comes later: it is worse.
+	tieLoses bool
 }
 
 func (h *topK) offer(r row) {
@@ -663,7 +961,8 @@ func (h *topK) offer(r row) {
 	}
 	if h.lead != nil {
 		// Strictly worse on the first key: worse than the top.
-		if v := h.lead(r); (h.leadDesc && v < h.topLead) || (!h.leadDesc && v > h.topLead) {
+		if v := h.lead(r); (h.leadDesc && v < h.topLead) || (!h.leadDesc && v > h.topLead) ||
+			(h.tieLoses && v == h.topLead) {
 			return
 		}
 	}

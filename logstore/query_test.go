@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -38,7 +39,8 @@ func queryFixtureOf(t *testing.T, withOthers bool) (*Store, []Entry) {
 	s := mustOpen(t, t.TempDir(), opts)
 	r := rand.New(rand.NewPCG(1, 2))
 	methods := []string{"GET", "POST", "PATCH", "DELETE"}
-	urls := []string{"/api/health", "/api/logs?filter=x", "/api/backups", "/api/collections/users/records", "/_%x"}
+	urls := []string{"/api/health", "/api/logs?filter=x", "/api/backups", "/api/collections/users/records", "/_%x",
+		"/a%20b?q=%C3%A9", "/%FF%FEz", "/a%2fb"}
 	statuses := []int{200, 204, 400, 401, 404, 500}
 	others := []map[string]any{
 		nil,
@@ -61,6 +63,10 @@ func queryFixtureOf(t *testing.T, withOthers bool) (*Store, []Entry) {
 		} else {
 			e = req(methods[r.IntN(4)], urls[r.IntN(len(urls))], statuses[r.IntN(len(statuses))])
 			e.Request.ExecTime = float64(r.IntN(1000)) / 7
+			e.Request.UserAgent = []string{"curl/8.5.0", "Mozilla/5.0", "b", ""}[i%4]
+			if i%3 == 0 {
+				e.Request.Referer = fmt.Sprintf("https://example.com/%d", i%5)
+			}
 			switch r.IntN(4) {
 			case 0:
 				e.Request.RemoteIP, e.Request.UserIP = "", "" // logIP off
@@ -72,6 +78,12 @@ func queryFixtureOf(t *testing.T, withOthers bool) (*Store, []Entry) {
 			}
 			if e.Request.Error != "" && r.IntN(2) == 0 {
 				e.Request.Details = map[string]any{"x": "y", "n": float64(i % 3)}
+			}
+			if i%2 == 0 {
+				// The request logger's message: the url unescaped.
+				if u, err := url.PathUnescape(e.Request.URL); err == nil {
+					e.Message = e.Request.Method + " " + strings.ToValidUTF8(u, "\uFFFD")
+				}
 			}
 			if i%13 == 0 {
 				e.Message = "custom " + e.Message
@@ -155,6 +167,8 @@ var testFilters = []string{
 	`data.flag = true`, `data.auth = ""`, `data.auth = null`, `data.auth ?= "users"`, `data.execTime > 100`,
 	`data.status > data.execTime`, `data.missing = null`, `data.status.x = null`,
 	`level > 0`, `level = "8"`, `level = false`, `message ~ "GET"`, `message = ""`, `message ~ "job 1%"`,
+	`message ~ "a b"`, `message ~ "%x"`, `message ~ "\uFFFD"`, `message = "GET /a/b"`, `message > "PATCH"`,
+	`message ~ "custom"`, `message ~ "api" && level > 0`, `message ~ data.url`, `message != data.method`,
 	`id != ""`, `id > "000000004"`, `created > "2026-11-22 12"`, `created <= @now`, `updated >= created`,
 	`created ~ "2026-11-23"`, `created = "2026-11-22 09:40:31.376Z"`, `created != "2026-11-22 09:40:31.376Z"`,
 	`data ~ "request"`, `data ~ "x.zip"`,
@@ -215,9 +229,6 @@ func sortValue(e Entry, name string, seq int64) sval {
 		return sval{class: 1, num: float64(e.Level)}
 	case "message":
 		return sval{class: 2, str: e.Message}
-	case "data":
-		b, _ := e.appendData(nil)
-		return sval{class: 2, str: string(b)}
 	case "rowid", "@rowid":
 		return sval{class: 1, num: float64(seq)}
 	}
@@ -238,23 +249,34 @@ func sortValue(e Entry, name string, seq int64) sval {
 }
 
 func TestListSortAndPages(t *testing.T) {
-	s, entries := queryFixture(t)
+	for _, withOthers := range []bool{true, false} {
+		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) { testListSortAndPages(t, withOthers) })
+	}
+}
+
+func testListSortAndPages(t *testing.T, withOthers bool) {
+	s, entries := queryFixtureOf(t, withOthers)
 	seqOf := map[string]int64{}
 	for i, e := range entries {
 		seqOf[e.ID] = int64(i)
 	}
 	sorts := []string{
 		"", "created", "-created", "updated", "-level", "level,-created", "message", "-message,id",
-		"id", "-id", "data", "data.status", "-data.status", "data.url,-rowid", "-data.execTime",
+		"id", "-id", "data.status", "-data.status", "data.url,-rowid", "-data.execTime",
 		"data.method,data.status,-created", "data.n", "-data.list", "data.obj", "data.missing,-id",
 		"rowid", "-rowid", "@rowid", "-@rowid", " +level , data.authId ", "-data.details.n,level",
+		"-data.url", "data.url", "-data.method,-created", "data.auth,-data.status", "-data.userAgent", "data.referer",
+		"-data.remoteIP", "data.userIP,rowid", "-message", "data.error", "-data.type,-id",
 	}
 	for _, sortExpr := range sorts {
-		for _, filter := range []string{"", "level >= 0"} {
+		for _, filter := range []string{"", "level >= 0", "level > 0"} {
 			fields, _ := filterlang.ParseSort(sortExpr, nil)
 			want := slices.Clone(entries)
-			if filter != "" {
+			switch filter {
+			case "level >= 0":
 				want = slices.DeleteFunc(want, func(e Entry) bool { return e.Level < 0 })
+			case "level > 0":
+				want = slices.DeleteFunc(want, func(e Entry) bool { return e.Level <= 0 })
 			}
 			slices.SortStableFunc(want, func(a, b Entry) int {
 				for _, f := range fields {
@@ -359,7 +381,7 @@ func TestListErrors(t *testing.T) {
 		}
 	}
 	for _, so := range []string{"unknown", "created,", ",created", "--created", "@now", "a,b,c,d,e,f,g,h,i",
-		"data.", "null"} {
+		"data.", "null", "data", "-data", "created,data"} {
 		if _, err := s.List(Query{Sort: so}); !errors.Is(err, ErrInvalidSort) {
 			t.Errorf("List(sort %q) error = %v, want ErrInvalidSort", so, err)
 		}

@@ -20,7 +20,9 @@ import (
 //
 // opts.MaxDays 0 means the default retention of 5 days here, since seeding
 // a store that drops everything would be pointless; the seeded entries
-// must lie within the retention window to be kept.
+// must lie within the retention window to be kept. The size cap
+// (opts.MaxBytes, 1 GiB by default: about 4.5 million entries of the mix)
+// applies too: past it the oldest entries make room for the newest.
 func Seed(dir string, n int, opts Options) error {
 	if n < 0 {
 		return fmt.Errorf("logstore: seed: negative count %d", n)

@@ -50,6 +50,15 @@ const (
 	// speed, far longer than any sane disk stall.
 	MaxPending = 1 << 20
 
+	// MaxPendingBytes bounds the text (the strings: message, URL, headers,
+	// error …) of the entries queued for the writer or being written, so
+	// that large entries cannot fill memory while the disk stalls; past it
+	// Add drops new entries like past MaxPending.
+	MaxPendingBytes = 64 << 20
+
+	// DefaultMaxBytes is the size cap of a store whose Options.MaxBytes is 0.
+	DefaultMaxBytes = 1 << 30
+
 	// bigBatch is the queue length at which the writer commits at once
 	// instead of waiting for the rest of the window.
 	bigBatch = 16384
@@ -89,8 +98,20 @@ type Options struct {
 	// MinLevel is the lowest level Add keeps (settings.logs.minLevel).
 	MinLevel int
 
+	// MaxBytes caps the total size of the segment files; 0 means
+	// DefaultMaxBytes (1 GiB). After each commit, and at Open, while the
+	// segments hold more, the oldest segment is deleted (never the active
+	// one), like age retention: whole files, with an Info log. Segments are
+	// rotated at MaxBytes/8 at the latest, so that a deletion drops at most
+	// an eighth of the cap. The index is proportional to what is stored, so
+	// this bounds its memory too, whatever the clients send.
+	MaxBytes int64
+
 	// segmentSize overrides DefaultSegmentSize in tests.
 	segmentSize int64
+
+	// maxPendingBytes overrides MaxPendingBytes in tests.
+	maxPendingBytes int64
 }
 
 // segment is one segment file: a journal of records with consecutive
@@ -135,6 +156,9 @@ type Store struct {
 	window  time.Duration
 	segSize int64
 
+	maxBytes        int64 // cap of the segments' total size
+	maxPendingBytes int64
+
 	maxDays  atomic.Int64
 	minLevel atomic.Int64
 
@@ -159,6 +183,8 @@ type Store struct {
 	queue    []Entry
 	spare    []Entry
 	queued   int64     // entries accepted by Add so far
+	qbytes   int64     // text of the queued entries (entryText)
+	wbytes   int64     // text of the entries the writer is committing
 	done     int64     // of those, entries committed, failed or discarded
 	firstAt  time.Time // arrival of the oldest queued entry
 	flushReq int64     // largest queued count a Flush waits for
@@ -203,6 +229,20 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.MaxDays < 0 {
 		return nil, fmt.Errorf("logstore: open %s: negative MaxDays %d", dir, opts.MaxDays)
+	}
+	if opts.MaxBytes < 0 {
+		return nil, fmt.Errorf("logstore: open %s: negative MaxBytes %d", dir, opts.MaxBytes)
+	}
+	s.maxBytes = opts.MaxBytes
+	if s.maxBytes == 0 {
+		s.maxBytes = DefaultMaxBytes
+	}
+	// Rotate at an eighth of the cap at the latest, so that the cap drops
+	// an eighth of the entries at a time, not most of them.
+	s.segSize = min(s.segSize, max(s.maxBytes/8, 1))
+	s.maxPendingBytes = opts.maxPendingBytes
+	if s.maxPendingBytes <= 0 {
+		s.maxPendingBytes = MaxPendingBytes
 	}
 	s.maxDays.Store(int64(opts.MaxDays))
 	s.minLevel.Store(int64(opts.MinLevel))
@@ -414,7 +454,9 @@ func (s *Store) closeFiles() error {
 // disk. The entry is durable and visible to queries within
 // Options.FlushInterval (or after Flush). Add does nothing while logging is
 // off (MaxDays 0), for an entry below MinLevel and after Close; it drops the
-// entry, with a warning, when MaxPending entries are already queued.
+// entry, with a warning, when MaxPending entries or MaxPendingBytes of text
+// are already queued. Strings that are not valid UTF-8 are stored with
+// their invalid bytes replaced by U+FFFD.
 func (s *Store) Add(e Entry) {
 	if s.maxDays.Load() == 0 || int64(e.Level) < s.minLevel.Load() {
 		return
@@ -422,12 +464,13 @@ func (s *Store) Add(e Entry) {
 	if e.Created.IsZero() {
 		e.Created = s.now()
 	}
+	size := entryText(&e)
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
 	if s.closing {
 		return
 	}
-	if len(s.queue) >= MaxPending {
+	if len(s.queue) >= MaxPending || s.qbytes+s.wbytes+size > s.maxPendingBytes {
 		s.dropped++
 		if now := time.Now(); now.Sub(s.dropWarn) >= time.Second {
 			s.dropWarn = now
@@ -437,6 +480,7 @@ func (s *Store) Add(e Entry) {
 	}
 	s.queue = append(s.queue, e)
 	s.queued++
+	s.qbytes += size
 	switch len(s.queue) {
 	case 1:
 		s.firstAt = time.Now()
@@ -444,6 +488,28 @@ func (s *Store) Add(e Entry) {
 	case bigBatch:
 		s.signal()
 	}
+}
+
+// entryText returns the bytes of text of e that count against
+// MaxPendingBytes: its strings (attributes and details, which are rare and
+// produced by the server, count little).
+func entryText(e *Entry) int64 {
+	n := len(e.ID) + len(e.Message)
+	if r := e.Request; r != nil {
+		n += len(r.Auth) + len(r.AuthID) + len(r.Method) + len(r.Referer) + len(r.RemoteIP) +
+			len(r.URL) + len(r.UserAgent) + len(r.UserIP) + len(r.Error)
+		if d, ok := r.Details.(string); ok {
+			n += len(d)
+		}
+	} else {
+		for k, v := range e.Attrs {
+			n += len(k) + 16
+			if t, ok := v.(string); ok {
+				n += len(t)
+			}
+		}
+	}
+	return int64(n)
 }
 
 func (s *Store) signal() {
@@ -500,8 +566,14 @@ func (s *Store) run() {
 			batch = s.queue[:k:k]
 			if k == n {
 				s.queue = s.spare[:0]
+				s.wbytes, s.qbytes = s.qbytes, 0
 			} else {
 				s.queue = s.queue[k:]
+				s.wbytes = 0
+				for i := range batch {
+					s.wbytes += entryText(&batch[i])
+				}
+				s.qbytes -= s.wbytes
 			}
 			s.spare = nil
 		}
@@ -511,6 +583,7 @@ func (s *Store) run() {
 			err := s.commit(batch)
 			clear(batch)
 			s.qmu.Lock()
+			s.wbytes = 0
 			s.done += int64(len(batch))
 			if err != nil {
 				s.failEnd, s.failErr = s.done, err
@@ -546,10 +619,31 @@ func (s *Store) run() {
 	}
 }
 
-// commit writes batch to the active segment, fsyncs it and indexes it.
+// commit writes batch to the active segment, fsyncs it and indexes it, then
+// enforces the size cap.
 func (s *Store) commit(batch []Entry) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	err := s.commitLocked(batch)
+	if s.totalSize() > s.maxBytes {
+		if rerr := s.retain(); rerr != nil {
+			s.log.Error("logstore: retention", "error", rerr)
+		}
+	}
+	return err
+}
+
+// totalSize returns the size of the segment files. The caller holds wmu.
+func (s *Store) totalSize() int64 {
+	var n int64
+	for _, seg := range s.segs {
+		n += seg.f.Size()
+	}
+	return n
+}
+
+// commitLocked is commit without the cap; the caller holds wmu.
+func (s *Store) commitLocked(batch []Entry) error {
 	if s.maxDays.Load() == 0 {
 		return nil // logging was turned off while these waited
 	}
@@ -583,8 +677,8 @@ func (s *Store) commit(batch []Entry) error {
 				s.log.Warn("logstore: log entry too large, dropped", "bytes", len(s.jbuf))
 				continue
 			}
-			if len(pos) > 0 && size+int64(len(buf))+journal.FrameSize(len(s.jbuf)) > s.segSize {
-				break // the rest goes to a new segment
+			if (len(pos) > 0 || seg.rows > 0) && size+int64(len(buf))+journal.FrameSize(len(s.jbuf)) > s.segSize {
+				break // the rest goes to a new segment (an empty one takes any entry)
 			}
 			if foreign != "" {
 				if inBatch == nil {
@@ -613,6 +707,7 @@ func (s *Store) commit(batch []Entry) error {
 
 // encode appends the payload of e (with the next sequence number) to b.
 func (s *Store) encode(b []byte, e *Entry, foreignID string) []byte {
+	e.validUTF8()
 	var details, attrs []byte
 	if r := e.Request; r != nil {
 		if r.Error != "" {
@@ -737,6 +832,7 @@ func (s *Store) SetRetention(maxDays, minLevel int) error {
 		clear(s.queue)
 		s.done += int64(len(s.queue))
 		s.queue = s.queue[:0]
+		s.qbytes = 0
 		s.qcond.Broadcast()
 		s.qmu.Unlock()
 	}
@@ -746,10 +842,16 @@ func (s *Store) SetRetention(maxDays, minLevel int) error {
 // enforceRetention deletes the segments past the retention window: those
 // whose newest entry is older than maxDays days (all of them with maxDays 0)
 // and empty ones other than the active segment. The active segment is
-// rotated first when it has to go.
+// rotated first when it has to go. Then, while the segments left hold more
+// than MaxBytes, it deletes the oldest one (never the active one).
 func (s *Store) enforceRetention() error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
+	return s.retain()
+}
+
+// retain is enforceRetention; the caller holds wmu.
+func (s *Store) retain() error {
 	if s.closed {
 		return ErrClosed
 	}
@@ -772,12 +874,24 @@ func (s *Store) enforceRetention() error {
 	}
 	gone := map[*segment]bool{}
 	var keep []*segment
+	total := int64(0)
 	for i, seg := range s.segs {
 		if i < len(s.segs)-1 && (seg.rows == 0 || expired(seg)) {
 			gone[seg] = true
 		} else {
 			keep = append(keep, seg)
+			total += seg.f.Size()
 		}
+	}
+	// The size cap: the oldest segments go first, never the active one.
+	for len(keep) > 1 && total > s.maxBytes {
+		seg := keep[0]
+		size := seg.f.Size()
+		s.log.Info("logstore: size cap reached, oldest segment dropped",
+			"path", seg.path, "bytes", size, "entries", seg.rows, "totalBytes", total, "maxBytes", s.maxBytes)
+		gone[seg] = true
+		keep = keep[1:]
+		total -= size
 	}
 	if len(gone) == 0 {
 		return nil
