@@ -86,20 +86,25 @@ type config struct {
 	bcryptCost   int
 	bcryptSlots  int   // concurrent bcrypt computations; 0 = one per CPU
 	logsMaxBytes int64 // cap on stored request logs; 0 = logstore's default
+	err          error // a malformed environment value
 }
 
 func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
 	c := &config{bcryptCost: authn.DefaultCost}
 	fs.StringVar(&c.dir, "dir", envOr(getenv, "STRONGBOX_DIR", "./sb_data"), "data directory (env STRONGBOX_DIR)")
 	if v := getenv("STRONGBOX_BCRYPT_COST"); v != "" {
-		if n, err := strconv.Atoi(v); err == nil {
-			c.bcryptCost = n
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			c.err = fmt.Errorf("STRONGBOX_BCRYPT_COST=%q is not a number", v)
 		}
+		c.bcryptCost = n
 	}
 	if v := getenv("STRONGBOX_LOGS_MAX_MB"); v != "" {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			c.logsMaxBytes = n << 20
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<30 {
+			c.err = fmt.Errorf("STRONGBOX_LOGS_MAX_MB=%q is not a size in MiB", v)
 		}
+		c.logsMaxBytes = n << 20
 	}
 	return c
 }
@@ -132,6 +137,9 @@ func lockDir(dir string) (*journal.DirLock, error) {
 // openStores locks the data dir and opens its auth and settings stores,
 // and the log store too when withLogs is set.
 func openStores(cfg *config, logger *slog.Logger, withLogs bool) (_ *stores, err error) {
+	if cfg.err != nil {
+		return nil, cfg.err
+	}
 	lock, err := lockDir(cfg.dir)
 	if err != nil {
 		return nil, err
@@ -464,6 +472,9 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	if *n < 0 {
 		return errors.New("--n must not be negative")
+	}
+	if cfg.err != nil {
+		return cfg.err
 	}
 	lock, err := lockDir(cfg.dir)
 	if err != nil {

@@ -236,6 +236,13 @@ func TestVersionAndUsage(t *testing.T) {
 	if err := run(t.Context(), []string{"bogus"}, noEnv, io.Discard, io.Discard); err == nil {
 		t.Errorf("unknown command: want an error")
 	}
+	for _, kv := range [][2]string{{"STRONGBOX_BCRYPT_COST", "ten"}, {"STRONGBOX_BCRYPT_COST", "99"}, {"STRONGBOX_LOGS_MAX_MB", "-5"}} {
+		// A bad value stops serve before it listens (run returns at once).
+		err := run(t.Context(), []string{"serve", "--http", "127.0.0.1:0", "--dir", t.TempDir()}, envOf(kv[0], kv[1]), io.Discard, io.Discard)
+		if err == nil {
+			t.Errorf("%s=%s: serve started, want the value refused", kv[0], kv[1])
+		}
+	}
 }
 
 // TestLogsSeed: seeded logs are served by the next start.
