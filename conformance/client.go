@@ -585,16 +585,7 @@ func (c *Client) newCollection(ctx context.Context, typ string) (string, error) 
 	if r.status != http.StatusOK {
 		return "", fmt.Errorf("fixture: create %s collection %s: expected 200, got %s", typ, name, r)
 	}
-	c.Cleanup("delete collection "+name, func(ctx context.Context) error {
-		r, err := c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
-		if err != nil {
-			return err
-		}
-		if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
-			return fmt.Errorf("expected 204, got %s", r)
-		}
-		return nil
-	})
+	c.cleanupCollection(name)
 	return name, nil
 }
 

@@ -114,50 +114,65 @@ func (c *Client) buildLogMarks(ctx context.Context) (*logMarks, error) {
 		}
 	}
 
-	// Find the entries. The filtered listing is the cheap way; the newest
-	// entries listed without a filter are the fallback, so that a broken
-	// filter does not hide every logs check behind a timeout.
-	deadline := time.Now().Add(logsWait)
-	listings := []url.Values{
+	// Find the entries.
+	var seen []string
+	found, err := c.pollLogs(ctx, []url.Values{
 		{"filter": {m.scope}, "perPage": {"200"}},
 		{"sort": {"-created"}, "perPage": {"1000"}},
+	}, func(items []map[string]any) bool {
+		for _, it := range items {
+			if k := m.markOf(it); k != "" {
+				m.entries[k] = it
+			}
+		}
+		seen = seen[:0]
+		for _, k := range loggedMarks {
+			if m.entries[k] != nil {
+				seen = append(seen, k)
+			}
+		}
+		return len(seen) == len(loggedMarks)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing logs to find the marked requests: %w", err)
 	}
-	var seen []string
+	if !found {
+		return nil, Failf("the marked requests (%v, nonce %s) did not all appear in GET /api/logs within %s; found %v",
+			loggedMarks, n, logsWait, seen)
+	}
+	delete(m.entries, markSilent) // wrongly logged; LOG-ENTRY-005 reports it
+	return m, nil
+}
+
+// pollLogs lists logs with each query of listings in turn, handing every
+// page's items to visit, until visit reports it has found what it wants
+// (true) or logsWait has passed (false). A filtered listing is the cheap
+// way; an unfiltered one of the newest entries is the fallback, so that a
+// broken filter does not hide every logs check behind a timeout.
+func (c *Client) pollLogs(ctx context.Context, listings []url.Values, visit func([]map[string]any) bool) (bool, error) {
+	deadline := time.Now().Add(logsWait)
 	for {
 		for _, q := range listings {
 			r, err := c.get(ctx, withQuery("/api/logs", q), c.su)
 			if err != nil {
-				return nil, err
+				return false, err
 			}
 			if r.status != http.StatusOK && q.Has("filter") {
 				continue
 			}
 			list, err := parseLogList(r)
 			if err != nil {
-				return nil, fmt.Errorf("listing logs to find the marked requests: %w", err)
+				return false, err
 			}
-			for _, it := range list.items {
-				if k := m.markOf(it); k != "" {
-					m.entries[k] = it
-				}
-			}
-			seen = seen[:0]
-			for _, k := range loggedMarks {
-				if m.entries[k] != nil {
-					seen = append(seen, k)
-				}
-			}
-			if len(seen) == len(loggedMarks) {
-				delete(m.entries, markSilent) // wrongly logged; LOG-ENTRY-005 reports it
-				return m, nil
+			if visit(list.items) {
+				return true, nil
 			}
 		}
 		if time.Now().After(deadline) {
-			return nil, Failf("the marked requests (%v, nonce %s) did not all appear in GET /api/logs within %s; found %v",
-				loggedMarks, n, logsWait, seen)
+			return false, nil
 		}
 		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return nil, err
+			return false, err
 		}
 	}
 }

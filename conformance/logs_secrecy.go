@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"sort"
 	"strings"
-	"time"
 )
 
 // Issue 4 (request logging) asks for more than the interface document and
@@ -67,41 +66,30 @@ func checkLogSecrecy(ctx context.Context, c *Client) error {
 // is tried first and the newest entries listed without a filter second, as
 // the logs fixture does.
 func (c *Client) waitForLogged(ctx context.Context, nonce string) (map[string]any, error) {
-	deadline := time.Now().Add(logsWait)
-	listings := []url.Values{
+	var entry map[string]any
+	found, err := c.pollLogs(ctx, []url.Values{
 		{"filter": {`data.url ~ "cf=` + nonce + `"`}, "perPage": {"50"}},
 		{"sort": {"-created"}, "perPage": {"500"}},
-	}
-	for {
-		for _, q := range listings {
-			r, err := c.get(ctx, withQuery("/api/logs", q), c.su)
-			if err != nil {
-				return nil, err
-			}
-			if r.status != http.StatusOK && q.Has("filter") {
-				continue
-			}
-			list, err := parseLogList(r)
-			if err != nil {
-				return nil, fmt.Errorf("listing logs to find the marked request: %w", err)
-			}
-			for _, it := range list.items {
-				data, _ := getObject(it, "data")
-				u, _ := getString(data, "url")
-				if _, rawQuery, ok := strings.Cut(u, "?"); ok {
-					if q, err := url.ParseQuery(rawQuery); err == nil && q.Get("cf") == nonce {
-						return it, nil
-					}
+	}, func(items []map[string]any) bool {
+		for _, it := range items {
+			data, _ := getObject(it, "data")
+			u, _ := getString(data, "url")
+			if _, rawQuery, ok := strings.Cut(u, "?"); ok {
+				if q, err := url.ParseQuery(rawQuery); err == nil && q.Get("cf") == nonce {
+					entry = it
+					return true
 				}
 			}
 		}
-		if time.Now().After(deadline) {
-			return nil, Failf("the marked request (cf=%s) did not appear in GET /api/logs within %s", nonce, logsWait)
-		}
-		if err := sleep(ctx, 200*time.Millisecond); err != nil {
-			return nil, err
-		}
+		return false
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing logs to find the marked request: %w", err)
 	}
+	if !found {
+		return nil, Failf("the marked request (cf=%s) did not appear in GET /api/logs within %s", nonce, logsWait)
+	}
+	return entry, nil
 }
 
 // stringAt is a string found inside a JSON value, with its path.
