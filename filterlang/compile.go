@@ -56,12 +56,15 @@ func Compile[T any](e Expr, r Resolver[T], opts Options) (Predicate[T], error) {
 	if e == nil {
 		return nil, errors.New("filterlang: compile: nil expression")
 	}
+	return newCompiler(r, opts).expr(e, 0)
+}
+
+func newCompiler[T any](r Resolver[T], opts Options) *compiler[T] {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	c := &compiler[T]{resolve: r, now: now().UTC(), fast: true}
-	return c.expr(e, 0)
+	return &compiler[T]{resolve: r, now: now().UTC(), fast: true}
 }
 
 // compiler holds the state of one Compile call.
@@ -97,25 +100,10 @@ func (c *compiler[T]) term(e Expr, depth int) (Predicate[T], chain[T], error) {
 		if e == nil || (e.Op != And && e.Op != Or) {
 			return nil, nil, fmt.Errorf("filterlang: compile: invalid join %v", e)
 		}
-		// Flatten a run of the same join into one list, compile the terms
-		// in source order (so the first error is the leftmost), then link
-		// them from the right.
-		var terms []Expr
-		var walk func(x Expr, depth int) error
-		walk = func(x Expr, depth int) error {
-			if depth > MaxComparisons+MaxDepth {
-				return errors.New("filterlang: compile: expression nested too deeply")
-			}
-			if b, ok := x.(*Binary); ok && b != nil && b.Op == e.Op {
-				if err := walk(b.X, depth+1); err != nil {
-					return err
-				}
-				return walk(b.Y, depth+1)
-			}
-			terms = append(terms, x)
-			return nil
-		}
-		if err := walk(e, depth); err != nil {
+		// Compile the terms of the run in source order (so the first error
+		// is the leftmost), then link them from the right.
+		terms, err := flatten(e, depth)
+		if err != nil {
 			return nil, nil, err
 		}
 		preds := make([]Predicate[T], len(terms))
@@ -140,12 +128,37 @@ func (c *compiler[T]) term(e Expr, depth int) (Predicate[T], chain[T], error) {
 		}
 		return p, nil, nil
 	case *Compare:
-		if e == nil || e.Left == nil || e.Right == nil {
-			return nil, nil, errors.New("filterlang: compile: incomplete comparison")
+		k, err := c.compare(e)
+		if err != nil {
+			return nil, nil, err
 		}
-		return c.compare(e)
+		return k.chain(nil, false), k.chain, nil
 	}
 	return nil, nil, fmt.Errorf("filterlang: compile: unsupported expression %T", e)
+}
+
+// flatten returns the terms of the run of e's join that e heads: a && b &&
+// c gives [a b c], with (a || b) a single term.
+func flatten(e *Binary, depth int) ([]Expr, error) {
+	var terms []Expr
+	var walk func(x Expr, depth int) error
+	walk = func(x Expr, depth int) error {
+		if depth > MaxComparisons+MaxDepth {
+			return errors.New("filterlang: compile: expression nested too deeply")
+		}
+		if b, ok := x.(*Binary); ok && b != nil && b.Op == e.Op {
+			if err := walk(b.X, depth+1); err != nil {
+				return err
+			}
+			return walk(b.Y, depth+1)
+		}
+		terms = append(terms, x)
+		return nil
+	}
+	if err := walk(e, depth); err != nil {
+		return nil, err
+	}
+	return terms, nil
 }
 
 func constant[T any](b bool) Predicate[T] {
@@ -387,26 +400,33 @@ func general[T any](ev pairEval, l, r *operand[T], each bool) Predicate[T] {
 	return func(e T) bool { return evalValues(ev, lv(e), rv(e), each) }
 }
 
+// comparison is a compiled comparison: its chain builder and, when it has
+// a specialised batch form, its selector.
+type comparison[T any] struct {
+	chain chain[T]
+	sel   Selector[T] // nil: select with the predicate
+}
+
 // compare compiles a comparison.
-func (c *compiler[T]) compare(x *Compare) (Predicate[T], chain[T], error) {
+func (c *compiler[T]) compare(x *Compare) (comparison[T], error) {
+	if x == nil || x.Left == nil || x.Right == nil {
+		return comparison[T]{}, errors.New("filterlang: compile: incomplete comparison")
+	}
 	l, err := c.operand(x.Left)
 	if err != nil {
-		return nil, nil, err
+		return comparison[T]{}, err
 	}
 	r, err := c.operand(x.Right)
 	if err != nil {
-		return nil, nil, err
+		return comparison[T]{}, err
 	}
-	var ch chain[T]
 	switch x.Op {
 	case Like, NotLike:
-		ch = c.like(x, &l, &r)
+		return comparison[T]{chain: c.like(x, &l, &r)}, nil
 	case Eq, Neq, Lt, Lte, Gt, Gte:
-		ch = c.cmp(x, &l, &r)
-	default:
-		return nil, nil, fmt.Errorf("filterlang: compile: invalid comparison operator %v", x.Op)
+		return c.cmp(x, &l, &r), nil
 	}
-	return ch(nil, false), ch, nil
+	return comparison[T]{}, fmt.Errorf("filterlang: compile: invalid comparison operator %v", x.Op)
 }
 
 // plain turns a predicate into a chain builder that joins with a closure.
@@ -423,7 +443,7 @@ func plain[T any](p Predicate[T]) chain[T] {
 }
 
 // cmp compiles = != < <= > >= and their any-of variants.
-func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) chain[T] {
+func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) comparison[T] {
 	s := &cmpSpec{op: x.Op, laff: l.aff, raff: r.aff}
 	lf, rf := l.field != nil, r.field != nil
 	if x.Op == Eq || x.Op == Neq {
@@ -435,7 +455,7 @@ func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) chain[T] {
 			s.mode, s.laff, s.raff = modeCoalesce, affNone, affNone
 		case !lf && !rf:
 			if l.empty && r.empty {
-				return plain(constant[T](x.Op == Eq))
+				return comparison[T]{chain: plain(constant[T](x.Op == Eq))}
 			}
 			s.mode = modeDirect
 			l.c, r.c = emptyAsText(l), emptyAsText(r)
@@ -455,19 +475,19 @@ func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) chain[T] {
 	}
 	switch {
 	case !lf && !rf:
-		return plain(constant[T](general(s, l, r, x.AnyOf)(*new(T))))
+		return comparison[T]{chain: plain(constant[T](general(s, l, r, x.AnyOf)(*new(T))))}
 	case c.fast && lf && !rf:
-		if p := fieldConst(s, l.field, r.c); p != nil {
-			return p
+		if k, ok := fieldConst(s, l.field, r.c); ok {
+			return k
 		}
 	case c.fast && !lf && rf:
 		fs := *s
 		fs.op, fs.laff, fs.raff = flip(s.op), s.raff, s.laff
-		if p := fieldConst(&fs, r.field, l.c); p != nil {
-			return p
+		if k, ok := fieldConst(&fs, r.field, l.c); ok {
+			return k
 		}
 	}
-	return plain(general(s, l, r, x.AnyOf))
+	return comparison[T]{chain: plain(general(s, l, r, x.AnyOf))}
 }
 
 // emptyAsText returns o's constant with NULL replaced by "" (the reference
@@ -490,25 +510,25 @@ func constAffinity(k scalar, aff affinity) scalar {
 	return k
 }
 
-// fieldConst returns a specialised chain for field f (left) compared with
-// constant k (already converted for f's affinity), or nil when f is
+// fieldConst returns the specialised comparison of field f (left) with
+// constant k (already converted for f's affinity); ok is false when f is
 // dynamic. A Num or Str field is NULL or one scalar kind, so every case but
 // "same kind as k" has a result fixed at Compile time.
-func fieldConst[T any](s *cmpSpec, f *Field[T], k scalar) chain[T] {
+func fieldConst[T any](s *cmpSpec, f *Field[T], k scalar) (_ comparison[T], ok bool) {
 	nullRes := s.eval(scalar{}, k)
 	switch f.Type {
 	case TypeNumber:
 		if k.kind != KindNumber {
-			return plain(nonNull(f.Num, nullRes, s.eval(numScalar(0), k)))
+			return comparison[T]{chain: plain(nonNull(f.Num, nullRes, s.eval(numScalar(0), k)))}, true
 		}
-		return fieldOp(f.Num, s.op, k.num, nullRes)
+		return comparison[T]{chain: fieldOp(f.Num, s.op, k.num, nullRes), sel: selectOp(f.Num, s.op, k.num, nullRes)}, true
 	case TypeString:
 		if k.kind != KindString {
-			return plain(nonNull(f.Str, nullRes, s.eval(strScalar(""), k)))
+			return comparison[T]{chain: plain(nonNull(f.Str, nullRes, s.eval(strScalar(""), k)))}, true
 		}
-		return fieldOp(f.Str, s.op, k.str, nullRes)
+		return comparison[T]{chain: fieldOp(f.Str, s.op, k.str, nullRes), sel: selectOp(f.Str, s.op, k.str, nullRes)}, true
 	}
-	return nil
+	return comparison[T]{}, false
 }
 
 // nonNull returns a predicate whose result depends only on whether the

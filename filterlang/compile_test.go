@@ -112,7 +112,49 @@ func matchIDs(t testing.TB, src string, fast bool) string {
 			ids = append(ids, r.id)
 		}
 	}
+	if fast {
+		sel, err := c.selector(e, 0)
+		if err != nil {
+			t.Fatalf("CompileSelector(%q): %v", src, err)
+		}
+		checkSelector(t, src, sel, p)
+	}
 	return strings.Join(ids, ",")
+}
+
+// checkSelector reports whether sel selects exactly the entries of recs
+// that p matches: into a new slice, into a slice with entries already in
+// it, and in place, with blocks of every size from one entry up.
+func checkSelector(t testing.TB, src string, sel Selector[*rec], p Predicate[*rec]) {
+	t.Helper()
+	var want []*rec
+	for _, r := range recs {
+		if p(r) {
+			want = append(want, r)
+		}
+	}
+	defer func(n int) { blockSize = n }(blockSize)
+	for _, blockSize = range []int{1, 2, 3, len(recs), 1024} {
+		if got := sel(nil, recs); !slices.Equal(got, want) {
+			t.Fatalf("%s (blocks of %d): selects %v, predicate %v", src, blockSize, recIDs(got), recIDs(want))
+		}
+		pre := []*rec{recs[0]}
+		if got := sel(pre, recs); !slices.Equal(got[1:], want) || got[0] != recs[0] {
+			t.Fatalf("%s (blocks of %d) after one entry: selects %v, predicate %v", src, blockSize, recIDs(got), recIDs(want))
+		}
+		buf := slices.Clone(recs)
+		if got := sel(buf[:0], buf); !slices.Equal(got, want) {
+			t.Fatalf("%s (blocks of %d) in place: selects %v, predicate %v", src, blockSize, recIDs(got), recIDs(want))
+		}
+	}
+}
+
+func recIDs(rs []*rec) []string {
+	ids := make([]string, len(rs))
+	for i, r := range rs {
+		ids[i] = r.id
+	}
+	return ids
 }
 
 var semanticsTests = []struct {
@@ -354,12 +396,15 @@ func TestCompileErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err = Compile(e, recResolver, Options{})
-			se, ok := errors.AsType[*SyntaxError](err)
-			if !ok {
-				t.Fatalf("Compile(%q) error = %v, want *SyntaxError", tt.src, err)
-			}
-			if se.Offset != tt.offset || se.Msg != tt.msg {
-				t.Errorf("Compile(%q) error = offset %d %q, want offset %d %q", tt.src, se.Offset, se.Msg, tt.offset, tt.msg)
+			_, serr := CompileSelector(e, recResolver, Options{})
+			for name, err := range map[string]error{"Compile": err, "CompileSelector": serr} {
+				se, ok := errors.AsType[*SyntaxError](err)
+				if !ok {
+					t.Fatalf("%s(%q) error = %v, want *SyntaxError", name, tt.src, err)
+				}
+				if se.Offset != tt.offset || se.Msg != tt.msg {
+					t.Errorf("%s(%q) error = offset %d %q, want offset %d %q", name, tt.src, se.Offset, se.Msg, tt.offset, tt.msg)
+				}
 			}
 		})
 	}
@@ -396,13 +441,17 @@ func TestCompileBadField(t *testing.T) {
 	}
 	for i, f := range bad {
 		e, _ := Parse("x = 1")
-		_, err := Compile(e, func(string) (Field[int], bool) { return f, true }, Options{})
-		if err == nil {
-			t.Errorf("field %d: Compile succeeded with a broken Field", i)
-			continue
-		}
-		if _, ok := errors.AsType[*SyntaxError](err); ok {
-			t.Errorf("field %d: got *SyntaxError %v, want a plain error", i, err)
+		r := func(string) (Field[int], bool) { return f, true }
+		_, err := Compile(e, r, Options{})
+		_, serr := CompileSelector(e, r, Options{})
+		for name, err := range map[string]error{"Compile": err, "CompileSelector": serr} {
+			if err == nil {
+				t.Errorf("field %d: %s succeeded with a broken Field", i, name)
+				continue
+			}
+			if _, ok := errors.AsType[*SyntaxError](err); ok {
+				t.Errorf("field %d: %s: got *SyntaxError %v, want a plain error", i, name, err)
+			}
 		}
 	}
 }
@@ -410,6 +459,9 @@ func TestCompileBadField(t *testing.T) {
 func TestCompileNil(t *testing.T) {
 	if _, err := Compile[int](nil, nil, Options{}); err == nil {
 		t.Error("Compile(nil) succeeded")
+	}
+	if _, err := CompileSelector[int](nil, nil, Options{}); err == nil {
+		t.Error("CompileSelector(nil) succeeded")
 	}
 	// Hand-built trees with holes are errors, not panics.
 	for _, e := range []Expr{
@@ -421,6 +473,9 @@ func TestCompileNil(t *testing.T) {
 	} {
 		if _, err := Compile[int](e, nil, Options{}); err == nil {
 			t.Errorf("Compile(%#v) succeeded", e)
+		}
+		if _, err := CompileSelector[int](e, nil, Options{}); err == nil {
+			t.Errorf("CompileSelector(%#v) succeeded", e)
 		}
 	}
 }
@@ -463,6 +518,15 @@ func TestPredicateAllocs(t *testing.T) {
 		})
 		if allocs != 0 {
 			t.Errorf("%s: %v allocations per pass, want 0", src, allocs)
+		}
+		sel, err := CompileSelector(e, recResolver, Options{Now: func() time.Time { return testNow }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]*rec, 0, len(recs))
+		allocs = testing.AllocsPerRun(100, func() { buf = sel(buf[:0], recs) })
+		if allocs != 0 {
+			t.Errorf("%s: %v allocations per selection, want 0", src, allocs)
 		}
 	}
 }

@@ -9,6 +9,9 @@
 // entry type exposes. The result is a Predicate: a tree of closures
 // specialised per operator and field type, which reads fields through the
 // resolver's getters with no reflection, no map lookups and no allocations.
+// CompileSelector compiles the same filter into a Selector, which filters a
+// batch of entries one comparison at a time: the faster form when there
+// are many entries to test.
 //
 // # Filter grammar
 //

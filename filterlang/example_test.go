@@ -32,30 +32,33 @@ type entry struct {
 	Method  string
 }
 
+// resolve declares the fields of entry that filters may use.
+func resolve(name string) (filterlang.Field[*entry], bool) {
+	switch name {
+	case "level":
+		return filterlang.Field[*entry]{Type: filterlang.TypeNumber,
+			Num: func(e *entry) (float64, bool) { return float64(e.Level), true }}, true
+	case "message":
+		return filterlang.Field[*entry]{Type: filterlang.TypeString,
+			Str: func(e *entry) (string, bool) { return e.Message, true }}, true
+	case "data.status":
+		return filterlang.Field[*entry]{Type: filterlang.TypeNumber, JSON: true,
+			Num: func(e *entry) (float64, bool) { return float64(e.Status), e.Status != 0 }}, true
+	case "data.method":
+		return filterlang.Field[*entry]{Type: filterlang.TypeString, JSON: true,
+			Str: func(e *entry) (string, bool) { return e.Method, e.Method != "" }}, true
+	}
+	return filterlang.Field[*entry]{}, false
+}
+
+var entries = []*entry{
+	{Level: 0, Message: "GET /api/health", Status: 200, Method: "GET"},
+	{Level: 8, Message: "GET /api/files", Status: 404, Method: "GET"},
+	{Level: 8, Message: "POST /api/items", Status: 500, Method: "POST"},
+	{Level: 4, Message: "cron: backup done"},
+}
+
 func ExampleCompile() {
-	resolve := func(name string) (filterlang.Field[*entry], bool) {
-		switch name {
-		case "level":
-			return filterlang.Field[*entry]{Type: filterlang.TypeNumber,
-				Num: func(e *entry) (float64, bool) { return float64(e.Level), true }}, true
-		case "message":
-			return filterlang.Field[*entry]{Type: filterlang.TypeString,
-				Str: func(e *entry) (string, bool) { return e.Message, true }}, true
-		case "data.status":
-			return filterlang.Field[*entry]{Type: filterlang.TypeNumber, JSON: true,
-				Num: func(e *entry) (float64, bool) { return float64(e.Status), e.Status != 0 }}, true
-		case "data.method":
-			return filterlang.Field[*entry]{Type: filterlang.TypeString, JSON: true,
-				Str: func(e *entry) (string, bool) { return e.Method, e.Method != "" }}, true
-		}
-		return filterlang.Field[*entry]{}, false
-	}
-	entries := []*entry{
-		{Level: 0, Message: "GET /api/health", Status: 200, Method: "GET"},
-		{Level: 8, Message: "GET /api/files", Status: 404, Method: "GET"},
-		{Level: 8, Message: "POST /api/items", Status: 500, Method: "POST"},
-		{Level: 4, Message: "cron: backup done"},
-	}
 
 	e, err := filterlang.Parse(`data.status >= 400 && data.method = "GET" || message ~ 'CRON'`)
 	if err != nil {
@@ -78,6 +81,25 @@ func ExampleCompile() {
 	// GET /api/files
 	// cron: backup done
 	// filterlang: offset 13: unknown field "created"
+}
+
+func ExampleCompileSelector() {
+	e, err := filterlang.Parse(`data.status >= 400 && data.method = "GET" || message ~ 'CRON'`)
+	if err != nil {
+		panic(err)
+	}
+	sel, err := filterlang.CompileSelector(e, resolve, filterlang.Options{})
+	if err != nil {
+		panic(err)
+	}
+	// A buffer reused from batch to batch makes selection allocation-free.
+	buf := make([]*entry, 0, len(entries))
+	for _, x := range sel(buf, entries) {
+		fmt.Println(x.Message)
+	}
+	// Output:
+	// GET /api/files
+	// cron: backup done
 }
 
 func ExampleParseSort() {

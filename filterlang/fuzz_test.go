@@ -134,6 +134,12 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("%q on %s: specialised %v, general %v", src, r.id, a, b)
 			}
 		}
+		// And the batch form selects what the predicate matches.
+		sel, err := fast.selector(e, 0)
+		if err != nil {
+			t.Fatalf("CompileSelector(%q): %v, but Compile succeeded", src, err)
+		}
+		checkSelector(t, src, sel, pf)
 	})
 }
 
