@@ -252,35 +252,37 @@ func runeLenSlow[S text](s S) int {
 }
 
 // containsFold reports whether s contains lit (ASCII-lowercase) ignoring
-// ASCII case. It tests eight start positions at a time for lit's first
-// byte (SWAR: a 64-bit word as eight byte lanes) and compares the rest of
-// lit only where that matches. (Testing the first two bytes per word was
-// measured slower on the benchmark's short strings.)
+// ASCII case. It tests eight start positions at a time (SWAR: a 64-bit
+// word as eight byte lanes) for lit's first and last bytes together, and
+// compares the whole of lit only at the rare starts that pass both. On the
+// benchmark's short strings this is a fifth faster than probing the first
+// byte alone, whose many candidates cost mispredicted branches, and than
+// probing three bytes, which costs more arithmetic than it saves.
 func containsFold[S text](s S, lit string) bool {
 	n := len(lit)
 	if n == 0 {
 		return true
 	}
 	last := len(s) - n // the last possible start
-	if last < 0 {
-		return false
-	}
-	if len(s) < 8 {
+	if last < 7 {
+		if last < 0 {
+			return false
+		}
 		return containsFoldShort(s, lit)
 	}
-	fold, want, rest := foldMask(lit[0]), uint64(lit[0])*lanes, lit[1:]
+	p := n - 1
+	f0, w0 := foldMask(lit[0]), uint64(lit[0])*lanes
+	fp, wp := foldMask(lit[p]), uint64(lit[p])*lanes
 	for i := 0; i <= last; i += 8 {
-		// The last word may overlap the previous one; lanes before i are
-		// masked off.
-		base := min(i, len(s)-8)
-		m := zeroLanes((load64(s, base) | fold) ^ want)
+		// The lanes are the starts base … base+7. The last word may
+		// overlap the one before, whose lanes (those before i) are masked
+		// off. The loads end at base+p+7 <= last+n-1, the end of s.
+		base := min(i, last-7)
+		m := maybeZero((load64(s, base)|f0)^w0) & maybeZero((load64(s, base+p)|fp)^wp)
 		m &^= 1<<(uint(i-base)*8) - 1
 		for ; m != 0; m &= m - 1 {
 			j := base + bits.TrailingZeros64(m)>>3
-			if j > last {
-				break
-			}
-			if equalFold(s[j+1:j+n], rest) {
+			if equalFold(s[j:j+n], lit) {
 				return true
 			}
 		}
@@ -311,19 +313,19 @@ func foldMask(c byte) uint64 {
 
 const lanes = 0x0101010101010101 // 1 in every byte lane
 
-// zeroLanes returns a word with the high bit set in exactly the lanes of x
-// that are zero.
-func zeroLanes(x uint64) uint64 {
-	const low7 = 0x7f * lanes
-	return ^((x&low7 + low7) | x | low7)
+// maybeZero returns a word with the high bit set in every lane of x that is
+// zero, and perhaps in some lanes above a zero lane (where the borrow of
+// the subtraction reaches): a filter whose hits are verified.
+func maybeZero(x uint64) uint64 {
+	return (x - lanes) &^ x & (0x80 * lanes)
 }
 
 // load64 reads s[i:i+8] as a little-endian word (the compiler turns this
 // into one load).
 func load64[S text](s S, i int) uint64 {
-	_ = s[i+7]
-	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	b := s[i : i+8] // one bounds check; the constant indexes need none
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
 // equalFold reports whether s equals lit (ASCII-lowercase, same length)
