@@ -196,3 +196,22 @@ func TestContainsFoldRandom(t *testing.T) {
 		}
 	}
 }
+
+// FuzzContainsFold checks the word-at-a-time search against a plain loop
+// on any text and literal.
+func FuzzContainsFold(f *testing.F) {
+	f.Add("GET /api/collections/users/records", "USERS")
+	f.Add("0123456789abcdefXYZ", "fxy")
+	f.Add("`@[{aAzZ\x7f\x80\xff", "@[")
+	f.Add("short", "or")
+	f.Fuzz(func(t *testing.T, s, lit string) {
+		lit = lowerASCII(lit)
+		want := naiveContainsFold(s, lit)
+		if got := containsFold(s, lit); got != want {
+			t.Fatalf("containsFold(%q, %q) = %v, want %v", s, lit, got, want)
+		}
+		if got := containsFold([]byte(s), lit); got != want {
+			t.Fatalf("containsFold([]byte %q, %q) = %v, want %v", s, lit, got, want)
+		}
+	})
+}
