@@ -74,6 +74,9 @@ type compiler[T any] struct {
 	// fast enables the specialised closures; tests turn it off to check
 	// them against the general path.
 	fast bool
+	// batch: the comparisons are for a Selector, so fieldConst builds
+	// their selection loops too.
+	batch bool
 }
 
 // expr compiles e; depth guards against hand-built trees deeper than any
@@ -477,13 +480,13 @@ func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) comparison[T] {
 	case !lf && !rf:
 		return comparison[T]{chain: plain(constant[T](general(s, l, r, x.AnyOf)(*new(T))))}
 	case c.fast && lf && !rf:
-		if k, ok := fieldConst(s, l.field, r.c); ok {
+		if k, ok := fieldConst(s, l.field, r.c, c.batch); ok {
 			return k
 		}
 	case c.fast && !lf && rf:
 		fs := *s
 		fs.op, fs.laff, fs.raff = flip(s.op), s.raff, s.laff
-		if k, ok := fieldConst(&fs, r.field, l.c); ok {
+		if k, ok := fieldConst(&fs, r.field, l.c, c.batch); ok {
 			return k
 		}
 	}
@@ -511,24 +514,34 @@ func constAffinity(k scalar, aff affinity) scalar {
 }
 
 // fieldConst returns the specialised comparison of field f (left) with
-// constant k (already converted for f's affinity); ok is false when f is
-// dynamic. A Num or Str field is NULL or one scalar kind, so every case but
-// "same kind as k" has a result fixed at Compile time.
-func fieldConst[T any](s *cmpSpec, f *Field[T], k scalar) (_ comparison[T], ok bool) {
+// constant k (already converted for f's affinity), with its selection loop
+// when batch is set; ok is false when f is dynamic. A Num or Str field is
+// NULL or one scalar kind, so every case but "same kind as k" has a result
+// fixed at Compile time.
+func fieldConst[T any](s *cmpSpec, f *Field[T], k scalar, batch bool) (_ comparison[T], ok bool) {
 	nullRes := s.eval(scalar{}, k)
+	var cmp comparison[T]
 	switch f.Type {
 	case TypeNumber:
 		if k.kind != KindNumber {
 			return comparison[T]{chain: plain(nonNull(f.Num, nullRes, s.eval(numScalar(0), k)))}, true
 		}
-		return comparison[T]{chain: fieldOp(f.Num, s.op, k.num, nullRes), sel: selectOp(f.Num, s.op, k.num, nullRes)}, true
+		cmp.chain = fieldOp(f.Num, s.op, k.num, nullRes)
+		if batch {
+			cmp.sel = selectOp(f.Num, s.op, k.num, nullRes)
+		}
 	case TypeString:
 		if k.kind != KindString {
 			return comparison[T]{chain: plain(nonNull(f.Str, nullRes, s.eval(strScalar(""), k)))}, true
 		}
-		return comparison[T]{chain: fieldOp(f.Str, s.op, k.str, nullRes), sel: selectOp(f.Str, s.op, k.str, nullRes)}, true
+		cmp.chain = fieldOp(f.Str, s.op, k.str, nullRes)
+		if batch {
+			cmp.sel = selectOp(f.Str, s.op, k.str, nullRes)
+		}
+	default:
+		return comparison[T]{}, false
 	}
-	return comparison[T]{}, false
+	return cmp, true
 }
 
 // nonNull returns a predicate whose result depends only on whether the

@@ -113,6 +113,7 @@ func matchIDs(t testing.TB, src string, fast bool) string {
 		}
 	}
 	if fast {
+		c.batch = true
 		sel, err := c.selector(e, 0)
 		if err != nil {
 			t.Fatalf("CompileSelector(%q): %v", src, err)

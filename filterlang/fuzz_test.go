@@ -135,6 +135,7 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		// And the batch form selects what the predicate matches.
+		fast.batch = true
 		sel, err := fast.selector(e, 0)
 		if err != nil {
 			t.Fatalf("CompileSelector(%q): %v, but Compile succeeded", src, err)

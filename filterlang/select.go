@@ -27,7 +27,9 @@ func CompileSelector[T any](e Expr, r Resolver[T], opts Options) (Selector[T], e
 	if e == nil {
 		return nil, errors.New("filterlang: compile: nil expression")
 	}
-	return newCompiler(r, opts).selector(e, 0)
+	c := newCompiler(r, opts)
+	c.batch = true
+	return c.selector(e, 0)
 }
 
 // selector compiles e into a Selector. A run of && narrows the batch term
