@@ -126,18 +126,6 @@ func BenchmarkList1M(b *testing.B) {
 	}
 }
 
-// BenchmarkListTwoFields1M filters on two columns, which no memo table
-// covers: every row is evaluated.
-func BenchmarkListTwoFields1M(b *testing.B) {
-	s := open1M(b)
-	for b.Loop() {
-		p, err := s.List(Query{Filter: `data.status >= 400 && data.method = "GET"`, Sort: "-created", PerPage: 50})
-		if err != nil || len(p.Items) != 50 {
-			b.Fatal(err, len(p.Items))
-		}
-	}
-}
-
 // BenchmarkListDashboard1M is what the dashboard asks for:
 // sort=-@rowid&skipTotal=1, perPage 50.
 func BenchmarkListDashboard1M(b *testing.B) {

@@ -24,13 +24,10 @@ import (
 // derivation), up to msgKeys such pairs per scan.
 type filter struct {
 	pred filterlang.Predicate[row]
-	// sel is the same filter as a Selector, for rows no memo table covers.
-	sel filterlang.Selector[row]
 	// perScan, set when the filter reads message, compiles the predicate
-	// and selector again for one scanning goroutine: their message getter
-	// then derives messages into a buffer of its own (msgScratch) without
-	// allocating.
-	perScan func() (filterlang.Predicate[row], filterlang.Selector[row])
+	// again for one scanning goroutine: its message getter then derives
+	// messages into a buffer of its own (msgScratch) without allocating.
+	perScan func() filterlang.Predicate[row]
 	memo    memoKind
 	col     strCol // the column of memoDict
 	// reqOnly: the memoised column is a request attribute, so rows of
@@ -94,23 +91,14 @@ func compileFilter(x *index, src string, withRowid bool, now time.Time) (*filter
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidFilter, err)
 	}
-	sel, err := filterlang.CompileSelector(e, resolve, opts)
-	if err != nil {
-		panic(err) // it compiled a moment ago
-	}
-	f := &filter{pred: p, sel: sel}
+	f := &filter{pred: p}
 	if slices.Contains(used, "message") {
-		f.perScan = func() (filterlang.Predicate[row], filterlang.Selector[row]) {
-			r := resolver(x, withRowid, new(msgScratch))
-			p, err := filterlang.Compile(e, r, opts)
+		f.perScan = func() filterlang.Predicate[row] {
+			p, err := filterlang.Compile(e, resolver(x, withRowid, new(msgScratch)), opts)
 			if err != nil {
 				panic(err) // it compiled a moment ago
 			}
-			sel, err := filterlang.CompileSelector(e, r, opts)
-			if err != nil {
-				panic(err)
-			}
-			return p, sel
+			return p
 		}
 	}
 	switch {
@@ -141,11 +129,9 @@ const (
 type matcher struct {
 	f     *filter
 	pred  filterlang.Predicate[row] // f's, or its own (filter.perScan)
-	sel   filterlang.Selector[row]  // likewise
 	tab   []int8                    // per value: -1 unknown, 0 no match, 1 match
 	konst bool
 	out   [chunkSize]bool
-	rows  []row // the batch of rows handed to sel, made on first use
 
 	// memoMsg: per url id, 2 bits per (method, derivation) pair of keys
 	// (0 unknown, 1 no match, 2 match).
@@ -161,9 +147,9 @@ type matcher struct {
 const msgKeys = 8
 
 func (f *filter) matcher(x *index) *matcher {
-	m := &matcher{f: f, pred: f.pred, sel: f.sel}
+	m := &matcher{f: f, pred: f.pred}
 	if f.perScan != nil {
-		m.pred, m.sel = f.perScan()
+		m.pred = f.perScan()
 	}
 	switch f.memo {
 	case memoConst:
@@ -180,7 +166,7 @@ func (f *filter) matcher(x *index) *matcher {
 				m.lastKey = ^uint64(0)
 			}
 		} else {
-			m.f = &filter{pred: f.pred, sel: f.sel}
+			m.f = &filter{pred: f.pred}
 		}
 	}
 	for i := range m.tab {
@@ -277,31 +263,11 @@ func (m *matcher) fill(c *chunk) []bool {
 			out[i] = v == 2
 		}
 	default:
-		m.selectAll(c, out)
+		for i := range out {
+			out[i] = pred(row{c, i})
+		}
 	}
 	return out
-}
-
-// selBatch is how many rows selectAll hands the selector at a time; tests
-// change it.
-var selBatch = 1024
-
-// selectAll evaluates the filter on every row of c with the selector,
-// a batch at a time, and sets out accordingly.
-func (m *matcher) selectAll(c *chunk, out []bool) {
-	if m.rows == nil {
-		m.rows = make([]row, selBatch)
-	}
-	clear(out)
-	for lo := 0; lo < len(out); lo += selBatch {
-		rows := m.rows[:min(selBatch, len(out)-lo)]
-		for j := range rows {
-			rows[j] = row{c, lo + j}
-		}
-		for _, r := range m.sel(rows[:0], rows) {
-			out[r.i] = true
-		}
-	}
 }
 
 // slot returns the memo slot of a (method, derivation) key, or -1 when all

@@ -179,11 +179,6 @@ func TestListFilters(t *testing.T) {
 	for _, withOthers := range []bool{true, false} {
 		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) { testListFilters(t, withOthers) })
 	}
-	// Without memo tables every row goes through the selector, here in
-	// batches of 3 rows, which split the fixture's chunks unevenly.
-	defer func(n int) { memoOn, selBatch = true, n }(selBatch)
-	memoOn, selBatch = false, 3
-	t.Run("selector", func(t *testing.T) { testListFilters(t, true) })
 }
 
 func testListFilters(t *testing.T, withOthers bool) {
