@@ -49,14 +49,14 @@ func filterAndSort[T any](items []T, filter, sortExpr string, fields map[string]
 		if err != nil {
 			return nil, errBadRequest(msgBadRequest, err)
 		}
-		pred, err := filterlang.Compile(e, func(name string) (filterlang.Field[T], bool) {
+		sel, err := filterlang.CompileSelector(e, func(name string) (filterlang.Field[T], bool) {
 			f, ok := fields[name]
 			return f.field, ok
 		}, filterlang.Options{Now: now})
 		if err != nil {
 			return nil, errBadRequest(msgBadRequest, err)
 		}
-		items = slices.DeleteFunc(slices.Clone(items), func(v T) bool { return !pred(v) })
+		items = sel(nil, items) // a new slice: items belongs to the caller
 	}
 	if sortExpr == "" {
 		return items, nil
