@@ -346,6 +346,21 @@ func TestListFilterSort(t *testing.T) {
 	}
 	wantError(t, e.do("GET", "/api/collections/users/records?filter=nope%3D1", e.su, nil), 400, msgBadRequest)
 	wantError(t, e.do("GET", "/api/collections/users/records?sort=password", e.su, nil), 400, msgBadRequest)
+	// A filter that matches nothing, and any filter on a collection with no
+	// records, gives an empty array, not null.
+	if res := e.do("POST", "/api/collections", e.su, `{"name":"empties","type":"auth"}`); res.Status != 200 {
+		t.Fatalf("create collection: %d %s", res.Status, res.Body)
+	}
+	for _, path := range []string{
+		"/api/collections/users/records?filter=" + url.QueryEscape(`email = "nobody@example.com"`),
+		"/api/collections/empties/records?filter=" + url.QueryEscape(`email != ""`) + "&perPage=5",
+		"/api/collections?filter=" + url.QueryEscape(`name = "nothing" && type = "auth"`),
+	} {
+		res := e.do("GET", path, e.su, nil)
+		if res.Status != 200 || !strings.Contains(string(res.Body), `"items":[]`) || !strings.Contains(string(res.Body), `"totalItems":0`) {
+			t.Errorf("%s: %d %s, want 200 with no items", path, res.Status, res.Body)
+		}
+	}
 }
 
 // TestUsernameIdentity: a collection can make a text field an identity
