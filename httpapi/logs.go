@@ -91,9 +91,36 @@ const (
 	levelError      = 8
 )
 
-// secretParams are query parameters whose values never reach the request
-// log: file tokens on downloads, and anything that looks like a password.
-var secretParams = []string{"token", "password", "passwordConfirm", "oldPassword"}
+// A query parameter is secret, and its value never reaches the request log
+// (in the URL or the Referer), when its name, decoded, lower-cased and with
+// every character but a-z and 0-9 removed, contains one of secretWords or
+// is one of secretNames. So token, Token, TOKEN, token[], access_token,
+// refresh_token, newPassword, client_secret and X-Api-Key are all secret,
+// however their names are escaped; the rule does not depend on a spelling.
+var (
+	secretWords = []string{"token", "password", "passwd", "secret", "apikey", "signature"}
+	secretNames = []string{"code", "otp", "key", "sig", "auth", "authorization", "credential", "credentials"}
+)
+
+// secretParam reports whether a decoded query parameter name is secret.
+func secretParam(name string) bool {
+	norm := make([]byte, 0, len(name))
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+			norm = append(norm, c)
+		case 'A' <= c && c <= 'Z':
+			norm = append(norm, c+'a'-'A')
+		}
+	}
+	n := string(norm)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return slices.Contains(secretNames, n)
+}
 
 // logRequest hands the request's log entry to the store's batcher. It runs
 // after the response is written and never waits for the disk.
@@ -171,17 +198,28 @@ func redactURI(u *url.URL) string {
 	return u.EscapedPath() + "?" + redactQuery(u.RawQuery)
 }
 
-// redactReferer redacts the query of a Referer header the same way.
+// redactReferer redacts the query of a Referer header the same way, and
+// its userinfo (http://user:pass@host/), whatever it holds.
 func redactReferer(ref string) string {
-	base, query, ok := strings.Cut(ref, "?")
-	if !ok {
-		return ref
+	base, query, hasQuery := strings.Cut(ref, "?")
+	if scheme, rest, ok := strings.Cut(base, "://"); ok {
+		authority, path, _ := strings.Cut(rest, "/")
+		if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+			base = scheme + "://" + redactedValue + authority[i:]
+			if len(rest) > len(authority) {
+				base += "/" + path
+			}
+		}
+	}
+	if !hasQuery {
+		return base
 	}
 	return base + "?" + redactQuery(query)
 }
 
-// redactQuery replaces the values of secretParams in a raw query. Names are
-// compared decoded, so an escaped name such as %74oken is caught too.
+// redactQuery replaces the values of secret parameters (secretParam) in a
+// raw query. Names are compared decoded, so an escaped name such as %74oken
+// is caught too.
 func redactQuery(raw string) string {
 	parts := strings.Split(raw, "&")
 	for i, part := range parts {
@@ -190,7 +228,7 @@ func redactQuery(raw string) string {
 		if err != nil {
 			name = k
 		}
-		if slices.Contains(secretParams, name) {
+		if secretParam(name) {
 			parts[i] = k + "=" + redactedValue
 		}
 	}

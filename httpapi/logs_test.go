@@ -224,8 +224,8 @@ func TestSettingsAPI(t *testing.T) {
 
 func TestLogsRedactionEscapes(t *testing.T) {
 	e := newEnv(t)
-	req, _ := http.NewRequest("GET", e.srv.URL+"/api/health?m=esc&%74oken=SECRET1&passw%6Frd=SECRET2", nil)
-	req.Header.Set("Referer", "https://app.example.com/download?token=SECRET3&x=1")
+	req, _ := http.NewRequest("GET", e.srv.URL+"/api/health?m=esc&%74oken=SECRET1&passw%6Frd=SECRET2&Access_Token=SECRET4&token[]=SECRET5&code=SECRET7", nil)
+	req.Header.Set("Referer", "https://u:SECRET6@app.example.com/download?token=SECRET3&x=1")
 	res, err := e.srv.Client().Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -236,12 +236,12 @@ func TestLogsRedactionEscapes(t *testing.T) {
 		t.Fatalf("got %d entries", len(items))
 	}
 	b, _ := json.Marshal(items[0])
-	for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3"} {
+	for _, secret := range []string{"SECRET1", "SECRET2", "SECRET3", "SECRET4", "SECRET5", "SECRET6", "SECRET7"} {
 		if strings.Contains(string(b), secret) {
 			t.Errorf("log entry contains %s: %s", secret, b)
 		}
 	}
-	if ref := items[0]["data"].(map[string]any)["referer"]; ref != "https://app.example.com/download?token=REDACTED&x=1" {
+	if ref := items[0]["data"].(map[string]any)["referer"]; ref != "https://REDACTED@app.example.com/download?token=REDACTED&x=1" {
 		t.Errorf("referer = %v", ref)
 	}
 }
@@ -277,5 +277,40 @@ func TestLogText(t *testing.T) {
 	}
 	if got := truncate("héllo", 2); got != "h..." {
 		t.Errorf("truncate splits a character: %q", got)
+	}
+}
+
+// TestRedaction: the documented rule (secretParam) catches every spelling
+// of a secret name, and the Referer's userinfo is removed.
+func TestRedaction(t *testing.T) {
+	queries := []struct{ in, want string }{
+		{"token=a&x=1", "token=REDACTED&x=1"},
+		{"Token=a&TOKEN=b", "Token=REDACTED&TOKEN=REDACTED"},
+		{"token%5B%5D=a&token[]=b", "token%5B%5D=REDACTED&token[]=REDACTED"},
+		{"access_token=a&refresh_token=b&id_token=c", "access_token=REDACTED&refresh_token=REDACTED&id_token=REDACTED"},
+		{"code=a&state=s", "code=REDACTED&state=s"},
+		{"secret=a&client_secret=b&X-Api-Key=c", "secret=REDACTED&client_secret=REDACTED&X-Api-Key=REDACTED"},
+		{"newPassword=a&oldPassword=b&passwordConfirm=c&password=d", "newPassword=REDACTED&oldPassword=REDACTED&passwordConfirm=REDACTED&password=REDACTED"},
+		{"filter=a&perPage=5&page=1&sort=-created&fields=id", "filter=a&perPage=5&page=1&sort=-created&fields=id"},
+		{"%74oken=a&passw%6Frd=b", "%74oken=REDACTED&passw%6Frd=REDACTED"},
+		{"token", "token=REDACTED"},
+	}
+	for _, tt := range queries {
+		if got := redactQuery(tt.in); got != tt.want {
+			t.Errorf("redactQuery(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+	referers := []struct{ in, want string }{
+		{"http://user:pass@host/", "http://REDACTED@host/"},
+		{"https://user@host:8080/a/b?token=x&y=1", "https://REDACTED@host:8080/a/b?token=REDACTED&y=1"},
+		{"https://a:b@host", "https://REDACTED@host"},
+		{"https://host/users/@me?x=1", "https://host/users/@me?x=1"},
+		{"https://host/", "https://host/"},
+		{"not a url @ all", "not a url @ all"},
+	}
+	for _, tt := range referers {
+		if got := redactReferer(tt.in); got != tt.want {
+			t.Errorf("redactReferer(%q) = %q, want %q", tt.in, got, tt.want)
+		}
 	}
 }
