@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -42,18 +43,77 @@ var version = "0.1.0-dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	self = invocation(os.Args[0])
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "strongbox:", err)
 		os.Exit(1)
 	}
 }
 
-const usage = `usage:
-  strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
-  strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]
-  strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]
-  strongbox logs seed [--n 1000000] [--dir ./sb_data]
-  strongbox version`
+// The usage line of each command; usage is all of them.
+const (
+	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
+	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]"
+	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
+	versionUsage     = "strongbox version"
+
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + versionUsage
+)
+
+// self is how the user started this program, for the commands it prints:
+// "go run ." when run through go run, else the path it was started by.
+var self = "strongbox"
+
+// invocation derives self from the program's argv[0]: go run builds the
+// binary as .../go-build…/exe/NAME in the temporary directory.
+func invocation(arg0 string) string {
+	p := filepath.ToSlash(arg0)
+	if strings.Contains(p, "/go-build") && strings.Contains(p, "/exe/") {
+		return "go run ."
+	}
+	if arg0 == "" {
+		return "strongbox"
+	}
+	return arg0
+}
+
+// parseArgs parses a command's flags, which may come before, between or
+// after its positional arguments, and returns the positional arguments:
+// at least min and at most max of them (max < 0: any number). On --help or
+// -h it prints the command's usage and flags to stdout and reports done, so
+// that the command returns nil (exit 0). A bad flag or a wrong number of
+// arguments is an error that carries the usage.
+func parseArgs(fs *flag.FlagSet, args []string, cmdUsage string, min, max int, stdout io.Writer) (pos []string, done bool, err error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	usageErr := func(format string, a ...any) error {
+		return fmt.Errorf(format+"\nusage: %s", append(a, cmdUsage)...)
+	}
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(stdout, "usage: %s\n", cmdUsage)
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
+				return nil, true, nil
+			}
+			return nil, false, usageErr("%v", err)
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	switch {
+	case max >= 0 && len(pos) > max:
+		return nil, false, usageErr("unexpected argument %q", pos[max])
+	case len(pos) < min:
+		return nil, false, usageErr("missing arguments")
+	}
+	return pos, false, nil
+}
 
 // run is the whole program: main only wires it to the process. Tests call
 // it directly, with their own arguments, environment and output.
@@ -71,6 +131,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "logs":
 		return cmdLogs(args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
+		if _, done, err := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), args[1:], versionUsage, 0, 0, stdout); done || err != nil {
+			return err
+		}
 		fmt.Fprintln(stdout, "strongbox", version)
 		return nil
 	case "help", "--help", "-h":
@@ -195,10 +258,9 @@ func (s *stores) Close() error {
 
 func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	cfg := baseConfig(fs, getenv)
 	addr := fs.String("http", envOr(getenv, "STRONGBOX_HTTP", "127.0.0.1:8090"), "address to listen on (env STRONGBOX_HTTP)")
-	if err := fs.Parse(args); err != nil {
+	if _, done, err := parseArgs(fs, args, serveUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, nil))
@@ -208,12 +270,16 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	defer st.Close()
-	login, err := ensureSuperuser(ctx, st.auth, getenv)
+
+	// Bind first: the first superuser is created, and its credentials
+	// printed, only once the server can be reached, so that a start that
+	// fails (a bad --http) leaves no account whose password nobody saw.
+	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return err
 	}
-
-	ln, err := net.Listen("tcp", *addr)
+	defer ln.Close()
+	login, err := ensureSuperuser(ctx, st.auth, getenv)
 	if err != nil {
 		return err
 	}
@@ -269,10 +335,12 @@ var (
 	cpus      int
 )
 
-// loginInfo says how to log in as a superuser; Password is set only when
-// ensureSuperuser just created the account.
+// loginInfo says how to log in as a superuser. Created is set when
+// ensureSuperuser just created the account; Password only when it chose
+// the password itself (one the operator set is never echoed back).
 type loginInfo struct {
 	Email, Password string
+	Created         bool
 }
 
 // ensureSuperuser creates the first superuser of a new data dir, from
@@ -284,46 +352,40 @@ func ensureSuperuser(ctx context.Context, auth *authn.Store, getenv func(string)
 		return loginInfo{Email: recs[0].Email}, nil
 	}
 	email := envOr(getenv, "STRONGBOX_SUPERUSER_EMAIL", "admin@localhost")
+	login := loginInfo{Email: email, Created: true}
 	password := getenv("STRONGBOX_SUPERUSER_PASSWORD")
 	if password == "" {
 		p, err := authn.NewRandom(nil).Password(20)
 		if err != nil {
 			return loginInfo{}, err
 		}
-		password = p
+		password, login.Password = p, p
 	}
 	if _, err := auth.CreateSuperuser(ctx, email, password); err != nil {
 		return loginInfo{}, fmt.Errorf("create the first superuser %s: %w", email, err)
 	}
-	return loginInfo{Email: email, Password: password}, nil
+	return login, nil
 }
 
 func printLogin(w io.Writer, base, dir string, l loginInfo) {
 	pw, reset := "PASSWORD", "Forgot the password? Stop the server and run"
-	if l.Password != "" {
+	switch {
+	case l.Password != "":
 		fmt.Fprintf(w, "\nCreated the first superuser (shown only this once):\n  email:    %s\n  password: %s\n", l.Email, l.Password)
 		pw, reset = l.Password, "Change the password with the server stopped"
+	case l.Created:
+		fmt.Fprintf(w, "\nCreated the first superuser %s with the password set in STRONGBOX_SUPERUSER_PASSWORD.\n", l.Email)
 	}
 	fmt.Fprintf(w, "\nLog in as %s:\n  curl -X POST %s/api/collections/_superusers/auth-with-password \\\n    -H 'Content-Type: application/json' -d '{\"identity\":\"%s\",\"password\":\"%s\"}'\n", l.Email, base, l.Email, pw)
-	fmt.Fprintf(w, "%s: strongbox superuser update %s NEWPASSWORD --dir %s\n\n", reset, l.Email, dir)
+	fmt.Fprintf(w, "%s: %s superuser update %s NEWPASSWORD --dir %s\n\n", reset, self, l.Email, dir)
 }
 
 func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("superuser", flag.ContinueOnError)
 	cfg := baseConfig(fs, getenv)
-	var pos []string
-	for len(args) > 0 {
-		if err := fs.Parse(args); err != nil {
-			return err
-		}
-		if fs.NArg() == 0 {
-			break
-		}
-		pos = append(pos, fs.Arg(0))
-		args = fs.Args()[1:]
-	}
-	if len(pos) < 2 {
-		return errors.New("usage: strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir DIR]")
+	pos, done, err := parseArgs(fs, args, superuserUsage, 2, 3, stdout)
+	if done || err != nil {
+		return err
 	}
 	action, email := pos[0], pos[1]
 	password := ""
@@ -333,11 +395,14 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 	switch action {
 	case "upsert", "create", "update":
 		if password == "" {
-			return errors.New("missing password argument")
+			return errors.New("missing password argument\nusage: " + superuserUsage)
 		}
 	case "delete":
+		if len(pos) > 2 {
+			return fmt.Errorf("unexpected argument %q: delete takes no password\nusage: %s", pos[2], superuserUsage)
+		}
 	default:
-		return fmt.Errorf("unknown superuser action %q (want upsert, create, update or delete)", action)
+		return fmt.Errorf("unknown superuser action %q (want upsert, create, update or delete)\nusage: %s", action, superuserUsage)
 	}
 	if !authn.ValidEmail(email) {
 		return fmt.Errorf("invalid email address %q", email)
@@ -379,12 +444,11 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 
 func cmdConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	url := fs.String("url", "", "base URL of the server to check (default: start a throwaway strongbox)")
 	email := fs.String("email", "", "superuser email")
 	password := fs.String("password", "", "superuser password")
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
-	if err := fs.Parse(args); err != nil {
+	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
 	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only}
@@ -460,15 +524,15 @@ func (w addrWriter) Write(p []byte) (int, error) {
 }
 
 func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "seed" {
-		return errors.New("usage: strongbox logs seed [--n 1000000] [--dir DIR]")
-	}
 	fs := flag.NewFlagSet("logs seed", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	cfg := baseConfig(fs, getenv)
 	n := fs.Int("n", 1000000, "number of synthetic request logs to add")
-	if err := fs.Parse(args[1:]); err != nil {
+	pos, done, err := parseArgs(fs, args, logsUsage, 1, 1, stdout)
+	if done || err != nil {
 		return err
+	}
+	if pos[0] != "seed" {
+		return fmt.Errorf("unknown logs action %q\nusage: %s", pos[0], logsUsage)
 	}
 	if *n < 0 {
 		return errors.New("--n must not be negative")

@@ -279,3 +279,97 @@ func TestLogsSeed(t *testing.T) {
 		t.Errorf("negative --n accepted")
 	}
 }
+
+// TestCommandLine: stray arguments are errors with usage, flags may come
+// anywhere among the arguments, and --help prints a command's usage and
+// succeeds.
+func TestCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // "" = success
+		wantOut string
+	}{
+		{"serve stray argument", []string{"serve", "extra-arg", "--http", "127.0.0.1:0", "--dir", dir}, `unexpected argument "extra-arg"`, ""},
+		{"serve unknown flag", []string{"serve", "--htp", "x"}, "flag provided but not defined: -htp\nusage: strongbox serve", ""},
+		{"superuser extra", []string{"superuser", "create", "e@example.com", "password123", "extra", "--dir", dir}, `unexpected argument "extra"`, ""},
+		{"superuser delete with password", []string{"superuser", "delete", "e@example.com", "password123", "--dir", dir}, "delete takes no password", ""},
+		{"superuser too few", []string{"superuser", "create"}, "missing arguments\nusage: strongbox superuser", ""},
+		{"logs unknown action", []string{"logs", "wipe"}, `unknown logs action "wipe"`, ""},
+		{"logs stray", []string{"logs", "seed", "more"}, `unexpected argument "more"`, ""},
+		{"conformance stray", []string{"conformance", "http://x"}, `unexpected argument "http://x"`, ""},
+		{"version stray", []string{"version", "x"}, `unexpected argument "x"`, ""},
+		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]\n  -dir string"},
+		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
+		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
+		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
+		{"logs help", []string{"logs", "--help"}, "", "usage: strongbox logs seed"},
+		{"logs seed help", []string{"logs", "seed", "--help"}, "", "  -n int"},
+		{"version help", []string{"version", "--help"}, "", "usage: strongbox version"},
+		{"top help", []string{"--help"}, "", "usage:\n  strongbox serve"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(t.Context(), tt.args, envOf("STRONGBOX_BCRYPT_COST", "4"), &out, io.Discard)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("run(%q) = %v, want success", tt.args, err)
+				}
+				if !strings.Contains(out.String(), tt.wantOut) {
+					t.Errorf("run(%q) printed %q, want it to contain %q", tt.args, out.String(), tt.wantOut)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("run(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+			}
+		})
+	}
+	// Nothing above touched the data dir: no command ran past its arguments.
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("data dir holds %d entries after refused commands", len(entries))
+	}
+}
+
+// TestServeBadAddress: a start that cannot bind creates no superuser, so
+// the next start still creates one and shows its password.
+func TestServeBadAddress(t *testing.T) {
+	dir := t.TempDir()
+	err := run(t.Context(), []string{"serve", "--http", "bogus", "--dir", dir}, envOf("STRONGBOX_BCRYPT_COST", "4"), io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "bogus") {
+		t.Fatalf("serve --http bogus = %v, want a listen error", err)
+	}
+	ts := startServer(t, dir, nil)
+	if out := ts.out.String(); !strings.Contains(out, "Created the first superuser (shown only this once)") {
+		t.Errorf("the start after a failed one shows no new credentials:\n%s", out)
+	}
+}
+
+// TestServeOperatorPassword: a password the operator set in the
+// environment is never printed back.
+func TestServeOperatorPassword(t *testing.T) {
+	const pw = "operator-chosen-pw-42"
+	ts := startServer(t, t.TempDir(), map[string]string{"STRONGBOX_SUPERUSER_EMAIL": "ops@example.com", "STRONGBOX_SUPERUSER_PASSWORD": pw})
+	out := ts.out.String()
+	if strings.Contains(out, pw) {
+		t.Errorf("serve echoed STRONGBOX_SUPERUSER_PASSWORD:\n%s", out)
+	}
+	if !strings.Contains(out, "Created the first superuser ops@example.com with the password set in STRONGBOX_SUPERUSER_PASSWORD") {
+		t.Errorf("serve does not say where the password came from:\n%s", out)
+	}
+}
+
+func TestInvocation(t *testing.T) {
+	for arg0, want := range map[string]string{
+		"/tmp/go-build2873/b001/exe/strongbox": "go run .",
+		"./strongbox":                          "./strongbox",
+		"/usr/local/bin/strongbox":             "/usr/local/bin/strongbox",
+		"":                                     "strongbox",
+	} {
+		if got := invocation(arg0); got != want {
+			t.Errorf("invocation(%q) = %q, want %q", arg0, got, want)
+		}
+	}
+}
