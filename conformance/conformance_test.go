@@ -459,7 +459,7 @@ func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{"LOG-ENTRY-001", "LOG-LIST-001", "LOG-FILTER-001", "LOG-STATS-001", "LOG-SECRET-001"} {
+	for _, id := range []string{"LOG-ENTRY-001", "LOG-LIST-001", "LOG-FILTER-001", "LOG-STATS-001", "LOG-SECRET-001", "LOG-SECRET-002"} {
 		if res := outcomes[id]; res.Outcome != Skip {
 			t.Errorf("%s: %v, want SKIP", id, res.Outcome)
 		}
@@ -506,7 +506,8 @@ func TestChecksCatchViolations(t *testing.T) {
 		{"records-visible", "REC-ACCESS-", []string{"REC-ACCESS-003"}},
 		{"collections-message", "COLL-", []string{"COLL-AUTH-002"}},
 		{"settings-accept-negative", "SETTINGS-", []string{"SETTINGS-004"}},
-		{"log-token", "LOG-SECRET-", []string{"LOG-SECRET-001"}},
+		{"log-token", "LOG-SECRET-", []string{"LOG-SECRET-001", "LOG-SECRET-002"}},
+		{"log-secret-names", "LOG-SECRET-", []string{"LOG-SECRET-002"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")

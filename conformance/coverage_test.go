@@ -173,6 +173,7 @@ var specCases = []specCase{
 	{Section: "§1 (reference §0.4)", Endpoint: "security headers on every response", Reqs: []string{"HTTP-HEADERS-001"}},
 	{Section: "§8 (reference body limit)", Endpoint: "request body over 32 MiB", Status: 413, Message: msgTooLarge, Reqs: []string{"HTTP-LIMIT-001"}},
 	{Section: "issue 4", Endpoint: "token query parameter and Authorization redacted in request logs", Reqs: []string{"LOG-SECRET-001"}},
+	{Section: "issue 8", Endpoint: "secret parameters by a name rule and Referer userinfo redacted in request logs", Reqs: []string{"LOG-SECRET-002"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -16,6 +16,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strconv"
@@ -171,9 +172,13 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if f.settings["logs"].(map[string]any)["maxDays"] == float64(0) {
 		return // request logging is off
 	}
-	uri := r.RequestURI
+	uri, referer := r.RequestURI, r.Referer()
 	if !f.bugs["log-token"] {
-		uri = fakeRedact(r)
+		uri = fakeRedact(r, f.bugs["log-secret-names"])
+	}
+	if u, err := url.Parse(referer); err == nil && u.User != nil && !f.bugs["log-secret-names"] {
+		u.User = url.User("REDACTED")
+		referer = u.String()
 	}
 	authName := ""
 	if q.authColl != nil {
@@ -187,22 +192,36 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		message: r.Method + " " + uri,
 		data: map[string]any{
 			"auth": authName, "execTime": float64(time.Since(start).Microseconds()) / 1000, "method": r.Method,
-			"referer": r.Referer(), "remoteIP": "127.0.0.1", "status": float64(q.status), "type": "request",
+			"referer": referer, "remoteIP": "127.0.0.1", "status": float64(q.status), "type": "request",
 			"url": uri, "userAgent": r.UserAgent(), "userIP": "127.0.0.1",
 		}})
 }
 
-// fakeRedact returns the request URI with the value of a token query
-// parameter replaced, as issue 4 asks (the fake never logs Authorization).
-func fakeRedact(r *http.Request) string {
+// fakeRedact returns the request URI with the values of secret query
+// parameters replaced, as issues 4 and 8 ask (the fake never logs
+// Authorization): every name that contains token, password or secret, or is
+// code, in any case and spelling; only token when onlyToken is set.
+func fakeRedact(r *http.Request, onlyToken bool) string {
 	path, rawQuery, ok := strings.Cut(r.RequestURI, "?")
 	if !ok {
 		return r.RequestURI
 	}
 	parts := strings.Split(rawQuery, "&")
 	for i, p := range parts {
-		if k, _, _ := strings.Cut(p, "="); k == "token" {
-			parts[i] = "token=REDACTED"
+		k, _, _ := strings.Cut(p, "=")
+		name, _ := url.QueryUnescape(k)
+		name = strings.Map(func(r rune) rune {
+			if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+				return r
+			}
+			return -1
+		}, strings.ToLower(name))
+		secret := name == "token"
+		if !onlyToken {
+			secret = name == "code" || strings.Contains(name, "token") || strings.Contains(name, "password") || strings.Contains(name, "secret")
+		}
+		if secret {
+			parts[i] = k + "=REDACTED"
 		}
 	}
 	return path + "?" + strings.Join(parts, "&")

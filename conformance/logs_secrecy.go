@@ -27,6 +27,55 @@ var logSecrecyRequirements = []*Requirement{
 			"PocketBase logs the query in clear and fails this; the issue decides.",
 		Run: checkLogSecrecy,
 	},
+	{
+		ID:      "LOG-SECRET-002",
+		Section: "issue 8 (strongbox promise: secrets never reach the logs); §2.2 data.url, data.referer, message",
+		Name:    "secret parameters by any spelling and Referer userinfo are not logged",
+		Text: "Beyond the document and PocketBase: a GET /api/health (answered 200) whose query carries " +
+			"access_token, refresh_token, code, client_secret, newPassword, TOKEN and token[] parameters, " +
+			"sent with a Referer holding userinfo (https://user:<secret>@host/…), is logged within 10 s and " +
+			"no value in its entry contains any of those secrets.",
+		Run: checkLogSecretNames,
+	},
+}
+
+// checkLogSecretNames sends one request carrying a secret in each spelling
+// a redaction list could miss, and looks for them in its log entry.
+func checkLogSecretNames(ctx context.Context, c *Client) error {
+	if c.requestLoggingOff(ctx) {
+		return Skipf(msgLoggingOff)
+	}
+	nonce := newNonce(12)
+	secrets := map[string]string{}
+	q := []string{"cf=" + nonce}
+	for _, name := range []string{"access_token", "refresh_token", "code", "client_secret", "newPassword", "TOKEN", "token%5B%5D"} {
+		s := "cfsecret" + newNonce(20)
+		secrets["the "+name+" parameter"] = s
+		q = append(q, name+"="+s)
+	}
+	userinfo := "cfsecret" + newNonce(20)
+	secrets["the Referer's userinfo"] = userinfo
+	path := "/api/health?" + strings.Join(q, "&")
+	hdr := http.Header{"Referer": {"https://user:" + userinfo + "@app.example.com/callback?state=1"}}
+	r, err := c.doWith(ctx, http.MethodGet, path, hdr, nil)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("marked request GET /api/health?cf=%s&…: expected 200, got %s", nonce, r)
+	}
+	entry, err := c.waitForLogged(ctx, nonce)
+	if err != nil {
+		return err
+	}
+	for _, where := range sortedStrings(entry) {
+		for what, s := range secrets {
+			if strings.Contains(where.value, s) {
+				return Failf("%s appears in the log entry's %s: %q", what, where.path, where.value)
+			}
+		}
+	}
+	return nil
 }
 
 func checkLogSecrecy(ctx context.Context, c *Client) error {
