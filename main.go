@@ -65,6 +65,11 @@ const (
 // "go run ." when run through go run, else the path it was started by.
 var self = "strongbox"
 
+// named returns usage text with the program named as the user started it.
+func named(text string) string {
+	return strings.ReplaceAll(text, "strongbox ", self+" ")
+}
+
 // invocation derives self from the program's argv[0]: go run builds the
 // binary as .../go-build…/exe/NAME in the temporary directory.
 func invocation(arg0 string) string {
@@ -88,12 +93,12 @@ func parseArgs(fs *flag.FlagSet, args []string, cmdUsage string, min, max int, s
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	usageErr := func(format string, a ...any) error {
-		return fmt.Errorf(format+"\nusage: %s", append(a, cmdUsage)...)
+		return fmt.Errorf(format+"\nusage: %s", append(a, named(cmdUsage))...)
 	}
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprintf(stdout, "usage: %s\n", cmdUsage)
+				fmt.Fprintf(stdout, "usage: %s\n", named(cmdUsage))
 				fs.SetOutput(stdout)
 				fs.PrintDefaults()
 				return nil, true, nil
@@ -119,7 +124,7 @@ func parseArgs(fs *flag.FlagSet, args []string, cmdUsage string, min, max int, s
 // it directly, with their own arguments, environment and output.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("no command\n" + usage)
+		return errors.New("no command\n" + named(usage))
 	}
 	switch args[0] {
 	case "serve":
@@ -137,10 +142,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintln(stdout, "strongbox", version)
 		return nil
 	case "help", "--help", "-h":
-		fmt.Fprintln(stdout, usage)
+		fmt.Fprintln(stdout, named(usage))
 		return nil
 	}
-	return fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	return fmt.Errorf("unknown command %q\n%s", args[0], named(usage))
 }
 
 // config is the configuration of a data dir's stores.
@@ -395,14 +400,14 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 	switch action {
 	case "upsert", "create", "update":
 		if password == "" {
-			return errors.New("missing password argument\nusage: " + superuserUsage)
+			return errors.New("missing password argument\nusage: " + named(superuserUsage))
 		}
 	case "delete":
 		if len(pos) > 2 {
-			return fmt.Errorf("unexpected argument %q: delete takes no password\nusage: %s", pos[2], superuserUsage)
+			return fmt.Errorf("unexpected argument %q: delete takes no password\nusage: %s", pos[2], named(superuserUsage))
 		}
 	default:
-		return fmt.Errorf("unknown superuser action %q (want upsert, create, update or delete)\nusage: %s", action, superuserUsage)
+		return fmt.Errorf("unknown superuser action %q (want upsert, create, update or delete)\nusage: %s", action, named(superuserUsage))
 	}
 	if !authn.ValidEmail(email) {
 		return fmt.Errorf("invalid email address %q", email)
@@ -532,7 +537,7 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return err
 	}
 	if pos[0] != "seed" {
-		return fmt.Errorf("unknown logs action %q\nusage: %s", pos[0], logsUsage)
+		return fmt.Errorf("unknown logs action %q\nusage: %s", pos[0], named(logsUsage))
 	}
 	if *n < 0 {
 		return errors.New("--n must not be negative")
