@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -88,6 +89,8 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 		errs["verified"] = errInvalidValue
 	} else if b && !in.Manager && !c.IsSuperusers() {
 		errs["verified"] = errMismatch
+	} else if _, sent := in.Values["verified"]; sent && !b && c.IsSuperusers() {
+		errs["verified"] = errSuperusersVerified
 	} else {
 		r.Verified = b || c.IsSuperusers()
 	}
@@ -108,6 +111,7 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 		errs["passwordConfirm"] = errMismatch
 	}
 	s.setCustomFields(c, r, in.Values, true, errs)
+	checkRecordKeys(c, nil, in.Values, errs)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -142,6 +146,54 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 		return nil, err
 	}
 	return r, nil
+}
+
+// recordInputKeys are the keys of a record body that are not fields of the
+// collection's list but are read by CreateRecord and UpdateRecord.
+var recordInputKeys = []string{"passwordConfirm", "oldPassword"}
+
+// checkRecordKeys refuses the keys of a record body that cannot be applied
+// (old is the record before an update, nil on create), so that none is
+// silently dropped: a changed id (PocketBase's validation_pk_change), the
+// read-only keys a record reports (collectionId, collectionName, created,
+// updated) unless they are sent unchanged, the hidden tokenKey, and keys
+// that are no field of the collection. Keys that already have an error
+// keep it.
+func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs ValidationError) {
+	for key, v := range values {
+		if errs[key] != nil {
+			continue
+		}
+		var same bool
+		switch key {
+		case "id":
+			if old != nil && v != old.ID {
+				errs[key] = errPKChange
+			}
+			continue
+		case "collectionId":
+			same = v == c.ID
+		case "collectionName":
+			same = v == c.Name
+		case "created", "updated":
+			if old != nil {
+				t := old.Created
+				if key == "updated" {
+					t = old.Updated
+				}
+				same = v == Time{t}.String()
+			}
+		case "tokenKey":
+		default:
+			if c.Field(key) == nil && !slices.Contains(recordInputKeys, key) {
+				errs[key] = errUnknownField
+			}
+			continue
+		}
+		if !same {
+			errs[key] = errReadOnly
+		}
+	}
 }
 
 var errInvalidID = &FieldError{Code: "validation_invalid_auth_id", Message: "Invalid or duplicated auth record id."}
@@ -221,6 +273,7 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 		r.Fields = map[string]any{}
 	}
 	r.Updated = s.now().UTC()
+	checkRecordKeys(c, old, in.Values, errs)
 
 	if email, present, ferr := in.str("email"); ferr != nil {
 		errs["email"] = ferr
@@ -246,13 +299,24 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 			errs["verified"] = errInvalidValue
 		case b != old.Verified && !in.Manager:
 			errs["verified"] = errMismatch
+		case !b && c.IsSuperusers():
+			errs["verified"] = errSuperusersVerified
 		default:
-			r.Verified = b || c.IsSuperusers()
+			r.Verified = b
 		}
 	}
 	password, _, ferr := in.str("password")
 	if ferr != nil {
 		errs["password"] = ferr
+	}
+	if password == "" && ferr == nil {
+		// A confirmation or old password without a new password would
+		// otherwise be dropped.
+		for _, key := range []string{"passwordConfirm", "oldPassword"} {
+			if v, _, _ := in.str(key); v != "" {
+				errs["password"] = errRequired
+			}
+		}
 	}
 	if password != "" {
 		if ferr := checkPassword(password); ferr != nil {

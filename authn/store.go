@@ -152,12 +152,16 @@ func (s *Store) bootstrap() error {
 	defer s.mu.Unlock()
 	now := s.now().UTC()
 	var ops []*op
-	if _, ok := s.cols[SuperusersID]; !ok {
+	if su, ok := s.cols[SuperusersID]; !ok {
 		c, err := newSuperusersCollection(s.rnd, now)
 		if err != nil {
 			return err
 		}
 		ops = append(ops, &op{Op: "collection", Collection: c})
+	} else if fixed, what := repairSuperusers(su); len(what) > 0 {
+		s.log.Warn("auth journal: _superusers broke its invariants (written by an older version); restored",
+			"options", strings.Join(what, ", "))
+		ops = append(ops, &op{Op: "collection", Collection: fixed})
 	}
 	if len(s.cols) == 0 {
 		c, err := newUsersCollection(s.rnd, now)
@@ -170,6 +174,39 @@ func (s *Store) bootstrap() error {
 		return nil
 	}
 	return s.commit(ops...)
+}
+
+// repairSuperusers returns a copy of su with the invariants that older
+// versions let an update break put back (the rules, name, OAuth2 off,
+// password sign-in on, no OTP or MFA, every token duration in range), and
+// the names of the options it changed. Since the rules of a system
+// collection cannot be changed through the API any more, a data dir whose
+// _superusers was opened to guests could not be closed otherwise.
+func repairSuperusers(su *Collection) (*Collection, []string) {
+	c := su.clone()
+	var what []string
+	fix := func(name string, broken bool, put func()) {
+		if broken {
+			put()
+			what = append(what, name)
+		}
+	}
+	for name, r := range map[string]**string{"listRule": &c.ListRule, "viewRule": &c.ViewRule, "createRule": &c.CreateRule,
+		"updateRule": &c.UpdateRule, "deleteRule": &c.DeleteRule, "manageRule": &c.ManageRule} {
+		fix(name, *r != nil, func() { *r = nil })
+	}
+	fix("authRule", c.AuthRule == nil || *c.AuthRule != "", func() { c.AuthRule = strp("") })
+	fix("name", c.Name != SuperusersName, func() { c.Name = SuperusersName; c.Indexes = authIndexes(c.ID, c.Name) })
+	fix("oauth2", c.OAuth2.Enabled || len(c.OAuth2.Providers) > 0, func() { c.OAuth2.Enabled, c.OAuth2.Providers = false, []Provider{} })
+	fix("passwordAuth", !c.PasswordAuth.Enabled, func() { c.PasswordAuth.Enabled = true })
+	fix("otp/mfa", c.OTP.Enabled || c.MFA.Enabled, func() { c.OTP.Enabled, c.MFA.Enabled = false, false })
+	defaults := map[TokenType]int64{TokenAuth: 86400, TokenPasswordReset: 1800, TokenEmailChange: 1800, TokenVerification: 259200, TokenFile: 180}
+	for _, typ := range TokenTypes {
+		t := c.Token(typ)
+		fix(string(typ)+"Token", checkRange(t.Duration, MinTokenDuration, MaxTokenDuration) != nil, func() { t.Duration = defaults[typ] })
+	}
+	slices.Sort(what)
+	return c, what
 }
 
 // Snapshot writes a consistent copy of the store's journal (everything

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -257,8 +258,10 @@ func TestCollectionValidation(t *testing.T) {
 		})
 	}
 	su := s.Superusers()
-	if _, err := s.UpdateCollection(su, []byte(`{"name":"admins","oauth2":{"enabled":true}}`)); err != nil {
-		t.Fatal(err)
+	_, err := s.UpdateCollection(su, []byte(`{"name":"admins","oauth2":{"enabled":true}}`))
+	var ce CollectionError
+	if !errors.As(err, &ce) || ce["name"] != errSystemNameChange || ce["oauth2"] == nil {
+		t.Errorf("rename _superusers and enable OAuth2: %v %v, want both refused", err, ce)
 	}
 	if su = s.Superusers(); su.Name != SuperusersName || su.OAuth2.Enabled {
 		t.Errorf("_superusers invariants broken: name %q oauth2 %v", su.Name, su.OAuth2.Enabled)
@@ -267,9 +270,131 @@ func TestCollectionValidation(t *testing.T) {
 		t.Errorf("delete _superusers: %v", err)
 	}
 	old := su.FileToken.Secret
-	su, _ = s.UpdateCollection(su, []byte(`{"authRule":null}`))
-	if su.FileToken.Secret != old || su.AuthRule != nil {
-		t.Errorf("update without secrets changed them, or lost authRule null")
+	if _, err := s.UpdateCollection(su, []byte(`{"authRule":null}`)); !errors.As(err, &ce) || ce["authRule"] != errSystemRuleChange {
+		t.Errorf("authRule null on _superusers: %v, want %s", err, errSystemRuleChange.Code)
+	}
+	su, err = s.UpdateCollection(su, []byte(`{"fileToken":{"duration":60}}`))
+	if err != nil || su.FileToken.Secret != old || su.FileToken.Duration != 60 {
+		t.Errorf("update without secrets: %v; secret kept %v, duration %d", err, su.FileToken.Secret == old, su.FileToken.Duration)
+	}
+}
+
+// TestTokenDurations: every duration of every collection is 10..94670856
+// seconds, with PocketBase's codes; only the users authToken may be 0
+// (§5.9 of the interface document).
+func TestTokenDurations(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	other, err := s.CreateCollection([]byte(`{"name":"members","type":"auth"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{SuperusersID, UsersID, other.ID} {
+		for _, typ := range TokenTypes {
+			for _, tc := range []struct {
+				d    int64
+				code string
+			}{
+				{0, "validation_required"},
+				{-1, "validation_min_greater_equal_than_required"},
+				{9, "validation_min_greater_equal_than_required"},
+				{10, ""},
+				{MaxTokenDuration, ""},
+				{MaxTokenDuration + 1, "validation_max_less_equal_than_required"},
+			} {
+				if tc.d == 0 && col == UsersID && typ == TokenAuth {
+					tc.code = ""
+				}
+				c, _ := s.Collection(col)
+				key := string(typ) + "Token"
+				body := fmt.Sprintf(`{%q:{"duration":%d}}`, key, tc.d)
+				_, err := s.UpdateCollection(c, []byte(body))
+				var ce CollectionError
+				errors.As(err, &ce)
+				got := ""
+				if m, ok := ce[key].(map[string]any); ok {
+					if fe, ok := m["duration"].(*FieldError); ok {
+						got = fe.Code
+					}
+				}
+				if got != tc.code || (tc.code == "" && err != nil) {
+					t.Errorf("%s: UpdateCollection(%s) = %v (code %q), want code %q", c.Name, body, err, got, tc.code)
+				}
+			}
+		}
+	}
+	su := s.Superusers()
+	for _, body := range []string{`{"authToken":{"secret":""}}`, `{"authToken":{"secret":"short"}}`} {
+		if _, err := s.UpdateCollection(su, []byte(body)); err == nil {
+			t.Errorf("UpdateCollection(%s) accepted", body)
+		}
+	}
+}
+
+// TestStaticTokens: only users password tokens lack exp, and such a token
+// stops working once the users collection sets a duration.
+func TestStaticTokens(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	ctx := context.Background()
+	root, err := s.CreateSuperuser(ctx, "root@example.com", "password1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, _ := s.Collection(UsersName)
+	u := signUp(t, s, "a@example.com", "password1")
+	tok, _ := s.NewAuthToken(users, u, true, 0)
+	if _, claims, _ := parseClaims(t, tok); claims.Exp != nil {
+		t.Errorf("users password token has exp %d", *claims.Exp)
+	}
+	// A _superusers collection with a zero duration (as an older version
+	// could store) still gets expiring tokens.
+	su := s.Superusers().clone()
+	su.AuthToken.Duration = 0
+	tok, _ = s.NewAuthToken(su, root, true, 0)
+	if _, claims, _ := parseClaims(t, tok); claims.Exp == nil {
+		t.Errorf("superuser token without exp")
+	}
+	// A token without exp is refused for any other collection.
+	bare, _ := Sign(Claims{CollectionID: SuperusersID, ID: root.ID, Type: TokenAuth}, signingKey(s.Superusers(), root, TokenAuth))
+	if _, _, _, err := s.VerifyToken(bare, TokenAuth); !errors.Is(err, ErrTokenExpired) {
+		t.Errorf("superuser token without exp: %v, want ErrTokenExpired", err)
+	}
+	static, _ := s.NewAuthToken(users, u, true, 0)
+	if _, err := s.UpdateCollection(users, []byte(`{"authToken":{"duration":3600}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := s.VerifyToken(static, TokenAuth); !errors.Is(err, ErrTokenExpired) {
+		t.Errorf("users token without exp after a duration was set: %v, want ErrTokenExpired", err)
+	}
+}
+
+func parseClaims(t *testing.T, tok string) (string, Claims, error) {
+	t.Helper()
+	p, err := ParseUnverified(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, p.Claims, nil
+}
+
+// TestRepairSuperusers: a journal in which an older version let
+// _superusers be opened up is put right when the store opens.
+func TestRepairSuperusers(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	su := s.Superusers().clone()
+	su.CreateRule, su.ListRule = strp(""), strp("")
+	su.AuthToken.Duration = 0
+	su.OAuth2.Enabled = true
+	s.mu.Lock()
+	if err := s.commit(&op{Op: "collection", Collection: su}); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Unlock()
+	s.Close()
+	s = openTestStore(t, path, clk)
+	defer s.Close()
+	got := s.Superusers()
+	if got.CreateRule != nil || got.ListRule != nil || got.AuthToken.Duration != 86400 || got.OAuth2.Enabled {
+		t.Errorf("after reopen: createRule %v listRule %v authToken %d oauth2 %v", got.CreateRule, got.ListRule, got.AuthToken.Duration, got.OAuth2.Enabled)
 	}
 }
 

@@ -18,18 +18,33 @@ func signingKey(c *Collection, r *Record, typ TokenType) []byte {
 const DefaultStaticTokenDuration = 7 * 24 * time.Hour
 
 // NewAuthToken issues an auth token for record r of c. A zero duration means
-// the collection's authToken duration. A collection duration of zero means
-// refreshable (password) tokens without expiry (§5.9 of the interface
-// document); a static token, which cannot be refreshed, still expires, after
-// DefaultStaticTokenDuration.
+// the collection's authToken duration. Only a refreshable (password) token
+// of the users collection, whose configured duration is 0, carries no exp
+// (§5.9 of the interface document); every other token expires: a static
+// token, which cannot be refreshed, after DefaultStaticTokenDuration when
+// nothing sets its lifetime, and a password token of another collection
+// whose stored duration is somehow 0 after the reference's default.
 func (s *Store) NewAuthToken(c *Collection, r *Record, refreshable bool, d time.Duration) (string, error) {
 	if d <= 0 {
 		d = time.Duration(c.AuthToken.Duration) * time.Second
 	}
-	if d <= 0 && !refreshable {
+	switch {
+	case d > 0:
+	case !refreshable:
 		d = DefaultStaticTokenDuration
+	case !staticAllowed(c, TokenAuth, 0):
+		d = defaultAuthDuration(c) * time.Second
 	}
 	return s.sign(c, r, TokenAuth, d, &refreshable)
+}
+
+// defaultAuthDuration is the reference's authToken duration of c, in
+// seconds (pocketbase-auth.md §3.2).
+func defaultAuthDuration(c *Collection) time.Duration {
+	if c.IsSuperusers() {
+		return 86400
+	}
+	return 604800
 }
 
 // NewFileToken issues a file token (for protected downloads) for record r of c.
@@ -51,8 +66,9 @@ func (s *Store) sign(c *Collection, r *Record, typ TokenType, d time.Duration, r
 // unpadded base64url segments, HS256 only); the unverified collectionId and
 // id are used only to find the record and the key; the signature is checked
 // in constant time with the key of the expected type (so a token of another
-// type can never verify); then the claims are trusted: type, and expiry when
-// present.
+// type can never verify); then the claims are trusted: type, and expiry.
+// A token without exp is accepted only for the users collection while its
+// authToken duration is 0 (§5.9).
 func (s *Store) VerifyToken(token string, typ TokenType) (*Collection, *Record, *Claims, error) {
 	p, err := ParseUnverified(token)
 	if err != nil {
@@ -73,6 +89,11 @@ func (s *Store) VerifyToken(token string, typ TokenType) (*Collection, *Record, 
 	}
 	if p.Claims.Type != typ {
 		return nil, nil, nil, ErrTokenType
+	}
+	if p.Claims.Exp == nil && !staticAllowed(c, typ, c.AuthToken.Duration) {
+		// A token without exp is valid only while its collection's
+		// tokens are static: it cannot outlive that setting.
+		return nil, nil, nil, ErrTokenExpired
 	}
 	if p.Claims.Exp != nil && s.now().Unix() >= *p.Claims.Exp {
 		return nil, nil, nil, ErrTokenExpired
