@@ -161,6 +161,14 @@ func mergeAuthFields(errs map[string]any, sent, builtin []Field, update bool) []
 			out = append(out, builtin[j])
 		case slices.Contains(reservedFieldNames, f.Name):
 			ferrs[strconv.Itoa(i)] = map[string]any{"name": errReservedFieldName}
+		case f.System || f.PrimaryKey:
+			// Only the built-in fields are system fields, and id is the
+			// one primary key.
+			key := "system"
+			if f.PrimaryKey {
+				key = "primaryKey"
+			}
+			ferrs[strconv.Itoa(i)] = map[string]any{key: errReadOnly}
 		default:
 			out = append(out, f)
 		}

@@ -174,7 +174,7 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: b.vals, Manager: stateOf(r).isSuperuser()})
+	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to create record.", data)
 	}
@@ -182,6 +182,23 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 		return err
 	}
 	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+}
+
+// recordValues returns the values of a record body. A form body is merged
+// with the URL's query values (see bind); a query-only key that is no field
+// of the collection is a parameter of the route (such as expand or fields),
+// not a value the client asked to store, so it is left out rather than
+// refused as an unknown field.
+func recordValues(r *http.Request, c *authn.Collection, b *body) map[string]any {
+	if !b.form {
+		return b.vals
+	}
+	for k := range r.URL.Query() {
+		if _, inBody := r.PostForm[k]; !inBody && c.Field(k) == nil {
+			delete(b.vals, k)
+		}
+	}
+	return b.vals
 }
 
 // handleRecordUpdate handles PATCH /api/collections/{collection}/records/{id}.
@@ -204,7 +221,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: b.vals, Manager: stateOf(r).isSuperuser()})
+	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to update record.", data)
 	}
