@@ -508,6 +508,9 @@ func TestChecksCatchViolations(t *testing.T) {
 		{"settings-accept-negative", "SETTINGS-", []string{"SETTINGS-004"}},
 		{"log-token", "LOG-SECRET-", []string{"LOG-SECRET-001", "LOG-SECRET-002"}},
 		{"log-secret-names", "LOG-SECRET-", []string{"LOG-SECRET-002"}},
+		{"system-rules-open", "COLL-SYS-", []string{"COLL-SYS-001", "COLL-SYS-002"}},
+		{"superusers-static", "COLL-SYS-004", []string{"COLL-SYS-004"}},
+		{"pk-change", "REC-PK-", []string{"REC-PK-001"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")

@@ -174,6 +174,11 @@ var specCases = []specCase{
 	{Section: "§8 (reference body limit)", Endpoint: "request body over 32 MiB", Status: 413, Message: msgTooLarge, Reqs: []string{"HTTP-LIMIT-001"}},
 	{Section: "issue 4", Endpoint: "token query parameter and Authorization redacted in request logs", Reqs: []string{"LOG-SECRET-001"}},
 	{Section: "issue 8", Endpoint: "secret parameters by a name rule and Referer userinfo redacted in request logs", Reqs: []string{"LOG-SECRET-002"}},
+	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers rules, name, type", Status: 400, Reqs: []string{"COLL-SYS-001", "COLL-SYS-003"}},
+	{Section: "issue 8 (reference §2.4)", Endpoint: "POST, GET /api/collections/_superusers/records as a guest after a refused rule change", Status: 403, Message: msgOnlySuperusers, Reqs: []string{"COLL-SYS-002"}},
+	{Section: "issue 8 (reference §2, §3.2)", Endpoint: "PATCH /api/collections/{c} token duration out of range", Status: 400, Reqs: []string{"COLL-SYS-004", "COLL-SYS-005"}},
+	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers oauth2, passwordAuth", Reqs: []string{"COLL-SYS-006"}},
+	{Section: "issue 8 (PocketBase core/field_text.go)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -28,7 +28,11 @@ import (
 
 type fakeCollection struct {
 	id, name, typ   string
+	system          bool
 	passwordEnabled bool
+	oauth2Enabled   bool
+	rules           map[string]any // listRule … deleteRule: nil or a string
+	durations       map[string]any // token config key → seconds, except authToken
 	secret          string
 	duration        int64 // auth token lifetime in seconds; 0 = static
 	records         map[string]*fakeRecord
@@ -67,7 +71,7 @@ func fakeDefaultSettings() map[string]any {
 func newFakeServer(suEmail, suPassword string) *fakeServer {
 	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings()}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
-	su.duration = 86400
+	su.duration, su.system = 86400, true
 	f.addCollection("_pb_users_auth_", "users", "auth") // static password tokens (§5.9)
 	su.records[fakeID()] = &fakeRecord{email: suEmail, password: suPassword, tokenKey: fakeID() + fakeID(), created: fakeNow()}
 	for id, r := range su.records {
@@ -78,7 +82,9 @@ func newFakeServer(suEmail, suPassword string) *fakeServer {
 
 func (f *fakeServer) addCollection(id, name, typ string) *fakeCollection {
 	c := &fakeCollection{id: id, name: name, typ: typ, passwordEnabled: true, secret: fakeID() + fakeID(),
-		duration: 604800, records: map[string]*fakeRecord{}}
+		duration: 604800, records: map[string]*fakeRecord{},
+		rules:     map[string]any{"listRule": nil, "viewRule": nil, "createRule": nil, "updateRule": nil, "deleteRule": nil},
+		durations: map[string]any{"passwordResetToken": 1800.0, "emailChangeToken": 1800.0, "verificationToken": 259200.0, "fileToken": 180.0}}
 	if name == "users" {
 		c.duration = 0
 	}
@@ -527,6 +533,16 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		if err != nil {
 			return err
 		}
+		if v, ok := body["id"]; ok && v != id {
+			if !f.bugs["pk-change"] {
+				return &fakeErr{status: 400, msg: "Failed to update record.", data: map[string]any{
+					"id": map[string]any{"code": codePKChange, "message": "The record primary key cannot be changed."}}}
+			}
+			newID, _ := v.(string)
+			delete(c.records, id)
+			rec.id = newID
+			c.records[newID] = rec
+		}
 		if pw, _ := body["password"].(string); pw != "" && body["passwordConfirm"] == pw {
 			rec.password = pw
 			if !f.bugs["no-key-rotation"] {
@@ -603,7 +619,19 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		return ferr(403, msgNotAllowed)
 	}
 	view := func(c *fakeCollection) map[string]any {
-		return map[string]any{"id": c.id, "name": c.name, "type": c.typ}
+		m := map[string]any{"id": c.id, "name": c.name, "type": c.typ, "system": c.system}
+		for k, v := range c.rules {
+			m[k] = v
+		}
+		if c.typ == "auth" {
+			m["oauth2"] = map[string]any{"enabled": c.oauth2Enabled}
+			m["passwordAuth"] = map[string]any{"enabled": c.passwordEnabled}
+			m["authToken"] = map[string]any{"duration": float64(c.duration)}
+			for k, v := range c.durations {
+				m[k] = map[string]any{"duration": v}
+			}
+		}
+		return m
 	}
 	switch {
 	case r.Method == "GET" && name == "":
@@ -638,10 +666,8 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		if c == nil {
 			return ferr(404, msgNotFound)
 		}
-		if pa, ok := body["passwordAuth"].(map[string]any); ok {
-			if en, ok := pa["enabled"].(bool); ok {
-				c.passwordEnabled = en
-			}
+		if data := f.patchCollection(c, body); len(data) > 0 {
+			return &fakeErr{status: 400, msg: "Failed to update collection.", data: data}
 		}
 		return q.json(200, view(c))
 	case r.Method == "DELETE" && name != "":
@@ -656,6 +682,73 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		return ferr(404, msgNotFound)
 	}
 	return ferr(404, msgNotFound)
+}
+
+// patchCollection applies body to c as PocketBase's collection validator
+// does for the options the fake has, or returns the validation errors (and
+// changes nothing). Like PocketBase, it turns OAuth2 off and password auth
+// on again for _superusers instead of refusing them.
+func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map[string]any {
+	fe := func(code string) map[string]any { return map[string]any{"code": code, "message": "Invalid value."} }
+	data := map[string]any{}
+	for k := range c.rules {
+		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bugs["system-rules-open"] {
+			data[k] = fe(codeSystemRule)
+		}
+	}
+	if v, ok := body["name"].(string); ok && v != c.name && c.system {
+		data["name"] = fe(codeSystemName)
+	}
+	if v, ok := body["type"].(string); ok && v != c.typ {
+		data["type"] = fe(codeTypeChange)
+	}
+	durations := map[string]float64{}
+	for _, k := range tokenConfigKeys {
+		tc, _ := body[k].(map[string]any)
+		d, ok := tc["duration"].(float64)
+		if !ok {
+			continue
+		}
+		switch {
+		case d == 0 && f.bugs["superusers-static"]:
+		case d == 0:
+			data[k] = map[string]any{"duration": fe(codeRequired)}
+		case d < 10:
+			data[k] = map[string]any{"duration": fe(codeMinGreaterThan)}
+		case d > maxTokenDuration:
+			data[k] = map[string]any{"duration": fe(codeMaxLessEqual)}
+		}
+		durations[k] = d
+	}
+	if len(data) > 0 {
+		return data
+	}
+	for k := range c.rules {
+		if v, ok := body[k]; ok {
+			c.rules[k] = v
+		}
+	}
+	if v, ok := body["name"].(string); ok {
+		c.name = v
+	}
+	for k, d := range durations {
+		if k == "authToken" {
+			c.duration = int64(d)
+		} else {
+			c.durations[k] = d
+		}
+	}
+	if o, ok := body["oauth2"].(map[string]any); ok {
+		if en, ok := o["enabled"].(bool); ok {
+			c.oauth2Enabled = en && !c.system
+		}
+	}
+	if pa, ok := body["passwordAuth"].(map[string]any); ok {
+		if en, ok := pa["enabled"].(bool); ok {
+			c.passwordEnabled = en || c.system
+		}
+	}
+	return nil
 }
 
 // ---- settings ------------------------------------------------------------------

@@ -4,9 +4,9 @@ import "slices"
 
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, password login, records (sign-up, access), collections,
-// tokens (refresh, tampering, impersonation, file tokens), auth-methods,
-// settings, then logs and log secrecy. Each area keeps its table in the
-// file named after it. IDs are stable: a requirement that is dropped leaves
+// system collections, tokens (refresh, tampering, impersonation, file
+// tokens), auth-methods, settings, then logs and log secrecy. Each area
+// keeps its table in the file named after it. IDs are stable: a requirement that is dropped leaves
 // its ID unused, and testdata/requirements.txt (checked by a test) lists
 // every ID.
 //
@@ -18,6 +18,7 @@ var Requirements = slices.Concat(
 	authPasswordRequirements,
 	recordRequirements,
 	collectionRequirements,
+	systemCollectionRequirements,
 	authTokenRequirements,
 	authMethodsRequirements,
 	settingsRequirements,
