@@ -125,9 +125,11 @@ type OTP struct {
 }
 
 // TokenConfig is the lifetime of one token type and the secret it is signed
-// with. Secret is stored in the data dir and never reported. Duration 0 on
-// an auth token means tokens that do not expire (see §5.9 of the interface
-// document); every other token type always expires.
+// with. Secret is stored in the data dir and never reported. Duration 0 is
+// allowed only for the authToken of the users collection, whose password
+// tokens then do not expire (§5.9 of the interface document; see
+// staticAllowed); every other duration is MinTokenDuration to
+// MaxTokenDuration.
 type TokenConfig struct {
 	Duration int64  `json:"duration"` // seconds
 	Secret   string `json:"secret,omitempty"`
@@ -139,7 +141,7 @@ type Template struct {
 	Body    string `json:"body"`
 }
 
-// Token duration bounds for configured (non-zero) durations, in seconds.
+// Token duration bounds, in seconds (pocketbase-auth.md §2).
 const (
 	MinTokenDuration = 10
 	MaxTokenDuration = 94670856 // about three years

@@ -36,8 +36,10 @@
 // present. The unverified id and collectionId serve only to find the key.
 //
 // Password tokens of the users collection carry no exp (§5.9 of the
-// interface document) unless the collection sets authToken.duration; those
-// of _superusers last a day and those of other auth collections a week.
+// interface document) unless the collection sets authToken.duration, and a
+// token without exp stops verifying once it does; those of _superusers last
+// a day and those of other auth collections a week, and no other token is
+// ever issued or accepted without exp.
 //
 // # Passwords
 //

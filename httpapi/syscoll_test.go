@@ -436,3 +436,48 @@ func TestRecordChangesNeverDropped(t *testing.T) {
 		t.Errorf("form PATCH with query parameters = %d %s, want 200 with name Ann", res.Status, res.Body)
 	}
 }
+
+// TestCollectionCreateNeverDrops: a create applies each key it is sent or
+// refuses it with a code, as an update does.
+func TestCollectionCreateNeverDrops(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, body string
+		path       []string // "" code: applied, the answer reports the value at path
+		code       string
+	}{
+		{"own id", `{"name":"a1","type":"base","id":"my_id_1"}`, []string{"id"}, ""},
+		{"system flag", `{"name":"a2","type":"base","system":true}`, []string{"system"}, ""},
+		{"bad id", `{"name":"a3","type":"base","id":"a b"}`, []string{"id"}, "validation_match_invalid"},
+		{"created", `{"name":"a4","type":"auth","created":"2020-01-01 00:00:00.000Z"}`, []string{"created"}, "validation_read_only"},
+		{"unknown key", `{"name":"a5","type":"auth","bogus":true}`, []string{"bogus"}, "validation_unknown_field"},
+		{"indexes", `{"name":"a6","type":"auth","indexes":[]}`, []string{"indexes"}, "validation_unsupported_value"},
+		{"token duration", `{"name":"a7","type":"auth","fileToken":{"duration":0}}`, []string{"fileToken", "duration"}, "validation_required"},
+		{"changed built-in field", `{"name":"a8","type":"auth","fields":[{"name":"email","type":"email","system":true,"required":false}]}`, []string{"fields", "0"}, "validation_builtin_field_change"},
+		{"unsupported field option", `{"name":"a9","type":"auth","fields":[{"name":"site","type":"url","onlyDomains":["example.com"]}]}`, []string{"fields", "0", "onlyDomains"}, "validation_unsupported_value"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := e.do("POST", "/api/collections", e.su, tt.body)
+			var sent map[string]any
+			if err := json.Unmarshal([]byte(tt.body), &sent); err != nil {
+				t.Fatal(err)
+			}
+			if tt.code == "" {
+				want, _ := atPath(sent, tt.path)
+				got, _ := atPath(res.JSON(t), tt.path)
+				if res.Status != 200 || !reflect.DeepEqual(got, want) {
+					t.Errorf("POST %s = %d %s, want 200 reporting %v", tt.body, res.Status, res.Body, want)
+				}
+				return
+			}
+			got, _ := atPath(res.JSON(t), append([]string{"data"}, append(slices.Clone(tt.path), "code")...))
+			if res.Status != 400 || got != tt.code {
+				t.Errorf("POST %s = %d %s, want 400 with %s under %s", tt.body, res.Status, res.Body, tt.code, strings.Join(tt.path, "."))
+			}
+			if _, ok := e.auth.Collection(sent["name"].(string)); ok {
+				t.Errorf("POST %s was refused but created the collection", tt.body)
+			}
+		})
+	}
+}
