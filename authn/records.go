@@ -184,6 +184,11 @@ func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs Val
 				same = v == Time{t}.String()
 			}
 		case "tokenKey":
+		case "oldPassword":
+			if old == nil {
+				errs[key] = errUnknownField // a new record has no old password
+			}
+			continue
 		default:
 			if c.Field(key) == nil && !slices.Contains(recordInputKeys, key) {
 				errs[key] = errUnknownField
