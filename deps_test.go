@@ -15,10 +15,11 @@ var depsRules = map[string][]string{
 	"strongbox/logstore/journal": {},
 	"strongbox/filterlang":       {},
 	"strongbox/conformance":      {},
+	"strongbox/ratelimit":        {},
 	"strongbox/authn":            {"strongbox/logstore/journal"},
 	"strongbox/logstore":         {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/httpapi/settings": {"strongbox/logstore/journal"},
-	"strongbox/httpapi":          {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings"},
+	"strongbox/httpapi":          {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/ratelimit"},
 	"strongbox":                  {"*"},
 }
 
@@ -29,6 +30,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore/journal": {"net/http"},
 	"strongbox/authn":            {"net/http"},
 	"strongbox/httpapi/settings": {"net/http"},
+	"strongbox/ratelimit":        {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {
