@@ -1,5 +1,5 @@
 // Package settings holds the application settings (PocketBase-shaped
-// subsets: meta, logs, smtp, backups, s3, trustedProxy) and persists them
+// subsets: meta, logs, smtp, backups, s3, rateLimits, trustedProxy) and persists them
 // crash-safely in a journal: every change appends the whole document, fsynced
 // before it is acknowledged, and the last valid one wins at start.
 package settings
@@ -26,6 +26,7 @@ type Settings struct {
 	Backups      Backups      `json:"backups"`
 	S3           S3           `json:"s3"`
 	Meta         Meta         `json:"meta"`
+	RateLimits   RateLimits   `json:"rateLimits"`
 	TrustedProxy TrustedProxy `json:"trustedProxy"`
 	Logs         Logs         `json:"logs"`
 }
@@ -91,6 +92,7 @@ func Defaults() Settings {
 		SMTP:         SMTP{Port: 587, Host: "smtp.example.com"},
 		Backups:      Backups{CronMaxKeep: 3},
 		Meta:         Meta{AppName: "Acme", AppURL: "http://localhost:8090", SenderName: "Support", SenderAddress: "support@example.com"},
+		RateLimits:   DefaultRateLimits(),
 		TrustedProxy: TrustedProxy{Headers: []string{}},
 		Logs:         Logs{MaxDays: 5, LogIP: true},
 	}
@@ -102,6 +104,7 @@ func (s Settings) Public() Settings {
 	s.Backups.S3.Secret = ""
 	s.S3.Secret = ""
 	s.TrustedProxy.Headers = append([]string{}, s.TrustedProxy.Headers...)
+	s.RateLimits.Rules = append([]RateLimitRule{}, s.RateLimits.Rules...)
 	return s
 }
 
@@ -177,6 +180,10 @@ func (s *Store) Patch(body []byte) (Settings, error) {
 	cur := s.Get()
 	next := cur
 	next.TrustedProxy.Headers = append([]string{}, cur.TrustedProxy.Headers...)
+	// A copy with the same elements: encoding/json decodes a rule into the
+	// element at its index, so a rule sent with some fields keeps the
+	// others, as the reference's PATCH (which binds into a clone) does.
+	next.RateLimits.Rules = append([]RateLimitRule{}, cur.RateLimits.Rules...)
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if len(bytes.TrimSpace(body)) > 0 {
 		if err := dec.Decode(&next); err != nil {
@@ -194,6 +201,9 @@ func (s *Store) Patch(body []byte) (Settings, error) {
 	}
 	if next.TrustedProxy.Headers == nil {
 		next.TrustedProxy.Headers = []string{}
+	}
+	if next.RateLimits.Rules == nil {
+		next.RateLimits.Rules = []RateLimitRule{}
 	}
 	if errs := next.validate(); len(errs) > 0 {
 		return Settings{}, errs
@@ -322,6 +332,9 @@ func (v Settings) validate() ValidationError {
 			}
 			m["headers"] = map[string]any{fmt.Sprint(i): &FieldError{Code: "validation_invalid_header", Message: "Must be a valid HTTP header name."}}
 		}
+	}
+	if e := v.RateLimits.validate(); e != nil {
+		errs["rateLimits"] = map[string]any{"rules": e}
 	}
 	return errs
 }
