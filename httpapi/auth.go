@@ -91,7 +91,12 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 		// then a collection that asks for it gets no single-factor tokens.
 		return errForbidden("Multi-factor authentication is enabled for this collection but not yet supported by this server.")
 	}
+	attempt, err := s.beginLogin(w, r, c, identity)
+	if err != nil {
+		return err
+	}
 	rec, err := s.auth.AuthWithPassword(r.Context(), c, identity, identityField, password)
+	attempt.end(err)
 	if errors.Is(err, authn.ErrAuthFailed) {
 		return errBadRequest(msgAuthFailed, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"strongbox/authn"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
+	"strongbox/ratelimit"
 )
 
 // DefaultBodyLimit is the largest request body accepted, as PocketBase's
@@ -30,6 +31,8 @@ type Config struct {
 	Logger    *slog.Logger     // the server's own log; nil = discard
 	Now       func() time.Time // nil = time.Now
 	BodyLimit int64            // 0 = DefaultBodyLimit
+	// LoginPolicy is the password-login throttle; nil = ratelimit.DefaultPolicy.
+	LoginPolicy *ratelimit.Policy
 }
 
 // Server is the API. It is an http.Handler.
@@ -43,6 +46,7 @@ type Server struct {
 	mux        *http.ServeMux
 	settingsMu sync.Mutex // serialises settings changes with their effects
 	handler    http.Handler
+	limits     *limits // rateLimits settings and the login throttle
 }
 
 // NewServer builds the API with its routes and middleware.
@@ -65,8 +69,9 @@ func NewServer(cfg Config) *Server {
 	if s.bodyLimit <= 0 {
 		s.bodyLimit = DefaultBodyLimit
 	}
+	s.limits = newLimits(cfg.LoginPolicy, s.now)
 	s.addRoutes()
-	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.limitBody(s.mux)))))
+	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.rateLimit(s.limitBody(s.mux))))))
 	return s
 }
 

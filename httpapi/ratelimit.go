@@ -1,0 +1,179 @@
+package httpapi
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"strongbox/authn"
+	"strongbox/httpapi/settings"
+	"strongbox/ratelimit"
+)
+
+// msgTooManyLogins answers a password login the login throttle refuses.
+// The reference has no such throttle; the message is strongbox's own.
+const msgTooManyLogins = "Too many failed login attempts, please try again later."
+
+// limits is the server's rate limiting state: the limiter of the
+// rateLimits settings, rebuilt (with fresh counters, as the reference
+// resets its limiters on a settings change) whenever those settings
+// change, and the password-login throttle, which is always on.
+type limits struct {
+	login *ratelimit.Guard
+
+	mu    sync.Mutex
+	cfg   settings.RateLimits // the settings lim was built for (own copy)
+	rules []ratelimit.Rule
+	lim   *ratelimit.Limiter
+}
+
+func newLimits(policy *ratelimit.Policy, now func() time.Time) *limits {
+	p := ratelimit.DefaultPolicy
+	if policy != nil {
+		p = *policy
+	}
+	return &limits{login: ratelimit.NewGuard(p, now)}
+}
+
+// current returns the rules and the limiter for cfg, building new ones if
+// cfg differs from the settings they were built for. Comparing on each
+// request (a handful of rules) applies a change however it was made.
+func (l *limits) current(cfg settings.RateLimits, now func() time.Time) ([]ratelimit.Rule, *ratelimit.Limiter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lim == nil || l.cfg.Enabled != cfg.Enabled || !slices.Equal(l.cfg.Rules, cfg.Rules) {
+		l.cfg = settings.RateLimits{Enabled: cfg.Enabled, Rules: slices.Clone(cfg.Rules)}
+		l.rules = make([]ratelimit.Rule, len(cfg.Rules))
+		for i, r := range cfg.Rules {
+			l.rules[i] = ratelimit.Rule{Label: r.Label, Audience: r.Audience, MaxRequests: r.MaxRequests,
+				Duration: time.Duration(r.Duration) * time.Second}
+		}
+		l.lim = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, now)
+	}
+	return l.rules, l.lim
+}
+
+// collectionRoute lists the tags of a collection route, as the reference
+// registers them (apis/record_auth.go, apis/record_crud.go). On the auth
+// routes (own) the collection check replaces the path-labelled one; on
+// the records routes both apply, the path-labelled one first.
+type collectionRoute struct {
+	tags []string
+	own  bool
+}
+
+var collectionRoutes = map[string]collectionRoute{
+	"GET /api/collections/{collection}/auth-methods":        {[]string{"listAuthMethods"}, true},
+	"POST /api/collections/{collection}/auth-refresh":       {[]string{"authRefresh"}, true},
+	"POST /api/collections/{collection}/auth-with-password": {[]string{"authWithPassword", "auth"}, true},
+	"GET /api/collections/{collection}/records":             {[]string{"list"}, false},
+	"POST /api/collections/{collection}/records":            {[]string{"create"}, false},
+	"GET /api/collections/{collection}/records/{id}":        {[]string{"view"}, false},
+	"PATCH /api/collections/{collection}/records/{id}":      {[]string{"update"}, false},
+	"DELETE /api/collections/{collection}/records/{id}":     {[]string{"delete"}, false},
+}
+
+// rateLimit applies the rateLimits settings when they are enabled
+// (reference: apis/middlewares_rate_limit.go). It runs after the token is
+// loaded, since superusers are never limited and a rule's audience depends
+// on whether the request is authenticated, and before the body is read.
+func (s *Server) rateLimit(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.checkRateLimits(r); err != nil {
+			s.renderError(w, r, err)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// checkRateLimits returns the 429 for a request over a rule's limit. A
+// rule's requests are counted per client address (ClientKey) in one bucket
+// per rule for path labels, and one per collection, route and tags for
+// collection labels, as the reference keys them. A collection route naming
+// no existing collection is left to its handler's 404.
+func (s *Server) checkRateLimits(r *http.Request) error {
+	cfg := s.settings.Get()
+	st := stateOf(r)
+	if !cfg.RateLimits.Enabled || st.isSuperuser() {
+		return nil
+	}
+	rules, lim := s.limits.current(cfg.RateLimits, s.now)
+	client := ratelimit.ClientKey(clientIP(r, remoteIP(r), cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP))
+	authed := st.rec != nil
+	_, pattern := s.mux.Handler(r)
+	route, tagged := collectionRoutes[pattern]
+	if !route.own {
+		rule, ok := ratelimit.Find(rules, ratelimit.PathLabels(r.Method, r.URL.Path), authed)
+		if ok && !lim.Allow(rule.Label+rule.Audience, client, rule) {
+			return errRateLimited(rule)
+		}
+	}
+	if !tagged {
+		return nil
+	}
+	c, ok := s.auth.Collection(collectionSegment(r.URL.Path))
+	if !ok {
+		return nil
+	}
+	rule, ok := ratelimit.Find(rules, ratelimit.CollectionLabels(c.Name, route.tags, r.Method, r.URL.Path), authed)
+	if ok && !lim.Allow(c.ID+" "+pattern+" "+strings.Join(route.tags, ",")+rule.Audience, client, rule) {
+		return errRateLimited(rule)
+	}
+	return nil
+}
+
+func errRateLimited(rule ratelimit.Rule) *Error {
+	return newError(http.StatusTooManyRequests, msgTooManyRequests,
+		errors.New("rate limit rule "+strconv.Quote(rule.Label)+" "+rule.Audience+" triggered"))
+}
+
+// collectionSegment returns {collection} of a /api/collections/{collection}/… path.
+func collectionSegment(path string) string {
+	parts := strings.SplitN(path, "/", 5)
+	if len(parts) < 4 {
+		return ""
+	}
+	return parts[3]
+}
+
+// loginAttempt is one password login under the login throttle.
+type loginAttempt struct {
+	g                            *ratelimit.Guard
+	collection, identity, client string
+}
+
+// beginLogin applies the login throttle (ratelimit.DefaultPolicy unless
+// Config.LoginPolicy says otherwise) to a password login, whatever the
+// rateLimits settings say: it refuses an attempt the throttle blocks with
+// 429 and a Retry-After header, before any password hashing is done, and
+// otherwise returns the attempt, whose end records the outcome. The
+// password never reaches it.
+func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
+	cfg := s.settings.Get()
+	client := ratelimit.ClientKey(clientIP(r, remoteIP(r), cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP))
+	a := &loginAttempt{g: s.limits.login, collection: c.ID, identity: identity, client: client}
+	if ok, wait := a.g.Check(a.collection, a.identity, a.client); !ok {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
+		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, errors.New("login throttled"))
+	}
+	return a, nil
+}
+
+// end records the outcome of the attempt: err from authn.AuthWithPassword.
+// Only a wrong password or unknown identity counts as a failure; other
+// errors (the server busy, the request cancelled) say nothing about the
+// credentials.
+func (a *loginAttempt) end(err error) {
+	switch {
+	case err == nil:
+		a.g.Succeeded(a.collection, a.identity, a.client)
+	case errors.Is(err, authn.ErrAuthFailed):
+		a.g.Failed(a.collection, a.identity, a.client)
+	}
+}
