@@ -511,6 +511,10 @@ func TestChecksCatchViolations(t *testing.T) {
 		{"system-rules-open", "COLL-SYS-", []string{"COLL-SYS-001", "COLL-SYS-002"}},
 		{"superusers-static", "COLL-SYS-004", []string{"COLL-SYS-004"}},
 		{"pk-change", "REC-PK-", []string{"REC-PK-001"}},
+		{"lax-rate-rules", "RATE-00", []string{"RATE-002", "RATE-003"}},
+		{"limit-superusers", "RATE-004", []string{"RATE-004"}},
+		{"no-login-throttle", "LOGIN-THROTTLE-", []string{"LOGIN-THROTTLE-001"}},
+		{"count-logins", "LOGIN-THROTTLE-", []string{"LOGIN-THROTTLE-002"}},
 	} {
 		t.Run(tc.bug, func(t *testing.T) {
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")

@@ -170,6 +170,9 @@ var specCases = []specCase{
 	{Section: "§1 settings (reference)", Endpoint: "GET /api/settings as a regular user", Status: 403, Message: msgNotAllowed, Reqs: []string{"SETTINGS-002"}},
 	{Section: "§1 settings (reference)", Endpoint: "GET /api/settings", Status: 200, Reqs: []string{"SETTINGS-003"}},
 	{Section: "§1 settings (reference)", Endpoint: "PATCH /api/settings invalid logs.maxDays", Status: 400, Message: msgSettingsSave, Reqs: []string{"SETTINGS-004"}},
+	{Section: "§1 settings (reference)", Endpoint: "GET /api/settings rateLimits", Status: 200, Reqs: []string{"RATE-001"}},
+	{Section: "§1 settings (reference)", Endpoint: "PATCH /api/settings invalid rateLimits", Status: 400, Message: msgSettingsSave, Reqs: []string{"RATE-002", "RATE-003"}},
+	{Section: "§1 rate limits (reference §7)", Endpoint: "a request over an enabled rule's limit", Status: 429, Message: msgTooManyRequests, Reqs: []string{"RATE-004", "RATE-005"}},
 	{Section: "§1 (reference §0.4)", Endpoint: "security headers on every response", Reqs: []string{"HTTP-HEADERS-001"}},
 	{Section: "§8 (reference body limit)", Endpoint: "request body over 32 MiB", Status: 413, Message: msgTooLarge, Reqs: []string{"HTTP-LIMIT-001"}},
 	{Section: "issue 4", Endpoint: "token query parameter and Authorization redacted in request logs", Reqs: []string{"LOG-SECRET-001"}},
@@ -179,6 +182,7 @@ var specCases = []specCase{
 	{Section: "issue 8 (reference §2, §3.2)", Endpoint: "PATCH /api/collections/{c} token duration out of range", Status: 400, Reqs: []string{"COLL-SYS-004", "COLL-SYS-005"}},
 	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers oauth2, passwordAuth", Reqs: []string{"COLL-SYS-006"}},
 	{Section: "issue 8 (PocketBase core/field_text.go)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
+	{Section: "issue 8", Endpoint: "POST auth-with-password after failed attempts from one client", Status: 429, Message: msgTooManyLogins, Reqs: []string{"LOGIN-THROTTLE-001", "LOGIN-THROTTLE-002"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -20,7 +20,8 @@
 // the project's reference describes it, and cite it. A requirement an issue
 // adds beyond both cites the issue instead of a section (LOG-SECRET-001:
 // request logs never hold the token query parameter or the Authorization
-// value; PocketBase fails it).
+// value; LOGIN-THROTTLE-001 and -002: failed password logins are throttled
+// per identity and client by default; PocketBase fails them).
 //
 // # Outcomes
 //
@@ -44,9 +45,13 @@
 // those few log entries behind, as any client would. When the server's
 // settings say request logging is off (logs.maxDays 0, read once from GET
 // /api/settings), the checks that need logged requests are skipped with that
-// reason. The settings checks change nothing: their one PATCH must be
-// refused, and a cleanup restores the logs settings read before it if the
-// server applied it anyway.
+// reason. The settings checks change nothing: their PATCHes must be
+// refused, and a cleanup restores the settings read before them if the
+// server applied them anyway. The rate limit and login throttle checks do
+// change settings for their duration (rateLimits, to turn the limiter on
+// with rules unique to the run; trustedProxy, to name a header through
+// which each request states a random client address), and a cleanup puts
+// back what they read first.
 //
 // # Running it
 //

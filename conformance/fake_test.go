@@ -56,15 +56,18 @@ type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
 	logs        []*fakeLog
-	settings    map[string]any  // meta and logs, as GET /api/settings shows them
+	settings    map[string]any  // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
+	limits      fakeLimits      // rate limiter and login throttle state
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 }
 
 // fakeDefaultSettings are the settings a new fake starts with.
 func fakeDefaultSettings() map[string]any {
 	return map[string]any{
-		"meta": map[string]any{"appName": "Acme", "appURL": "http://localhost:8090"},
-		"logs": map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
+		"meta":         map[string]any{"appName": "Acme", "appURL": "http://localhost:8090"},
+		"rateLimits":   fakeDefaultRateLimits(),
+		"trustedProxy": map[string]any{"headers": []any{}, "useLeftmostIP": false},
+		"logs":         map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
 	}
 }
 
@@ -153,7 +156,10 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	q.auth, q.authColl = f.loadAuth(r.Header.Get("Authorization"), "auth")
-	err := f.route(q)
+	err := f.rateLimited(q)
+	if err == nil {
+		err = f.route(q)
+	}
 	if err != nil {
 		var fe *fakeErr
 		if !errors.As(err, &fe) {
@@ -439,12 +445,18 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			}
 			return &fakeErr{status: 400, msg: msgValidation, data: data}
 		}
+		throttleKey, err := f.loginThrottled(q, c, identity)
+		if err != nil {
+			return err
+		}
 		for _, rec := range c.records {
 			if rec.email == identity && rec.password == password {
+				f.loginDone(throttleKey, true)
 				yes := true
 				return q.json(200, map[string]any{"record": recordJSON(c, rec), "token": f.sign(c, rec, "auth", c.duration, &yes)})
 			}
 		}
+		f.loginDone(throttleKey, false)
 		return ferr(400, msgFailedAuth)
 	case action == "auth-refresh" && r.Method == "POST":
 		if q.auth == nil {
@@ -764,6 +776,14 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 		body, err := readBody(q.r)
 		if err != nil {
 			return err
+		}
+		if rl, ok := body["rateLimits"].(map[string]any); ok {
+			if err := f.patchRateLimits(rl); err != nil {
+				return err
+			}
+		}
+		if tp, ok := body["trustedProxy"].(map[string]any); ok {
+			f.settings["trustedProxy"] = tp
 		}
 		if logs, ok := body["logs"].(map[string]any); ok {
 			if d, ok := logs["maxDays"].(float64); ok && d < 0 && !f.bugs["settings-accept-negative"] {

@@ -5,8 +5,9 @@ import "slices"
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, password login, records (sign-up, access), collections,
 // system collections, tokens (refresh, tampering, impersonation, file
-// tokens), auth-methods, settings, then logs and log secrecy. Each area
-// keeps its table in the file named after it. IDs are stable: a requirement that is dropped leaves
+// tokens), auth-methods, settings, rate limits and the login throttle, then
+// logs and log secrecy. Each area keeps its table in the file named after
+// it. IDs are stable: a requirement that is dropped leaves
 // its ID unused, and testdata/requirements.txt (checked by a test) lists
 // every ID.
 //
@@ -22,6 +23,7 @@ var Requirements = slices.Concat(
 	authTokenRequirements,
 	authMethodsRequirements,
 	settingsRequirements,
+	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,
 )

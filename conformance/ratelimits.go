@@ -1,0 +1,396 @@
+package conformance
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"net/http"
+	"reflect"
+)
+
+// Rate limiting. The interface document does not show it; two sources
+// govern these checks:
+//
+//   - the rateLimits settings (RATE-…) follow PocketBase v0.31.0 as the
+//     project's reference describes it (pocketbase-auth.md §7 and §0.4,
+//     pocketbase-observed.md for the default document);
+//   - the login throttle (LOGIN-THROTTLE-…) is a strongbox promise made by
+//     issue 8 beyond the reference, which has no lockout: PocketBase fails
+//     those checks.
+//
+// Checks that need the limiter on, or clients at several addresses, change
+// the settings (rateLimits, or trustedProxy with a header of the suite's
+// own so that each request can name its client address) and put back what
+// they read first in a cleanup. Their rules and addresses are unique to
+// the run, so that neither earlier runs nor other checks weigh on them,
+// and the suite's own address never collects failed logins from them.
+
+const (
+	msgTooManyRequests = "Too Many Requests."
+	msgTooManyLogins   = "Too many failed login attempts, please try again later."
+
+	codeMatchInvalid   = "validation_match_invalid"
+	codeInInvalid      = "validation_in_invalid"
+	codeRuleConflict   = "validation_conflicting_rate_limit_rule"
+	clientAddrHeader   = "X-Cf-Client-Addr"
+	sectionRateLimits  = "§1 (settings: contract not shown); reference pocketbase-auth.md §7 (rate limiting), §0.4; pocketbase-observed.md (default settings)"
+	sectionLoginThrott = "issue 8 (§2: password login is throttled per identity and per client by default; a strongbox promise beyond the reference)"
+)
+
+var rateLimitRequirements = []*Requirement{
+	{
+		ID:      "RATE-001",
+		Section: sectionRateLimits,
+		Name:    "settings hold rateLimits",
+		Text: "GET /api/settings as superuser answers 200 with rateLimits, an object of enabled (boolean) and " +
+			"rules (array), each rule an object of label (string), audience (string), duration (number) and " +
+			"maxRequests (number).",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := c.readRateLimits(ctx)
+			return err
+		},
+	},
+	{
+		ID:      "RATE-002",
+		Section: sectionRateLimits,
+		Name:    "invalid rate limit rule refused",
+		Text: "PATCH /api/settings with the rule {label \"no spaces\", maxRequests -1, duration -1, audience " +
+			"\"@everyone\"} answers 400 \"" + msgSettingsSave + "\" with data.rateLimits.rules.0 holding label {code \"" +
+			codeMatchInvalid + "\"}, maxRequests and duration {code \"" + codeMinGreaterThan + "\"} and audience {code \"" +
+			codeInInvalid + "\"}; rateLimits read afterwards are unchanged.",
+		Run: func(ctx context.Context, c *Client) error {
+			return c.refusedRateLimits(ctx, map[string]any{"rules": []any{
+				map[string]any{"label": "no spaces", "maxRequests": -1, "duration": -1, "audience": "@everyone"},
+			}}, func(r *response, rules map[string]any) error {
+				rule, ok := getObject(rules, "0")
+				if !ok {
+					return Failf("expected data.rateLimits.rules.0 to be an object of field errors, got %s", r)
+				}
+				env := &envelope{data: rule}
+				for code, fields := range map[string][]string{
+					codeMatchInvalid: {"label"}, codeMinGreaterThan: {"maxRequests", "duration"}, codeInInvalid: {"audience"},
+				} {
+					if err := expectFieldCodes(r, env, code, fields...); err != nil {
+						return fmt.Errorf("under data.rateLimits.rules.0: %w", err)
+					}
+				}
+				return nil
+			})
+		},
+	},
+	{
+		ID:      "RATE-003",
+		Section: sectionRateLimits,
+		Name:    "enabled without rules, or with conflicting rules, refused",
+		Text: "PATCH /api/settings with rateLimits {enabled true, rules []} answers 400 \"" + msgSettingsSave +
+			"\" with data.rateLimits.rules {code \"" + codeRequired + "\"}; two rules with the same label and " +
+			"audience answer 400 with data.rateLimits.rules.1.label {code \"" + codeRuleConflict + "\"}; rateLimits " +
+			"read afterwards are unchanged.",
+		Run: func(ctx context.Context, c *Client) error {
+			err := c.refusedRateLimits(ctx, map[string]any{"enabled": true, "rules": []any{}},
+				func(r *response, _ map[string]any) error {
+					env, _ := parseEnvelope(r)
+					rl, _ := getObject(env.data, "rateLimits")
+					return expectFieldCodes(r, &envelope{data: rl}, codeRequired, "rules")
+				})
+			if err != nil {
+				return err
+			}
+			rule := map[string]any{"label": "/api/", "maxRequests": 10, "duration": 10, "audience": ""}
+			return c.refusedRateLimits(ctx, map[string]any{"rules": []any{rule, rule}},
+				func(r *response, rules map[string]any) error {
+					second, _ := getObject(rules, "1")
+					return expectFieldCodes(r, &envelope{data: second}, codeRuleConflict, "label")
+				})
+		},
+	},
+	{
+		ID:      "RATE-004",
+		Section: sectionRateLimits,
+		Name:    "path rules per audience, never for superusers",
+		Text: "With rateLimits enabled and the rules {label \"GET /api/cf_<random>\", audience \"@guest\", " +
+			"maxRequests 2, duration 60} and {the same label, audience \"@auth\", maxRequests 1, duration 60}, the " +
+			"third guest GET of that path answers 429 \"" + msgTooManyRequests + "\" in the error envelope, while " +
+			"a regular user's GET after it, then a superuser's (whom the @auth rule would refuse: superusers are " +
+			"never limited), do not answer 429.",
+		Run: func(ctx context.Context, c *Client) error {
+			_, userTok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			path := "/api/cf_" + newNonce(12)
+			if err := c.enableRateLimits(ctx,
+				map[string]any{"label": "GET " + path, "audience": "@guest", "maxRequests": 2, "duration": 60},
+				map[string]any{"label": "GET " + path, "audience": "@auth", "maxRequests": 1, "duration": 60},
+			); err != nil {
+				return err
+			}
+			for i, who := range []string{"guest", "guest", "guest", "user", "superuser"} {
+				r, err := c.get(ctx, path, map[string]string{"guest": "", "user": userTok, "superuser": c.su}[who])
+				if err != nil {
+					return err
+				}
+				if i == 2 {
+					if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests); err != nil {
+						return fmt.Errorf("third guest request: %w", err)
+					}
+				} else if r.status == http.StatusTooManyRequests {
+					return Failf("request %d (%s) was limited: %s", i+1, who, r)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "RATE-005",
+		Section: sectionRateLimits,
+		Name:    "a collection's own rule before the wildcard",
+		Text: "With rateLimits enabled and the rules {label \"*:auth\", maxRequests 100, duration 60} and {label " +
+			"\"<collection>:auth\", maxRequests 1, duration 60} for a new auth collection, the second guest POST " +
+			"to that collection's auth-with-password answers 429 \"" + msgTooManyRequests + "\", and a guest " +
+			"POST to users/auth-with-password then does not answer 429.",
+		Run: func(ctx context.Context, c *Client) error {
+			name, err := c.newCollection(ctx, "auth")
+			if err != nil {
+				return err
+			}
+			if err := c.enableRateLimits(ctx,
+				map[string]any{"label": "*:auth", "audience": "", "maxRequests": 100, "duration": 60},
+				map[string]any{"label": name + ":auth", "audience": "", "maxRequests": 1, "duration": 60},
+			); err != nil {
+				return err
+			}
+			// Empty bodies: refused by validation, so no password is tried.
+			for i, coll := range []string{name, name, "users"} {
+				r, err := c.post(ctx, "/api/collections/"+coll+"/auth-with-password", "", map[string]any{})
+				if err != nil {
+					return err
+				}
+				if i == 1 {
+					if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests); err != nil {
+						return fmt.Errorf("second request to %s: %w", coll, err)
+					}
+				} else if r.status == http.StatusTooManyRequests {
+					return Failf("request %d (to %s) was limited: %s", i+1, coll, r)
+				}
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "LOGIN-THROTTLE-001",
+		Section: sectionLoginThrott,
+		Name:    "failed logins throttle the identity at that client only",
+		Text: "With rateLimits as they are (off by default) and clients told apart by a trusted proxy header, after " +
+			"five wrong passwords for a new user from one client address, auth-with-password for that user from " +
+			"that address answers 429 \"" + msgTooManyLogins + "\" even with the right password, while the right " +
+			"password from another address answers 200.",
+		Run: func(ctx context.Context, c *Client) error {
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			if err := c.trustClientHeader(ctx); err != nil {
+				return err
+			}
+			attacker, owner := randomClientAddr(), randomClientAddr()
+			for i := range 5 {
+				r, err := c.loginFrom(ctx, attacker, u.email, "Wrong-"+newNonce(10))
+				if err != nil {
+					return err
+				}
+				if _, err := expectError(r, http.StatusBadRequest, msgFailedAuth); err != nil {
+					return fmt.Errorf("wrong password %d: %w", i+1, err)
+				}
+			}
+			r, err := c.loginFrom(ctx, attacker, u.email, u.password)
+			if err != nil {
+				return err
+			}
+			if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyLogins); err != nil {
+				return fmt.Errorf("right password after five wrong ones, same address: %w", err)
+			}
+			r, err = c.loginFrom(ctx, owner, u.email, u.password)
+			if err != nil {
+				return err
+			}
+			if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+				return fmt.Errorf("right password from another address: %w", err)
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "LOGIN-THROTTLE-002",
+		Section: sectionLoginThrott,
+		Name:    "only failures count, and a login clears them",
+		Text: "From one client address (told apart by a trusted proxy header), four wrong passwords for a new user " +
+			"then the right one, three times over, answer 400 \"" + msgFailedAuth + "\" for every wrong password and " +
+			"200 for every right one: successful logins are not counted, and one clears the failures before it.",
+		Run: func(ctx context.Context, c *Client) error {
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			if err := c.trustClientHeader(ctx); err != nil {
+				return err
+			}
+			addr := randomClientAddr()
+			for round := 1; round <= 3; round++ {
+				for i := range 4 {
+					r, err := c.loginFrom(ctx, addr, u.email, "Wrong-"+newNonce(10))
+					if err != nil {
+						return err
+					}
+					if _, err := expectError(r, http.StatusBadRequest, msgFailedAuth); err != nil {
+						return fmt.Errorf("round %d, wrong password %d: %w", round, i+1, err)
+					}
+				}
+				r, err := c.loginFrom(ctx, addr, u.email, u.password)
+				if err != nil {
+					return err
+				}
+				if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+					return fmt.Errorf("round %d, right password: %w", round, err)
+				}
+			}
+			return nil
+		},
+	},
+}
+
+// readRateLimits requires GET /api/settings to hold a well-formed
+// rateLimits object and returns it.
+func (c *Client) readRateLimits(ctx context.Context) (map[string]any, error) {
+	s, err := c.readSettings(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rl, ok := getObject(s.all, "rateLimits")
+	if !ok {
+		return nil, Failf("expected settings.rateLimits to be an object, got %s", jsonText(s.all))
+	}
+	if _, ok := getBool(rl, "enabled"); !ok {
+		return nil, Failf("expected rateLimits.enabled to be a boolean, got %s", jsonText(rl))
+	}
+	rules, ok := getArray(rl, "rules")
+	if !ok {
+		return nil, Failf("expected rateLimits.rules to be an array, got %s", jsonText(rl))
+	}
+	for i, v := range rules {
+		rule, ok := v.(map[string]any)
+		if !ok {
+			return nil, Failf("expected rateLimits.rules[%d] to be an object, got %s", i, jsonText(v))
+		}
+		_, okL := getString(rule, "label")
+		_, okA := getString(rule, "audience")
+		_, okD := getNumber(rule, "duration")
+		_, okM := getNumber(rule, "maxRequests")
+		if !okL || !okA || !okD || !okM {
+			return nil, Failf("expected rateLimits.rules[%d] to hold label and audience (strings), duration and "+
+				"maxRequests (numbers), got %s", i, jsonText(rule))
+		}
+	}
+	return rl, nil
+}
+
+// refusedRateLimits sends rateLimits patch, requires 400 msgSettingsSave,
+// hands the response and its data.rateLimits.rules (if an object) to
+// check, and requires rateLimits to be unchanged afterwards.
+func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, check func(*response, map[string]any) error) error {
+	before, err := c.readRateLimits(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the settings first: %w", err)
+	}
+	c.restoreSettingOnCleanup("rateLimits", before)
+	r, err := c.do(ctx, http.MethodPatch, "/api/settings", c.su, map[string]any{"rateLimits": patch})
+	if err != nil {
+		return err
+	}
+	env, err := expectError(r, http.StatusBadRequest, msgSettingsSave)
+	if err != nil {
+		return err
+	}
+	rl, ok := getObject(env.data, "rateLimits")
+	if !ok {
+		return Failf("expected data.rateLimits to be an object of field errors, got %s", r)
+	}
+	rules, _ := getObject(rl, "rules")
+	if err := check(r, rules); err != nil {
+		return err
+	}
+	after, err := c.readRateLimits(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the settings again: %w", err)
+	}
+	if !reflect.DeepEqual(before, after) {
+		return Failf("expected the refused PATCH to leave rateLimits unchanged: before %s, after %s",
+			jsonText(before), jsonText(after))
+	}
+	return nil
+}
+
+// enableRateLimits turns the limiter on with exactly rules, and restores
+// the rateLimits read first when the check ends.
+func (c *Client) enableRateLimits(ctx context.Context, rules ...any) error {
+	before, err := c.readRateLimits(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the settings first: %w", err)
+	}
+	c.restoreSettingOnCleanup("rateLimits", before)
+	return c.patchSettings(ctx, map[string]any{"rateLimits": map[string]any{"enabled": true, "rules": rules}})
+}
+
+// trustClientHeader makes the server take a request's client address from
+// clientAddrHeader, and restores trustedProxy when the check ends.
+func (c *Client) trustClientHeader(ctx context.Context) error {
+	s, err := c.readSettings(ctx)
+	if err != nil {
+		return fmt.Errorf("reading the settings first: %w", err)
+	}
+	before, ok := getObject(s.all, "trustedProxy")
+	if !ok {
+		return Skipf("the server's settings have no trustedProxy object, so clients cannot be told apart: %s", jsonText(s.all))
+	}
+	c.restoreSettingOnCleanup("trustedProxy", before)
+	return c.patchSettings(ctx, map[string]any{"trustedProxy": map[string]any{"headers": []string{clientAddrHeader}, "useLeftmostIP": false}})
+}
+
+func (c *Client) patchSettings(ctx context.Context, patch map[string]any) error {
+	r, err := c.do(ctx, http.MethodPatch, "/api/settings", c.su, patch)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("fixture: PATCH /api/settings %s: expected 200, got %s", jsonText(patch), r)
+	}
+	return nil
+}
+
+// restoreSettingOnCleanup registers a cleanup that patches settings[key]
+// back to want unless it already is.
+func (c *Client) restoreSettingOnCleanup(key string, want map[string]any) {
+	c.Cleanup("restore the "+key+" settings", func(ctx context.Context) error {
+		if s, err := c.readSettings(ctx); err == nil && reflect.DeepEqual(s.all[key], want) {
+			return nil
+		}
+		return c.patchSettings(ctx, map[string]any{key: want})
+	})
+}
+
+// loginFrom tries a password login into users as a guest at client
+// address addr (see trustClientHeader).
+func (c *Client) loginFrom(ctx context.Context, addr, identity, password string) (*response, error) {
+	return c.doWith(ctx, http.MethodPost, "/api/collections/users/auth-with-password",
+		http.Header{clientAddrHeader: {addr}}, map[string]string{"identity": identity, "password": password})
+}
+
+// randomClientAddr returns an address in a random /64 of the IPv6
+// documentation prefix 2001:db8::/32 (RFC 3849), so that no two runs share
+// a client.
+func randomClientAddr() string {
+	var b [4]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("2001:db8:%x:%x::1", binary.BigEndian.Uint16(b[:2]), binary.BigEndian.Uint16(b[2:]))
+}
