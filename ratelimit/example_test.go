@@ -1,0 +1,51 @@
+package ratelimit_test
+
+import (
+	"fmt"
+	"time"
+
+	"strongbox/ratelimit"
+)
+
+func ExampleFind() {
+	rules := []ratelimit.Rule{
+		{Label: "/api/", MaxRequests: 300, Duration: 10 * time.Second},
+		{Label: "*:auth", MaxRequests: 2, Duration: 3 * time.Second},
+	}
+	labels := ratelimit.CollectionLabels("users", []string{"authWithPassword", "auth"},
+		"POST", "/api/collections/users/auth-with-password")
+	r, _ := ratelimit.Find(rules, labels, false)
+	fmt.Println(r.Label)
+	r, _ = ratelimit.Find(rules, ratelimit.PathLabels("GET", "/api/health"), false)
+	fmt.Println(r.Label)
+	// Output:
+	// *:auth
+	// /api/
+}
+
+func ExampleLimiter_Allow() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := ratelimit.NewLimiter(0, func() time.Time { return now })
+	r := ratelimit.Rule{Label: "/api/", MaxRequests: 2, Duration: 10 * time.Second}
+	fmt.Println(l.Allow("/api/", "203.0.113.7", r), l.Allow("/api/", "203.0.113.7", r), l.Allow("/api/", "203.0.113.7", r))
+	now = now.Add(10 * time.Second)
+	fmt.Println(l.Allow("/api/", "203.0.113.7", r))
+	// Output:
+	// true true false
+	// true
+}
+
+func ExampleGuard() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	g := ratelimit.NewGuard(ratelimit.DefaultPolicy, func() time.Time { return now })
+	for range 5 {
+		g.Failed("users", "ann@example.com", "198.51.100.7")
+	}
+	ok, wait := g.Check("users", "ann@example.com", "198.51.100.7")
+	fmt.Println(ok, wait)
+	ok, _ = g.Check("users", "ann@example.com", "203.0.113.9")
+	fmt.Println(ok)
+	// Output:
+	// false 15m0s
+	// true
+}
