@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strongbox/authn"
@@ -26,6 +27,7 @@ const msgTooManyLogins = "Too many failed login attempts, please try again later
 type limits struct {
 	login *ratelimit.Guard
 
+	built atomic.Bool // lim is set; read without mu on every request
 	mu    sync.Mutex
 	cfg   settings.RateLimits // the settings lim was built for (own copy)
 	rules []ratelimit.Rule
@@ -54,8 +56,21 @@ func (l *limits) current(cfg settings.RateLimits, now func() time.Time) ([]ratel
 				Duration: time.Duration(r.Duration) * time.Second}
 		}
 		l.lim = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, now)
+		l.built.Store(true)
 	}
 	return l.rules, l.lim
+}
+
+// drop forgets the limiter once rateLimits are disabled, so that enabling
+// them again starts with fresh counters even if the rules are the same.
+func (l *limits) drop() {
+	if !l.built.Load() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lim, l.rules, l.cfg = nil, nil, settings.RateLimits{}
+	l.built.Store(false)
 }
 
 // collectionRoute lists the tags of a collection route, as the reference
@@ -100,7 +115,11 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 func (s *Server) checkRateLimits(r *http.Request) error {
 	cfg := s.settings.Get()
 	st := stateOf(r)
-	if !cfg.RateLimits.Enabled || st.isSuperuser() {
+	if !cfg.RateLimits.Enabled {
+		s.limits.drop()
+		return nil
+	}
+	if st.isSuperuser() {
 		return nil
 	}
 	rules, lim := s.limits.current(cfg.RateLimits, s.now)

@@ -170,10 +170,15 @@ func TestRateLimitsWindowAndChanges(t *testing.T) {
 	step(200)
 	step(200)
 	step(429)
-	// ...and turning the limiter off.
+	// ...turning the limiter off...
 	e.patchSettings(`{"rateLimits":{"enabled":false}}`)
 	step(200)
 	step(200)
+	// ...and on again with the same rules: fresh counters.
+	e.patchSettings(`{"rateLimits":{"enabled":true}}`)
+	step(200)
+	step(200)
+	step(429)
 }
 
 // TestCollectionRoutesRegistered keeps the tag table in step with routes.go.
