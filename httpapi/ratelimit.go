@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"math"
 	"net/http"
@@ -162,37 +163,38 @@ func collectionSegment(path string) string {
 }
 
 // loginAttempt is one password login under the login throttle.
-type loginAttempt struct {
-	g                            *ratelimit.Guard
-	collection, identity, client string
-}
+type loginAttempt struct{ a *ratelimit.Attempt }
 
 // beginLogin applies the login throttle (ratelimit.DefaultPolicy unless
 // Config.LoginPolicy says otherwise) to a password login, whatever the
 // rateLimits settings say: it refuses an attempt the throttle blocks with
 // 429 and a Retry-After header, before any password hashing is done, and
-// otherwise returns the attempt, whose end records the outcome. The
-// password never reaches it.
+// otherwise returns the attempt, whose end records the outcome. Should the
+// handler never get there (a panic), the attempt is abandoned when the
+// request ends. The password never reaches the throttle.
 func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
 	cfg := s.settings.Get()
 	client := ratelimit.ClientKey(clientIP(r, remoteIP(r), cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP))
-	a := &loginAttempt{g: s.limits.login, collection: c.ID, identity: identity, client: client}
-	if ok, wait := a.g.Check(a.collection, a.identity, a.client); !ok {
+	a, wait := s.limits.login.Begin(c.ID, identity, client)
+	if a == nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, errors.New("login throttled"))
 	}
-	return a, nil
+	context.AfterFunc(r.Context(), a.Abandon)
+	return &loginAttempt{a}, nil
 }
 
 // end records the outcome of the attempt: err from authn.AuthWithPassword.
 // Only a wrong password or unknown identity counts as a failure; other
 // errors (the server busy, the request cancelled) say nothing about the
 // credentials.
-func (a *loginAttempt) end(err error) {
+func (l *loginAttempt) end(err error) {
 	switch {
 	case err == nil:
-		a.g.Succeeded(a.collection, a.identity, a.client)
+		l.a.Succeeded()
 	case errors.Is(err, authn.ErrAuthFailed):
-		a.g.Failed(a.collection, a.identity, a.client)
+		l.a.Failed()
+	default:
+		l.a.Abandon()
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -283,4 +284,38 @@ func TestLoginThrottleResetAndCaps(t *testing.T) {
 		t.Errorf("rateLimits enabled by default")
 	}
 	e.login("_superusers", suEmail, suPassword)
+}
+
+// TestLoginThrottleConcurrent sends many wrong passwords at once: however
+// they interleave, no more than the pair's limit are tried (the others get
+// 429), since attempts in flight count until they end.
+func TestLoginThrottleConcurrent(t *testing.T) {
+	e := newEnv(t)
+	e.signUp("u1@example.com", "password1")
+	const n = 40
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", e.srv.URL+"/api/collections/users/auth-with-password",
+				strings.NewReader(`{"identity":"u1@example.com","password":"wrong-password"}`))
+			req.Header.Set("Content-Type", "application/json")
+			res, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			res.Body.Close()
+			statuses <- res.StatusCode
+		})
+	}
+	wg.Wait()
+	close(statuses)
+	count := map[int]int{}
+	for st := range statuses {
+		count[st]++
+	}
+	if count[400] > 5 || count[400]+count[429] != n {
+		t.Errorf("statuses %v: want at most 5 × 400 and the rest 429", count)
+	}
 }

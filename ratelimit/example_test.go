@@ -39,12 +39,15 @@ func ExampleGuard() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := ratelimit.NewGuard(ratelimit.DefaultPolicy, func() time.Time { return now })
 	for range 5 {
-		g.Failed("users", "ann@example.com", "198.51.100.7")
+		a, _ := g.Begin("users", "ann@example.com", "198.51.100.7")
+		// … the password was wrong:
+		a.Failed()
 	}
-	ok, wait := g.Check("users", "ann@example.com", "198.51.100.7")
-	fmt.Println(ok, wait)
-	ok, _ = g.Check("users", "ann@example.com", "203.0.113.9")
-	fmt.Println(ok)
+	a, wait := g.Begin("users", "ann@example.com", "198.51.100.7")
+	fmt.Println(a != nil, wait)
+	a, _ = g.Begin("users", "ann@example.com", "203.0.113.9")
+	fmt.Println(a != nil)
+	a.Succeeded()
 	// Output:
 	// false 15m0s
 	// true

@@ -7,9 +7,9 @@ import (
 )
 
 // Policy sets the limits of the password-login throttle. Only failed
-// attempts (a wrong password or an unknown identity) count; attempts the
-// throttle refuses do not, so a client that keeps trying is not held
-// beyond the window. Each counter is a fixed window that opens at its
+// attempts (a wrong password or an unknown identity) count, and attempts
+// still being checked until they end; attempts the throttle refuses do
+// not, so a client that keeps trying is not held beyond the window. Each counter is a fixed window that opens at its
 // first failure.
 //
 // Three counters apply to every attempt, each keyed by the collection and
@@ -53,11 +53,12 @@ var DefaultPolicy = Policy{
 // Guard is the password-login throttle. It is safe for concurrent use.
 // It never sees passwords: only the collection, the identity and the client.
 type Guard struct {
-	p     Policy
-	now   func() time.Time
-	mu    sync.Mutex
-	fails *table[window]    // pair, identity and client counters
-	known *table[time.Time] // pair → end of its exemption
+	p       Policy
+	now     func() time.Time
+	mu      sync.Mutex
+	fails   *table[window]    // pair, identity and client counters
+	known   *table[time.Time] // pair → end of its exemption
+	pending map[key]int       // attempts begun and not yet ended, per counter
 }
 
 // NewGuard returns a Guard with policy p and clock now (time.Now if nil).
@@ -65,61 +66,96 @@ func NewGuard(p Policy, now func() time.Time) *Guard {
 	if now == nil {
 		now = time.Now
 	}
-	return &Guard{p: p, now: now, fails: newTable[window](p.MaxKeys), known: newTable[time.Time](p.MaxKeys)}
+	return &Guard{p: p, now: now, fails: newTable[window](p.MaxKeys), known: newTable[time.Time](p.MaxKeys),
+		pending: map[key]int{}}
 }
 
-type loginKeys struct{ pair, identity, client key }
-
-func keysOf(collection, identity, client string) loginKeys {
-	id := strings.ToLower(identity)
-	return loginKeys{
-		pair:     hashKey("pair", collection, id, client),
-		identity: hashKey("identity", collection, id),
-		client:   hashKey("client", client),
-	}
+// Attempt is a login attempt the Guard let through. Exactly one of its
+// methods records its outcome; later calls do nothing.
+type Attempt struct {
+	g                      *Guard
+	pair, identity, client key
+	ended                  bool
 }
 
-// Check reports whether a login attempt for identity in collection from
-// client may go ahead. When it may not, wait is how long until it may.
-// Call it before doing any password hashing.
-func (g *Guard) Check(collection, identity, client string) (ok bool, wait time.Duration) {
-	k := keysOf(collection, identity, client)
+func keysOf(collection, identity, client string) (pair, id, cl key) {
+	low := strings.ToLower(identity)
+	return hashKey("pair", collection, low, client), hashKey("identity", collection, low), hashKey("client", client)
+}
+
+// Begin asks to try a password for identity in collection from client.
+// Call it before doing any password hashing. When the attempt may not go
+// ahead, it returns nil and how long until it may. Attempts in flight count
+// as failures until they end, so that concurrent requests cannot try more
+// passwords than the limits allow while earlier ones are being checked.
+func (g *Guard) Begin(collection, identity, client string) (*Attempt, time.Duration) {
+	a := &Attempt{g: g}
+	a.pair, a.identity, a.client = keysOf(collection, identity, client)
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if w := g.blocked(k.pair, g.p.PerPair, now); w > 0 {
-		return false, w
+	wait := g.over(a.pair, g.p.PerPair, now)
+	if until, ok := g.known.get(a.pair); wait == 0 && !(ok && now.Before(*until)) {
+		wait = max(g.over(a.identity, g.p.PerIdentity, now), g.over(a.client, g.p.PerClient, now))
 	}
-	if until, ok := g.known.get(k.pair); ok && now.Before(*until) {
-		return true, 0
+	if wait > 0 {
+		return nil, wait
 	}
-	wait = max(g.blocked(k.identity, g.p.PerIdentity, now), g.blocked(k.client, g.p.PerClient, now))
-	return wait == 0, wait
+	for _, k := range []key{a.pair, a.identity, a.client} {
+		g.pending[k]++
+	}
+	return a, 0
 }
 
-// blocked returns how long the counter k stays at or over limit, or 0.
-func (g *Guard) blocked(k key, limit int, now time.Time) time.Duration {
-	w, ok := g.fails.get(k)
-	if !ok {
-		return 0
+// inFlightWait is the wait reported when only attempts still in flight
+// reach a limit: they end within about a bcrypt computation.
+const inFlightWait = time.Second
+
+// over returns how long counter k, with the attempts in flight, stays at or
+// over limit, or 0 if it is under.
+func (g *Guard) over(k key, limit int, now time.Time) time.Duration {
+	count, end := 0, now
+	if w, ok := g.fails.get(k); ok && now.Before(w.start.Add(g.p.Window)) {
+		count, end = w.count, w.start.Add(g.p.Window)
 	}
-	end := w.start.Add(g.p.Window)
-	if w.count < limit || !now.Before(end) {
-		return 0
+	switch {
+	case count >= limit:
+		return end.Sub(now)
+	case count+g.pending[k] >= limit:
+		return inFlightWait
 	}
-	return end.Sub(now)
+	return 0
 }
 
-// Failed records a failed attempt (wrong password or unknown identity).
-func (g *Guard) Failed(collection, identity, client string) {
-	k := keysOf(collection, identity, client)
+// end releases the attempt's reservations; it reports false if the attempt
+// had already ended. The caller holds g.mu.
+func (a *Attempt) end() bool {
+	if a.ended {
+		return false
+	}
+	a.ended = true
+	for _, k := range []key{a.pair, a.identity, a.client} {
+		if a.g.pending[k]--; a.g.pending[k] <= 0 {
+			delete(a.g.pending, k)
+		}
+	}
+	return true
+}
+
+// Failed records that the attempt failed (wrong password or unknown
+// identity): each of its counters counts one failure.
+func (a *Attempt) Failed() {
+	g := a.g
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, c := range []key{k.pair, k.identity, k.client} {
-		w, ok := g.fails.get(c)
+	if !a.end() {
+		return
+	}
+	for _, k := range []key{a.pair, a.identity, a.client} {
+		w, ok := g.fails.get(k)
 		if !ok || !now.Before(w.start.Add(g.p.Window)) {
-			w = g.fails.put(c, window{start: now})
+			w = g.fails.put(k, window{start: now})
 		}
 		w.count++
 	}
@@ -127,13 +163,24 @@ func (g *Guard) Failed(collection, identity, client string) {
 
 // Succeeded records a successful login: the pair's failures are forgotten
 // and the pair is known for Policy.KnownFor.
-func (g *Guard) Succeeded(collection, identity, client string) {
-	k := keysOf(collection, identity, client)
+func (a *Attempt) Succeeded() {
+	g := a.g
 	now := g.now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.fails.delete(k.pair)
-	g.known.put(k.pair, now.Add(g.p.KnownFor))
+	if !a.end() {
+		return
+	}
+	g.fails.delete(a.pair)
+	g.known.put(a.pair, now.Add(g.p.KnownFor))
+}
+
+// Abandon ends an attempt that says nothing about the credentials (the
+// server was busy, the request was cancelled): nothing is counted.
+func (a *Attempt) Abandon() {
+	a.g.mu.Lock()
+	defer a.g.mu.Unlock()
+	a.end()
 }
 
 // Len returns the number of counters and of known pairs held.

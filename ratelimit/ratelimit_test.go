@@ -195,13 +195,17 @@ func TestGuard(t *testing.T) {
 			for i, s := range tt.steps {
 				switch s.op {
 				case "fail":
-					g.Failed("users", s.identity, s.from)
+					attempt(t, g, "users", s.identity, s.from).Failed()
 				case "ok":
-					g.Succeeded("users", s.identity, s.from)
+					attempt(t, g, "users", s.identity, s.from).Succeeded()
 				case "+":
 					clk.Add(s.d)
 				case "check":
-					got, wait := g.Check("users", s.identity, s.from)
+					a, wait := g.Begin("users", s.identity, s.from)
+					got := a != nil
+					if got {
+						a.Abandon()
+					}
 					if got != s.allowed {
 						t.Fatalf("step %d: Check(%s from %s) = %v, want %v", i, s.identity, s.from, got, s.allowed)
 					}
@@ -214,13 +218,48 @@ func TestGuard(t *testing.T) {
 	}
 }
 
+// attempt begins an attempt the guard must let through.
+func attempt(t *testing.T, g *Guard, collection, identity, client string) *Attempt {
+	t.Helper()
+	a, wait := g.Begin(collection, identity, client)
+	if a == nil {
+		t.Fatalf("Begin(%s, %s, %s) refused (wait %v), want it let through", collection, identity, client, wait)
+	}
+	return a
+}
+
 func TestGuardCollectionsApart(t *testing.T) {
 	g := NewGuard(testPolicy, newClock().Now)
 	for range 3 {
-		g.Failed("users", "u", "A")
+		attempt(t, g, "users", "u", "A").Failed()
 	}
-	if ok, _ := g.Check("_superusers", "u", "A"); !ok {
-		t.Error("failures in users blocked the same identity in _superusers")
+	attempt(t, g, "_superusers", "u", "A").Abandon()
+}
+
+// TestGuardInFlight checks that attempts in flight count against the
+// limits: concurrent requests cannot try more passwords than PerPair while
+// earlier ones are being checked.
+func TestGuardInFlight(t *testing.T) {
+	g := NewGuard(testPolicy, newClock().Now)
+	var inFlight []*Attempt
+	for range 3 {
+		inFlight = append(inFlight, attempt(t, g, "users", "u", "A"))
+	}
+	if a, wait := g.Begin("users", "u", "A"); a != nil || wait != inFlightWait {
+		t.Fatalf("Begin with %d in flight = %v, %v; want refused for %v", len(inFlight), a != nil, wait, inFlightWait)
+	}
+	// Abandoned attempts free their place; ending one twice changes nothing.
+	inFlight[0].Abandon()
+	inFlight[0].Failed()
+	inFlight[1].Abandon()
+	inFlight[2].Failed()
+	attempt(t, g, "users", "u", "A").Failed()
+	attempt(t, g, "users", "u", "A").Failed()
+	if a, wait := g.Begin("users", "u", "A"); a != nil || wait != testPolicy.Window {
+		t.Errorf("Begin after 3 failures = %v, %v; want refused for %v", a != nil, wait, testPolicy.Window)
+	}
+	if n := len(g.pending); n != 0 {
+		t.Errorf("%d counters still hold attempts in flight, want 0", n)
 	}
 }
 
@@ -228,11 +267,11 @@ func TestGuardWaitReported(t *testing.T) {
 	clk := newClock()
 	g := NewGuard(testPolicy, clk.Now)
 	for range 3 {
-		g.Failed("users", "u", "A")
+		attempt(t, g, "users", "u", "A").Failed()
 	}
 	clk.Add(5 * time.Minute)
-	if ok, wait := g.Check("users", "u", "A"); ok || wait != 10*time.Minute {
-		t.Errorf("Check = %v, %v; want false, 10m0s", ok, wait)
+	if a, wait := g.Begin("users", "u", "A"); a != nil || wait != 10*time.Minute {
+		t.Errorf("Begin = %v, %v; want refused for 10m0s", a != nil, wait)
 	}
 }
 
@@ -249,8 +288,8 @@ func TestGuardBound(t *testing.T) {
 	g := NewGuard(p, newClock().Now)
 	for i := range 3 * max {
 		id := fmt.Sprint("user", i)
-		g.Failed("users", id, fmt.Sprint("client", i))
-		g.Succeeded("users", id, fmt.Sprint("client", i))
+		attempt(t, g, "users", id, fmt.Sprint("client", i)).Failed()
+		attempt(t, g, "users", id, fmt.Sprint("client", i)).Succeeded()
 		if c, k := g.Len(); c > max || k > max {
 			t.Fatalf("after %d logins: %d counters, %d known; want at most %d each", i+1, c, k, max)
 		}
