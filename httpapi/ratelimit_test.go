@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -317,5 +318,32 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 	}
 	if count[400] > 5 || count[400]+count[429] != n {
 		t.Errorf("statuses %v: want at most 5 × 400 and the rest 429", count)
+	}
+}
+
+// TestLoginThrottleClientCap: fifty failures from one address, each for a
+// different identity, block that address for identities that never logged
+// in from it, not for one that did.
+func TestLoginThrottleClientCap(t *testing.T) {
+	e := newEnv(t)
+	e.signUp("u1@example.com", "password1")
+	e.trustProxy()
+	const path, nat = "/api/collections/users/auth-with-password", "198.51.100.50"
+	login := func(identity, password string) *response {
+		return e.doFrom(nat, "POST", path, "", map[string]string{"identity": identity, "password": password})
+	}
+	if res := login("u1@example.com", "password1"); res.Status != 200 {
+		t.Fatalf("first login = %d %s", res.Status, res.Body)
+	}
+	for i := range 50 {
+		if res := login(fmt.Sprintf("guess%d@example.com", i), "wrong-password"); res.Status != 400 {
+			t.Fatalf("failure %d = %d %s, want 400", i, res.Status, res.Body)
+		}
+	}
+	if res := login("another@example.com", "wrong-password"); res.Status != 429 || strings.TrimSpace(string(res.Body)) != tooManyLoginsBody {
+		t.Errorf("51st identity = %d %s, want 429 %s", res.Status, res.Body, tooManyLoginsBody)
+	}
+	if res := login("u1@example.com", "password1"); res.Status != 200 {
+		t.Errorf("login of the known user from the same address = %d %s, want 200", res.Status, res.Body)
 	}
 }
