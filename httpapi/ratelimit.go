@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -150,7 +151,7 @@ func (s *Server) checkRateLimits(r *http.Request) error {
 
 func errRateLimited(rule ratelimit.Rule) *Error {
 	return newError(http.StatusTooManyRequests, msgTooManyRequests,
-		errors.New("rate limit rule "+strconv.Quote(rule.Label)+" "+rule.Audience+" triggered"))
+		fmt.Errorf("httpapi: rate limit rule %q (audience %q) exceeded", rule.Label, rule.Audience))
 }
 
 // collectionSegment returns {collection} of a /api/collections/{collection}/… path.
@@ -178,7 +179,7 @@ func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Col
 	a, wait := s.limits.login.Begin(c.ID, identity, client)
 	if a == nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, errors.New("login throttled"))
+		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", wait.Round(time.Second)))
 	}
 	context.AfterFunc(r.Context(), a.Abandon)
 	return &loginAttempt{a}, nil
