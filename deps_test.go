@@ -12,25 +12,25 @@ import (
 // nothing of HTTP, and the conformance suite stays runnable against any
 // server, so it imports nothing from the project.
 var depsRules = map[string][]string{
-	"strongbox/logstore/journal": {},
-	"strongbox/filterlang":       {},
-	"strongbox/conformance":      {},
-	"strongbox/ratelimit":        {},
-	"strongbox/authn":            {"strongbox/logstore/journal"},
-	"strongbox/logstore":         {"strongbox/logstore/journal", "strongbox/filterlang"},
-	"strongbox/httpapi/settings": {"strongbox/logstore/journal"},
-	"strongbox/httpapi":          {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/ratelimit"},
-	"strongbox":                  {"*"},
+	"strongbox/logstore/journal":  {},
+	"strongbox/filterlang":        {},
+	"strongbox/conformance":       {},
+	"strongbox/httpapi/ratelimit": {},
+	"strongbox/authn":             {"strongbox/logstore/journal"},
+	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
+	"strongbox/httpapi/settings":  {"strongbox/logstore/journal"},
+	"strongbox/httpapi":           {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox":                   {"*"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
 var forbiddenStd = map[string][]string{
-	"strongbox/filterlang":       {"net/http", "os"},
-	"strongbox/logstore":         {"net/http"},
-	"strongbox/logstore/journal": {"net/http"},
-	"strongbox/authn":            {"net/http"},
-	"strongbox/httpapi/settings": {"net/http"},
-	"strongbox/ratelimit":        {"net/http"},
+	"strongbox/filterlang":        {"net/http", "os"},
+	"strongbox/logstore":          {"net/http"},
+	"strongbox/logstore/journal":  {"net/http"},
+	"strongbox/authn":             {"net/http"},
+	"strongbox/httpapi/settings":  {"net/http"},
+	"strongbox/httpapi/ratelimit": {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/httpapi/ratelimit"
 	"strongbox/httpapi/settings"
-	"strongbox/ratelimit"
 )
 
 // msgTooManyLogins answers a password login the login throttle refuses.

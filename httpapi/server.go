@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/httpapi/ratelimit"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
-	"strongbox/ratelimit"
 )
 
 // DefaultBodyLimit is the largest request body accepted, as PocketBase's

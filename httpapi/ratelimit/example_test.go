@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"strongbox/ratelimit"
+	"strongbox/httpapi/ratelimit"
 )
 
 func ExampleFind() {
