@@ -18,7 +18,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -289,13 +288,8 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		return err
 	}
 	base := "http://" + ln.Addr().String()
-	srv := &http.Server{
-		Handler:           httpapi.NewServer(httpapi.Config{Auth: st.auth, Logs: st.logs, Settings: st.settings, Logger: logger}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    1 << 20,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
+	api := httpapi.NewServer(httpapi.Config{Auth: st.auth, Logs: st.logs, Settings: st.settings, Logger: logger})
+	srv, ln := httpapi.NewHTTPServer(api, ln, httpapi.HTTPConfig{Logger: logger})
 	printLogin(stdout, base, cfg.dir, login)
 	fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.dir)
 

@@ -30,6 +30,14 @@ const (
 	msgPasswordAuthOff   = "The collection is not configured to allow password authentication."
 	msgAuthRuleFailed    = "The request doesn't satisfy the collection requirements to authenticate."
 	msgMissingCollection = "Missing collection context."
+
+	// Messages of the answers net/http would give in plain text, and of
+	// the server's own limits; the reference has none.
+	msgTooManyConns        = "Too many open connections, try again later."
+	msgHeadersTooLarge     = "Request header fields too large."
+	msgUnsupportedEncoding = "Unsupported transfer encoding."
+	msgUnsupportedVersion  = "Unsupported HTTP version."
+	msgExpectationFailed   = "Expectation failed: only 100-continue is supported."
 )
 
 // Error is an error with the HTTP status, the public message and the

@@ -166,15 +166,22 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	})
 }
 
+// securityHeaderValues are the headers PocketBase sends on every response.
+var securityHeaderValues = [][2]string{
+	{"X-XSS-Protection", "1; mode=block"},
+	{"X-Content-Type-Options", "nosniff"},
+	{"X-Frame-Options", "SAMEORIGIN"},
+}
+
 // securityHeaders adds the headers PocketBase sends on every response, and
 // answers CORS as PocketBase's default configuration does (any origin), so
 // that browser apps using the official SDK work.
 func (s *Server) securityHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("X-XSS-Protection", "1; mode=block")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("X-Frame-Options", "SAMEORIGIN")
+		for _, kv := range securityHeaderValues {
+			h.Set(kv[0], kv[1])
+		}
 		h.Add("Vary", "Origin")
 		if r.Header.Get("Origin") != "" {
 			h.Set("Access-Control-Allow-Origin", "*")

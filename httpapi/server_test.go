@@ -38,10 +38,12 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// env is a running API backed by a fresh data dir, with one superuser.
+// env is a running API backed by a fresh data dir, with one superuser,
+// served as strongbox serves it (NewHTTPServer).
 type env struct {
 	t        *testing.T
 	srv      *httptest.Server
+	api      *Server
 	auth     *authn.Store
 	logs     *logstore.Store
 	settings *settings.Store
@@ -55,6 +57,13 @@ const (
 )
 
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, Config{}, HTTPConfig{})
+}
+
+// newEnvWith is newEnv with limits and timeouts from cfg and hc (the
+// stores, clock and logger are the env's own).
+func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
@@ -81,9 +90,16 @@ func newEnv(t *testing.T) *env {
 	}
 	t.Cleanup(func() { logs.Close() })
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Logger: logger}))
+	cfg.Auth, cfg.Logs, cfg.Settings, cfg.Now, cfg.Logger = auth, logs, set, clk.Now, logger
+	if hc.Logger == nil {
+		hc.Logger = logger
+	}
+	api := NewServer(cfg)
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config, srv.Listener = NewHTTPServer(api, srv.Listener, hc)
+	srv.Start()
 	t.Cleanup(srv.Close)
-	e := &env{t: t, srv: srv, auth: auth, logs: logs, settings: set, clock: clk}
+	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
 }
@@ -101,6 +117,7 @@ type response struct {
 	Status int
 	Header http.Header
 	Body   []byte
+	Close  bool // the server said it closes the connection
 }
 
 // JSON decodes the body into a generic value.
@@ -154,7 +171,7 @@ func (e *env) doRaw(method, path, token, contentType string, body io.Reader) *re
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return &response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return &response{Status: res.StatusCode, Header: res.Header, Body: b, Close: res.Close}
 }
 
 // login authenticates with a password and returns the token.

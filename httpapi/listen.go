@@ -1,0 +1,259 @@
+package httpapi
+
+import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Connection-level defaults of NewHTTPServer.
+const (
+	// DefaultReadHeaderTimeout bounds the time to receive a request's
+	// line and headers, so a client that connects and stalls is dropped.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultIdleTimeout bounds how long a keep-alive connection waits for
+	// its next request.
+	DefaultIdleTimeout = 60 * time.Second
+	// DefaultMaxHeaderBytes bounds a request's line and headers. An auth
+	// token is well under 1 KiB; net/http allows 4 KiB more than this.
+	DefaultMaxHeaderBytes = 32 << 10
+	// DefaultMaxConns is the connection cap when the descriptor limit
+	// allows it (see MaxConns).
+	DefaultMaxConns = 4096
+	// fdHeadroom is kept free of connections for the stores' files, the
+	// listener and the runtime.
+	fdHeadroom = 256
+	// capLogEvery is the least time between two "connection cap reached"
+	// log lines.
+	capLogEvery = 10 * time.Second
+)
+
+// HTTPConfig configures the http.Server and listener NewHTTPServer builds.
+// Zero fields take the defaults above.
+type HTTPConfig struct {
+	ReadHeaderTimeout time.Duration
+	IdleTimeout       time.Duration
+	MaxHeaderBytes    int
+	MaxConns          int          // concurrent connections; 0 = MaxConns()
+	Logger            *slog.Logger // nil = discard
+}
+
+// MaxConns is the default cap on concurrent connections: DefaultMaxConns,
+// or fewer when the process's descriptor limit (RLIMIT_NOFILE) minus a
+// headroom of 256 for the stores is lower, so that accept never fails
+// with "too many open files".
+func MaxConns() int {
+	n := DefaultMaxConns
+	if lim := fileLimit(); lim > 0 {
+		n = min(n, max(lim-fdHeadroom, lim/2, 1))
+	}
+	return n
+}
+
+// NewHTTPServer returns the http.Server that serves h with strongbox's
+// connection limits, and ln wrapped to enforce them; serve the one on the
+// other: srv.Serve(ln).
+//
+// The wrapped listener caps concurrent connections. At the cap a new
+// connection is not kept waiting (a waiting connection still holds a
+// descriptor and the client learns nothing): it is answered at once with
+// a 503 envelope and closed, and the refusals are logged at most once
+// every 10 seconds. The accepted connections rewrite the plain-text
+// errors net/http writes by itself (malformed request, headers too large,
+// unsupported transfer encoding or protocol version, failed expectation)
+// as the JSON envelope; see rewriteServerError.
+func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Server, net.Listener) {
+	if cfg.ReadHeaderTimeout <= 0 {
+		cfg.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if cfg.IdleTimeout <= 0 {
+		cfg.IdleTimeout = DefaultIdleTimeout
+	}
+	if cfg.MaxHeaderBytes <= 0 {
+		cfg.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = MaxConns()
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
+		IdleTimeout:       cfg.IdleTimeout,
+		MaxHeaderBytes:    cfg.MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+	}
+	return srv, newCapListener(ln, cfg.MaxConns, cfg.Logger)
+}
+
+// capListener caps the connections it has accepted and not yet closed.
+type capListener struct {
+	net.Listener
+	slots chan struct{} // one token per open connection
+	log   *slog.Logger
+
+	mu      sync.Mutex
+	lastLog time.Time
+	refused int // since the last log line
+}
+
+func newCapListener(ln net.Listener, n int, log *slog.Logger) *capListener {
+	return &capListener{Listener: ln, slots: make(chan struct{}, n), log: log}
+}
+
+// Accept returns the next connection that fits under the cap, refusing
+// the others as they arrive.
+func (l *capListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			return &serverConn{Conn: c, release: func() { <-l.slots }}, nil
+		default:
+			l.refuse(c)
+		}
+	}
+}
+
+// refusal is the whole answer to a connection over the cap.
+var refusal = errorResponse(http.StatusServiceUnavailable, msgTooManyConns)
+
+// refuse answers c with a 503 envelope and closes it. The write goes to
+// an empty socket buffer, so it does not block; the deadline is a
+// safeguard. The client may still see a reset instead of the answer if
+// its request was already in flight: this is best effort.
+func (l *capListener) refuse(c net.Conn) {
+	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
+	c.Write(refusal)
+	c.Close()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.refused++
+	if now := time.Now(); now.Sub(l.lastLog) >= capLogEvery {
+		l.log.Warn("connection cap reached: refusing new connections", "cap", cap(l.slots), "refused", l.refused, "since", l.lastLog)
+		l.lastLog, l.refused = now, 0
+	}
+}
+
+// serverConn is an accepted connection: it frees its slot when closed and
+// rewrites net/http's own plain-text errors.
+type serverConn struct {
+	net.Conn
+	release func()
+	closed  atomic.Bool
+}
+
+func (c *serverConn) Close() error {
+	err := c.Conn.Close()
+	if c.closed.CompareAndSwap(false, true) {
+		c.release()
+	}
+	return err
+}
+
+// CloseWrite lets net/http half-close the connection after an error, as
+// it does on a *net.TCPConn.
+func (c *serverConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+func (c *serverConn) Write(p []byte) (int, error) {
+	if b, ok := rewriteServerError(p); ok {
+		if _, err := c.Conn.Write(b); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
+	return c.Conn.Write(p)
+}
+
+// textErrorHeaders is what net/http (server.go, conn.serve) writes after
+// the status line of the errors it answers by itself, before any handler
+// runs, each in a single Write on the connection:
+//
+//	HTTP/1.1 431 Request Header Fields Too Large + textErrorHeaders + body
+//	HTTP/1.1 501 Not Implemented + textErrorHeaders + "Unsupported transfer encoding"
+//	HTTP/1.1 400 Bad Request: missing required Host header + textErrorHeaders + body
+//	HTTP/1.1 400 Bad Request + textErrorHeaders + "400 Bad Request"
+//
+// A handler's response never matches: net/http adds a Date header to it,
+// and this server's responses are application/json.
+const textErrorHeaders = "\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n"
+
+// expectationFailed starts the one other response net/http writes without
+// the handler: 417 for an Expect header other than 100-continue, with an
+// empty body (response.sendExpectationFailed). No handler here answers 417.
+const expectationFailed = "HTTP/1.1 417 Expectation Failed\r\n"
+
+// rewriteServerError recognises p as one of net/http's own error
+// responses and returns it as the JSON envelope.
+func rewriteServerError(p []byte) ([]byte, bool) {
+	if bytes.HasPrefix(p, []byte(expectationFailed)) && bytes.HasSuffix(p, []byte("\r\n\r\n")) {
+		return errorResponse(http.StatusExpectationFailed, msgExpectationFailed), true
+	}
+	const proto = "HTTP/1.1 "
+	if !bytes.HasPrefix(p, []byte(proto)) {
+		return nil, false
+	}
+	line, _, ok := bytes.Cut(p, []byte("\r\n"))
+	if !ok || !bytes.HasPrefix(p[len(line):], []byte(textErrorHeaders)) {
+		return nil, false
+	}
+	status := string(line[len(proto):])
+	code, err := strconv.Atoi(status[:min(3, len(status))])
+	if err != nil || code < 400 || code > 599 {
+		return nil, false
+	}
+	_, detail, _ := strings.Cut(status, ": ")
+	return errorResponse(code, serverErrorMessage(code, detail)), true
+}
+
+// serverErrorMessage is the envelope's message for one of net/http's own
+// errors, whose detail (after "400 Bad Request: ") is a fixed phrase such
+// as "missing required Host header".
+func serverErrorMessage(code int, detail string) string {
+	switch code {
+	case http.StatusRequestHeaderFieldsTooLarge:
+		return msgHeadersTooLarge
+	case http.StatusNotImplemented:
+		return msgUnsupportedEncoding
+	case http.StatusHTTPVersionNotSupported:
+		return msgUnsupportedVersion
+	case http.StatusBadRequest:
+		if detail == "" {
+			return msgBadRequest
+		}
+		return msgBadRequest + " " + strings.ToUpper(detail[:1]) + detail[1:] + "."
+	}
+	return http.StatusText(code) + "."
+}
+
+// errorResponse is a complete HTTP/1.1 response carrying the error
+// envelope, with the security headers of every response, that closes the
+// connection.
+func errorResponse(code int, msg string) []byte {
+	body, _ := marshal(envelope{Data: map[string]any{}, Message: msg, Status: code})
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %d\r\nContent-Type: application/json\r\n", code, http.StatusText(code), len(body))
+	for _, h := range securityHeaderValues {
+		fmt.Fprintf(&b, "%s: %s\r\n", http.CanonicalHeaderKey(h[0]), h[1])
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return b.Bytes()
+}

@@ -1,0 +1,231 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// dial opens a raw connection to e's server, closed at the end of the
+// test, with a deadline so that no test can hang.
+func (e *env) dial() net.Conn {
+	e.t.Helper()
+	c, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c
+}
+
+// readRaw reads one response from br.
+func readRaw(t *testing.T, br *bufio.Reader, method string) *response {
+	t.Helper()
+	res, err := http.ReadResponse(br, &http.Request{Method: method})
+	if err != nil {
+		t.Fatalf("read response: %v", err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read response body: %v", err)
+	}
+	return &response{Status: res.StatusCode, Header: res.Header, Body: b, Close: res.Close}
+}
+
+// wantClosed asserts that the server closes c (without sending more)
+// within d.
+func wantClosed(t *testing.T, br *bufio.Reader, d time.Duration) {
+	t.Helper()
+	start := time.Now()
+	b, err := io.ReadAll(br)
+	if len(b) > 0 || err != nil {
+		t.Errorf("after the response: read %q, %v; want the connection closed", b, err)
+	}
+	if took := time.Since(start); took > d {
+		t.Errorf("connection closed after %v, want within %v", took, d)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestServerWrittenErrors sends the requests net/http would answer by
+// itself in plain text, and checks that each answer
+// is the JSON envelope, with its length and the security headers.
+func TestServerWrittenErrors(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name     string
+		req      string
+		status   int
+		msg      string
+		location string
+		closed   bool // the server closes the connection after the answer
+	}{
+		{"malformed request line", "GARBAGE\r\n\r\n", 400, msgBadRequest, "", true},
+		{"malformed header", "GET /api/health HTTP/1.1\r\nHost: x\r\nno colon\r\n\r\n", 400, msgBadRequest, "", true},
+		{"missing host", "GET /api/health HTTP/1.1\r\n\r\n", 400, msgBadRequest + " Missing required Host header.", "", true},
+		{"malformed host", "GET /api/health HTTP/1.1\r\nHost: a b\r\n\r\n", 400, msgBadRequest + " Malformed Host header.", "", true},
+		{"headers too large", "GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", DefaultMaxHeaderBytes+8<<10) + "\r\n\r\n", 431, msgHeadersTooLarge, "", true},
+		{"unsupported transfer encoding", "POST /api/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, msgUnsupportedEncoding, "", true},
+		{"unsupported version", "GET /api/health HTTP/2.0\r\nHost: x\r\n\r\n", 505, msgUnsupportedVersion, "", true},
+		{"unknown expectation", "GET /api/health HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n", 417, msgExpectationFailed, "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := e.dial()
+			if _, err := io.WriteString(c, tt.req); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			res := readRaw(t, br, "GET")
+			wantError(t, res, tt.status, tt.msg)
+			if got := res.Header.Get("Location"); got != tt.location {
+				t.Errorf("Location: %q, want %q", got, tt.location)
+			}
+			if got, want := res.Header.Get("Content-Length"), strconv.Itoa(len(res.Body)); got != want {
+				t.Errorf("Content-Length: %q, want %q", got, want)
+			}
+			for _, h := range securityHeaderValues {
+				if got := res.Header.Get(h[0]); got != h[1] {
+					t.Errorf("%s: %q, want %q", h[0], got, h[1])
+				}
+			}
+			if res.Close != tt.closed {
+				t.Errorf("Connection: close is %v, want %v", res.Close, tt.closed)
+			}
+			if tt.closed {
+				wantClosed(t, br, 2*time.Second)
+				return
+			}
+			// The connection stays usable.
+			io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+			if res := readRaw(t, br, "GET"); res.Status != 200 {
+				t.Errorf("next request on the connection: %d %s, want 200", res.Status, res.Body)
+			}
+		})
+	}
+}
+
+// TestRewriteServerError checks the recognition of net/http's own error
+// writes, and that a handler's response is never taken for one.
+func TestRewriteServerError(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want int // status of the rewritten response; 0: left alone
+	}{
+		{"431", "HTTP/1.1 431 Request Header Fields Too Large" + textErrorHeaders + "431 Request Header Fields Too Large", 431},
+		{"400 with detail", "HTTP/1.1 400 Bad Request: invalid header name" + textErrorHeaders + "400 Bad Request: invalid header name", 400},
+		{"417", "HTTP/1.1 417 Expectation Failed\r\nConnection: close\r\nDate: Mon, 23 Nov 2026 10:00:00 GMT\r\nContent-Length: 0\r\n\r\n", 417},
+		{"handler text error", "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\nDate: Mon, 23 Nov 2026 10:00:00 GMT\r\n\r\n", 0},
+		{"handler json", "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nDate: Mon, 23 Nov 2026 10:00:00 GMT\r\nContent-Length: 2\r\n\r\n{}", 0},
+		{"100 continue", "HTTP/1.1 100 Continue\r\n\r\n", 0},
+		{"success status", "HTTP/1.1 200 OK" + textErrorHeaders + "ok", 0},
+		{"body bytes", `{"data":{}}`, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, ok := rewriteServerError([]byte(tt.in))
+			if !ok {
+				if tt.want != 0 {
+					t.Errorf("rewriteServerError(%q) left it alone, want a %d envelope", tt.in, tt.want)
+				}
+				return
+			}
+			res, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(b)), nil)
+			if err != nil {
+				t.Fatalf("rewriteServerError(%q) = %q: %v", tt.in, b, err)
+			}
+			if res.StatusCode != tt.want || !res.Close {
+				t.Errorf("rewriteServerError(%q) = %d (close %v), want %d and close", tt.in, res.StatusCode, res.Close, tt.want)
+			}
+		})
+	}
+}
+
+// syncLog is a log destination tests can read while the server writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestConnectionCap checks that connections over the cap are answered 503
+// and closed at once, with one log line for all of them, and that a slot
+// is free again once a connection closes.
+func TestConnectionCap(t *testing.T) {
+	var log syncLog
+	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	// newEnv's login left an idle keep-alive connection: drop it so the
+	// test holds both slots itself.
+	e.srv.Client().CloseIdleConnections()
+	slots := e.srv.Listener.(*capListener).slots
+	waitFor(t, "no connection open", func() bool { return len(slots) == 0 })
+	held := []net.Conn{e.dial(), e.dial()}
+	waitFor(t, "two connections accepted", func() bool { return len(slots) == 2 })
+	for i := range 3 {
+		c := e.dial()
+		start := time.Now()
+		br := bufio.NewReader(c)
+		res := readRaw(t, br, "GET")
+		wantError(t, res, 503, msgTooManyConns)
+		if !res.Close {
+			t.Error("no Connection: close")
+		}
+		wantClosed(t, br, time.Second)
+		if took := time.Since(start); took > time.Second {
+			t.Errorf("refusal %d took %v, want at once", i, took)
+		}
+	}
+	if n := strings.Count(log.String(), "connection cap reached"); n != 1 {
+		t.Errorf("%d log lines about the cap, want 1:\n%s", n, log.String())
+	}
+
+	held[0].Close()
+	waitFor(t, "a slot freed", func() bool { return len(slots) < 2 })
+	c := e.dial()
+	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
+		t.Errorf("after a slot freed: %d %s, want 200", res.Status, res.Body)
+	}
+}
+
+// TestMaxConns checks the default cap stays under the descriptor limit.
+func TestMaxConns(t *testing.T) {
+	n := MaxConns()
+	if n < 1 || n > DefaultMaxConns {
+		t.Errorf("MaxConns() = %d, want 1 to %d", n, DefaultMaxConns)
+	}
+	if lim := fileLimit(); lim > 0 && n >= lim {
+		t.Errorf("MaxConns() = %d, want under the descriptor limit %d", n, lim)
+	}
+}
