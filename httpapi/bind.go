@@ -41,7 +41,14 @@ func bind(r *http.Request) (*body, error) {
 		b.form = true
 		var err error
 		if ct == "multipart/form-data" {
-			err = r.ParseMultipartForm(1 << 20)
+			// With as much memory as the route's body limit, no part
+			// spills to a temporary file; the forms are removed at the end
+			// of the request anyway (withState).
+			st := stateOf(r)
+			err = r.ParseMultipartForm(st.limits.Body)
+			if r.MultipartForm != nil {
+				st.forms = append(st.forms, r.MultipartForm)
+			}
 		} else {
 			err = r.ParseForm()
 		}
@@ -76,7 +83,12 @@ func bind(r *http.Request) (*body, error) {
 	return b, nil
 }
 
+// readError is the error of a failed read of the body: the route's own
+// (deadline, budget, limit) as they are, any other a loading error.
 func readError(err error) error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
 	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 		return err
 	}

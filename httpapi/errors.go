@@ -33,6 +33,8 @@ const (
 
 	// Messages of the answers net/http would give in plain text, and of
 	// the server's own limits; the reference has none.
+	msgBodyTimeout         = "The request body was not received in time."
+	msgServerBusy          = "The server is busy, try again later."
 	msgTooManyConns        = "Too many open connections, try again later."
 	msgHeadersTooLarge     = "Request header fields too large."
 	msgUnsupportedEncoding = "Unsupported transfer encoding."
@@ -126,7 +128,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	if st != nil {
 		st.err = e
 	}
-	if e.Status >= 500 {
+	if e.Status >= 500 && e.Err != nil { // a nil cause was logged where it arose, or is the busy 503
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Err)
 	}
 	if st != nil && st.wrote {

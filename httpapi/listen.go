@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// Connection-level defaults of NewHTTPServer.
+// Connection-level defaults of NewHTTPServer. Per-request deadlines (the
+// body and the response) are set per route instead; see routes.go.
 const (
 	// DefaultReadHeaderTimeout bounds the time to receive a request's
 	// line and headers, so a client that connects and stalls is dropped.
@@ -86,7 +87,10 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	srv := &http.Server{
-		Handler:           h,
+		Handler: h,
+		// ReadTimeout and WriteTimeout stay 0: the deadlines for the body
+		// and the response are per route (Limits), set when the handler
+		// starts, so that a route that needs long ones can have them.
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,

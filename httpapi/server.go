@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"log/slog"
+	"mime/multipart"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -19,18 +20,38 @@ import (
 	"strongbox/logstore"
 )
 
-// DefaultBodyLimit is the largest request body accepted, as PocketBase's
-// default (32 MiB).
-const DefaultBodyLimit = 32 << 20
+// Defaults of the per-route limits (see the table in routes.go) and of the
+// budget shared by all request bodies.
+const (
+	// DefaultBodyLimit is the largest request body of a JSON route. No
+	// route takes files yet, so none needs PocketBase's 32 MiB.
+	DefaultBodyLimit = 1 << 20
+	// DefaultAuthBodyLimit is the largest request body of an auth action
+	// (login, refresh, impersonate, file token): a few short strings.
+	DefaultAuthBodyLimit = 64 << 10
+	// DefaultBodyBudget is the total size of the request bodies being read
+	// at once, across all requests: 32 bodies of 1 MiB. A request whose
+	// body does not fit is refused with 503 instead of waiting.
+	DefaultBodyBudget = 32 << 20
+	// DefaultReadTimeout is the time a client has to send a request's
+	// body, from the end of its headers.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultWriteTimeout is the time the server has to write a response,
+	// from the end of the request's headers, handling included.
+	DefaultWriteTimeout = 30 * time.Second
+)
 
 // Config holds a Server's dependencies.
 type Config struct {
-	Auth      *authn.Store
-	Logs      *logstore.Store  // request logs (required)
-	Settings  *settings.Store  // application settings (required)
-	Logger    *slog.Logger     // the server's own log; nil = discard
-	Now       func() time.Time // nil = time.Now
-	BodyLimit int64            // 0 = DefaultBodyLimit
+	Auth         *authn.Store
+	Logs         *logstore.Store  // request logs (required)
+	Settings     *settings.Store  // application settings (required)
+	Logger       *slog.Logger     // the server's own log; nil = discard
+	Now          func() time.Time // nil = time.Now
+	BodyLimit    int64            // JSON routes' body limit; 0 = DefaultBodyLimit
+	BodyBudget   int64            // bytes of request bodies in flight; 0 = DefaultBodyBudget
+	ReadTimeout  time.Duration    // body deadline of the routes; 0 = DefaultReadTimeout
+	WriteTimeout time.Duration    // response deadline of the routes; 0 = DefaultWriteTimeout
 	// LoginPolicy is the password-login throttle; nil = ratelimit.DefaultPolicy.
 	LoginPolicy *ratelimit.Policy
 }
@@ -42,7 +63,9 @@ type Server struct {
 	settings   *settings.Store
 	log        *slog.Logger
 	now        func() time.Time
-	bodyLimit  int64
+	jsonLimits Limits // JSON routes
+	authLimits Limits // auth actions
+	budget     *budget
 	mux        *http.ServeMux
 	settingsMu sync.Mutex // serialises settings changes with their effects
 	handler    http.Handler
@@ -52,13 +75,12 @@ type Server struct {
 // NewServer builds the API with its routes and middleware.
 func NewServer(cfg Config) *Server {
 	s := &Server{
-		auth:      cfg.Auth,
-		logs:      cfg.Logs,
-		settings:  cfg.Settings,
-		log:       cfg.Logger,
-		now:       cfg.Now,
-		bodyLimit: cfg.BodyLimit,
-		mux:       http.NewServeMux(),
+		auth:     cfg.Auth,
+		logs:     cfg.Logs,
+		settings: cfg.Settings,
+		log:      cfg.Logger,
+		now:      cfg.Now,
+		mux:      http.NewServeMux(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -66,13 +88,27 @@ func NewServer(cfg Config) *Server {
 	if s.now == nil {
 		s.now = time.Now
 	}
-	if s.bodyLimit <= 0 {
-		s.bodyLimit = DefaultBodyLimit
+	s.jsonLimits = Limits{
+		Body:  orDefault(cfg.BodyLimit, DefaultBodyLimit),
+		Read:  orDefault(cfg.ReadTimeout, DefaultReadTimeout),
+		Write: orDefault(cfg.WriteTimeout, DefaultWriteTimeout),
 	}
+	s.authLimits = s.jsonLimits
+	s.authLimits.Body = min(s.jsonLimits.Body, DefaultAuthBodyLimit)
+	s.budget = newBudget(max(orDefault(cfg.BodyBudget, DefaultBodyBudget), s.jsonLimits.Body), s.log)
 	s.limits = newLimits(cfg.LoginPolicy, s.now)
 	s.addRoutes()
-	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.rateLimit(s.limitBody(s.mux))))))
+	// Rate limits run once the caller is known (superusers are exempt) and
+	// before any body is read; body limits and deadlines are per route.
+	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.rateLimit(s.mux)))))
 	return s
+}
+
+func orDefault[T int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
 }
 
 // ServeHTTP implements http.Handler.
@@ -94,15 +130,18 @@ func (s *Server) handle(h handler) http.Handler {
 // state is what the middleware learns about a request as it runs: who is
 // calling, and how it ended. One is allocated per request.
 type state struct {
-	start  time.Time
-	col    *authn.Collection // auth collection of the caller, nil for guests
-	rec    *authn.Record     // authenticated record, nil for guests
-	token  string            // the raw auth token that authenticated the request
-	claims *authn.Claims     // its verified claims
-	status int               // status written
-	wrote  bool              // a status has been written
-	err    *Error            // the error rendered, if any
-	quiet  bool              // a success is not request-logged (the logs routes)
+	start   time.Time         // by the injected clock, for the request log
+	arrived time.Time         // by the wall clock, for the deadlines
+	limits  Limits            // of the route, once the mux has chosen it
+	forms   []*multipart.Form // parsed multipart forms, removed at the end
+	col     *authn.Collection // auth collection of the caller, nil for guests
+	rec     *authn.Record     // authenticated record, nil for guests
+	token   string            // the raw auth token that authenticated the request
+	claims  *authn.Claims     // its verified claims
+	status  int               // status written
+	wrote   bool              // a status has been written
+	err     *Error            // the error rendered, if any
+	quiet   bool              // a success is not request-logged (the logs routes)
 }
 
 type stateKey struct{}
@@ -138,14 +177,30 @@ func (w *recorder) Write(b []byte) (int, error) {
 func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // withState attaches the per-request state and the status recorder, and
-// logs the request once it has been answered.
+// logs the request once it has been answered. It is the outermost
+// middleware, so it also sets the JSON routes' deadlines for the requests
+// no route handles (a CORS preflight, an unread body), and
+// removes the temporary files of any multipart form parsed on the way,
+// whatever the outcome: net/http removes only those of the request it
+// passed in, not of the copies made by WithContext.
 func (s *Server) withState(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{start: s.now()}
+		st := &state{start: s.now(), arrived: time.Now(), limits: s.jsonLimits}
+		setDeadlines(w, r, st)
+		defer st.removeForms()
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		next.ServeHTTP(&recorder{ResponseWriter: w, st: st}, r)
 		s.logRequest(r, st)
 	})
+}
+
+// removeForms removes the temporary files of the request's multipart
+// forms.
+func (st *state) removeForms() {
+	for _, f := range st.forms {
+		f.RemoveAll()
+	}
+	st.forms = nil
 }
 
 // recoverPanics turns a panicking handler into a logged 500 envelope.
@@ -212,18 +267,6 @@ func (s *Server) loadAuth(next http.Handler) http.Handler {
 				st.col, st.rec, st.token, st.claims = c, rec, tok, claims
 			}
 		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// limitBody caps request bodies at the configured limit.
-func (s *Server) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > s.bodyLimit {
-			s.renderError(w, r, newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil))
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
 		next.ServeHTTP(w, r)
 	})
 }

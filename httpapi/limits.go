@@ -1,0 +1,172 @@
+package httpapi
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+)
+
+// Limits bound one request of a route. The deadlines count from the
+// moment the request's headers were read (ReadHeaderTimeout bounds those),
+// and are set on the connection with http.ResponseController, so each
+// route can have its own: long ones only where a route needs them (backup
+// upload and download, server-sent events).
+//
+// Body counts against the shared body budget when read, so it must not
+// exceed DefaultBodyBudget: a route that takes larger bodies (a backup
+// upload) has to stream them to disk and be exempted from the budget.
+type Limits struct {
+	Body  int64         // largest request body, in bytes
+	Read  time.Duration // to receive the whole body
+	Write time.Duration // to handle the request and write the whole response
+}
+
+// Errors of reading a request body, rendered as they are.
+var (
+	errBodyTimeout = newError(http.StatusRequestTimeout, msgBodyTimeout, nil)
+	errBodyBudget  = newError(http.StatusServiceUnavailable, msgServerBusy, nil)
+)
+
+// route adapts h to an http.Handler that applies the limits l to its
+// request: the deadlines, the body limit (a declared Content-Length over
+// it is refused at once, a longer chunked body when it is read) and the
+// shared body budget.
+func (s *Server) route(l Limits, h handler) http.Handler {
+	next := s.handle(h)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		st := stateOf(r)
+		st.limits = l
+		setDeadlines(w, r, st)
+		if hasBody(r) {
+			if r.ContentLength > l.Body {
+				w.Header().Set("Connection", "close")
+				s.renderError(w, r, newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil))
+				return
+			}
+			need := r.ContentLength
+			if need < 0 {
+				need = l.Body
+			}
+			b := &requestBody{
+				body:   http.MaxBytesReader(w, r.Body, l.Body),
+				w:      w,
+				budget: s.budget,
+				need:   need,
+			}
+			defer b.release()
+			r.Body = b
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func hasBody(r *http.Request) bool { return r.Body != nil && r.Body != http.NoBody }
+
+// setDeadlines sets the read deadline of a request with a body and the
+// write deadline of its response, from st.limits. A ResponseWriter that
+// cannot (httptest's recorder) is left without.
+func setDeadlines(w http.ResponseWriter, r *http.Request, st *state) {
+	rc := http.NewResponseController(w)
+	rc.SetWriteDeadline(st.arrived.Add(st.limits.Write))
+	if hasBody(r) {
+		// Only with a body: without one net/http is already reading the
+		// connection in the background, and a deadline there would cancel
+		// the request's context.
+		rc.SetReadDeadline(st.arrived.Add(st.limits.Read))
+	}
+}
+
+// requestBody is a route's request body. Its first read takes its size
+// from the shared budget (the declared Content-Length, or the route's
+// limit for a chunked body), given back when the handler returns. A read
+// that misses the deadline fails with errBodyTimeout; the end of the body
+// lifts the read deadline, since net/http then reads the connection in the
+// background and a deadline there would cancel the request's context.
+// After any failure the connection is closed once answered: what is left
+// of the body cannot be trusted to frame the next request.
+type requestBody struct {
+	body   io.ReadCloser // http.MaxBytesReader over the original body
+	w      http.ResponseWriter
+	budget *budget
+	need   int64 // bytes to take from the budget
+	held   int64 // bytes taken
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if b.held == 0 && b.need > 0 {
+		if !b.budget.take(b.need) {
+			b.w.Header().Set("Connection", "close")
+			return 0, errBodyBudget
+		}
+		b.held = b.need
+	}
+	n, err := b.body.Read(p)
+	switch {
+	case err == nil:
+	case err == io.EOF:
+		http.NewResponseController(b.w).SetReadDeadline(time.Time{})
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		b.w.Header().Set("Connection", "close")
+		err = errBodyTimeout
+	default:
+		b.w.Header().Set("Connection", "close")
+	}
+	return n, err
+}
+
+func (b *requestBody) Close() error { return b.body.Close() }
+
+func (b *requestBody) release() {
+	b.budget.give(b.held)
+	b.held = 0
+}
+
+// budget is a byte semaphore for the request bodies being read. It never
+// waits: a body that does not fit is refused, so the memory taken by
+// bodies stays under its size whatever clients send.
+type budget struct {
+	mu      sync.Mutex
+	size    int64
+	free    int64
+	log     *slog.Logger
+	lastLog time.Time
+	refused int // since the last log line
+}
+
+func newBudget(size int64, log *slog.Logger) *budget {
+	return &budget{size: size, free: size, log: log}
+}
+
+// take takes n bytes if they are free.
+func (b *budget) take(n int64) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if n <= b.free {
+		b.free -= n
+		return true
+	}
+	b.refused++
+	if now := time.Now(); now.Sub(b.lastLog) >= capLogEvery {
+		b.log.Warn("request body budget exhausted: refusing bodies with 503", "budget", b.size, "refused", b.refused)
+		b.lastLog, b.refused = now, 0
+	}
+	return false
+}
+
+// give returns n bytes.
+func (b *budget) give(n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.free += n
+}
+
+// inUse is the number of bytes taken.
+func (b *budget) inUse() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.size - b.free
+}

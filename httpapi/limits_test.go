@@ -1,0 +1,263 @@
+package httpapi
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+const loginPath = "/api/collections/_superusers/auth-with-password"
+
+// TestStalledBody checks that a body that stops arriving is cut at the
+// route's read deadline, answered with the envelope where the route reads
+// it, and its connection closed.
+func TestStalledBody(t *testing.T) {
+	const deadline = 200 * time.Millisecond
+	e := newEnvWith(t, Config{ReadTimeout: deadline}, HTTPConfig{ReadHeaderTimeout: deadline})
+	tests := []struct {
+		name   string
+		req    string
+		status int    // 0: no response at all
+		msg    string // of an error envelope
+	}{
+		{"auth route", "POST " + loginPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"id", 408, msgBodyTimeout},
+		{"json route", "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"em", 408, msgBodyTimeout},
+		{"chunked", "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{\"em\r\n", 408, msgBodyTimeout},
+		{"multipart", "POST " + loginPath + " HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 100\r\n\r\n--b\r\n", 408, msgBodyTimeout},
+		{"unread body", "GET /api/health HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabcd", 200, ""},
+		{"unknown route", "POST /nowhere HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nabcd", 404, msgNotFound},
+		{"stalled headers", "GET /api/health HTTP/1.1\r\nHost: x\r\n", 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := e.dial()
+			start := time.Now()
+			if _, err := io.WriteString(c, tt.req); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(c)
+			if tt.status != 0 {
+				res := readRaw(t, br, "POST")
+				if tt.msg != "" {
+					wantError(t, res, tt.status, tt.msg)
+				} else if res.Status != tt.status {
+					t.Errorf("status %d, want %d", res.Status, tt.status)
+				}
+				if tt.status == 408 {
+					if !res.Close {
+						t.Error("no Connection: close")
+					}
+					if took := time.Since(start); took < deadline {
+						t.Errorf("answered after %v, before the deadline %v", took, deadline)
+					}
+				}
+			}
+			wantClosed(t, br, 2*time.Second)
+			if took := time.Since(start); took > deadline+time.Second {
+				t.Errorf("connection closed %v after the request, want about %v", took, deadline)
+			}
+		})
+	}
+	if n := e.api.budget.inUse(); n != 0 {
+		t.Errorf("body budget in use after the requests: %d bytes", n)
+	}
+}
+
+// TestRouteLimits checks that a route's own limits replace the defaults:
+// a long read deadline lets a slow body through, and a short write
+// deadline drops a slow response.
+func TestRouteLimits(t *testing.T) {
+	e := newEnvWith(t, Config{ReadTimeout: 100 * time.Millisecond}, HTTPConfig{})
+	long := Limits{Body: 1 << 10, Read: 3 * time.Second, Write: 3 * time.Second}
+	e.api.mux.Handle("POST /test/long", e.api.route(long, func(w http.ResponseWriter, r *http.Request) error {
+		b, err := bind(r)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, r, 200, b.vals)
+	}))
+	short := Limits{Body: 1 << 10, Read: time.Second, Write: 100 * time.Millisecond}
+	e.api.mux.Handle("GET /test/slow", e.api.route(short, func(w http.ResponseWriter, r *http.Request) error {
+		time.Sleep(300 * time.Millisecond)
+		return writeJSON(w, r, 200, map[string]any{})
+	}))
+
+	t.Run("long read deadline", func(t *testing.T) {
+		c := e.dial()
+		io.WriteString(c, "POST /test/long HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"a\"")
+		time.Sleep(300 * time.Millisecond) // three times the default deadline
+		io.WriteString(c, ":\"b\"}")
+		res := readRaw(t, bufio.NewReader(c), "POST")
+		if res.Status != 200 || string(res.Body) != "{\"a\":\"b\"}\n" {
+			t.Errorf("got %d %s, want 200 {\"a\":\"b\"}", res.Status, res.Body)
+		}
+	})
+	t.Run("short write deadline", func(t *testing.T) {
+		c := e.dial()
+		io.WriteString(c, "GET /test/slow HTTP/1.1\r\nHost: x\r\n\r\n")
+		b, err := io.ReadAll(c)
+		if len(b) != 0 || err != nil {
+			t.Errorf("read %q, %v; want the connection closed without a response", b, err)
+		}
+	})
+}
+
+// TestBodyLimits checks each route class's body limit, declared or not.
+func TestBodyLimits(t *testing.T) {
+	e := newEnv(t)
+	// pad is a JSON login body of exactly n bytes.
+	pad := func(n int) string {
+		s := `{"identity":"nobody@example.com","password":"wrong-password"}`
+		return s + strings.Repeat(" ", n-len(s))
+	}
+	tests := []struct {
+		name    string
+		path    string
+		body    string
+		chunked bool
+		status  int
+		msg     string
+	}{
+		{"auth at limit", loginPath, pad(DefaultAuthBodyLimit), false, 400, msgAuthFailed},
+		{"auth over limit", loginPath, pad(DefaultAuthBodyLimit + 1), false, 413, msgTooLarge},
+		{"auth over limit chunked", loginPath, pad(DefaultAuthBodyLimit + 1), true, 413, msgTooLarge},
+		{"json at limit", "/api/collections/users/records", pad(DefaultBodyLimit), false, 400, ""}, // validation
+		{"json over limit", "/api/collections/users/records", pad(DefaultBodyLimit + 1), false, 413, msgTooLarge},
+		{"json over limit chunked", "/api/collections/users/records", pad(DefaultBodyLimit + 1), true, 413, msgTooLarge},
+		{"unknown route over limit", "/nowhere", pad(DefaultBodyLimit + 1), false, 413, msgTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var rd io.Reader = strings.NewReader(tt.body)
+			if tt.chunked {
+				rd = io.MultiReader(rd) // hides the length: sent chunked
+			}
+			res := e.doRaw("POST", tt.path, "", "application/json", rd)
+			if tt.msg == "" {
+				if res.Status != tt.status {
+					t.Errorf("status %d %s, want %d", res.Status, res.Body, tt.status)
+				}
+				return
+			}
+			wantError(t, res, tt.status, tt.msg)
+		})
+	}
+}
+
+// TestBodyBudget checks the bound on memory taken by request bodies: the
+// bodies being read share a budget, and one that does not fit is refused
+// with 503 at once, whatever the number of connections.
+func TestBodyBudget(t *testing.T) {
+	const limit = 1 << 10
+	e := newEnvWith(t, Config{BodyLimit: limit, BodyBudget: 2 * limit, ReadTimeout: 5 * time.Second}, HTTPConfig{})
+	stall := func() net.Conn {
+		c := e.dial()
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"id", loginPath, limit)
+		return c
+	}
+	c1, c2 := stall(), stall()
+	waitFor(t, "two stalled bodies in the budget", func() bool { return e.api.budget.inUse() == 2*limit })
+
+	body := `{"identity":"nobody@example.com","password":"wrong-password"}`
+	res := e.doRaw("POST", loginPath, "", "application/json", strings.NewReader(body))
+	wantError(t, res, 503, msgServerBusy)
+	if !res.Close {
+		t.Error("no Connection: close")
+	}
+	// A request without a body needs none of it.
+	if res := e.do("GET", "/api/health", "", nil); res.Status != 200 {
+		t.Errorf("GET /api/health = %d, want 200", res.Status)
+	}
+
+	c1.Close()
+	c2.Close()
+	waitFor(t, "the budget given back", func() bool { return e.api.budget.inUse() == 0 })
+	res = e.doRaw("POST", loginPath, "", "application/json", strings.NewReader(body))
+	wantError(t, res, 400, msgAuthFailed)
+}
+
+// TestMultipartLeavesNoTempFiles checks that multipart bodies sent to the
+// JSON routes leave nothing in the temporary folder, whatever the outcome.
+func TestMultipartLeavesNoTempFiles(t *testing.T) {
+	e := newEnv(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	// The spill route parses its body with no memory, so every file part
+	// goes to disk, then ends as the query says.
+	e.api.mux.Handle("POST /test/spill", e.api.route(e.api.jsonLimits, func(w http.ResponseWriter, r *http.Request) error {
+		stateOf(r).limits.Body = 0
+		if _, err := bind(r); err != nil {
+			return err
+		}
+		if files, _ := os.ReadDir(tmp); len(files) == 0 {
+			t.Error("spill route: no temporary file written, the test proves nothing")
+		}
+		switch r.URL.Query().Get("end") {
+		case "panic":
+			panic("spill route")
+		case "error":
+			return errBadRequest(msgBadRequest, nil)
+		}
+		return noContent(w)
+	}))
+
+	form := func(fileSize int, fields ...string) (string, []byte) {
+		var b bytes.Buffer
+		mw := multipart.NewWriter(&b)
+		for i := 0; i+1 < len(fields); i += 2 {
+			mw.WriteField(fields[i], fields[i+1])
+		}
+		fw, _ := mw.CreateFormFile("file", "big.bin")
+		fw.Write(bytes.Repeat([]byte("x"), fileSize))
+		mw.Close()
+		return mw.FormDataContentType(), b.Bytes()
+	}
+	tests := []struct {
+		name     string
+		path     string
+		fileSize int
+		fields   []string
+		truncate int // bytes cut from the end of the body
+		chunked  bool
+		status   int
+	}{
+		{"record created", "/api/collections/users/records", 900 << 10, []string{"email", "a@example.com", "password", "password-123", "passwordConfirm", "password-123"}, 0, false, 200},
+		{"record invalid", "/api/collections/users/records", 900 << 10, []string{"email", "bad"}, 0, false, 400},
+		{"login failed", loginPath, 60 << 10, []string{"identity", suEmail, "password", "wrong"}, 0, false, 400},
+		{"login over limit", loginPath, 100 << 10, nil, 0, true, 413},
+		{"declared over limit", "/api/collections/users/records", 2 << 20, nil, 0, false, 413},
+		{"truncated", "/api/collections/users/records", 500 << 10, nil, 100, false, 400},
+		{"spilled, success", "/test/spill", 100 << 10, nil, 0, false, 204},
+		{"spilled, error", "/test/spill?end=error", 100 << 10, nil, 0, false, 400},
+		{"spilled, panic", "/test/spill?end=panic", 100 << 10, nil, 0, false, 500},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ct, body := form(tt.fileSize, tt.fields...)
+			body = body[:len(body)-tt.truncate]
+			var rd io.Reader = bytes.NewReader(body)
+			if tt.chunked {
+				rd = io.MultiReader(rd)
+			}
+			res := e.doRaw("POST", tt.path, "", ct, rd)
+			if res.Status != tt.status {
+				t.Errorf("status %d %s, want %d", res.Status, res.Body, tt.status)
+			}
+			files, err := os.ReadDir(tmp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				t.Errorf("left in the temporary folder: %s", f.Name())
+			}
+		})
+	}
+}
