@@ -31,11 +31,12 @@ const (
 	msgAuthRuleFailed    = "The request doesn't satisfy the collection requirements to authenticate."
 	msgMissingCollection = "Missing collection context."
 
-	// Messages of the answers net/http would give in plain text, and of
-	// the server's own limits; the reference has none.
+	// Messages of the answers net/http or ServeMux would give in plain
+	// text, and of the server's own limits; the reference has none.
 	msgBodyTimeout         = "The request body was not received in time."
 	msgServerBusy          = "The server is busy, try again later."
 	msgTooManyConns        = "Too many open connections, try again later."
+	msgRedirect            = "Temporary Redirect."
 	msgHeadersTooLarge     = "Request header fields too large."
 	msgUnsupportedEncoding = "Unsupported transfer encoding."
 	msgUnsupportedVersion  = "Unsupported HTTP version."

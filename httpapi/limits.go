@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"path"
+	"strings"
 	"sync"
 	"time"
 )
@@ -169,4 +171,56 @@ func (b *budget) inUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.size - b.free
+}
+
+// canonicalPath answers the requests ServeMux would answer by itself in
+// plain text or HTML, with the envelope and the same status: "OPTIONS *"
+// (400), and a path that is not canonical, with empty segments, "." or
+// ".." (307 to the cleaned path, query kept, as Go 1.22+'s ServeMux does:
+// a client repeats its method and body). CONNECT requests are not
+// canonicalised, as in ServeMux.
+func (s *Server) canonicalPath(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.RequestURI == "*" {
+			w.Header().Set("Connection", "close")
+			s.renderError(w, r, errBadRequest(msgBadRequest, nil))
+			return
+		}
+		if r.Method == http.MethodConnect {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := r.URL.EscapedPath()
+		c := cleanPath(p)
+		if c == p {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.URL.RawQuery != "" {
+			c += "?" + r.URL.RawQuery
+		}
+		w.Header().Set("Location", c)
+		s.renderError(w, r, newError(http.StatusTemporaryRedirect, msgRedirect, nil))
+	})
+}
+
+// cleanPath is net/http's: the canonical path for p, with a trailing
+// slash kept. The result never starts with "//", so the Location cannot
+// point at another host.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
+	}
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		if len(p) == len(np)+1 && strings.HasPrefix(p, np) {
+			np = p
+		} else {
+			np += "/"
+		}
+	}
+	return np
 }

@@ -94,7 +94,10 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 		ReadHeaderTimeout: cfg.ReadHeaderTimeout,
 		IdleTimeout:       cfg.IdleTimeout,
 		MaxHeaderBytes:    cfg.MaxHeaderBytes,
-		ErrorLog:          slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
+		// "OPTIONS *" reaches the handler, which answers it with an
+		// envelope instead of net/http's empty 200.
+		DisableGeneralOptionsHandler: true,
+		ErrorLog:                     slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
 	return srv, newCapListener(ln, cfg.MaxConns, cfg.Logger)
 }

@@ -66,9 +66,10 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// TestServerWrittenErrors sends the requests net/http would answer by
-// itself in plain text, and checks that each answer
-// is the JSON envelope, with its length and the security headers.
+// TestServerWrittenErrors sends the requests net/http or ServeMux would
+// answer by themselves in plain text or HTML, and checks that each answer
+// is the JSON envelope, with its length and the security headers, and
+// whether the connection stays open.
 func TestServerWrittenErrors(t *testing.T) {
 	e := newEnv(t)
 	tests := []struct {
@@ -87,6 +88,14 @@ func TestServerWrittenErrors(t *testing.T) {
 		{"unsupported transfer encoding", "POST /api/health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", 501, msgUnsupportedEncoding, "", true},
 		{"unsupported version", "GET /api/health HTTP/2.0\r\nHost: x\r\n\r\n", 505, msgUnsupportedVersion, "", true},
 		{"unknown expectation", "GET /api/health HTTP/1.1\r\nHost: x\r\nExpect: bogus\r\n\r\n", 417, msgExpectationFailed, "", true},
+		{"options star", "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 400, msgBadRequest, "", true},
+		{"double slash", "GET //api/health HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health", false},
+		{"dot segment", "GET /api/./health?a=b HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health?a=b", false},
+		{"dot-dot segment", "POST /api/logs/../health HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health", false},
+		{"dot-dot above root", "GET /../../api/health HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health", false},
+		{"trailing slash kept", "GET /api//health/ HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health/", false},
+		{"escaped", "GET /api/a%20b//c HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/a%20b/c", false},
+		{"absolute form", "GET http://x//api/health HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -13,7 +13,8 @@ import "net/http"
 // limit stays at most 64 KiB.) No route accepts files yet, so none takes
 // PocketBase's 32 MiB or streams to disk; backup upload and download and
 // server-sent events will need limits of their own with long deadlines.
-// Requests no route handles (a CORS preflight) get the json deadlines.
+// Requests no route handles (a CORS preflight, a redirect to a canonical
+// path) get the json deadlines.
 //
 // Memory under hostile bodies. All bodies being read share a budget of
 // 32 MiB (DefaultBodyBudget): a body takes its declared length (or the

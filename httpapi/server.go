@@ -100,7 +100,7 @@ func NewServer(cfg Config) *Server {
 	s.addRoutes()
 	// Rate limits run once the caller is known (superusers are exempt) and
 	// before any body is read; body limits and deadlines are per route.
-	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.loadAuth(s.rateLimit(s.mux)))))
+	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.canonicalPath(s.loadAuth(s.rateLimit(s.mux))))))
 	return s
 }
 
@@ -179,7 +179,7 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // withState attaches the per-request state and the status recorder, and
 // logs the request once it has been answered. It is the outermost
 // middleware, so it also sets the JSON routes' deadlines for the requests
-// no route handles (a CORS preflight, an unread body), and
+// no route handles (a CORS preflight, a redirect, an unread body), and
 // removes the temporary files of any multipart form parsed on the way,
 // whatever the outcome: net/http removes only those of the request it
 // passed in, not of the copies made by WithContext.
