@@ -98,13 +98,22 @@ type requestBody struct {
 	held   int64 // bytes taken
 }
 
-func (b *requestBody) Read(p []byte) (int, error) {
+// take takes the body's size from the budget, once; the first read does
+// it if no one did before.
+func (b *requestBody) take() error {
 	if b.held == 0 && b.need > 0 {
 		if !b.budget.take(b.need) {
 			b.w.Header().Set("Connection", "close")
-			return 0, errBodyBudget
+			return errBodyBudget
 		}
 		b.held = b.need
+	}
+	return nil
+}
+
+func (b *requestBody) Read(p []byte) (int, error) {
+	if err := b.take(); err != nil {
+		return 0, err
 	}
 	n, err := b.body.Read(p)
 	switch {

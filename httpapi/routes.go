@@ -21,9 +21,13 @@ import "net/http"
 // route's limit, if chunked) when the handler first reads it, and gives it
 // back when the handler returns; one that does not fit is refused at once
 // with 503. The bodies being read are therefore at most 32 MiB together
-// whatever the number of connections; in memory, with the slack of the
-// growing read buffer (up to as much again) and the decoded values (a JSON
-// string is held once more), at most about three times that, 96 MiB.
+// whatever the number of connections. A JSON body is read into a buffer of
+// its declared size and decoded in place, so it is held about twice (its
+// bytes and its decoded strings): at most 64 MiB live, which the garbage
+// collector (GOGC=100) lets the heap double. Measured with the built
+// binary on the records route: 30 concurrent 1 MiB bodies, peak RSS 38 MB;
+// three rounds of 200 concurrent ones (a third refused), peak 110 MB and
+// 50 MB 20 s later.
 // Headers are bounded apart: at most 4096 connections (listen.go) each
 // holding at most MaxHeaderBytes + 4 KiB = 36 KiB while they are read,
 // 144 MiB in the worst case.
