@@ -149,7 +149,7 @@ func (l *capListener) refuse(c net.Conn) {
 	defer l.mu.Unlock()
 	l.refused++
 	if now := time.Now(); now.Sub(l.lastLog) >= capLogEvery {
-		l.log.Warn("connection cap reached: refusing new connections", "cap", cap(l.slots), "refused", l.refused, "since", l.lastLog)
+		l.log.Warn("connection cap reached: refusing new connections", "cap", cap(l.slots), "refused", l.refused)
 		l.lastLog, l.refused = now, 0
 	}
 }
