@@ -18,6 +18,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
 	"mime/multipart"
 	"net"
 	"net/http"
@@ -182,7 +183,9 @@ func (s *sampler) done() (rssKiB, fds int) {
 
 // probe is the well-behaved client: GET /api/health every 20 ms on one
 // keep-alive connection (a new one when the server closes it), with a 5 s
-// timeout per request.
+// timeout per request. It connects from 127.0.0.2, so the server sees it
+// as a client other than the attackers (who connect from 127.0.0.1), as a
+// real user and an attacker are.
 type probeResult struct {
 	n, errs  int
 	p50, p99 time.Duration
@@ -190,7 +193,8 @@ type probeResult struct {
 }
 
 func (c *child) probe(ctx context.Context) probeResult {
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1}}
+	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DialContext: dialer.DialContext}}
 	defer client.CloseIdleConnections()
 	var lat []time.Duration
 	var r probeResult
@@ -409,6 +413,10 @@ func (c *child) attack(ctx context.Context, k *counters) {
 // TestLoadFault: 8 s of the health probe alone, then 30 s of the probe
 // beside every hostile client, then a check that the server recovers.
 func TestLoadFault(t *testing.T) {
+	// The attackers' HTTP clients log every refusal that reaches an idle
+	// connection; that is expected here.
+	log.SetOutput(io.Discard)
+	defer log.SetOutput(os.Stderr)
 	c := startChild(t)
 	t.Logf("server pid %d at %s; idle: %+v", c.pid, c.base, c.usage())
 
@@ -462,36 +470,62 @@ func TestLoadFault(t *testing.T) {
 	}
 }
 
-// TestBodyMemory: 30 concurrent maximum-size (31 MiB) bodies on an auth
-// route, and the server's RSS during, just after and 60 s after.
+// TestBodyMemory: 30 concurrent maximum-size bodies on an auth route, in
+// three forms: 31 MiB (PocketBase's limit) declared in Content-Length, the
+// same sent chunked with no declared length, and bodies of exactly the
+// route's own limit (64 KiB) sent back to back for 5 s; the server's RSS
+// before, at its peak, just after and 60 s later.
 func TestBodyMemory(t *testing.T) {
 	c := startChild(t)
 	before := c.usage()
-	s := c.sample()
-	k := &counters{}
 	huge := hugeJSON(31 << 20)
-	var wg sync.WaitGroup
-	for range 30 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			client := &http.Client{Timeout: 30 * time.Second}
-			c.post(t.Context(), client, "/api/collections/users/auth-with-password", "application/json", bytes.NewReader(huge), k)
-		}()
+	atLimit := hugeJSON(64 << 10)
+	path := "/api/collections/users/auth-with-password"
+	rounds := []struct {
+		name string
+		body func() io.Reader
+		lasting time.Duration
+	}{
+		{"31 MiB declared", func() io.Reader { return bytes.NewReader(huge) }, 0},
+		{"31 MiB chunked", func() io.Reader { return io.MultiReader(bytes.NewReader(huge)) }, 0},
+		{"64 KiB (the limit), for 5 s", func() io.Reader { return bytes.NewReader(atLimit) }, 5 * time.Second},
 	}
-	wg.Wait()
-	peak, _ := s.done()
+	peakAll := 0
+	for _, r := range rounds {
+		k := &counters{}
+		s := c.sample()
+		end := time.Now().Add(r.lasting)
+		var wg sync.WaitGroup
+		for range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				client := &http.Client{Timeout: 30 * time.Second}
+				for {
+					c.post(t.Context(), client, path, "application/json", r.body(), k)
+					if time.Now().After(end) {
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		peak, _ := s.done()
+		peakAll = max(peakAll, peak)
+		t.Logf("%s: peak RSS %d MiB; %s", r.name, peak>>10, k)
+	}
 	after := c.usage()
 	time.Sleep(60 * time.Second)
 	later := c.usage()
-	t.Logf("RSS before %d MiB, peak %d MiB, just after %d MiB, 60 s later %d MiB; statuses %s",
-		before.rssKiB>>10, peak>>10, after.rssKiB>>10, later.rssKiB>>10, k)
-	if peak>>10 > 512 {
-		t.Errorf("peak RSS %d MiB under 30 maximum-size bodies, want under 512 MiB", peak>>10)
+	t.Logf("RSS before %d MiB, peak %d MiB, just after %d MiB, 60 s later %d MiB",
+		before.rssKiB>>10, peakAll>>10, after.rssKiB>>10, later.rssKiB>>10)
+	if peakAll>>10 > 512 {
+		t.Errorf("peak RSS %d MiB under 30 maximum-size bodies, want under 512 MiB", peakAll>>10)
 	}
 }
 
-// logTail logs the server's log lines about limits, and the count of others.
+// logTail logs the server's warnings and errors (the first 20), and the
+// count of other lines.
 func logTail(t *testing.T, c *child) {
 	t.Helper()
 	sc := bufio.NewScanner(strings.NewReader(c.stderr.String()))
@@ -499,7 +533,7 @@ func logTail(t *testing.T, c *child) {
 	shown, other := 0, 0
 	for sc.Scan() {
 		line := sc.Text()
-		if (strings.Contains(line, "limit") || strings.Contains(line, "level=ERROR")) && shown < 20 {
+		if (strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR")) && shown < 20 {
 			t.Logf("server: %s", line)
 			shown++
 		} else {

@@ -43,6 +43,7 @@ type HTTPConfig struct {
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
 	MaxConns          int          // concurrent connections; 0 = MaxConns()
+	MaxConnsPerClient int          // concurrent connections of one client address; 0 = MaxConns/4
 	Logger            *slog.Logger // nil = discard
 }
 
@@ -83,6 +84,9 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 	if cfg.MaxConns <= 0 {
 		cfg.MaxConns = MaxConns()
 	}
+	if cfg.MaxConnsPerClient <= 0 {
+		cfg.MaxConnsPerClient = max(cfg.MaxConns/4, 1)
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -99,25 +103,30 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	return srv, newCapListener(ln, cfg.MaxConns, cfg.Logger)
+	return srv, newCapListener(ln, cfg.MaxConns, cfg.MaxConnsPerClient, cfg.Logger)
 }
 
-// capListener caps the connections it has accepted and not yet closed.
+// capListener caps the connections it has accepted and not yet closed, in
+// all and per client address: one client (one IP address) can hold at
+// most a quarter of the slots by default, so a single flooding client
+// cannot shut every other client out.
 type capListener struct {
 	net.Listener
-	slots chan struct{} // one token per open connection
-	log   *slog.Logger
+	max, maxPerClient int
+	log               *slog.Logger
 
-	mu      sync.Mutex
-	lastLog time.Time
-	refused int // since the last log line
+	mu        sync.Mutex
+	open      int            // connections open
+	perClient map[string]int // connections open per client address (at most open keys)
+	lastLog   time.Time
+	refused   int // since the last log line
 }
 
-func newCapListener(ln net.Listener, n int, log *slog.Logger) *capListener {
-	return &capListener{Listener: ln, slots: make(chan struct{}, n), log: log}
+func newCapListener(ln net.Listener, n, perClient int, log *slog.Logger) *capListener {
+	return &capListener{Listener: ln, max: n, maxPerClient: perClient, log: log, perClient: map[string]int{}}
 }
 
-// Accept returns the next connection that fits under the cap, refusing
+// Accept returns the next connection that fits under the caps, refusing
 // the others as they arrive.
 func (l *capListener) Accept() (net.Conn, error) {
 	for {
@@ -125,13 +134,44 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		select {
-		case l.slots <- struct{}{}:
-			return &serverConn{Conn: c, release: func() { <-l.slots }}, nil
-		default:
-			l.refuse(c)
+		client := c.RemoteAddr().String()
+		if host, _, err := net.SplitHostPort(client); err == nil {
+			client = host
 		}
+		if l.take(client) {
+			return &serverConn{Conn: c, release: func() { l.give(client) }}, nil
+		}
+		l.refuse(c)
 	}
+}
+
+// take reserves a slot for a connection of client, if both caps allow.
+func (l *capListener) take(client string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open >= l.max || l.perClient[client] >= l.maxPerClient {
+		return false
+	}
+	l.open++
+	l.perClient[client]++
+	return true
+}
+
+// give frees the slot of a closed connection of client.
+func (l *capListener) give(client string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.open--
+	if l.perClient[client]--; l.perClient[client] <= 0 {
+		delete(l.perClient, client)
+	}
+}
+
+// openConns returns the number of connections open.
+func (l *capListener) openConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.open
 }
 
 // refusal is the whole answer to a connection over the cap.
@@ -149,7 +189,7 @@ func (l *capListener) refuse(c net.Conn) {
 	defer l.mu.Unlock()
 	l.refused++
 	if now := time.Now(); now.Sub(l.lastLog) >= capLogEvery {
-		l.log.Warn("connection cap reached: refusing new connections", "cap", cap(l.slots), "refused", l.refused)
+		l.log.Warn("connection cap reached: refusing new connections", "cap", l.max, "perClient", l.maxPerClient, "open", l.open, "refused", l.refused)
 		l.lastLog, l.refused = now, 0
 	}
 }

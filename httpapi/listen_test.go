@@ -193,14 +193,14 @@ func (l *syncLog) String() string {
 // is free again once a connection closes.
 func TestConnectionCap(t *testing.T) {
 	var log syncLog
-	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 2, MaxConnsPerClient: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	// newEnv's login left an idle keep-alive connection: drop it so the
 	// test holds both slots itself.
 	e.srv.Client().CloseIdleConnections()
-	slots := e.srv.Listener.(*capListener).slots
-	waitFor(t, "no connection open", func() bool { return len(slots) == 0 })
+	ln := e.srv.Listener.(*capListener)
+	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
 	held := []net.Conn{e.dial(), e.dial()}
-	waitFor(t, "two connections accepted", func() bool { return len(slots) == 2 })
+	waitFor(t, "two connections accepted", func() bool { return ln.openConns() == 2 })
 	for i := range 3 {
 		c := e.dial()
 		start := time.Now()
@@ -220,11 +220,40 @@ func TestConnectionCap(t *testing.T) {
 	}
 
 	held[0].Close()
-	waitFor(t, "a slot freed", func() bool { return len(slots) < 2 })
+	waitFor(t, "a slot freed", func() bool { return ln.openConns() < 2 })
 	c := e.dial()
 	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
 	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
 		t.Errorf("after a slot freed: %d %s, want 200", res.Status, res.Body)
+	}
+}
+
+// TestConnectionCapPerClient checks that one client address cannot take
+// every slot: at its own cap it is refused while another address is served.
+func TestConnectionCapPerClient(t *testing.T) {
+	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 4, MaxConnsPerClient: 2})
+	e.srv.Client().CloseIdleConnections()
+	ln := e.srv.Listener.(*capListener)
+	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
+	held := []net.Conn{e.dial(), e.dial()}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	waitFor(t, "two connections accepted", func() bool { return ln.openConns() == 2 })
+	wantError(t, readRaw(t, bufio.NewReader(e.dial()), "GET"), 503, msgTooManyConns)
+
+	// Another loopback address is another client (Linux routes 127/8 to lo).
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: time.Second}
+	c, err := d.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Skipf("cannot dial from 127.0.0.2: %v", err)
+	}
+	defer c.Close()
+	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
+		t.Errorf("another client at the first one's cap: %d %s, want 200", res.Status, res.Body)
 	}
 }
 
