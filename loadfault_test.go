@@ -482,8 +482,8 @@ func TestBodyMemory(t *testing.T) {
 	atLimit := hugeJSON(64 << 10)
 	path := "/api/collections/users/auth-with-password"
 	rounds := []struct {
-		name string
-		body func() io.Reader
+		name    string
+		body    func() io.Reader
 		lasting time.Duration
 	}{
 		{"31 MiB declared", func() io.Reader { return bytes.NewReader(huge) }, 0},
