@@ -21,6 +21,9 @@ var depsRules = map[string][]string{
 	"strongbox/httpapi/settings":  {"strongbox/logstore/journal"},
 	"strongbox/httpapi":           {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit"},
 	"strongbox":                   {"*"},
+
+	// journaltest is a test helper: a file system that fails on demand.
+	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -31,6 +34,8 @@ var forbiddenStd = map[string][]string{
 	"strongbox/authn":             {"net/http"},
 	"strongbox/httpapi/settings":  {"net/http"},
 	"strongbox/httpapi/ratelimit": {"net/http"},
+
+	"strongbox/logstore/journal/journaltest": {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {

@@ -47,6 +47,35 @@
 // Either way Open never panics and never allocates more than the file holds:
 // a length is checked against MaxRecord and the bytes left before it is read.
 //
+// # Full disks and failing storage
+//
+// A failed write, fsync or truncation never poisons the file, and never
+// costs an acknowledged frame. Its error wraps ErrStorageFull (ENOSPC,
+// EDQUOT) or ErrStorageFailed (any other I/O error), and:
+//
+//   - a failed write may have left part of its frames on disk: the file is
+//     cut back to the end of the last good frame, and the cut is fsynced,
+//     so that no frame that was refused can reappear after a crash;
+//   - a failed fsync may have dropped pages the kernel could not write
+//     (after which a retried fsync can wrongly succeed): the file is cut
+//     back to its durable prefix, the end of the last successful Sync;
+//   - a failed compaction removes its temporary file and leaves the old
+//     file in use, unchanged;
+//   - if a cut fails too (the disk is gone), it is retried before the next
+//     write, which fails until it succeeds.
+//
+// The next write simply tries again, so a store recovers by itself once
+// space is freed. Fault reports the last failure until a write, compaction
+// or Probe succeeds; Probe lets a store with nothing to write find out.
+// Open removes a file it created if it cannot write the header, so that
+// retries on a full disk leave no empty files behind.
+//
+// Every fsync is timed; one slower than the durability window the store
+// promises (Options.SyncWindow, DefaultSyncWindow) is logged as a warning.
+//
+// Tests inject these failures through Options.FS; package journaltest has a
+// file system with a settable amount of free space and injectable errors.
+//
 // # Concurrency and snapshots
 //
 // A *File is safe for concurrent use. Append writes frames at the end with one

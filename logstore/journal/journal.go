@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 )
 
 const (
@@ -61,6 +64,17 @@ type Damage struct {
 	Tail   bool  // true for a torn tail that was truncated
 }
 
+// DefaultSyncWindow is the durability window a store promises unless it
+// sets Options.SyncWindow: the auth and settings stores acknowledge a change
+// only after its fsync, so a slower fsync is a change the client waited on
+// longer than this, and the log store's group commit
+// (logstore.DefaultFlushInterval) promises an entry durable this long after
+// it was added. Every fsync longer than the window is logged as a warning.
+const DefaultSyncWindow = 200 * time.Millisecond
+
+// probeSize is the size of the block Probe writes past the end of the file.
+const probeSize = 4096
+
 // Options configure Open.
 type Options struct {
 	// Strict makes damage in the middle of the file an error (*CorruptError)
@@ -69,22 +83,60 @@ type Options struct {
 
 	// OnDamage, if set, is called for every damaged region Open drops.
 	OnDamage func(Damage)
+
+	// FS is the file system the journal lives on; nil means OS.
+	FS FS
+
+	// Logger receives a warning for every fsync slower than SyncWindow;
+	// nil discards them.
+	Logger *slog.Logger
+
+	// SyncWindow is the durability window the store promises; 0 means
+	// DefaultSyncWindow.
+	SyncWindow time.Duration
 }
 
 // File is an open journal. Its methods are safe for concurrent use.
+//
+// A failed write, fsync or truncation does not poison the file. The error
+// wraps ErrStorageFull or ErrStorageFailed; the file is cut back to the
+// end of its last good frame (for a failed fsync, to its durable prefix,
+// since the kernel may have dropped the pages it could not write), and the
+// next write starts from there. Fault reports the failure until a later
+// fsync, compaction or Probe succeeds.
 type File struct {
-	path string
+	path   string
+	fs     FS
+	log    *slog.Logger
+	window time.Duration
 
 	// fdmu guards fd against Compact and Close swapping or closing it:
 	// users of fd hold it for reading.
 	fdmu sync.RWMutex
-	fd   *os.File
+	fd   Handle
 
 	mu        sync.Mutex // serialises appends and guards the fields below
-	size      int64      // end of the last appended frame
+	size      int64      // end of the last good frame
 	committed int64      // end of the durable prefix
-	err       error      // sticky: a failed write or sync poisons the file
+	dirty     bool       // the file may hold bytes past size: cut them before writing
+	dirSync   bool       // Compact's rename is not known durable: sync the directory first
+	epoch     uint64     // counts rollbacks to the durable prefix
+	fault     error      // the last storage failure; nil once a write is durable again
 	closed    bool
+}
+
+func newFile(path string, fd Handle, opts Options) *File {
+	f := &File{path: path, fs: opts.FS, fd: fd, log: opts.Logger, window: opts.SyncWindow}
+	if f.fs == nil {
+		f.fs = OS
+	}
+	if f.log == nil {
+		f.log = slog.New(slog.DiscardHandler)
+	}
+	if f.window <= 0 {
+		f.window = DefaultSyncWindow
+	}
+	return f
 }
 
 // FrameSize returns the number of bytes a frame with an n-byte payload takes.
@@ -93,15 +145,32 @@ func FrameSize(n int) int64 { return int64(n) + FrameOverhead }
 // Open opens the journal at path, creating it (and fsyncing its directory)
 // if it does not exist. It calls replay, if not nil, with the offset and
 // payload of every valid frame in order; the payload is only valid during the
-// call. A replay error stops Open and is returned.
+// call. A replay error stops Open and is returned. If Open created the file
+// and then fails (a full disk cannot take the header), it removes the file
+// again, so that failed attempts leave nothing behind.
 func Open(path string, opts Options, replay func(off int64, payload []byte) error) (*File, error) {
-	fd, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("journal: open: %w", err)
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = OS
 	}
-	f := &File{path: path, fd: fd}
+	created := false
+	fd, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		fd, err = fsys.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		created = err == nil
+		if errors.Is(err, fs.ErrExist) {
+			fd, err = fsys.OpenFile(path, os.O_RDWR, 0)
+		}
+	}
+	if err != nil {
+		return nil, storageError("open", path, err)
+	}
+	f := newFile(path, fd, opts)
 	if err := f.load(opts, replay); err != nil {
 		fd.Close()
+		if created {
+			fsys.Remove(path)
+		}
 		return nil, err
 	}
 	return f, nil
@@ -111,14 +180,14 @@ func Open(path string, opts Options, replay func(off int64, payload []byte) erro
 func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 	st, err := f.fd.Stat()
 	if err != nil {
-		return fmt.Errorf("journal: stat %s: %w", f.path, err)
+		return storageError("stat", f.path, err)
 	}
 	size := st.Size()
 	if size < HeaderSize {
 		// A new file, or one torn while its header was written.
 		head := make([]byte, size)
 		if _, err := f.fd.ReadAt(head, 0); err != nil && err != io.EOF {
-			return fmt.Errorf("journal: read %s: %w", f.path, err)
+			return storageError("read", f.path, err)
 		}
 		if !bytes.HasPrefix(fileMagic, head) {
 			return fmt.Errorf("%w: %s", ErrNotJournal, f.path)
@@ -132,7 +201,7 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 	s := newScanner(f.fd, size)
 	head, err := s.window(0, HeaderSize)
 	if err != nil {
-		return fmt.Errorf("journal: read %s: %w", f.path, err)
+		return storageError("read", f.path, err)
 	}
 	if !bytes.Equal(head, fileMagic) {
 		return fmt.Errorf("%w: %s", ErrNotJournal, f.path)
@@ -141,7 +210,7 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 	for off < size {
 		payload, ok, err := s.frameAt(off)
 		if err != nil {
-			return fmt.Errorf("journal: read %s: %w", f.path, err)
+			return storageError("read", f.path, err)
 		}
 		if ok {
 			if replay != nil {
@@ -154,17 +223,17 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 		}
 		next, err := s.resync(off + 1)
 		if err != nil {
-			return fmt.Errorf("journal: read %s: %w", f.path, err)
+			return storageError("read", f.path, err)
 		}
 		if next < 0 {
 			if opts.OnDamage != nil {
 				opts.OnDamage(Damage{Offset: off, Length: size - off, Tail: true})
 			}
 			if err := f.fd.Truncate(off); err != nil {
-				return fmt.Errorf("journal: truncate torn tail of %s: %w", f.path, err)
+				return storageError("truncate torn tail of", f.path, err)
 			}
-			if err := f.fd.Sync(); err != nil {
-				return fmt.Errorf("journal: sync %s: %w", f.path, err)
+			if err := f.fsync(f.fd); err != nil {
+				return storageError("sync", f.path, err)
 			}
 			size = off
 			break
@@ -185,15 +254,42 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 // file and its directory entry durable.
 func (f *File) initHeader() error {
 	if err := f.fd.Truncate(0); err != nil {
-		return fmt.Errorf("journal: init %s: %w", f.path, err)
+		return storageError("init", f.path, err)
 	}
 	if _, err := f.fd.WriteAt(fileMagic, 0); err != nil {
-		return fmt.Errorf("journal: init %s: %w", f.path, err)
+		return storageError("init", f.path, err)
 	}
-	if err := f.fd.Sync(); err != nil {
-		return fmt.Errorf("journal: sync %s: %w", f.path, err)
+	if err := f.fsync(f.fd); err != nil {
+		return storageError("sync", f.path, err)
 	}
-	return SyncDir(filepath.Dir(f.path))
+	return f.syncDir()
+}
+
+// fsync syncs h, timing it: a sync slower than the durability window is
+// logged, since every change acknowledged through it waited that long.
+func (f *File) fsync(h Handle) error {
+	start := time.Now()
+	err := h.Sync()
+	f.noteSync(start, "file")
+	return err
+}
+
+// syncDir fsyncs the journal's directory, timed like fsync.
+func (f *File) syncDir() error {
+	start := time.Now()
+	dir := filepath.Dir(f.path)
+	err := f.fs.SyncDir(dir)
+	f.noteSync(start, "directory")
+	if err != nil {
+		return storageError("sync dir", dir, err)
+	}
+	return nil
+}
+
+func (f *File) noteSync(start time.Time, what string) {
+	if d := time.Since(start); d > f.window {
+		f.log.Warn("journal: slow fsync", "path", f.path, "of", what, "took", d, "window", f.window)
+	}
 }
 
 // Path returns the file's path.
@@ -232,56 +328,169 @@ func AppendFrame(dst, payload []byte) []byte {
 }
 
 // Write appends buf, which must hold whole frames built with AppendFrame, at
-// the end of the file and returns the offset it was written at.
+// the end of the file and returns the offset it was written at. If the write
+// fails, the bytes of buf that reached the file are cut off again (now, or
+// before the next write if the truncation fails too).
 func (f *File) Write(buf []byte) (int64, error) {
 	f.fdmu.RLock()
 	defer f.fdmu.RUnlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.usable(); err != nil {
+	if f.closed {
+		return 0, ErrClosed
+	}
+	if err := f.clean(); err != nil {
 		return 0, err
 	}
 	off := f.size
 	if _, err := f.fd.WriteAt(buf, off); err != nil {
-		f.err = fmt.Errorf("journal: write %s: %w", f.path, err)
-		return 0, f.err
+		f.dirty = true
+		err = f.failed(storageError("write", f.path, err))
+		f.clean()
+		return 0, err
 	}
 	f.size += int64(len(buf))
 	return off, nil
 }
 
+// clean cuts the file back to size after a failed write or sync, and makes
+// the cut durable, so that no byte of a frame that was not acknowledged can
+// reappear after a crash. The caller holds mu.
+func (f *File) clean() error {
+	if !f.dirty {
+		return nil
+	}
+	if err := f.fd.Truncate(f.size); err != nil {
+		return f.failed(storageError("truncate", f.path, err))
+	}
+	if err := f.fsync(f.fd); err != nil {
+		return f.failed(storageError("sync", f.path, err))
+	}
+	f.dirty = false
+	return nil
+}
+
+// failed records err as the file's fault and returns it. The caller holds mu.
+func (f *File) failed(err error) error {
+	f.fault = err
+	return err
+}
+
 // Sync makes every frame appended before the call durable. Appends may run
 // while it waits for the disk.
+//
+// If the fsync fails, the kernel may have dropped the pages it could not
+// write, so nothing appended since the last good sync can be trusted: the
+// file is rolled back to its durable prefix and Sync returns the error. A
+// Sync that was waiting on the disk when another one failed this way fails
+// too. Writers that append and sync concurrently must therefore not
+// acknowledge a frame on the strength of another writer's Sync; the stores
+// in this module serialise each append with its sync.
 func (f *File) Sync() error {
 	f.fdmu.RLock()
 	defer f.fdmu.RUnlock()
 	f.mu.Lock()
-	if err := f.usable(); err != nil {
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	if err := f.clean(); err != nil {
 		f.mu.Unlock()
 		return err
 	}
-	end := f.size
+	if f.dirSync {
+		if err := f.syncDir(); err != nil {
+			f.rollback()
+			f.mu.Unlock()
+			return f.failed(err)
+		}
+		f.dirSync = false
+	}
+	end, epoch := f.size, f.epoch
 	f.mu.Unlock()
-	err := f.fd.Sync()
+	err := f.fsync(f.fd)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err != nil {
-		// After a failed fsync the kernel may have dropped the dirty pages:
-		// nothing written since the last good sync can be trusted.
-		f.err = fmt.Errorf("journal: sync %s: %w", f.path, err)
-		return f.err
+		err = storageError("sync", f.path, err)
+		if epoch == f.epoch {
+			f.rollback()
+		}
+		return f.failed(err)
+	}
+	if epoch != f.epoch {
+		// A concurrent Sync failed and rolled back frames this one covered.
+		if f.fault != nil {
+			return f.fault
+		}
+		return fmt.Errorf("journal: sync %s: frames rolled back: %w", f.path, ErrStorageFailed)
 	}
 	if end > f.committed {
 		f.committed = end
 	}
+	f.fault = nil
 	return nil
 }
 
-func (f *File) usable() error {
+// rollback drops every frame past the durable prefix. The caller holds mu.
+func (f *File) rollback() {
+	f.size = f.committed
+	f.dirty = true
+	f.epoch++
+	f.clean()
+}
+
+// Fault returns the error of the last failed write, fsync or truncation, or
+// nil if the file is healthy: a later successful Sync, Compact or Probe
+// clears it. The error wraps ErrStorageFull or ErrStorageFailed.
+func (f *File) Fault() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fault
+}
+
+// Probe tests whether a faulty file accepts writes again, so that a store
+// with no change to write can still learn that the disk was freed: it
+// writes a block of zeros past the last frame, fsyncs, and cuts the block
+// off again (a crash in between leaves a tail that Open truncates as torn).
+// On success the fault is cleared. On a healthy file, or one with frames
+// appended but not yet synced, it does nothing and returns Fault.
+func (f *File) Probe() error {
+	f.fdmu.RLock()
+	defer f.fdmu.RUnlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	if f.closed {
 		return ErrClosed
 	}
-	return f.err
+	if f.fault == nil || f.size != f.committed {
+		return f.fault
+	}
+	if err := f.clean(); err != nil {
+		return err
+	}
+	if f.dirSync {
+		if err := f.syncDir(); err != nil {
+			return f.failed(err)
+		}
+		f.dirSync = false
+	}
+	f.dirty = true
+	if _, err := f.fd.WriteAt(make([]byte, probeSize), f.size); err != nil {
+		err = f.failed(storageError("probe", f.path, err))
+		f.clean()
+		return err
+	}
+	if err := f.fsync(f.fd); err != nil {
+		err = f.failed(storageError("probe sync", f.path, err))
+		f.clean()
+		return err
+	}
+	if err := f.clean(); err != nil {
+		return err
+	}
+	f.fault = nil
+	return nil
 }
 
 // Size returns the offset just past the last appended frame.
@@ -355,11 +564,11 @@ func (f *File) Snapshot(w io.Writer) (int64, error) {
 	n, closed := f.committed, f.closed
 	f.mu.Unlock()
 	var (
-		fd  *os.File
+		fd  Handle
 		err error
 	)
 	if !closed {
-		fd, err = os.Open(f.path)
+		fd, err = f.fs.OpenFile(f.path, os.O_RDONLY, 0)
 	}
 	f.fdmu.RUnlock()
 	if closed {
@@ -376,7 +585,7 @@ func (f *File) Snapshot(w io.Writer) (int64, error) {
 type Writer struct {
 	buf []byte
 	off int64
-	fd  *os.File
+	fd  Handle
 	err error
 }
 
@@ -411,76 +620,92 @@ func (w *Writer) flush() {
 // it builds a new file beside the old one, fsyncs it, renames it over the old
 // one and fsyncs the directory, then carries on appending to the new file. A
 // crash at any point leaves either the old file or the new one, whole.
-// Appends and reads wait while Compact runs.
+// Appends and reads wait while Compact runs. If building the new file fails
+// (a full disk), the temporary file is removed and the old one stays in
+// use, unchanged.
 func (f *File) Compact(fill func(w *Writer) error) error {
 	f.fdmu.Lock()
 	defer f.fdmu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if err := f.usable(); err != nil {
-		return err
+	if f.closed {
+		return ErrClosed
 	}
-	fd, size, err := writeNew(f.path, fill)
+	fd, size, err := f.writeNew(fill)
 	if fd != nil {
 		// The new file has replaced the old one in the directory: from now
 		// on only it may be written, even if the rename is not yet durable.
 		f.fd.Close()
 		f.fd = fd
 		f.size, f.committed = size, size
+		f.dirty = false
+		f.epoch++
+		// If the rename may not survive a crash, nothing appended to the
+		// new file can be acknowledged before the directory is synced:
+		// Sync retries that first.
+		f.dirSync = err != nil
 	}
-	if err != nil && fd != nil {
-		// The rename may not survive a crash, so nothing appended now could
-		// be acknowledged safely: fail every later write.
-		f.err = err
+	if err != nil {
+		return f.failed(err)
 	}
-	return err
+	f.fault = nil
+	return nil
 }
 
 // Create writes a new journal at path holding the frames that fill writes,
 // replacing any file there atomically, and returns it open for appending.
-func Create(path string, fill func(w *Writer) error) (*File, error) {
-	fd, size, err := writeNew(path, fill)
+// Of opts, FS, Logger and SyncWindow apply.
+func Create(path string, opts Options, fill func(w *Writer) error) (*File, error) {
+	f := newFile(path, nil, opts)
+	fd, size, err := f.writeNew(fill)
 	if err != nil {
 		if fd != nil {
 			fd.Close()
 		}
 		return nil, err
 	}
-	return &File{path: path, fd: fd, size: size, committed: size}, nil
+	f.fd, f.size, f.committed = fd, size, size
+	return f, nil
 }
 
-// writeNew builds a journal in a temporary file and renames it to path. If
-// the rename succeeded but the directory could not be synced, it returns the
-// new file together with the error: the caller must stop using the old one.
-func writeNew(path string, fill func(w *Writer) error) (*os.File, int64, error) {
-	tmp := path + ".tmp"
-	fd, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+// writeNew builds a journal in a temporary file and renames it to f.path.
+// If the rename succeeded but the directory could not be synced, it returns
+// the new file together with the error: the caller must stop using the old
+// one.
+func (f *File) writeNew(fill func(w *Writer) error) (Handle, int64, error) {
+	tmp := f.path + ".tmp"
+	fd, err := f.fs.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return nil, 0, fmt.Errorf("journal: compact %s: %w", path, err)
+		return nil, 0, storageError("compact", f.path, err)
 	}
-	fail := func(err error) (*os.File, int64, error) {
+	fail := func(err error) (Handle, int64, error) {
 		fd.Close()
-		os.Remove(tmp)
-		return nil, 0, fmt.Errorf("journal: compact %s: %w", path, err)
+		f.fs.Remove(tmp)
+		return nil, 0, storageError("compact", f.path, err)
 	}
 	w := &Writer{fd: fd, off: HeaderSize, buf: append([]byte(nil), fileMagic...)}
 	if fill != nil {
 		if err := fill(w); err != nil {
-			return fail(err)
+			if w.err != nil {
+				return fail(w.err)
+			}
+			fd.Close()
+			f.fs.Remove(tmp)
+			return nil, 0, fmt.Errorf("journal: compact %s: %w", f.path, err)
 		}
 	}
 	w.flush()
 	if w.err != nil {
 		return fail(w.err)
 	}
-	if err := fd.Sync(); err != nil {
+	if err := f.fsync(fd); err != nil {
 		return fail(err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := f.fs.Rename(tmp, f.path); err != nil {
 		return fail(err)
 	}
-	if err := SyncDir(filepath.Dir(path)); err != nil {
-		return fd, w.off, fmt.Errorf("journal: compact %s: %w", path, err)
+	if err := f.syncDir(); err != nil {
+		return fd, w.off, fmt.Errorf("journal: compact %s: %w", f.path, err)
 	}
 	return fd, w.off, nil
 }
@@ -495,19 +720,24 @@ func (f *File) Close() error {
 		return ErrClosed
 	}
 	f.closed = true
-	var err error
-	if f.err == nil {
-		if err = f.fd.Sync(); err == nil {
+	err := f.clean()
+	if err == nil && f.dirSync {
+		err = f.syncDir()
+	}
+	if err == nil {
+		if err = f.fsync(f.fd); err == nil {
 			f.committed = f.size
+		} else {
+			err = storageError("sync", f.path, err)
 		}
 	}
-	if cerr := f.fd.Close(); err == nil {
-		err = cerr
+	if cerr := f.fd.Close(); err == nil && cerr != nil {
+		err = storageError("close", f.path, cerr)
 	}
 	if err != nil {
 		return fmt.Errorf("journal: close %s: %w", f.path, err)
 	}
-	return f.err
+	return nil
 }
 
 // SyncDir fsyncs a directory so that entries created or renamed in it are

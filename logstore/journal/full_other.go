@@ -1,0 +1,5 @@
+//go:build !unix && !windows
+
+package journal
+
+func isNoSpace(error) bool { return false }
