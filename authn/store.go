@@ -30,12 +30,17 @@ var (
 // journal has grown to four times its live data.
 const defaultCompactAt = 1 << 20
 
+// probeInterval is how often, at most, Health probes the disk of a degraded
+// store for free space.
+const probeInterval = time.Second
+
 // Options configure a Store.
 type Options struct {
 	Now    func() time.Time // nil = time.Now
 	Rand   io.Reader        // nil = crypto/rand
 	Hasher *Hasher          // required
 	Logger *slog.Logger     // nil = discard
+	FS     journal.FS       // the journal's file system; nil = journal.OS (tests inject faults)
 }
 
 // Store holds the auth collections and their records. It keeps everything
@@ -58,6 +63,9 @@ type Store struct {
 	byCol     map[string]map[string]*Record // collection id → record id → record
 	byEmail   map[string]map[string]*Record // collection id → email → record
 	colOrder  []string                      // collection ids in creation order
+
+	probeMu   sync.Mutex // guards lastProbe
+	lastProbe time.Time
 }
 
 // op is one change: the new full state of an object, or its deletion. A
@@ -115,6 +123,8 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	j, err := journal.Open(path, journal.Options{
 		Strict: true,
+		FS:     opts.FS,
+		Logger: s.log,
 		OnDamage: func(d journal.Damage) {
 			s.log.Warn("auth journal: dropped torn tail", "path", path, "offset", d.Offset, "bytes", d.Length)
 		},
@@ -212,6 +222,26 @@ func repairSuperusers(su *Collection) (*Collection, []string) {
 // Snapshot writes a consistent copy of the store's journal (everything
 // acknowledged so far) to w, for backups; writers are not stopped.
 func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
+
+// Health returns nil while the store can save changes, or the error of the
+// last failed write, which wraps journal.ErrStorageFull or
+// journal.ErrStorageFailed. A failed write changes nothing: the next one is
+// tried afresh and, once it succeeds, the store is healthy again. So that
+// the store reports recovery even when nobody writes, a degraded store
+// probes the disk when asked, at most once per probeInterval.
+func (s *Store) Health() error {
+	err := s.j.Fault()
+	if err == nil {
+		return nil
+	}
+	s.probeMu.Lock()
+	defer s.probeMu.Unlock()
+	if now := s.now(); now.Sub(s.lastProbe) >= probeInterval || now.Before(s.lastProbe) {
+		s.lastProbe = now
+		err = s.j.Probe()
+	}
+	return err
+}
 
 // Close closes the journal.
 func (s *Store) Close() error {
