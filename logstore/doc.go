@@ -20,6 +20,19 @@
 // up and the queue grows), and never corrupts a segment: a torn last frame
 // is truncated on the next Open.
 //
+// A batch the disk refuses (full, or failing) is lost, and only that batch:
+// the journal cuts the segment back to its last good frame and the next
+// batch is written as if the failed one had never been tried, so logging
+// resumes by itself once space is freed. Health reports the failure until a
+// batch is written again; it is logged when it starts, at most once a
+// minute while it lasts, and when it ends. Creating a segment that fails
+// leaves no file behind and is retried after a back-off (1 s doubling to a
+// minute), the active segment growing past its size meanwhile; and since a
+// segment is only rotated once it holds entries, a disk with room for a
+// header but not an entry collects at most one empty segment, the active
+// one. Every fsync slower than the flush interval is logged as a warning:
+// it breaks the promise that an entry is durable within it.
+//
 // # Segments
 //
 // A data directory (<datadir>/logs) holds segment files named

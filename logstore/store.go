@@ -69,6 +69,16 @@ const (
 	// DefaultSegmentSize is the size at which the active segment is rotated.
 	DefaultSegmentSize = 64 << 20
 
+	// Rotation that fails (a full disk cannot take a new segment file) is
+	// retried after a back-off that doubles from minRotateWait to
+	// maxRotateWait; meanwhile the active segment grows past its size.
+	minRotateWait = time.Second
+	maxRotateWait = time.Minute
+
+	// faultLogEvery is how often, at most, the writer logs that writes keep
+	// failing, so that a full disk does not flood the server's log.
+	faultLogEvery = time.Minute
+
 	dayMs = 24 * 60 * 60 * 1000
 )
 
@@ -112,6 +122,10 @@ type Options struct {
 
 	// maxPendingBytes overrides MaxPendingBytes in tests.
 	maxPendingBytes int64
+
+	// FS is the file system of the segments; nil means journal.OS. Tests
+	// inject faults through it.
+	FS journal.FS
 }
 
 // segment is one segment file: a journal of records with consecutive
@@ -151,6 +165,7 @@ func parseSegmentName(name string) (firstSeq int64, key uint64, ok bool) {
 // methods are safe for concurrent use.
 type Store struct {
 	dir     string
+	fs      journal.FS
 	now     func() time.Time
 	log     *slog.Logger
 	window  time.Duration
@@ -176,6 +191,16 @@ type Store struct {
 	wbuf    []byte
 	wpos    []int
 	jbuf    []byte
+
+	// Rotation back-off, guarded by wmu: no new segment before rotAfter.
+	rotWait  time.Duration
+	rotAfter time.Time
+
+	// Storage health, set by the writer, read by Health.
+	hmu      sync.Mutex
+	fault    error     // the last failed write's error; nil once one succeeds
+	lost     int64     // entries lost since the fault began
+	faultLog time.Time // when the fault was last logged
 
 	// The queue between Add and the writer.
 	qmu      sync.Mutex
@@ -206,6 +231,7 @@ type Store struct {
 func Open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		dir:     dir,
+		fs:      opts.FS,
 		now:     opts.Now,
 		log:     opts.Logger,
 		window:  opts.FlushInterval,
@@ -349,10 +375,11 @@ func (s *Store) load() error {
 func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 	x := newIndex()
 	var rec record
-	opts := journal.Options{OnDamage: func(d journal.Damage) {
+	opts := s.journalOptions()
+	opts.OnDamage = func(d journal.Damage) {
 		s.log.Warn("logstore: damaged segment bytes dropped",
 			"path", seg.path, "offset", d.Offset, "length", d.Length, "tornTail", d.Tail)
-	}}
+	}
 	f, err := journal.Open(seg.path, opts, func(off int64, p []byte) error {
 		if err := decodeRecord(p, &rec); err != nil || rec.seq >= limit {
 			s.log.Warn("logstore: malformed record skipped", "path", seg.path, "offset", off)
@@ -392,11 +419,18 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// journalOptions returns the options segments are opened with: an fsync
+// slower than the group-commit window breaks the store's promise that an
+// entry is durable within it, and is logged.
+func (s *Store) journalOptions() journal.Options {
+	return journal.Options{FS: s.fs, Logger: s.log, SyncWindow: s.window}
+}
+
 // createSegment creates an empty segment file whose first record will have
-// sequence number first.
+// sequence number first. If that fails, no file is left behind.
 func (s *Store) createSegment(first int64, key uint64) (*segment, error) {
 	path := filepath.Join(s.dir, segmentName(first, key))
-	f, err := journal.Open(path, journal.Options{}, nil)
+	f, err := journal.Open(path, s.journalOptions(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("logstore: create segment: %w", err)
 	}
@@ -625,6 +659,7 @@ func (s *Store) commit(batch []Entry) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	err := s.commitLocked(batch)
+	s.noteCommit(len(batch), err)
 	if s.totalSize() > s.maxBytes {
 		if rerr := s.retain(); rerr != nil {
 			s.log.Error("logstore: retention", "error", rerr)
@@ -649,10 +684,9 @@ func (s *Store) commitLocked(batch []Entry) error {
 	}
 	today := floorDiv(clampMs(s.now()), dayMs)
 	seg := s.segs[len(s.segs)-1]
+	overfill := false // rotation failed: let the active segment grow past segSize
 	if seg.rows > 0 && (seg.f.Size() >= s.segSize || today != seg.day) {
-		if err := s.rotate(); err != nil {
-			s.log.Error("logstore: rotate segment", "error", err)
-		}
+		overfill = s.rotate() != nil
 	}
 	if seg = s.segs[len(s.segs)-1]; seg.rows == 0 {
 		seg.day = today // an empty segment takes the entries of today
@@ -677,7 +711,7 @@ func (s *Store) commitLocked(batch []Entry) error {
 				s.log.Warn("logstore: log entry too large, dropped", "bytes", len(s.jbuf))
 				continue
 			}
-			if (len(pos) > 0 || seg.rows > 0) && size+int64(len(buf))+journal.FrameSize(len(s.jbuf)) > s.segSize {
+			if !overfill && (len(pos) > 0 || seg.rows > 0) && size+int64(len(buf))+journal.FrameSize(len(s.jbuf)) > s.segSize {
 				break // the rest goes to a new segment (an empty one takes any entry)
 			}
 			if foreign != "" {
@@ -696,10 +730,7 @@ func (s *Store) commitLocked(batch []Entry) error {
 			return err
 		}
 		if len(batch) > 0 {
-			if err := s.rotate(); err != nil {
-				s.log.Error("logstore: rotate segment, log entries lost", "entries", len(batch), "error", err)
-				return err
-			}
+			overfill = s.rotate() != nil
 		}
 	}
 	return nil
@@ -735,12 +766,9 @@ func (s *Store) write(seg *segment, buf []byte, pos []int) error {
 		err = seg.f.Sync()
 	}
 	if err != nil {
-		s.log.Error("logstore: write failed, log entries lost", "path", seg.path, "entries", len(pos), "error", err)
-		// The journal refuses further writes after a failure; carry on in
-		// a new segment.
-		if rerr := s.rotate(); rerr != nil {
-			s.log.Error("logstore: rotate segment", "error", rerr)
-		}
+		// The journal has cut the segment back to its last good frame and
+		// takes the next batch as if this one had never been written:
+		// these entries are lost (noteCommit logs it), nothing else.
 		return fmt.Errorf("logstore: write: %w", err)
 	}
 	s.mu.Lock()
@@ -804,17 +832,68 @@ func (s *Store) marshalAttrs(m map[string]any) []byte {
 	return b
 }
 
-// rotate starts a new active segment. The caller holds wmu.
+// errRotateWait is returned by rotate during its back-off.
+var errRotateWait = errors.New("logstore: rotation failed recently, not retried yet")
+
+// rotate starts a new active segment. If that fails it logs why, and
+// further calls fail at once (errRotateWait) until a back-off has passed:
+// the active segment takes the entries meanwhile. The caller holds wmu.
 func (s *Store) rotate() error {
+	now := time.Now()
+	if now.Before(s.rotAfter) {
+		return errRotateWait
+	}
 	old := s.segs[len(s.segs)-1]
 	seg, err := s.createSegment(s.nextSeq, old.key)
 	if err != nil {
+		s.rotWait = min(max(2*s.rotWait, minRotateWait), maxRotateWait)
+		s.rotAfter = now.Add(s.rotWait)
+		s.log.Error("logstore: rotate segment: the active segment takes new entries meanwhile",
+			"error", err, "retryIn", s.rotWait)
 		return err
 	}
+	s.rotWait, s.rotAfter = 0, time.Time{}
 	s.mu.Lock()
 	s.segs = append(s.segs, seg)
 	s.mu.Unlock()
 	return nil
+}
+
+// noteCommit records the outcome of committing n entries for Health, and
+// logs a failing disk when it starts failing, at most every faultLogEvery
+// while it fails, and when it works again. The caller holds wmu.
+func (s *Store) noteCommit(n int, err error) {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if err == nil {
+		if s.fault != nil {
+			s.log.Info("logstore: writes work again", "entriesLost", s.lost)
+			s.fault, s.lost = nil, 0
+		}
+		return
+	}
+	if !errors.Is(err, journal.ErrStorageFull) && !errors.Is(err, journal.ErrStorageFailed) {
+		s.log.Error("logstore: commit failed, log entries lost", "entries", n, "error", err)
+		return
+	}
+	s.lost += int64(n)
+	now := time.Now()
+	if s.fault == nil || now.Sub(s.faultLog) >= faultLogEvery {
+		s.log.Error("logstore: write failed, log entries lost", "entriesLost", s.lost, "error", err)
+		s.faultLog = now
+	}
+	s.fault = err
+}
+
+// Health returns nil while the store can write, or the error of the last
+// failed write, which wraps journal.ErrStorageFull or
+// journal.ErrStorageFailed. Entries are written within the flush interval
+// of being added (a request logs one), and the first write that succeeds
+// makes the store healthy again.
+func (s *Store) Health() error {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	return s.fault
 }
 
 // SetRetention applies new settings.logs.maxDays and minLevel at once:
