@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"strongbox/logstore/journal"
 )
@@ -131,6 +132,8 @@ type Store struct {
 	mu  sync.Mutex // serialises Patch
 	cur atomic.Pointer[Settings]
 	j   *journal.File
+
+	lastProbe atomic.Int64 // Unix ns of Health's last probe
 }
 
 // Open opens the settings journal at path (created with the defaults if
@@ -162,6 +165,22 @@ func Open(path string) (*Store, error) {
 
 // Close closes the journal.
 func (s *Store) Close() error { return s.j.Close() }
+
+// Health returns nil while the settings can be saved, or the error of the
+// last failed save (wrapping journal.ErrStorageFull or ErrStorageFailed);
+// the next save is tried afresh. A degraded store probes the disk, at most
+// once a second, so that it reports recovery without a save.
+func (s *Store) Health() error {
+	err := s.j.Fault()
+	if err == nil {
+		return nil
+	}
+	now := time.Now().UnixNano()
+	if last := s.lastProbe.Load(); now-last >= int64(time.Second) && s.lastProbe.CompareAndSwap(last, now) {
+		err = s.j.Probe()
+	}
+	return err
+}
 
 // Snapshot writes a consistent copy of the settings journal to w, for
 // backups.
