@@ -265,5 +265,16 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if stateOf(r).isSuperuser() {
 		h.Data = map[string]any{"canBackup": true, "possibleProxyHeader": "", "realIP": remoteIP(r)}
 	}
-	return writeJSON(w, r, http.StatusOK, h)
+	// The reference's health is always 200. A store that cannot save
+	// changes is reported the only way a monitor or a load balancer reads
+	// without parsing: 503, with data.degraded naming the stores, until
+	// it recovers. The healthy response keeps the reference's shape.
+	if degraded, full := s.storageHealth(); len(degraded) > 0 {
+		h.Code, h.Message = http.StatusServiceUnavailable, "API is degraded: storage is failing."
+		if full {
+			h.Message = "API is degraded: storage is full."
+		}
+		h.Data["degraded"] = degraded
+	}
+	return writeJSON(w, r, h.Code, h)
 }

@@ -9,6 +9,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/httpapi/settings"
+	"strongbox/logstore/journal"
 )
 
 // Messages the interface document (§7) and the reference name exactly.
@@ -41,6 +42,19 @@ const (
 	msgUnsupportedEncoding = "Unsupported transfer encoding."
 	msgUnsupportedVersion  = "Unsupported HTTP version."
 	msgExpectationFailed   = "Expectation failed: only 100-continue is supported."
+)
+
+// Messages of a change the disk refused. The interface document and the
+// reference name none (PocketBase answers 400 or 500 with a generic
+// message); these say what happened and that nothing was saved, never
+// where. A full disk is 507 Insufficient Storage (RFC 4918 §11.5: "unable
+// to store the representation needed to successfully complete the request
+// … considered to be temporary"); any other I/O failure is 503, since the
+// store retries by itself and the request may succeed later, and unlike a
+// 500 it is not a bug of the server.
+const (
+	msgStorageFull    = "Storage is full: the change was not saved."
+	msgStorageFailing = "Storage is failing: the change was not saved."
 )
 
 // Error is an error with the HTTP status, the public message and the
@@ -118,7 +132,29 @@ func asError(err error) *Error {
 	if errors.Is(err, authn.ErrBusy) {
 		return newError(http.StatusTooManyRequests, msgTooManyRequests, err)
 	}
+	if errors.Is(err, journal.ErrStorageFull) {
+		return newError(http.StatusInsufficientStorage, msgStorageFull, err)
+	}
+	if errors.Is(err, journal.ErrStorageFailed) {
+		return newError(http.StatusServiceUnavailable, msgStorageFailing, err)
+	}
 	return newError(http.StatusInternalServerError, msgBadRequest, err)
+}
+
+// storageHealth returns the names of the stores that cannot save changes,
+// in a fixed order, and whether all of them failed for lack of space.
+func (s *Server) storageHealth() (degraded []string, full bool) {
+	full = true
+	for _, st := range []struct {
+		name   string
+		health func() error
+	}{{"auth", s.auth.Health}, {"settings", s.settings.Health}, {"logs", s.logs.Health}} {
+		if err := st.health(); err != nil {
+			degraded = append(degraded, st.name)
+			full = full && errors.Is(err, journal.ErrStorageFull)
+		}
+	}
+	return degraded, full
 }
 
 // renderError writes err as the JSON error envelope, unless the response has

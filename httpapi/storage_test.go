@@ -1,0 +1,151 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"strongbox/authn"
+	"strongbox/httpapi/settings"
+	"strongbox/logstore"
+	"strongbox/logstore/journal/journaltest"
+)
+
+// newFaultyEnv is newEnv with the auth and log stores on a journaltest.FS:
+// one disk that tests can fill, break and free.
+func newFaultyEnv(t *testing.T) (*env, *journaltest.FS, string) {
+	t.Helper()
+	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys := journaltest.New()
+	dir := t.TempDir()
+	authPath := filepath.Join(dir, "auth.journal")
+	auth, err := authn.Open(authPath, authn.Options{Hasher: hasher, Now: clk.Now, FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { auth.Close() })
+	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
+		t.Fatal(err)
+	}
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { set.Close() })
+	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5, FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logs.Close() })
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Logger: logger}))
+	t.Cleanup(srv.Close)
+	e := &env{t: t, srv: srv, auth: auth, logs: logs, settings: set, clock: clk}
+	e.su = e.login("_superusers", suEmail, suPassword)
+	return e, fsys, authPath
+}
+
+// wantBody asserts a response's status and exact body.
+func wantBody(t *testing.T, res *response, status int, body string) {
+	t.Helper()
+	if got := strings.TrimSuffix(string(res.Body), "\n"); res.Status != status || got != body {
+		t.Errorf("got %d %s\nwant %d %s", res.Status, got, status, body)
+	}
+}
+
+// writeLog makes the log store try a write, as the next request would.
+func writeLog(e *env) error {
+	e.logs.Add(logstore.Entry{Message: "probe", Level: 0})
+	return e.logs.Flush()
+}
+
+// TestStorageFull fills the disk: writes answer 507 with a message that
+// names no path, change nothing, and health answers 503 naming the stores;
+// once space is freed everything works again without a restart, and the
+// journal holds exactly the acknowledged changes.
+func TestStorageFull(t *testing.T) {
+	e, fsys, authPath := newFaultyEnv(t)
+	const healthy = `{"message":"API is healthy.","code":200,"data":{}}`
+	wantBody(t, e.do("GET", "/api/health", "", nil), 200, healthy)
+	before := e.signUp("before@example.com", "password123")
+
+	fsys.SetFree(0)
+	res := e.do("POST", "/api/collections/users/records", "", map[string]string{
+		"email": "refused@example.com", "password": "password123", "passwordConfirm": "password123"})
+	wantError(t, res, 507, "Storage is full: the change was not saved.")
+	res = e.do("PATCH", "/api/collections/users/records/"+before, e.su, map[string]string{"name": "changed"})
+	wantError(t, res, 507, "Storage is full: the change was not saved.")
+	if got := e.do("GET", "/api/collections/users/records/"+before, e.su, nil).JSON(t)["name"]; got != "" {
+		t.Errorf("name = %q after a refused update, want empty", got)
+	}
+	// The request log's writer runs in the background: make it try now, so
+	// that what health reports does not depend on timing.
+	if err := writeLog(e); err == nil {
+		t.Fatal("log write on a full disk succeeded")
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 503,
+		`{"message":"API is degraded: storage is full.","code":503,"data":{"degraded":["auth","logs"]}}`)
+	wantBody(t, e.do("GET", "/api/health", e.su, nil), 503,
+		`{"message":"API is degraded: storage is full.","code":503,"data":{"canBackup":true,"degraded":["auth","logs"],"possibleProxyHeader":"","realIP":"127.0.0.1"}}`)
+
+	fsys.SetFree(-1)
+	e.clock.Add(time.Second) // the auth store probes the disk at most once a second
+	if err := writeLog(e); err != nil {
+		t.Fatalf("log write after space was freed: %v", err)
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 200, healthy)
+	after := e.signUp("after@example.com", "password123")
+
+	// Only what was acknowledged is in the journal.
+	hasher, _ := authn.NewHasher(bcrypt.MinCost, 0)
+	e.auth.Close()
+	s, err := authn.Open(authPath, authn.Options{Hasher: hasher})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	users, _ := s.Collection("users")
+	for id, want := range map[string]bool{before: true, after: true} {
+		if _, ok := s.Record(users, id); ok != want {
+			t.Errorf("record %s present = %v after reopen, want %v", id, ok, want)
+		}
+	}
+	if _, ok := s.FindByEmail(users, "refused@example.com"); ok {
+		t.Errorf("the refused sign-up is in the journal")
+	}
+	if r, _ := s.Record(users, before); r.Fields["name"] != "" {
+		t.Errorf("the refused update is in the journal: name = %v", r.Fields["name"])
+	}
+}
+
+// TestStorageFailing breaks the disk (fsync fails with EIO): writes answer
+// 503 "Storage is failing", health says so, and both recover once the disk
+// works again.
+func TestStorageFailing(t *testing.T) {
+	e, fsys, _ := newFaultyEnv(t)
+	fsys.FailSyncs(syscall.EIO)
+	res := e.do("POST", "/api/collections/users/records", "", map[string]string{
+		"email": "a@example.com", "password": "password123", "passwordConfirm": "password123"})
+	wantError(t, res, 503, "Storage is failing: the change was not saved.")
+	if err := writeLog(e); err == nil {
+		t.Fatal("log write on a failing disk succeeded")
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 503,
+		`{"message":"API is degraded: storage is failing.","code":503,"data":{"degraded":["auth","logs"]}}`)
+	fsys.FailSyncs(nil)
+	e.signUp("a@example.com", "password123")
+	if err := writeLog(e); err != nil {
+		t.Fatal(err)
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
+}
