@@ -218,6 +218,39 @@ func TestCompactFull(t *testing.T) {
 	}
 }
 
+// TestCompactRenameNotDurable: Compact renamed the new file into place but
+// could not fsync the directory. The new file is in use; nothing appended
+// to it is acknowledged until the directory sync succeeds, and then the
+// file works as before.
+func TestCompactRenameNotDurable(t *testing.T) {
+	f, fsys, path := openFaulty(t)
+	if err := appendSync(f, "old"); err != nil {
+		t.Fatal(err)
+	}
+	fsys.FailDirSyncs(syscall.EIO)
+	err := f.Compact(func(w *journal.Writer) error {
+		_, err := w.Append([]byte("compacted"))
+		return err
+	})
+	if !errors.Is(err, journal.ErrStorageFailed) {
+		t.Fatalf("Compact with a failing directory sync: err = %v, want ErrStorageFailed", err)
+	}
+	if err := appendSync(f, "refused"); !errors.Is(err, journal.ErrStorageFailed) {
+		t.Errorf("append before the rename is durable: err = %v, want ErrStorageFailed", err)
+	}
+	fsys.FailDirSyncs(nil)
+	if err := appendSync(f, "after"); err != nil {
+		t.Fatalf("append once directory syncs work: %v", err)
+	}
+	if f.Fault() != nil {
+		t.Errorf("Fault() = %v after a good sync", f.Fault())
+	}
+	f.Close()
+	if got, want := replay(t, path), []string{"compacted", "after"}; !cmp.Equal(got, want) {
+		t.Errorf("replay = %q, want %q", got, want)
+	}
+}
+
 // TestProbe: a faulty file with nothing to write learns that the disk was
 // freed through Probe, which leaves the file as it was.
 func TestProbe(t *testing.T) {

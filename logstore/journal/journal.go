@@ -383,9 +383,10 @@ func (f *File) failed(err error) error {
 // write, so nothing appended since the last good sync can be trusted: the
 // file is rolled back to its durable prefix and Sync returns the error. A
 // Sync that was waiting on the disk when another one failed this way fails
-// too. Writers that append and sync concurrently must therefore not
-// acknowledge a frame on the strength of another writer's Sync; the stores
-// in this module serialise each append with its sync.
+// too; but one that starts after the rollback cannot tell that frames
+// appended before it were dropped. A writer that acknowledges what it
+// appended once Sync returns nil must therefore serialise its append with
+// its Sync, as every store in this module does.
 func (f *File) Sync() error {
 	f.fdmu.RLock()
 	defer f.fdmu.RUnlock()
@@ -401,8 +402,9 @@ func (f *File) Sync() error {
 	if f.dirSync {
 		if err := f.syncDir(); err != nil {
 			f.rollback()
+			f.failed(err)
 			f.mu.Unlock()
-			return f.failed(err)
+			return err
 		}
 		f.dirSync = false
 	}

@@ -5,6 +5,7 @@
 package journaltest
 
 import (
+	"cmp"
 	"io"
 	"os"
 	"sync"
@@ -22,6 +23,7 @@ type FS struct {
 	free      int64 // bytes files may still grow by; <0 is unlimited
 	writeErr  error
 	syncErr   error
+	dirErr    error
 	syncDelay time.Duration
 	syncs     int
 }
@@ -59,6 +61,14 @@ func (f *FS) FailSyncs(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.syncErr = err
+}
+
+// FailDirSyncs makes every fsync of a directory fail with err (nil: they
+// work again), as when a rename cannot be made durable.
+func (f *FS) FailDirSyncs(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.dirErr = err
 }
 
 // SetSyncDelay makes every fsync of a file take at least d longer.
@@ -129,7 +139,7 @@ func (f *FS) Remove(name string) error {
 // SyncDir implements journal.FS.
 func (f *FS) SyncDir(dir string) error {
 	f.mu.Lock()
-	err := f.syncErr
+	err := cmp.Or(f.dirErr, f.syncErr)
 	f.mu.Unlock()
 	if err != nil {
 		return &os.PathError{Op: "sync", Path: dir, Err: err}
