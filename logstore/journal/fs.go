@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 )
 
@@ -66,6 +67,9 @@ var (
 // ErrStorageFull or ErrStorageFailed, so that callers can tell a full disk
 // from a broken one with errors.Is and still see the system error.
 func storageError(op, path string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err // the path is in the message already
+	}
 	kind := ErrStorageFailed
 	if IsFull(err) {
 		kind = ErrStorageFull
