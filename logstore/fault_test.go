@@ -128,7 +128,9 @@ func TestFullDiskThenFreed(t *testing.T) {
 	if got := storedURLs(t, s); !slices.Equal(got, want) {
 		t.Errorf("stored %q, want %q", got, want)
 	}
-	s.Close()
+	if err := s.Close(); err != nil {
+		t.Errorf("Close after recovery = %v, want nil", err)
+	}
 	opts.FS = nil
 	s2 := mustOpen(t, dir, opts)
 	if got := storedURLs(t, s2); !slices.Equal(got, want) {
@@ -223,5 +225,21 @@ func TestFullDuringRotation(t *testing.T) {
 				t.Errorf("after reopen: stored %q,\nwant %q", got, want)
 			}
 		})
+	}
+}
+
+// TestCloseOnFullDisk: entries that cannot be written at shutdown make
+// Close fail, with the storage error.
+func TestCloseOnFullDisk(t *testing.T) {
+	c, h := newClock(), &logRecorder{}
+	opts, fsys := faultyOptions(c, h)
+	s, err := Open(t.TempDir(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fsys.SetFree(0)
+	s.Add(req("GET", "/lost", 200))
+	if err := s.Close(); !errors.Is(err, journal.ErrStorageFull) {
+		t.Errorf("Close with entries the disk refused = %v, want journal.ErrStorageFull", err)
 	}
 }

@@ -465,7 +465,10 @@ func (s *Store) Close() error {
 	s.wmu.Unlock()
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
-	if err == nil && s.failErr != nil {
+	if err == nil && s.failErr != nil && s.failEnd == s.done {
+		// The last batch failed: entries are lost at shutdown. An earlier
+		// failure the writer has recovered from was reported by Flush and
+		// logged; it is no reason for the process to exit with an error.
 		err = s.failErr
 	}
 	return err
