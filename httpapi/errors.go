@@ -179,6 +179,23 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	s.writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
 }
 
+// Unavailable returns a handler that answers every request with a 503
+// error envelope carrying msg, and the headers of every response: for the
+// requests that no Server can take, such as those that arrive while the
+// server restarts.
+func Unavailable(msg string) http.Handler {
+	body, _ := marshal(envelope{Data: map[string]any{}, Message: msg, Status: http.StatusServiceUnavailable})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		for _, kv := range securityHeaderValues {
+			h.Set(kv[0], kv[1])
+		}
+		h.Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		w.Write(body)
+	})
+}
+
 // marshal encodes v as PocketBase does: encoding/json with HTML escaping and
 // a trailing newline.
 func marshal(v any) ([]byte, error) {

@@ -54,6 +54,19 @@ type Config struct {
 	WriteTimeout time.Duration    // response deadline of the routes; 0 = DefaultWriteTimeout
 	// LoginPolicy is the password-login throttle; nil = ratelimit.DefaultPolicy.
 	LoginPolicy *ratelimit.Policy
+	// Restarter restarts the server this API runs in; nil = it cannot be
+	// restarted. The backups restore route will use it.
+	Restarter Restarter
+}
+
+// Restarter restarts the running server in place: it waits for the
+// requests in flight, closes every store, runs step over the data dir while
+// nothing is open (a restore swaps the stores' files there) and reopens the
+// stores. It is all a handler knows of the process it runs in; see
+// strongbox/httpapi/app for the semantics. A handler answers first and then
+// restarts, since Restart waits for every request in flight, its own too.
+type Restarter interface {
+	Restart(ctx context.Context, step func(dir string) error) error
 }
 
 // Server is the API. It is an http.Handler.
@@ -70,6 +83,7 @@ type Server struct {
 	settingsMu sync.Mutex // serialises settings changes with their effects
 	handler    http.Handler
 	limits     *limits // rateLimits settings and the login throttle
+	restarter  Restarter
 }
 
 // NewServer builds the API with its routes and middleware.
@@ -82,6 +96,7 @@ func NewServer(cfg Config) *Server {
 		now:      cfg.Now,
 		mux:      http.NewServeMux(),
 	}
+	s.restarter = cfg.Restarter
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
