@@ -20,7 +20,11 @@ var depsRules = map[string][]string{
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/httpapi/settings":  {"strongbox/logstore/journal"},
 	"strongbox/httpapi":           {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit"},
-	"strongbox":                   {"*"},
+	// app runs the server: the one package besides main that imports both
+	// the stores and httpapi. No rule lists it, so no lower package may
+	// import it.
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/settings"},
+	"strongbox":             {"*"},
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},

@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -30,10 +29,8 @@ import (
 
 	"strongbox/authn"
 	"strongbox/conformance"
-	"strongbox/httpapi"
-	"strongbox/httpapi/settings"
+	"strongbox/httpapi/app"
 	"strongbox/logstore"
-	"strongbox/logstore/journal"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -127,7 +124,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	switch args[0] {
 	case "serve":
-		return cmdServe(ctx, args[1:], getenv, stdout, stderr)
+		return cmdServe(ctx, args[1:], getenv, stdout, stderr, nil)
 	case "superuser":
 		return cmdSuperuser(ctx, args[1:], getenv, stdout)
 	case "conformance":
@@ -147,31 +144,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return fmt.Errorf("unknown command %q\n%s", args[0], named(usage))
 }
 
-// config is the configuration of a data dir's stores.
+// config is the configuration of a data dir's stores, from flags and the
+// environment.
 type config struct {
-	dir          string
-	bcryptCost   int
-	bcryptSlots  int   // concurrent bcrypt computations; 0 = one per CPU
-	logsMaxBytes int64 // cap on stored request logs; 0 = logstore's default
-	err          error // a malformed environment value
+	app.Options
+	err error // a malformed environment value
 }
 
 func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
-	c := &config{bcryptCost: authn.DefaultCost}
-	fs.StringVar(&c.dir, "dir", envOr(getenv, "STRONGBOX_DIR", "./sb_data"), "data directory (env STRONGBOX_DIR)")
+	c := &config{Options: app.Options{BcryptCost: authn.DefaultCost}}
+	fs.StringVar(&c.Dir, "dir", envOr(getenv, "STRONGBOX_DIR", "./sb_data"), "data directory (env STRONGBOX_DIR)")
 	if v := getenv("STRONGBOX_BCRYPT_COST"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {
 			c.err = fmt.Errorf("STRONGBOX_BCRYPT_COST=%q is not a number", v)
 		}
-		c.bcryptCost = n
+		c.BcryptCost = n
 	}
 	if v := getenv("STRONGBOX_LOGS_MAX_MB"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 1 || n > 1<<30 {
 			c.err = fmt.Errorf("STRONGBOX_LOGS_MAX_MB=%q is not a size in MiB", v)
 		}
-		c.logsMaxBytes = n << 20
+		c.LogsMaxBytes = n << 20
 	}
 	return c
 }
@@ -183,130 +178,36 @@ func envOr(getenv func(string) string, key, def string) string {
 	return def
 }
 
-// stores are the open stores of a data dir.
-type stores struct {
-	lock     *journal.DirLock
-	auth     *authn.Store
-	settings *settings.Store
-	logs     *logstore.Store // only opened by serve
-	closed   bool
-}
-
-// lockDir takes the data dir's lock, explaining a refusal.
-func lockDir(dir string) (*journal.DirLock, error) {
-	lock, err := journal.LockDir(dir)
-	if errors.Is(err, journal.ErrLocked) {
-		return nil, fmt.Errorf("data dir %s is in use by a running strongbox server: %w; stop it first (or use the API while it runs)", dir, err)
-	}
-	return lock, err
-}
-
-// openStores locks the data dir and opens its auth and settings stores,
-// and the log store too when withLogs is set.
-func openStores(cfg *config, logger *slog.Logger, withLogs bool) (_ *stores, err error) {
-	if cfg.err != nil {
-		return nil, cfg.err
-	}
-	lock, err := lockDir(cfg.dir)
-	if err != nil {
-		return nil, err
-	}
-	st := &stores{lock: lock}
-	defer func() {
-		if err != nil {
-			st.Close()
-		}
-	}()
-	hasher, err := authn.NewHasher(cfg.bcryptCost, cfg.bcryptSlots)
-	if err != nil {
-		return nil, err
-	}
-	if st.auth, err = authn.Open(filepath.Join(cfg.dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: logger}); err != nil {
-		return nil, err
-	}
-	if st.settings, err = settings.Open(filepath.Join(cfg.dir, "settings.journal")); err != nil {
-		return nil, err
-	}
-	if withLogs {
-		ls := st.settings.Get().Logs
-		st.logs, err = logstore.Open(filepath.Join(cfg.dir, "logs"), logstore.Options{
-			Logger: logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: cfg.logsMaxBytes,
-		})
-		if err != nil {
-			return nil, err
-		}
-	}
-	return st, nil
-}
-
-// Close flushes and closes every store, then releases the data dir. It may
-// be called more than once.
-func (s *stores) Close() error {
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	var errs []error
-	if s.logs != nil {
-		errs = append(errs, s.logs.Close())
-	}
-	if s.settings != nil {
-		errs = append(errs, s.settings.Close())
-	}
-	if s.auth != nil {
-		errs = append(errs, s.auth.Close())
-	}
-	errs = append(errs, s.lock.Unlock())
-	return errors.Join(errs...)
-}
-
-func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// cmdServe runs `strongbox serve`. ready, if not nil, is called with the
+// server's base URL once it serves (tests and the throwaway server of
+// `conformance` learn the address so).
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(base string)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg := baseConfig(fs, getenv)
 	addr := fs.String("http", envOr(getenv, "STRONGBOX_HTTP", "127.0.0.1:8090"), "address to listen on (env STRONGBOX_HTTP)")
 	if _, done, err := parseArgs(fs, args, serveUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
-	logger := slog.New(slog.NewTextHandler(stderr, nil))
-	cfg.bcryptSlots = reserveScheduler(getenv)
-	st, err := openStores(cfg, logger, true)
-	if err != nil {
-		return err
+	if cfg.err != nil {
+		return cfg.err
 	}
-	defer st.Close()
-
-	// Bind first: the first superuser is created, and its credentials
-	// printed, only once the server can be reached, so that a start that
-	// fails (a bad --http) leaves no account whose password nobody saw.
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return err
-	}
-	defer ln.Close()
-	login, err := ensureSuperuser(ctx, st.auth, getenv)
-	if err != nil {
-		return err
-	}
-	base := "http://" + ln.Addr().String()
-	api := httpapi.NewServer(httpapi.Config{Auth: st.auth, Logs: st.logs, Settings: st.settings, Logger: logger})
-	srv, ln := httpapi.NewHTTPServer(api, ln, httpapi.HTTPConfig{Logger: logger})
-	printLogin(stdout, base, cfg.dir, login)
-	fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.dir)
-
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Info("shutting down: waiting for in-flight requests")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return err
-	}
-	return st.Close()
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+	cfg.BcryptSlots = reserveScheduler(getenv)
+	srv := app.New(app.Config{
+		Options:           cfg.Options,
+		Addr:              *addr,
+		SuperuserEmail:    getenv("STRONGBOX_SUPERUSER_EMAIL"),
+		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
+		OnReady: func(r app.Ready) {
+			base := "http://" + r.Addr.String()
+			printLogin(stdout, base, cfg.Dir, r.Login)
+			fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.Dir)
+			if ready != nil {
+				ready(base)
+			}
+		},
+	})
+	return srv.Run(ctx)
 }
 
 // reserveScheduler gives Go's scheduler two slots (Ps) more than there are
@@ -334,39 +235,7 @@ var (
 	cpus      int
 )
 
-// loginInfo says how to log in as a superuser. Created is set when
-// ensureSuperuser just created the account; Password only when it chose
-// the password itself (one the operator set is never echoed back).
-type loginInfo struct {
-	Email, Password string
-	Created         bool
-}
-
-// ensureSuperuser creates the first superuser of a new data dir, from
-// STRONGBOX_SUPERUSER_EMAIL / STRONGBOX_SUPERUSER_PASSWORD or with a random
-// password, so that a plain `strongbox serve` is usable at once.
-func ensureSuperuser(ctx context.Context, auth *authn.Store, getenv func(string) string) (loginInfo, error) {
-	su := auth.Superusers()
-	if recs := auth.Records(su); len(recs) > 0 {
-		return loginInfo{Email: recs[0].Email}, nil
-	}
-	email := envOr(getenv, "STRONGBOX_SUPERUSER_EMAIL", "admin@localhost")
-	login := loginInfo{Email: email, Created: true}
-	password := getenv("STRONGBOX_SUPERUSER_PASSWORD")
-	if password == "" {
-		p, err := authn.NewRandom(nil).Password(20)
-		if err != nil {
-			return loginInfo{}, err
-		}
-		password, login.Password = p, p
-	}
-	if _, err := auth.CreateSuperuser(ctx, email, password); err != nil {
-		return loginInfo{}, fmt.Errorf("create the first superuser %s: %w", email, err)
-	}
-	return login, nil
-}
-
-func printLogin(w io.Writer, base, dir string, l loginInfo) {
+func printLogin(w io.Writer, base, dir string, l app.Login) {
 	pw, reset := "PASSWORD", "Forgot the password? Stop the server and run"
 	switch {
 	case l.Password != "":
@@ -406,13 +275,16 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 	if !authn.ValidEmail(email) {
 		return fmt.Errorf("invalid email address %q", email)
 	}
-	st, err := openStores(cfg, nil, false)
+	if cfg.err != nil {
+		return cfg.err
+	}
+	st, err := app.Open(cfg.Options, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	su := st.auth.Superusers()
-	rec, exists := st.auth.FindByEmail(su, email)
+	su := st.Auth.Superusers()
+	rec, exists := st.Auth.FindByEmail(su, email)
 	switch {
 	case action == "create" && exists:
 		return fmt.Errorf("superuser %q already exists", email)
@@ -422,13 +294,13 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 		fmt.Fprintf(stdout, "Superuser %q is missing or already deleted.\n", email)
 		return nil
 	case action == "delete":
-		if err := st.auth.DeleteRecord(su, rec.ID); err != nil {
+		if err := st.Auth.DeleteRecord(su, rec.ID); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "Successfully deleted superuser %q.\n", email)
 		return nil
 	}
-	if _, err := st.auth.UpsertSuperuser(ctx, email, password); err != nil {
+	if _, err := st.Auth.UpsertSuperuser(ctx, email, password); err != nil {
 		var ve authn.ValidationError
 		if errors.As(err, &ve) {
 			for field, fe := range ve {
@@ -489,8 +361,8 @@ func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.W
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--dir", dir},
-			func(k string) string { return env[k] }, addrWriter(addr), stderr)
+		done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--dir", dir},
+			func(k string) string { return env[k] }, io.Discard, stderr, func(base string) { addr <- base })
 	}()
 	stop := func() {
 		cancel()
@@ -505,21 +377,6 @@ func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.W
 		cancel()
 		return nil, "", fmt.Errorf("start throwaway server: %v", err)
 	}
-}
-
-// addrWriter is an io.Writer for serve's output that sends the base URL of
-// its "listening on" line to ch, once.
-type addrWriter chan string
-
-func (w addrWriter) Write(p []byte) (int, error) {
-	var v, base string
-	if n, _ := fmt.Sscanf(string(p), "strongbox %s listening on %s", &v, &base); n == 2 {
-		select {
-		case w <- base:
-		default:
-		}
-	}
-	return len(p), nil
 }
 
 func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -539,15 +396,15 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 	if cfg.err != nil {
 		return cfg.err
 	}
-	lock, err := lockDir(cfg.dir)
+	lock, err := app.LockDir(cfg.Dir)
 	if err != nil {
 		return err
 	}
 	defer lock.Unlock()
 	start := time.Now()
-	if err := logstore.Seed(filepath.Join(cfg.dir, "logs"), *n, logstore.Options{}); err != nil {
+	if err := logstore.Seed(filepath.Join(cfg.Dir, "logs"), *n, logstore.Options{}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.dir, "logs"), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.Dir, "logs"), time.Since(start).Round(time.Millisecond))
 	return nil
 }

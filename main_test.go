@@ -45,7 +45,8 @@ func (s *syncBuffer) String() string {
 }
 
 // startServer runs `serve` on 127.0.0.1:0 with dir as the data dir and env
-// as the environment, and stops it when the test ends.
+// as the environment, learning its address from the ready callback, and
+// stops it when the test ends.
 func startServer(t *testing.T, dir string, env map[string]string) *testServer {
 	t.Helper()
 	if env == nil {
@@ -59,8 +60,8 @@ func startServer(t *testing.T, dir string, env map[string]string) *testServer {
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"serve", "--http", "127.0.0.1:0", "--dir", dir},
-			func(k string) string { return env[k] }, io.MultiWriter(out, addrWriter(addr)), io.Discard)
+		done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--dir", dir},
+			func(k string) string { return env[k] }, out, io.Discard, func(base string) { addr <- base })
 	}()
 	var base string
 	select {
@@ -237,12 +238,43 @@ func TestVersionAndUsage(t *testing.T) {
 		t.Errorf("unknown command: want an error")
 	}
 	for _, kv := range [][2]string{{"STRONGBOX_BCRYPT_COST", "ten"}, {"STRONGBOX_BCRYPT_COST", "99"}, {"STRONGBOX_LOGS_MAX_MB", "-5"}} {
-		// A bad value stops serve before it listens (run returns at once).
-		err := run(t.Context(), []string{"serve", "--http", "127.0.0.1:0", "--dir", t.TempDir()}, envOf(kv[0], kv[1]), io.Discard, io.Discard)
-		if err == nil {
-			t.Errorf("%s=%s: serve started, want the value refused", kv[0], kv[1])
+		// A bad value stops serve before it listens: a serve that gets
+		// ready has accepted it, and is stopped at once.
+		if served, err := serveUntilReady(t, envOf(kv[0], kv[1])); served || err == nil {
+			t.Errorf("%s=%s: serve started (err %v), want the value refused", kv[0], kv[1], err)
 		}
 	}
+}
+
+// serveUntilReady runs `serve` on 127.0.0.1:0 with a fresh data dir and
+// the environment getenv, and stops it as soon as it is ready. It returns
+// whether it got ready and serve's error, and fails the test if serve runs
+// on for 20 s without either.
+func serveUntilReady(t *testing.T, getenv func(string) string) (served bool, err error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--dir", t.TempDir()}, getenv, io.Discard, io.Discard, func(string) { close(ready) })
+	}()
+	select {
+	case err = <-done:
+		return false, err
+	case <-ready:
+		cancel()
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("serve neither got ready nor returned within 20 s")
+	}
+	select {
+	case err = <-done:
+		return true, err
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop within 30 s of being ready")
+	}
+	return true, nil
 }
 
 // TestLogsSeed: seeded logs are served by the next start.

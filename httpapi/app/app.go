@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"strongbox/httpapi"
+	"strongbox/logstore/journal"
+)
+
+// Defaults of Config.
+const (
+	// DefaultShutdownTimeout is how long a graceful stop waits for the
+	// requests in flight.
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultRestartHold is how long a request that arrives during a
+	// restart waits for it to end before it is answered 503.
+	DefaultRestartHold = 10 * time.Second
+)
+
+var (
+	// ErrNotRunning is returned by Restart before Run serves or once it
+	// has begun to stop.
+	ErrNotRunning = errors.New("app: the server is not running")
+	// ErrInRequest is returned by Restart when it is called with the
+	// context of a request that has not finished: the restart would wait
+	// for that request, and the request for the restart.
+	ErrInRequest = errors.New("app: restart from inside a request in flight: answer the request first, then restart")
+)
+
+// Config configures a Server.
+type Config struct {
+	Options // the data dir and its stores
+
+	// Addr is the TCP address to listen on, such as 127.0.0.1:8090; port 0
+	// picks a free one (OnReady tells which).
+	Addr string
+	// SuperuserEmail and SuperuserPassword are the first superuser of a
+	// new data dir: DefaultSuperuserEmail and a random password (reported
+	// in Ready.Login) when empty.
+	SuperuserEmail, SuperuserPassword string
+	// OnReady, if set, is called once when the server is bound and serving.
+	OnReady func(Ready)
+	// ShutdownTimeout bounds a graceful stop; 0 = DefaultShutdownTimeout.
+	ShutdownTimeout time.Duration
+	// RestartHold bounds how long a request waits for a restart to end;
+	// 0 = DefaultRestartHold.
+	RestartHold time.Duration
+}
+
+// Ready is what OnReady learns once the server serves.
+type Ready struct {
+	Addr  net.Addr // the bound address
+	Login Login    // how to log in, and whether the superuser was just created
+}
+
+// Server owns a running strongbox over a data dir: its lock, its stores,
+// the listener and the http.Server. Run serves until its context ends;
+// Restart closes the stores and reopens them in between (see the package
+// documentation).
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	gate *gate
+	wrap func(http.Handler) http.Handler // tests: wraps each API built
+
+	// life is a one-slot semaphore held while the server starts, restarts
+	// or stops; it guards the fields below.
+	life    chan struct{}
+	state   int     // notStarted, running or stopped
+	stores  *Stores // the open stores; nil after a failed reopen
+	downErr error   // why stores is nil
+}
+
+const (
+	notStarted = iota
+	running
+	stopped
+)
+
+// New returns a Server for cfg; Run starts it.
+func New(cfg Config) *Server {
+	if cfg.ShutdownTimeout <= 0 {
+		cfg.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if cfg.RestartHold <= 0 {
+		cfg.RestartHold = DefaultRestartHold
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1)}
+}
+
+// Run locks the data dir, opens its stores, binds Addr, creates the first
+// superuser of a new data dir, calls OnReady and serves until ctx ends.
+// Then it stops gracefully: it waits for the requests in flight (and for a
+// restart under way), closes the stores and releases the dir. It returns
+// nil after a graceful stop, and an error if the server could not start,
+// could not serve, or stopped while its stores could not be reopened.
+func (s *Server) Run(ctx context.Context) error {
+	s.life <- struct{}{}
+	srv, ln, lock, login, err := s.start(ctx)
+	<-s.life
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	if s.cfg.OnReady != nil {
+		s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
+	}
+
+	var serveErr error
+	select {
+	case serveErr = <-errc:
+	case <-ctx.Done():
+	}
+	s.life <- struct{}{} // wait for a restart under way
+	defer func() { <-s.life }()
+	s.state = stopped
+	var errs []error
+	if serveErr != nil {
+		errs = append(errs, serveErr)
+		srv.Close()
+	} else {
+		s.log.Info("shutting down: waiting for in-flight requests")
+		shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		defer cancel()
+		if err := srv.Shutdown(shutdownCtx); err != nil {
+			errs = append(errs, err)
+			srv.Close()
+		}
+	}
+	if s.stores != nil {
+		errs = append(errs, s.stores.Close())
+	} else {
+		errs = append(errs, fmt.Errorf("app: stopped with the data dir closed: %w", s.downErr))
+	}
+	errs = append(errs, lock.Unlock())
+	return errors.Join(errs...)
+}
+
+// start opens the stores, binds and creates the first superuser: all
+// that comes before serving. The caller holds life.
+func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, err error) {
+	if s.state != notStarted {
+		return nil, nil, nil, Login{}, errors.New("app: Run called twice")
+	}
+	s.state = stopped // a failed start is final too
+	lock, err := LockDir(s.cfg.Dir)
+	if err != nil {
+		return nil, nil, nil, Login{}, err
+	}
+	st, err := openStores(s.cfg.Options, true)
+	if err != nil {
+		return nil, nil, nil, Login{}, errors.Join(err, lock.Unlock())
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, st.Close(), lock.Unlock())
+		}
+	}()
+	// Bind first: the first superuser is created only once the server can
+	// be reached, so that a start that fails (a bad address) leaves no
+	// account whose password nobody saw.
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return nil, nil, nil, Login{}, err
+	}
+	login, err := ensureSuperuser(ctx, st.Auth, s.cfg.SuperuserEmail, s.cfg.SuperuserPassword)
+	if err != nil {
+		ln.Close()
+		return nil, nil, nil, Login{}, err
+	}
+	s.stores, s.state = st, running
+	s.gate.open(s.api(st))
+	srv, capped := httpapi.NewHTTPServer(s.gate, ln, httpapi.HTTPConfig{Logger: s.log})
+	return srv, capped, lock, login, nil
+}
+
+// api builds the HTTP API over st.
+func (s *Server) api(st *Stores) http.Handler {
+	var h http.Handler = httpapi.NewServer(httpapi.Config{
+		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
+	})
+	if s.wrap != nil {
+		h = s.wrap(h)
+	}
+	return h
+}
+
+// Restart closes every store, runs step (if not nil) over the data dir
+// while nothing is open, and reopens the stores, in this process and on
+// the same listener (see the package documentation for what clients see).
+// It waits for the requests in flight for as long as ctx allows; if ctx
+// ends first, nothing has changed and it returns the context's error.
+//
+// It returns the step's error, after reopening the stores on what the step
+// left on disk; undoing a failed step is the caller's job (a second Restart
+// can do it). If the stores cannot be reopened, the server answers 503
+// until a later Restart reopens them, and the error says so.
+func (s *Server) Restart(ctx context.Context, step func(dir string) error) error {
+	if s.gate.inFlightRequest(ctx) {
+		return ErrInRequest
+	}
+	select {
+	case s.life <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("app: restart: %w", context.Cause(ctx))
+	}
+	defer func() { <-s.life }()
+	if s.state != running {
+		return ErrNotRunning
+	}
+	start := time.Now()
+	if err := s.gate.close(ctx); err != nil {
+		return fmt.Errorf("app: restart: waiting for the requests in flight: %w", err)
+	}
+	// No request is inside the API, and new ones wait at the gate.
+	if s.stores != nil {
+		err := s.stores.Close()
+		s.stores = nil
+		if err != nil {
+			// A store may not have been flushed: the step does not run
+			// over it, and the stores reopen on what is on disk.
+			return s.reopen(start, fmt.Errorf("app: restart: close the stores: %w", err))
+		}
+	}
+	return s.reopen(start, runStep(step, s.cfg.Dir))
+}
+
+// runStep runs step over dir, turning a panic into an error: the stores
+// are closed, and the server must still reopen them.
+func runStep(step func(dir string) error, dir string) (err error) {
+	if step == nil {
+		return nil
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("app: restart: step panicked: %v", v)
+		}
+	}()
+	if err := step(dir); err != nil {
+		return fmt.Errorf("app: restart: step: %w", err)
+	}
+	return nil
+}
+
+// reopen opens the stores from disk and lets the held requests through to
+// a new API over them, or leaves the gate down. It returns prior joined
+// with a reopen failure. The caller holds life.
+func (s *Server) reopen(start time.Time, prior error) error {
+	st, err := openStores(s.cfg.Options, true)
+	if err != nil {
+		s.downErr = fmt.Errorf("app: reopen the stores of %s: %w", s.cfg.Dir, err)
+		s.gate.fail()
+		s.log.Error("restart failed: answering 503 until a restart reopens the stores", "dir", s.cfg.Dir, "err", s.downErr, "stepErr", prior)
+		return errors.Join(prior, s.downErr)
+	}
+	s.stores, s.downErr = st, nil
+	s.gate.open(s.api(st))
+	if prior != nil {
+		s.log.Warn("restarted on the data as the failed step left it", "dir", s.cfg.Dir, "took", time.Since(start), "err", prior)
+	} else {
+		s.log.Info("restarted", "dir", s.cfg.Dir, "took", time.Since(start))
+	}
+	return prior
+}

@@ -1,0 +1,53 @@
+// Package app runs strongbox's server over a data dir: it opens the stores,
+// binds, serves the API, restarts in place and shuts down gracefully.
+//
+// It is the one package besides main that imports both the stores and
+// httpapi; no other package imports it. main turns flags and environment
+// into a Config and calls Run.
+//
+// # Starting
+//
+// Run locks the data dir, opens the auth, settings and log stores, binds
+// the address, and only then creates the first superuser of a new data dir,
+// so that a start that cannot bind leaves no account whose password nobody
+// saw. Once it serves, it calls Config.OnReady with the bound address and
+// how to log in: callers learn the address from there, never from output.
+//
+// # Restarting
+//
+// Server.Restart restarts in place, in the same process; it does not
+// re-exec. The listener and the http.Server stay up throughout, so a client
+// never sees a refused or reset connection. In order:
+//
+//  1. New requests stop reaching the API and wait at a gate.
+//  2. Restart waits for the requests in flight to finish (bounded by its
+//     ctx; the routes' own deadlines bound them too). If ctx ends first,
+//     the gate reopens on the stores still open and nothing has changed.
+//  3. Every store is closed and flushed. The data dir's lock stays held,
+//     so no other strongbox takes the dir in the meantime: the step must
+//     swap the entries of the dir (auth.journal, settings.journal, logs/)
+//     and leave its .lock file alone.
+//  4. The step runs over the data dir, while nothing is open.
+//  5. The stores are reopened from what is on disk, a new API is built on
+//     them (the in-memory rate-limit windows and login throttle start
+//     afresh) and the waiting requests go on to it.
+//
+// A request that waits at the gate longer than Config.RestartHold (or
+// whose client gives up) is answered 503 with the error envelope. So a
+// request sent during a restart sees the old data, the new data or a 503
+// envelope, never a hang or a reset.
+//
+// If the step fails, the stores are still reopened, on whatever the step
+// left on disk, and Restart returns the step's error: undoing a half-done
+// step is the caller's job, for instance by a second Restart whose step
+// rolls back. If the reopen fails, the server stays up but answers every
+// request 503 (and says so in its log) until a later Restart reopens the
+// stores; Restart returns the reopen error, and Run returns it too if the
+// server stops in that state.
+//
+// A handler is given the Server as an httpapi.Restarter. Since Restart
+// waits for every request in flight, a handler answers first and then
+// restarts from a goroutine (as the reference's backup restore does);
+// called with the context of its own unfinished request, Restart returns
+// ErrInRequest at once instead of waiting for itself.
+package app

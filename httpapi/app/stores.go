@@ -1,0 +1,147 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"strongbox/authn"
+	"strongbox/httpapi/settings"
+	"strongbox/logstore"
+	"strongbox/logstore/journal"
+)
+
+// Options says where a data dir is and how to open its stores.
+type Options struct {
+	Dir          string
+	BcryptCost   int          // bcrypt cost of new passwords, such as authn.DefaultCost
+	BcryptSlots  int          // concurrent bcrypt computations; 0 = one per CPU
+	LogsMaxBytes int64        // cap on stored request logs; 0 = logstore's default
+	Logger       *slog.Logger // the stores' log; nil = discard
+}
+
+// Stores are the open stores of a data dir.
+type Stores struct {
+	Auth     *authn.Store
+	Settings *settings.Store
+	Logs     *logstore.Store // nil unless opened with logs
+
+	lock   *journal.DirLock // nil when the caller holds the lock
+	closed bool
+}
+
+// LockDir takes the data dir's lock, explaining a refusal.
+func LockDir(dir string) (*journal.DirLock, error) {
+	lock, err := journal.LockDir(dir)
+	if errors.Is(err, journal.ErrLocked) {
+		return nil, fmt.Errorf("data dir %s is in use by a running strongbox server: %w; stop it first (or use the API while it runs)", dir, err)
+	}
+	return lock, err
+}
+
+// Open locks the data dir and opens its auth and settings stores, and the
+// log store too when withLogs is set. Close releases the lock.
+func Open(opts Options, withLogs bool) (*Stores, error) {
+	lock, err := LockDir(opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	st, err := openStores(opts, withLogs)
+	if err != nil {
+		return nil, errors.Join(err, lock.Unlock())
+	}
+	st.lock = lock
+	return st, nil
+}
+
+// openStores opens the stores of a data dir whose lock the caller holds.
+func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
+	st := &Stores{}
+	defer func() {
+		if err != nil {
+			st.Close()
+		}
+	}()
+	hasher, err := authn.NewHasher(opts.BcryptCost, opts.BcryptSlots)
+	if err != nil {
+		return nil, err
+	}
+	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: opts.Logger}); err != nil {
+		return nil, err
+	}
+	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal")); err != nil {
+		return nil, err
+	}
+	if withLogs {
+		ls := st.Settings.Get().Logs
+		st.Logs, err = logstore.Open(filepath.Join(opts.Dir, "logs"), logstore.Options{
+			Logger: opts.Logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: opts.LogsMaxBytes,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// Close flushes and closes every store, then releases the data dir if Open
+// locked it. It may be called more than once.
+func (s *Stores) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	var errs []error
+	if s.Logs != nil {
+		errs = append(errs, s.Logs.Close())
+	}
+	if s.Settings != nil {
+		errs = append(errs, s.Settings.Close())
+	}
+	if s.Auth != nil {
+		errs = append(errs, s.Auth.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Unlock())
+	}
+	return errors.Join(errs...)
+}
+
+// Login says how to log in as a superuser. Created is set when the server
+// just created the account; Password only when it chose the password itself
+// (one the operator set is never echoed back).
+type Login struct {
+	Email, Password string
+	Created         bool
+}
+
+// DefaultSuperuserEmail is the email of the first superuser when
+// Config.SuperuserEmail is empty.
+const DefaultSuperuserEmail = "admin@localhost"
+
+// ensureSuperuser creates the first superuser of a new data dir, with the
+// given email and password or a random password, so that a plain
+// `strongbox serve` is usable at once.
+func ensureSuperuser(ctx context.Context, auth *authn.Store, email, password string) (Login, error) {
+	su := auth.Superusers()
+	if recs := auth.Records(su); len(recs) > 0 {
+		return Login{Email: recs[0].Email}, nil
+	}
+	if email == "" {
+		email = DefaultSuperuserEmail
+	}
+	login := Login{Email: email, Created: true}
+	if password == "" {
+		p, err := authn.NewRandom(nil).Password(20)
+		if err != nil {
+			return Login{}, err
+		}
+		password, login.Password = p, p
+	}
+	if _, err := auth.CreateSuperuser(ctx, email, password); err != nil {
+		return Login{}, fmt.Errorf("create the first superuser %s: %w", email, err)
+	}
+	return login, nil
+}
