@@ -63,8 +63,9 @@ type Config struct {
 // requests in flight, closes every store, runs step over the data dir while
 // nothing is open (a restore swaps the stores' files there) and reopens the
 // stores. It is all a handler knows of the process it runs in; see
-// strongbox/httpapi/app for the semantics. A handler answers first and then
-// restarts, since Restart waits for every request in flight, its own too.
+// strongbox/httpapi/app for the semantics. Restart waits for every request
+// in flight, so a handler answers first and then restarts from a goroutine
+// with a context of its own, not one derived from the request's.
 type Restarter interface {
 	Restart(ctx context.Context, step func(dir string) error) error
 }

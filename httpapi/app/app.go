@@ -27,10 +27,10 @@ var (
 	// ErrNotRunning is returned by Restart before Run serves or once it
 	// has begun to stop.
 	ErrNotRunning = errors.New("app: the server is not running")
-	// ErrInRequest is returned by Restart when it is called with the
-	// context of a request that has not finished: the restart would wait
-	// for that request, and the request for the restart.
-	ErrInRequest = errors.New("app: restart from inside a request in flight: answer the request first, then restart")
+	// ErrInRequest is returned by Restart when its context derives from a
+	// request's. Restart waits for every request in flight: called by a
+	// handler with its request's context, it would wait for itself.
+	ErrInRequest = errors.New("app: restart with a request's context: answer the request, then restart with a context of its own")
 )
 
 // Config configures a Server.
@@ -207,7 +207,7 @@ func (s *Server) api(st *Stores) http.Handler {
 // can do it). If the stores cannot be reopened, the server answers 503
 // until a later Restart reopens them, and the error says so.
 func (s *Server) Restart(ctx context.Context, step func(dir string) error) error {
-	if s.gate.inFlightRequest(ctx) {
+	if s.gate.fromRequest(ctx) {
 		return ErrInRequest
 	}
 	select {

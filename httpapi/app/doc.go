@@ -47,7 +47,10 @@
 //
 // A handler is given the Server as an httpapi.Restarter. Since Restart
 // waits for every request in flight, a handler answers first and then
-// restarts from a goroutine (as the reference's backup restore does);
-// called with the context of its own unfinished request, Restart returns
-// ErrInRequest at once instead of waiting for itself.
+// restarts from a goroutine with a context of its own, as the reference's
+// backup restore does (context.Background with a timeout). Restart refuses
+// a context derived from a request's with ErrInRequest, at once, so that a
+// handler calling it in line fails instead of waiting for itself, and one
+// calling it from a goroutine with its request's context fails every time
+// rather than only when the goroutine wins the race with the response.
 package app

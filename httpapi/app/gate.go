@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"strongbox/httpapi"
@@ -41,14 +40,9 @@ func newGate(hold time.Duration) *gate {
 	return &gate{hold: hold, restarting: httpapi.Unavailable(msgRestarting), down: httpapi.Unavailable(msgDown)}
 }
 
-// inFlight marks the context of a request inside the API, so that Restart
-// can tell that it is called from one that has not finished.
-type inFlight struct {
-	gate *gate
-	done atomic.Bool
-}
-
-type inFlightKey struct{}
+// requestKey marks the context of a request that went through a gate:
+// its value is the gate.
+type requestKey struct{}
 
 // ServeHTTP passes the request to the current API, waiting for a restart to
 // end if one is under way.
@@ -58,9 +52,8 @@ func (g *gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		unavailable.ServeHTTP(w, r)
 		return
 	}
-	f := &inFlight{gate: g}
-	defer g.leave(f)
-	api.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), inFlightKey{}, f)))
+	defer g.leave()
+	api.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), requestKey{}, g)))
 }
 
 // enter returns the API and counts the request in, or the 503 to answer
@@ -97,8 +90,7 @@ func (g *gate) enter(ctx context.Context) (api, unavailable http.Handler) {
 }
 
 // leave counts a request out.
-func (g *gate) leave(f *inFlight) {
-	f.done.Store(true)
+func (g *gate) leave() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.inflight--; g.inflight == 0 && g.idle != nil {
@@ -160,9 +152,8 @@ func (g *gate) fail() {
 	}
 }
 
-// inFlightRequest reports whether ctx is that of a request of g which is
-// still inside the API.
-func (g *gate) inFlightRequest(ctx context.Context) bool {
-	f, ok := ctx.Value(inFlightKey{}).(*inFlight)
-	return ok && f.gate == g && !f.done.Load()
+// fromRequest reports whether ctx is, or derives from, the context of a
+// request that went through g.
+func (g *gate) fromRequest(ctx context.Context) bool {
+	return ctx.Value(requestKey{}) == g
 }
