@@ -44,7 +44,9 @@ type Config struct {
 	// new data dir: DefaultSuperuserEmail and a random password (reported
 	// in Ready.Login) when empty.
 	SuperuserEmail, SuperuserPassword string
-	// OnReady, if set, is called once when the server is bound and serving.
+	// OnReady, if set, is called once when the server is bound and
+	// serving, on Run's goroutine: Run does not watch its context until
+	// OnReady returns.
 	OnReady func(Ready)
 	// ShutdownTimeout bounds a graceful stop; 0 = DefaultShutdownTimeout.
 	ShutdownTimeout time.Duration

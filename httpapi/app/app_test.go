@@ -505,3 +505,17 @@ func TestRunBadAddress(t *testing.T) {
 		t.Errorf("a start that could not bind created %d superusers", len(recs))
 	}
 }
+
+// BenchmarkGate is the cost the gate adds to every request: a lock, a
+// count and a context value.
+func BenchmarkGate(b *testing.B) {
+	g := newGate(DefaultRestartHold)
+	g.open(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	r, _ := http.NewRequest("GET", "/api/health", nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			g.ServeHTTP(nil, r)
+		}
+	})
+}
