@@ -1,0 +1,142 @@
+package conformance
+
+import (
+	"context"
+	"maps"
+	"slices"
+)
+
+// What gets logged and how an entry looks (§2.2).
+
+// logsEntryRequirements: the shape of an entry and which requests are logged (§2.2).
+var logsEntryRequirements = []*Requirement{
+	{
+		ID:      "LOG-ENTRY-001",
+		Section: "§2.2; §4.3 GET /api/logs",
+		Name:    "request log entry shape",
+		Text: "A guest GET /api/health?cf=… shows up in GET /api/logs (within 10 s) as an entry with exactly " +
+			"the keys id (15 characters [a-z0-9]), created (YYYY-MM-DD HH:MM:SS.mmmZ), data, message " +
+			"(\"GET \" + the URL) and level 0; data holds type \"request\", method \"GET\", url (path and " +
+			"query as sent), status 200, auth \"\", execTime (a number ≥ 0), referer and userAgent as sent, " +
+			"and remoteIP and userIP strings.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			e := m.entries[markGuest]
+			if !sameKeys(mapKeys(e), "id", "created", "data", "message", "level") {
+				return Failf("expected exactly the keys id, created, data, message, level; got %v", mapKeys(e))
+			}
+			if id, _ := getString(e, "id"); !reLogID.MatchString(id) {
+				return Failf("expected id of 15 characters [a-z0-9], got %q", id)
+			}
+			if cr, _ := getString(e, "created"); !reLogCreated.MatchString(cr) {
+				return Failf("expected created as YYYY-MM-DD HH:MM:SS.mmmZ, got %v", e["created"])
+			}
+			u := m.urls[markGuest]
+			if err := expectEntry(e, "GET "+u, 0); err != nil {
+				return err
+			}
+			data, _ := getObject(e, "data")
+			want := map[string]any{
+				"type": "request", "method": "GET", "url": u, "status": float64(200), "auth": "",
+				"referer": markReferer, "userAgent": userAgent,
+			}
+			if err := expectData(data, want); err != nil {
+				return err
+			}
+			if x, ok := getNumber(data, "execTime"); !ok || x < 0 {
+				return Failf("expected data.execTime to be a number ≥ 0, got %v", data["execTime"])
+			}
+			for _, k := range []string{"remoteIP", "userIP"} {
+				if _, ok := getString(data, k); !ok {
+					return Failf("expected data.%s to be a string, got %v", k, data[k])
+				}
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-ENTRY-002",
+		Section: "§2.2 (data.auth)",
+		Name:    "auth attribute names the caller's collection",
+		Text: "The entry of a GET /api/health made with a superuser token has data.auth \"_superusers\", " +
+			"data.status 200 and level 0.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			e := m.entries[markSuper]
+			if err := expectEntry(e, "GET "+m.urls[markSuper], 0); err != nil {
+				return err
+			}
+			data, _ := getObject(e, "data")
+			return expectData(data, map[string]any{"auth": "_superusers", "status": float64(200)})
+		}),
+	},
+	{
+		ID:      "LOG-ENTRY-003",
+		Section: "§2.2; §4.3 (failed requests are logged)",
+		Name:    "refused request logged as an error",
+		Text: "GET /api/logs?cf=… without a token (answered 401) is logged with level 8 (the reference's " +
+			"error level), data.status 401, data.method \"GET\", data.auth \"\" and message \"GET \" + the URL.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			e := m.entries[markNoAuth]
+			if err := expectEntry(e, "GET "+m.urls[markNoAuth], 8); err != nil {
+				return err
+			}
+			data, _ := getObject(e, "data")
+			return expectData(data, map[string]any{"status": float64(401), "method": "GET", "auth": "", "type": "request"})
+		}),
+	},
+	{
+		ID:      "LOG-ENTRY-004",
+		Section: "§2.2",
+		Name:    "unknown route logged",
+		Text: "A POST to an unknown path (answered 404) is logged with level 8, data.status 404, " +
+			"data.method \"POST\" and message \"POST \" + the URL.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			e := m.entries[markMissing]
+			if err := expectEntry(e, "POST "+m.urls[markMissing], 8); err != nil {
+				return err
+			}
+			data, _ := getObject(e, "data")
+			return expectData(data, map[string]any{"status": float64(404), "method": "POST", "type": "request"})
+		}),
+	},
+	{
+		ID:      "LOG-ENTRY-005",
+		Section: "§4.3 (reference: successful log reads are not logged)",
+		Name:    "successful log reads are not logged",
+		Text: "A GET /api/logs answered 200 (made between two requests that were logged) leaves no entry: " +
+			"filtering for its URL finds nothing.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, query("filter", m.scope+` && data.url ~ "k=`+markSilent+`"`))
+			if err != nil {
+				return err
+			}
+			if len(list.items) != 0 || list.totalItems != 0 {
+				return Failf("expected no entry for the successful GET %s, found %d", m.urls[markSilent], len(list.items))
+			}
+			return nil
+		}),
+	},
+}
+
+// expectEntry checks message and level of a log entry.
+func expectEntry(e map[string]any, message string, level float64) error {
+	if got, _ := getString(e, "message"); got != message {
+		return Failf("expected message %q, got %v", message, e["message"])
+	}
+	if got, ok := getNumber(e, "level"); !ok || got != level {
+		return Failf("expected level %v, got %v", level, e["level"])
+	}
+	if _, ok := getObject(e, "data"); !ok {
+		return Failf("expected data to be an object, got %v", e["data"])
+	}
+	return nil
+}
+
+// expectData checks attributes of a log entry's data.
+func expectData(data map[string]any, want map[string]any) error {
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if got, ok := data[k]; !ok || got != want[k] {
+			return Failf("expected data.%s = %s, got %s (data %s)", k, jsonText(want[k]), jsonText(data[k]), jsonText(data))
+		}
+	}
+	return nil
+}

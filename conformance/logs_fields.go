@@ -1,0 +1,113 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+)
+
+// Field selection on the list: §4.1.
+
+// logsFieldsRequirements: fields and :excerpt on the list (§4.1).
+var logsFieldsRequirements = []*Requirement{
+	{
+		ID:      "LOG-FIELDS-001",
+		Section: "§4.1; §4.3 GET /api/logs",
+		Name:    "list with fields",
+		Text: "GET /api/logs?fields=id,message answers 200 with every item holding only id and message, " +
+			"and the envelope keys page, perPage, totalItems, totalPages kept.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			q := query("filter", m.scope, "fields", "id,message", "sort", "created")
+			list, err := c.listLogs(ctx, q)
+			if err != nil {
+				return err
+			}
+			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") || list.totalItems != 4 {
+				return Failf("expected the full envelope with totalItems 4, got keys %v and totalItems %v", list.keys, list.totalItems)
+			}
+			if len(list.items) != 4 {
+				return Failf("expected 4 items, got %d", len(list.items))
+			}
+			for i, k := range loggedMarks {
+				want := map[string]any{"id": m.id(k), "message": m.entries[k]["message"]}
+				if !reflect.DeepEqual(list.items[i], want) {
+					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+				}
+			}
+			return nil
+		}),
+	},
+	excerptReq("LOG-FIELDS-002", "message:excerpt(5,true)", 5, true),
+	excerptReq("LOG-FIELDS-003", "message:excerpt(5)", 5, false),
+	{
+		ID:      "LOG-FIELDS-004",
+		Section: "§4.1 (nested selection by dotted path)",
+		Name:    "list with a nested field",
+		Text:    "GET /api/logs?fields=data.status,id answers 200 with items holding only id and data, data holding only status.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, query("filter", m.scope, "fields", "data.status,id", "sort", "created"))
+			if err != nil {
+				return err
+			}
+			if len(list.items) != 4 {
+				return Failf("expected 4 items, got %d", len(list.items))
+			}
+			for i, k := range loggedMarks {
+				data, _ := getObject(m.entries[k], "data")
+				want := map[string]any{"id": m.id(k), "data": map[string]any{"status": data["status"]}}
+				if !reflect.DeepEqual(list.items[i], want) {
+					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+				}
+			}
+			return nil
+		}),
+	},
+}
+
+// excerptReq builds the requirement for fields=<spec> on the list, where
+// spec is an :excerpt of message.
+func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
+	example, suffix := "\"GET /\" and \"POST\"", ""
+	if ellipsis {
+		example, suffix = "\"GET /...\" and \"POST...\"", " and \"...\" appended"
+	}
+	return &Requirement{
+		ID:      id,
+		Section: "§4.1 (:excerpt); §4.3 GET /api/logs",
+		Name:    "list with " + spec,
+		Text: "GET /api/logs?fields=" + spec + " answers 200 with items holding only message, cut to its first " +
+			fmt.Sprint(max) + " characters with surrounding space trimmed" + suffix + " (" + example + ").",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, query("filter", m.scope, "fields", spec, "sort", "created"))
+			if err != nil {
+				return err
+			}
+			if len(list.items) != 4 {
+				return Failf("expected 4 items, got %d", len(list.items))
+			}
+			for i, k := range loggedMarks {
+				msg, _ := getString(m.entries[k], "message")
+				want := map[string]any{"message": excerpt(msg, max, ellipsis)}
+				if !reflect.DeepEqual(list.items[i], want) {
+					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+				}
+			}
+			return nil
+		}),
+	}
+}
+
+// excerpt is the plain-text :excerpt of s (the marked messages hold no
+// markup and no runs of spaces).
+func excerpt(s string, max int, ellipsis bool) string {
+	r := []rune(s)
+	if len(r) <= max {
+		return s
+	}
+	out := strings.TrimSpace(string(r[:max]))
+	if ellipsis {
+		out += "..."
+	}
+	return out
+}

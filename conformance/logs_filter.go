@@ -1,0 +1,184 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// The filter language: §4.4, on the list of §4.3.
+
+// filterReq builds a requirement that lists the marked entries with filter
+// (combined with the scope) and expects exactly the marks want.
+func filterReq(id, section, name, text, filter string, want ...string) *Requirement {
+	return &Requirement{
+		ID: id, Section: section, Name: name, Text: text,
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "filter", filter)
+			if err != nil {
+				return err
+			}
+			return expectMarks("filter "+filter, got, want)
+		}),
+	}
+}
+
+// markText describes each marked request in requirement texts.
+var markText = map[string]string{
+	markGuest:   "the guest's GET /api/health (200)",
+	markSuper:   "the superuser's GET /api/health (200)",
+	markNoAuth:  "the refused GET /api/logs (401)",
+	markMissing: "the POST to an unknown path (404)",
+}
+
+// describeMarks lists the marked requests in words.
+func describeMarks(marks []string) string {
+	words := make([]string, len(marks))
+	for i, k := range marks {
+		words[i] = markText[k]
+	}
+	return strings.Join(words, ", ")
+}
+
+// operatorReq builds the requirement for one §4.4 comparison operator.
+func operatorReq(n int, op, filter string, want ...string) *Requirement {
+	return filterReq(fmt.Sprintf("LOG-FILTER-%03d", n), "§4.4 (operator "+op+"); §4.3 GET /api/logs",
+		"filter operator "+op,
+		"Among the suite's four logged requests, GET /api/logs with filter `"+filter+"` answers 200 with "+
+			"exactly "+describeMarks(want)+".",
+		filter, want...)
+}
+
+// malformedReq builds the requirement that a malformed filter is refused on
+// the list (path /api/logs) or stats (/api/logs/stats) endpoint.
+func malformedReq(id, path, filter, why string) *Requirement {
+	return &Requirement{
+		ID:      id,
+		Section: "§4.4; §4.3 GET " + path + ", Errors; §7 row 4",
+		Name:    "malformed filter on " + path + ": " + filter,
+		Text: "GET " + path + " with filter `" + filter + "` (" + why + ") answers 400 \"" + msgInvalidFilter +
+			"\" (the document's message; PocketBase words it differently).",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, withQuery(path, query("filter", filter)), c.su)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgInvalidFilter)
+			return err
+		},
+	}
+}
+
+// logsFilterRequirements: one check per operator and construct of §4.4, and malformed filters.
+var logsFilterRequirements = []*Requirement{
+	operatorReq(1, "=", "data.status = 401", markNoAuth),
+	operatorReq(2, "!=", "data.status != 401", markGuest, markSuper, markMissing),
+	operatorReq(3, ">", "data.status > 401", markMissing),
+	operatorReq(4, ">=", "data.status >= 401", markNoAuth, markMissing),
+	operatorReq(5, "<", "data.status < 401", markGuest, markSuper),
+	operatorReq(6, "<=", "data.status <= 401", markGuest, markSuper, markNoAuth),
+	operatorReq(7, "~", `message ~ "/api/logs"`, markNoAuth),
+	operatorReq(8, "!~", `message !~ "/api/health"`, markNoAuth, markMissing),
+	operatorReq(9, "?=", "data.status ?= 401", markNoAuth),
+	operatorReq(10, "?!=", "data.status ?!= 401", markGuest, markSuper, markMissing),
+	operatorReq(11, "?>", "data.status ?> 401", markMissing),
+	operatorReq(12, "?>=", "data.status ?>= 401", markNoAuth, markMissing),
+	operatorReq(13, "?<", "data.status ?< 401", markGuest, markSuper),
+	operatorReq(14, "?<=", "data.status ?<= 401", markGuest, markSuper, markNoAuth),
+	operatorReq(15, "?~", `message ?~ "/api/logs"`, markNoAuth),
+	operatorReq(16, "?!~", `message ?!~ "/api/health"`, markNoAuth, markMissing),
+	filterReq("LOG-FILTER-017", "§4.4 (&&)", "filter with &&",
+		"Comparisons joined with && must all hold: filter `data.method = \"GET\" && level > 0` answers 200 "+
+			"with only the refused GET.",
+		`data.method = "GET" && level > 0`, markNoAuth),
+	filterReq("LOG-FILTER-018", "§4.4 (|| and parentheses)", "filter with || in parentheses",
+		"Comparisons joined with || need one to hold: filter `(data.status = 404 || data.auth = \"_superusers\")` "+
+			"answers 200 with the unknown-route POST and the superuser's request.",
+		`(data.status = 404 || data.auth = "_superusers")`, markSuper, markMissing),
+	filterReq("LOG-FILTER-019", "§4.4 (nested parentheses)", "filter with nested groups",
+		"Groups nest: filter `((level > 0 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))` "+
+			"answers 200 with the refused GET and the superuser's request.",
+		`((level > 0 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))`, markNoAuth, markSuper),
+	filterReq("LOG-FILTER-020", "§4.4 (// comments)", "filter with a comment",
+		"A // comment runs to the end of its line: filter `data.status = 401 // note` answers 200 with the refused request, "+
+			"and a comment followed by a new line and `|| data.method = 'POST'` still applies the second line.",
+		"data.status = 401 // only the refused request\n|| data.method = 'POST'", markNoAuth, markMissing),
+	filterReq("LOG-FILTER-021", "§4.4 (operands: quoted strings, numbers, null)", "filter literals",
+		"Operands may be single- or double-quoted strings, numbers and null: `data.method = 'POST' || "+
+			"(level = 0 && data.cfabsent = null && data.auth = \"_superusers\")` answers 200 with the POST and the "+
+			"superuser's request.",
+		`data.method = 'POST' || (level = 0 && data.cfabsent = null && data.auth = "_superusers")`,
+		markMissing, markSuper),
+	{
+		ID:      "LOG-FILTER-022",
+		Section: "§4.3 GET /api/logs (filter fields id, created)",
+		Name:    "filter by id and created",
+		Text: "GET /api/logs answers 200 to a filter on id (`id = \"<id>\"`) with that entry, and one on created " +
+			"(`created >= \"<created of an entry>\"`) with that entry and the later ones.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			f := `id = "` + m.id(markSuper) + `"`
+			got, _, err := c.listMarked(ctx, m, "filter", f)
+			if err != nil {
+				return err
+			}
+			if err := expectMarks("filter "+f, got, []string{markSuper}); err != nil {
+				return err
+			}
+			created, _ := getString(m.entries[markSuper], "created")
+			f = `created >= "` + created + `"`
+			got, _, err = c.listMarked(ctx, m, "filter", f)
+			if err != nil {
+				return err
+			}
+			return expectMarks("filter "+f, got, []string{markSuper, markNoAuth, markMissing})
+		}),
+	},
+	{
+		ID:      "LOG-FILTER-023",
+		Section: "§4.3 GET /api/logs (filter is optional)",
+		Name:    "empty filter means no filter",
+		Text:    "GET /api/logs?filter= (empty) answers 200 like a list without filter.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			a, err := c.listLogs(ctx, query("filter", "", "perPage", "1", "sort", "-created"))
+			if err != nil {
+				return err
+			}
+			if a.totalItems < len(loggedMarks) {
+				return Failf("expected every entry (at least the suite's %d), got totalItems %v", len(loggedMarks), a.totalItems)
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-FILTER-024",
+		Section: "§4.4 (wildcard %)",
+		Name:    "like with explicit wildcards",
+		Text: "A ~ operand containing % is used as the pattern itself: filter `message ~ \"GET /api/health%\"` " +
+			"answers 200 with the entries whose message starts with it, `data.url ~ \"%k=missing\"` the one whose URL " +
+			"ends with it.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, tc := range []struct {
+				f    string
+				want []string
+			}{
+				{`message ~ "GET /api/health%"`, []string{markGuest, markSuper}},
+				{`data.url ~ "%k=missing"`, []string{markMissing}},
+			} {
+				got, _, err := c.listMarked(ctx, m, "filter", tc.f)
+				if err != nil {
+					return err
+				}
+				if err := expectMarks("filter "+tc.f, got, tc.want); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	},
+	malformedReq("LOG-FILTER-030", "/api/logs", "status===", "an operator that does not exist"),
+	malformedReq("LOG-FILTER-031", "/api/logs", "(level=0", "an unclosed parenthesis"),
+	malformedReq("LOG-FILTER-032", "/api/logs", "level=0 ||", "a dangling ||"),
+	malformedReq("LOG-FILTER-033", "/api/logs", "// only a comment", "no expression at all"),
+	malformedReq("LOG-FILTER-034", "/api/logs", "cfunknownfield = 1", "a field logs do not have"),
+}

@@ -1,0 +1,197 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// The list envelope and paging: §2.4, §4.3 GET /api/logs, §8.
+
+// logsListRequirements: the list envelope and paging (§2.4, §4.3, §8).
+var logsListRequirements = []*Requirement{
+	{
+		ID:      "LOG-LIST-001",
+		Section: "§2.4; §4.3 GET /api/logs",
+		Name:    "list envelope",
+		Text: "GET /api/logs answers 200 with an object of exactly the keys page, perPage, totalItems, " +
+			"totalPages (integers) and items (an array of entries, no longer than perPage).",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, query("perPage", "2"))
+			if err != nil {
+				return err
+			}
+			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") {
+				return Failf("expected exactly the keys items, page, perPage, totalItems, totalPages; got %v", list.keys)
+			}
+			if len(list.items) > 2 || list.perPage != 2 {
+				return Failf("expected perPage 2 and at most 2 items, got perPage %v and %d items", list.perPage, len(list.items))
+			}
+			if list.totalItems < len(loggedMarks) {
+				return Failf("expected totalItems ≥ %d (the suite's own entries), got %v", len(loggedMarks), list.totalItems)
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-LIST-002",
+		Section: "§4.3 GET /api/logs; §8 (page default 1, perPage default 30)",
+		Name:    "paging defaults",
+		Text: "GET /api/logs without paging parameters answers 200 with page 1 and perPage 30, with " +
+			"min(30, totalItems) items.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, nil)
+			if err != nil {
+				return err
+			}
+			return expectPaging(list, 1, 30)
+		}),
+	},
+	{
+		ID:      "LOG-LIST-003",
+		Section: "§4.3 GET /api/logs (maximum perPage: reference)",
+		Name:    "perPage capped at 1000",
+		Text:    "GET /api/logs?perPage=5000 answers 200 with perPage 1000 and at most 1000 items.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			list, err := c.listLogs(ctx, query("perPage", "5000"))
+			if err != nil {
+				return err
+			}
+			return expectPaging(list, 1, 1000)
+		}),
+	},
+	{
+		ID:      "LOG-LIST-004",
+		Section: "§4.3 GET /api/logs; §8",
+		Name:    "perPage below 1 means the default",
+		Text:    "GET /api/logs with perPage=0 or perPage=-1 answers 200 with perPage 30.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, v := range []string{"0", "-1"} {
+				list, err := c.listLogs(ctx, query("perPage", v))
+				if err != nil {
+					return err
+				}
+				if err := expectPaging(list, 1, 30); err != nil {
+					return fmt.Errorf("perPage=%s: %w", v, err)
+				}
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-LIST-005",
+		Section: "§4.3 GET /api/logs; §8",
+		Name:    "page below 1 means the first page",
+		Text:    "GET /api/logs?perPage=2 with page=0 or page=-1 answers 200 with page 1.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, v := range []string{"0", "-1"} {
+				list, err := c.listLogs(ctx, query("page", v, "perPage", "2"))
+				if err != nil {
+					return err
+				}
+				if err := expectPaging(list, 1, 2); err != nil {
+					return fmt.Errorf("page=%s: %w", v, err)
+				}
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-LIST-006",
+		Section: "§4.3 GET /api/logs (page is a number)",
+		Name:    "non-numeric page refused",
+		Text:    "GET /api/logs?page=abc answers 400 \"" + msgGenericBad + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, withQuery("/api/logs", query("page", "abc")), c.su)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgGenericBad)
+			return err
+		},
+	},
+	{
+		ID:      "LOG-LIST-007",
+		Section: "§4.3 GET /api/logs (perPage is a number)",
+		Name:    "non-numeric perPage refused",
+		Text:    "GET /api/logs?perPage=abc answers 400 \"" + msgGenericBad + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, withQuery("/api/logs", query("perPage", "abc")), c.su)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgGenericBad)
+			return err
+		},
+	},
+	{
+		ID:      "LOG-LIST-008",
+		Section: "§4.3 GET /api/logs (skipTotal: reference)",
+		Name:    "skipTotal",
+		Text: "GET /api/logs?skipTotal=1 answers 200 with totalItems -1 and totalPages -1, and still " +
+			"returns the matching items.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, list, err := c.listMarked(ctx, m, "skipTotal", "1")
+			if err != nil {
+				return err
+			}
+			if list.totalItems != -1 || list.totalPages != -1 {
+				return Failf("expected totalItems -1 and totalPages -1, got %v and %v", list.totalItems, list.totalPages)
+			}
+			return expectMarks("skipTotal=1", got, loggedMarks)
+		}),
+	},
+	{
+		ID:      "LOG-LIST-009",
+		Section: "§2.4; §4.3 GET /api/logs (page, perPage)",
+		Name:    "pages split the matches",
+		Text: "With a filter matching 4 entries and perPage=3, page 1 holds 3 items with totalItems 4 and " +
+			"totalPages 2, page 2 holds the 4th, and page 3 answers 200 with no items and page 3.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			var all []string
+			for page, want := range []int{3, 1, 0} {
+				got, list, err := c.listMarked(ctx, m, "perPage", "3", "page", fmt.Sprint(page+1), "sort", "created")
+				if err != nil {
+					return err
+				}
+				if len(got) != want || list.page != page+1 || list.perPage != 3 ||
+					list.totalItems != 4 || list.totalPages != 2 {
+					return Failf("page %d: expected %d items, page %d, perPage 3, totalItems 4, totalPages 2; "+
+						"got %d items, page %v, perPage %v, totalItems %v, totalPages %v",
+						page+1, want, page+1, len(got), list.page, list.perPage, list.totalItems, list.totalPages)
+				}
+				all = append(all, got...)
+			}
+			return expectOrder("pages 1 to 3 sorted by created", all, loggedMarks)
+		}),
+	},
+	{
+		ID:      "LOG-LIST-010",
+		Section: "§4.3 GET /api/logs (default order: reference)",
+		Name:    "default order is oldest first",
+		Text:    "GET /api/logs without sort answers 200 listing entries in the order they were logged, oldest first.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m)
+			if err != nil {
+				return err
+			}
+			return expectOrder("no sort", got, loggedMarks)
+		}),
+	},
+}
+
+// expectPaging checks page and perPage of a list and that it holds as many
+// items as it should.
+func expectPaging(l *logList, page, perPage int) error {
+	if l.page != page || l.perPage != perPage {
+		return Failf("expected page %d and perPage %d, got page %d and perPage %d", page, perPage, l.page, l.perPage)
+	}
+	want := max(0, min(perPage, l.totalItems-(page-1)*perPage))
+	if len(l.items) != want {
+		return Failf("expected %d items (totalItems %d), got %d", want, l.totalItems, len(l.items))
+	}
+	if pages := (l.totalItems + perPage - 1) / perPage; l.totalItems >= 0 && l.totalPages != pages {
+		return Failf("expected totalPages ceil(%d/%d) = %d, got %d", l.totalItems, perPage, pages, l.totalPages)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package conformance
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sort"
+)
+
+// Sorting the list: §4.3 GET /api/logs, sort.
+
+// logsSortRequirements: sort (§4.3).
+var logsSortRequirements = []*Requirement{
+	{
+		ID:      "LOG-SORT-001",
+		Section: "§4.3 GET /api/logs (sort, ascending)",
+		Name:    "sort by created ascending",
+		Text:    "GET /api/logs with sort=created, and with sort=+created, answers 200 listing the entries oldest first.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, s := range []string{"created", "+created"} {
+				got, _, err := c.listMarked(ctx, m, "sort", s)
+				if err != nil {
+					return err
+				}
+				if err := expectOrder("sort="+s, got, loggedMarks); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-SORT-002",
+		Section: "§4.3 GET /api/logs (sort, prefix - for descending)",
+		Name:    "sort by created descending",
+		Text:    "GET /api/logs with sort=-created answers 200 listing the entries newest first.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "sort", "-created")
+			if err != nil {
+				return err
+			}
+			want := slices.Clone(loggedMarks)
+			slices.Reverse(want)
+			return expectOrder("sort=-created", got, want)
+		}),
+	},
+	{
+		ID:      "LOG-SORT-003",
+		Section: "§4.3 GET /api/logs (supported sort fields)",
+		Name:    "unknown sort field refused",
+		Text:    "GET /api/logs?sort=unknownfield answers 400 \"" + msgGenericBad + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, withQuery("/api/logs", query("sort", "unknownfield")), c.su)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgGenericBad)
+			return err
+		},
+	},
+	{
+		ID:      "LOG-SORT-004",
+		Section: "§4.3 GET /api/logs (sort @random)",
+		Name:    "sort @random",
+		Text:    "GET /api/logs?sort=@random answers 200 with the same matching entries, in some order.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "sort", "@random")
+			if err != nil {
+				return err
+			}
+			return expectMarks("sort=@random", got, loggedMarks)
+		}),
+	},
+	{
+		ID:      "LOG-SORT-005",
+		Section: "§4.3 GET /api/logs (sort by data.* attributes)",
+		Name:    "sort by data attributes",
+		Text: "GET /api/logs with sort=data.url answers 200 listing entries by URL ascending, and with sort=-data.status " +
+			"by status descending.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "sort", "data.url")
+			if err != nil {
+				return err
+			}
+			want := slices.Clone(loggedMarks)
+			sort.SliceStable(want, func(i, j int) bool { return m.urls[want[i]] < m.urls[want[j]] })
+			if err := expectOrder("sort=data.url", got, want); err != nil {
+				return err
+			}
+			got, _, err = c.listMarked(ctx, m, "sort", "-data.status")
+			if err != nil {
+				return err
+			}
+			if len(got) != 4 || got[0] != markMissing || got[1] != markNoAuth {
+				return Failf("sort=-data.status: expected %s (404) then %s (401) then the two 200s, got %v",
+					markMissing, markNoAuth, got)
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-SORT-006",
+		Section: "§4.3 GET /api/logs (comma-separated sort attributes)",
+		Name:    "sort by several attributes",
+		Text: "GET /api/logs with sort=-level,created answers 200 listing the level 8 entries first, each group oldest " +
+			"first.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "sort", "-level,created")
+			if err != nil {
+				return err
+			}
+			return expectOrder("sort=-level,created", got, []string{markNoAuth, markMissing, markGuest, markSuper})
+		}),
+	},
+	{
+		ID:      "LOG-SORT-007",
+		Section: "§4.3 GET /api/logs (sort by id)",
+		Name:    "sort by id",
+		Text:    "GET /api/logs with sort=id answers 200 listing the entries by id ascending, and sort=-id descending.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			want := slices.Clone(loggedMarks)
+			sort.Slice(want, func(i, j int) bool { return m.id(want[i]) < m.id(want[j]) })
+			got, _, err := c.listMarked(ctx, m, "sort", "id")
+			if err != nil {
+				return err
+			}
+			if err := expectOrder("sort=id", got, want); err != nil {
+				return err
+			}
+			got, _, err = c.listMarked(ctx, m, "sort", "-id")
+			if err != nil {
+				return err
+			}
+			slices.Reverse(want)
+			return expectOrder("sort=-id", got, want)
+		}),
+	},
+}

@@ -1,0 +1,179 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"reflect"
+)
+
+// Hourly statistics: §2.3, §4.3 GET /api/logs/stats.
+
+// logsStatsRequirements: GET /api/logs/stats (§2.3, §4.3).
+var logsStatsRequirements = []*Requirement{
+	{
+		ID:      "LOG-STATS-001",
+		Section: "§2.3; §4.3 GET /api/logs/stats",
+		Name:    "stats shape",
+		Text: "GET /api/logs/stats answers 200 with an array of objects holding exactly date " +
+			"(\"YYYY-MM-DD HH:00:00.000Z\", the start of an hour) and total (an integer ≥ 1), in strictly " +
+			"ascending date order.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			st, err := c.stats(ctx, nil)
+			if err != nil {
+				return err
+			}
+			if len(st) == 0 {
+				return Failf("expected at least one hour bucket (the suite's own requests were logged), got []")
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-STATS-002",
+		Section: "§4.3 GET /api/logs/stats (filter)",
+		Name:    "filtered stats",
+		Text: "GET /api/logs/stats with a filter matching the suite's 4 entries answers 200 with one bucket per hour " +
+			"those entries were created in, totals adding up to 4.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			st, err := c.stats(ctx, query("filter", m.scope))
+			if err != nil {
+				return err
+			}
+			return expectMarkStats(m, st)
+		}),
+	},
+	{
+		ID:      "LOG-STATS-003",
+		Section: "§4.3 GET /api/logs/stats (filter)",
+		Name:    "stats matching nothing",
+		Text:    "GET /api/logs/stats with a filter that matches no entry answers 200 [].",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			st, err := c.stats(ctx, query("filter", m.scope+" && data.status = 999"))
+			if err != nil {
+				return err
+			}
+			if len(st) != 0 {
+				return Failf("expected [], got %d buckets", len(st))
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-STATS-004",
+		Section: "§4.1; §4.3 GET /api/logs/stats",
+		Name:    "stats with fields",
+		Text:    "GET /api/logs/stats?fields=total answers 200 with array elements holding only total.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			r, err := c.get(ctx, withQuery("/api/logs/stats", query("filter", m.scope, "fields", "total")), c.su)
+			if err != nil {
+				return err
+			}
+			if err := expectStatus(r, http.StatusOK); err != nil {
+				return err
+			}
+			a, err := array(r)
+			if err != nil {
+				return err
+			}
+			if len(a) == 0 {
+				return Failf("expected at least one element, got %s", r)
+			}
+			sum := 0.0
+			for _, el := range a {
+				o, ok := el.(map[string]any)
+				if !ok || !sameKeys(mapKeys(o), "total") {
+					return Failf("expected every element to be {total}, got %s", r)
+				}
+				t, _ := getNumber(o, "total")
+				sum += t
+			}
+			if sum != 4 {
+				return Failf("expected the totals to add up to 4, got %v", sum)
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-STATS-005",
+		Section: "§4.3 GET /api/logs/stats (filter fields include rowid)",
+		Name:    "stats filter on rowid",
+		Text:    "GET /api/logs/stats accepts rowid in its filter: `rowid > 0 && <scope>` answers 200 with totals adding up to 4.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			st, err := c.stats(ctx, query("filter", "rowid > 0 && "+m.scope))
+			if err != nil {
+				return err
+			}
+			return expectMarkStats(m, st)
+		}),
+	},
+	malformedReq("LOG-STATS-010", "/api/logs/stats", "status===", "an operator that does not exist"),
+	malformedReq("LOG-STATS-011", "/api/logs/stats", "(level=0", "an unclosed parenthesis"),
+	malformedReq("LOG-STATS-012", "/api/logs/stats", "level=0 ||", "a dangling ||"),
+	malformedReq("LOG-STATS-013", "/api/logs/stats", "// only a comment", "no expression at all"),
+	malformedReq("LOG-STATS-014", "/api/logs/stats", "cfunknownfield = 1", "a field logs do not have"),
+}
+
+// statsBucket is one §2.3 statistics entry.
+type statsBucket struct {
+	date  string
+	total float64
+}
+
+// stats fetches GET /api/logs/stats as superuser and checks the shape of
+// every element and the date order.
+func (c *Client) stats(ctx context.Context, q url.Values) ([]statsBucket, error) {
+	r, err := c.get(ctx, withQuery("/api/logs/stats", q), c.su)
+	if err != nil {
+		return nil, err
+	}
+	if err := expectStatus(r, http.StatusOK); err != nil {
+		return nil, err
+	}
+	a, err := array(r)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]statsBucket, 0, len(a))
+	for i, el := range a {
+		o, ok := el.(map[string]any)
+		if !ok || !sameKeys(mapKeys(o), "date", "total") {
+			return nil, Failf("expected every element to be {date, total}, element %d is %s", i, jsonText(el))
+		}
+		d, _ := getString(o, "date")
+		if !reStatsDate.MatchString(d) {
+			return nil, Failf("expected date as YYYY-MM-DD HH:00:00.000Z, got %v", o["date"])
+		}
+		t, ok := getNumber(o, "total")
+		if !ok || t < 1 || t != math.Trunc(t) {
+			return nil, Failf("expected total to be an integer ≥ 1, got %v", o["total"])
+		}
+		if i > 0 && d <= out[i-1].date {
+			return nil, Failf("expected dates in strictly ascending order, got %q after %q", d, out[i-1].date)
+		}
+		out = append(out, statsBucket{date: d, total: t})
+	}
+	return out, nil
+}
+
+// expectMarkStats requires st to count the marked entries per hour.
+func expectMarkStats(m *logMarks, st []statsBucket) error {
+	want := map[string]float64{}
+	for _, k := range loggedMarks {
+		created, _ := getString(m.entries[k], "created")
+		if len(created) < 13 {
+			return errors.New("marked entry without created")
+		}
+		want[created[:13]+":00:00.000Z"]++
+	}
+	got := map[string]float64{}
+	for _, b := range st {
+		got[b.date] = b.total
+	}
+	if !reflect.DeepEqual(got, want) {
+		return Failf("expected the buckets %v (hours of the suite's entries), got %v", want, got)
+	}
+	return nil
+}
