@@ -519,10 +519,6 @@ func TestChecksCatchViolations(t *testing.T) {
 		t.Run(tc.bug, func(t *testing.T) {
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")
 			fake.bugs[tc.bug] = true
-			if tc.bug == "no-ellipsis" {
-				fakeBugNoEllipsis = true
-				defer func() { fakeBugNoEllipsis = false }()
-			}
 			srv := httptest.NewServer(fake)
 			defer srv.Close()
 			rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: tc.only})

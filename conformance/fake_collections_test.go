@@ -1,0 +1,147 @@
+package conformance
+
+// The fake's collections API and the guarantees of system collections.
+
+func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
+	r := q.r
+	if q.auth == nil {
+		return ferr(401, msgNeedsToken)
+	}
+	if q.authColl.name != "_superusers" {
+		if f.bugs["collections-message"] {
+			return ferr(403, msgOnlySuperusers)
+		}
+		return ferr(403, msgNotAllowed)
+	}
+	view := func(c *fakeCollection) map[string]any {
+		m := map[string]any{"id": c.id, "name": c.name, "type": c.typ, "system": c.system}
+		for k, v := range c.rules {
+			m[k] = v
+		}
+		if c.typ == "auth" {
+			m["oauth2"] = map[string]any{"enabled": c.oauth2Enabled}
+			m["passwordAuth"] = map[string]any{"enabled": c.passwordEnabled}
+			m["authToken"] = map[string]any{"duration": float64(c.duration)}
+			for k, v := range c.durations {
+				m[k] = map[string]any{"duration": v}
+			}
+		}
+		return m
+	}
+	switch {
+	case r.Method == "GET" && name == "":
+		items := []any{}
+		for _, c := range f.collections {
+			items = append(items, view(c))
+		}
+		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 1000,
+			"totalItems": len(items), "totalPages": 1})
+	case r.Method == "GET" && name != "":
+		c := f.collection(name)
+		if c == nil {
+			return ferr(404, msgNotFound)
+		}
+		return q.json(200, view(c))
+	}
+	body, err := readBody(r)
+	if err != nil {
+		return err
+	}
+	switch {
+	case r.Method == "POST" && name == "":
+		n, _ := body["name"].(string)
+		typ, _ := body["type"].(string)
+		if n == "" || f.collection(n) != nil {
+			return ferr(400, msgValidation)
+		}
+		c := f.addCollection("pbc_"+newNonce(10), n, typ)
+		return q.json(200, view(c))
+	case r.Method == "PATCH" && name != "":
+		c := f.collection(name)
+		if c == nil {
+			return ferr(404, msgNotFound)
+		}
+		if data := f.patchCollection(c, body); len(data) > 0 {
+			return &fakeErr{status: 400, msg: "Failed to update collection.", data: data}
+		}
+		return q.json(200, view(c))
+	case r.Method == "DELETE" && name != "":
+		for i, c := range f.collections {
+			if c.name == name || c.id == name {
+				f.collections = append(f.collections[:i], f.collections[i+1:]...)
+				q.w.WriteHeader(204)
+				q.status = 204
+				return nil
+			}
+		}
+		return ferr(404, msgNotFound)
+	}
+	return ferr(404, msgNotFound)
+}
+
+// patchCollection applies body to c as PocketBase's collection validator
+// does for the options the fake has, or returns the validation errors (and
+// changes nothing). Like PocketBase, it turns OAuth2 off and password auth
+// on again for _superusers instead of refusing them.
+func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map[string]any {
+	fe := func(code string) map[string]any { return map[string]any{"code": code, "message": "Invalid value."} }
+	data := map[string]any{}
+	for k := range c.rules {
+		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bugs["system-rules-open"] {
+			data[k] = fe(codeSystemRule)
+		}
+	}
+	if v, ok := body["name"].(string); ok && v != c.name && c.system {
+		data["name"] = fe(codeSystemName)
+	}
+	if v, ok := body["type"].(string); ok && v != c.typ {
+		data["type"] = fe(codeTypeChange)
+	}
+	durations := map[string]float64{}
+	for _, k := range tokenConfigKeys {
+		tc, _ := body[k].(map[string]any)
+		d, ok := tc["duration"].(float64)
+		if !ok {
+			continue
+		}
+		switch {
+		case d == 0 && f.bugs["superusers-static"]:
+		case d == 0:
+			data[k] = map[string]any{"duration": fe(codeRequired)}
+		case d < 10:
+			data[k] = map[string]any{"duration": fe(codeMinGreaterThan)}
+		case d > maxTokenDuration:
+			data[k] = map[string]any{"duration": fe(codeMaxLessEqual)}
+		}
+		durations[k] = d
+	}
+	if len(data) > 0 {
+		return data
+	}
+	for k := range c.rules {
+		if v, ok := body[k]; ok {
+			c.rules[k] = v
+		}
+	}
+	if v, ok := body["name"].(string); ok {
+		c.name = v
+	}
+	for k, d := range durations {
+		if k == "authToken" {
+			c.duration = int64(d)
+		} else {
+			c.durations[k] = d
+		}
+	}
+	if o, ok := body["oauth2"].(map[string]any); ok {
+		if en, ok := o["enabled"].(bool); ok {
+			c.oauth2Enabled = en && !c.system
+		}
+	}
+	if pa, ok := body["passwordAuth"].(map[string]any); ok {
+		if en, ok := pa["enabled"].(bool); ok {
+			c.passwordEnabled = en || c.system
+		}
+	}
+	return nil
+}
