@@ -1,0 +1,216 @@
+package conformance
+
+import (
+	"net/http/httptest"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// A check that can never fail proves nothing. For every requirement, the
+// table below names a deliberate violation the fake can commit (a bug, see
+// fakeServer.bugs) that makes the check fail, or exemptions says in words
+// why no violation of the fake can. TestEveryRequirementCanFail keeps the
+// two lists complete, so a requirement added without either fails it;
+// TestChecksCatchViolations turns each bug on in a fake of its own and
+// requires every requirement it names to FAIL (not pass, not error).
+
+// violation is one deliberate bug of the fake and the requirements it must
+// make fail.
+type violation struct {
+	bug   string
+	fails []string
+}
+
+// violations is grouped by area, in the order of Requirements.
+var violations = []violation{
+	// errors and HTTP
+	{"envelope-order", []string{"ERR-001"}},
+	{"405", []string{"ERR-003"}},
+	{"no-security-headers", []string{"HTTP-HEADERS-001"}},
+	{"no-body-limit", []string{"HTTP-LIMIT-001"}},
+
+	// records
+	{"lax-password", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
+	{"records-visible", []string{"REC-ACCESS-003"}},
+	{"pk-change", []string{"REC-PK-001"}},
+
+	// collections
+	{"collections-message", []string{"COLL-AUTH-002"}},
+	{"system-rules-open", []string{"COLL-SYS-001", "COLL-SYS-002"}},
+	{"superusers-static", []string{"COLL-SYS-004"}},
+
+	// tokens
+	{"users-exp", []string{"AUTH-TOKEN-001"}},
+	{"no-signature-check", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004"}},
+	{"ignore-exp", []string{"AUTH-TAMPER-006"}},
+	{"any-token-type", []string{"AUTH-TAMPER-007"}},
+	{"no-key-rotation", []string{"AUTH-TAMPER-008"}},
+	{"always-refresh", []string{"AUTH-REFRESH-006"}},
+
+	// settings, rate limits, login throttle
+	{"settings-accept-negative", []string{"SETTINGS-004"}},
+	{"lax-rate-rules", []string{"RATE-002", "RATE-003"}},
+	{"limit-superusers", []string{"RATE-004"}},
+	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}},
+	{"count-logins", []string{"LOGIN-THROTTLE-002"}},
+
+	// logs
+	{"users-read-logs", []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
+	{"log-log-reads", []string{"LOG-ENTRY-005"}},
+	{"errors-level-0", []string{"LOG-ENTRY-003", "LOG-ENTRY-004"}},
+	{"no-ellipsis", []string{"LOG-FIELDS-002", "LOG-VIEW-004"}},
+	{"no-perpage-cap", []string{"LOG-LIST-003"}},
+	{"ignore-descending", []string{"LOG-SORT-002", "LOG-SORT-006", "LOG-SORT-007"}},
+	{"eq-as-ge", []string{"LOG-FILTER-001"}},
+	{"ne-as-eq", []string{"LOG-FILTER-002"}},
+	{"gt-as-ge", []string{"LOG-FILTER-003"}},
+	{"ge-as-gt", []string{"LOG-FILTER-004", "LOG-FILTER-022"}},
+	{"lt-as-le", []string{"LOG-FILTER-005"}},
+	{"le-as-lt", []string{"LOG-FILTER-006"}},
+	{"like-whole-value", []string{"LOG-FILTER-007"}},
+	{"not-like-as-like", []string{"LOG-FILTER-008"}},
+	{"any-of-negated", []string{"LOG-FILTER-009", "LOG-FILTER-010", "LOG-FILTER-011", "LOG-FILTER-012",
+		"LOG-FILTER-013", "LOG-FILTER-014", "LOG-FILTER-015", "LOG-FILTER-016"}},
+	{"and-as-or", []string{"LOG-FILTER-017"}},
+	{"or-as-and", []string{"LOG-FILTER-018"}},
+	{"groups-ignored", []string{"LOG-FILTER-019"}},
+	{"comment-to-end", []string{"LOG-FILTER-020"}},
+	{"null-never-equal", []string{"LOG-FILTER-021"}},
+	{"id-filter-ignored", []string{"LOG-FILTER-022"}},
+	{"empty-filter-drops-errors", []string{"LOG-FILTER-023"}},
+	{"percent-literal", []string{"LOG-FILTER-024"}},
+	{"lenient-filter", []string{"LOG-FILTER-030", "LOG-FILTER-031", "LOG-FILTER-032", "LOG-FILTER-033", "LOG-FILTER-034",
+		"LOG-STATS-010", "LOG-STATS-011", "LOG-STATS-012", "LOG-STATS-013", "LOG-STATS-014"}},
+	{"reference-filter-message", []string{"LOG-FILTER-030", "LOG-FILTER-033", "LOG-STATS-010", "LOG-STATS-014"}},
+	{"stats-without-z", []string{"LOG-STATS-001", "LOG-STATS-002"}},
+	{"log-token", []string{"LOG-SECRET-001", "LOG-SECRET-002"}},
+	{"log-secret-names", []string{"LOG-SECRET-002"}},
+}
+
+// exemptions lists the requirements no violation of the fake can make fail,
+// each with the reason.
+var exemptions = map[string]string{}
+
+// notYetShown lists the requirements still waiting for a violation. It
+// only shrinks; the meta-test fails for a requirement in no list at all.
+var notYetShown = []string{
+	"ERR-002", "ERR-004", "AUTH-PW-001", "AUTH-PW-002", "AUTH-PW-003", "AUTH-PW-004", "AUTH-PW-005",
+	"AUTH-PW-006", "AUTH-PW-007", "AUTH-PW-008", "AUTH-PW-009", "AUTH-PW-010", "REC-SIGNUP-001",
+	"REC-SIGNUP-004", "REC-SIGNUP-005", "REC-SIGNUP-006", "REC-SIGNUP-007", "REC-SIGNUP-008",
+	"REC-ACCESS-001", "REC-ACCESS-002", "REC-ACCESS-004", "COLL-AUTH-001", "COLL-CRUD-001",
+	"COLL-CRUD-002", "COLL-CRUD-003", "COLL-CRUD-004", "COLL-SYS-003", "COLL-SYS-005", "COLL-SYS-006",
+	"AUTH-REFRESH-001", "AUTH-REFRESH-002", "AUTH-REFRESH-003", "AUTH-REFRESH-004", "AUTH-REFRESH-005",
+	"AUTH-REFRESH-007", "AUTH-REFRESH-008", "AUTH-REFRESH-009", "AUTH-TOKEN-002", "AUTH-TOKEN-003",
+	"AUTH-TAMPER-002", "AUTH-TAMPER-003", "AUTH-TAMPER-005", "AUTH-TAMPER-009", "AUTH-IMP-001",
+	"AUTH-IMP-002", "AUTH-IMP-003", "AUTH-IMP-004", "AUTH-IMP-005", "AUTH-IMP-006", "AUTH-IMP-007",
+	"AUTH-FILE-001", "AUTH-FILE-002", "AUTH-METHODS-001", "AUTH-METHODS-002", "AUTH-METHODS-003",
+	"AUTH-METHODS-004", "AUTH-METHODS-005", "SETTINGS-001", "SETTINGS-002", "SETTINGS-003", "RATE-001",
+	"RATE-005", "LOG-AUTH-001", "LOG-AUTH-003", "LOG-AUTH-005", "LOG-AUTH-007", "LOG-AUTH-008",
+	"LOG-ENTRY-001", "LOG-ENTRY-002", "LOG-VIEW-001", "LOG-VIEW-002", "LOG-VIEW-003", "LOG-LIST-001",
+	"LOG-LIST-002", "LOG-LIST-004", "LOG-LIST-005", "LOG-LIST-006", "LOG-LIST-007", "LOG-LIST-008",
+	"LOG-LIST-009", "LOG-LIST-010", "LOG-SORT-001", "LOG-SORT-003", "LOG-SORT-004", "LOG-SORT-005",
+	"LOG-STATS-003", "LOG-STATS-004", "LOG-STATS-005", "LOG-FIELDS-001", "LOG-FIELDS-003",
+	"LOG-FIELDS-004",
+}
+
+// TestEveryRequirementCanFail requires every requirement to be named by a
+// violation or exempted with a reason (not both), and every name in the two
+// tables to be a requirement.
+func TestEveryRequirementCanFail(t *testing.T) {
+	known := map[string]bool{}
+	for _, r := range Requirements {
+		known[r.ID] = true
+	}
+	shown := map[string][]string{}
+	bugs := map[string]bool{}
+	for _, v := range violations {
+		if bugs[v.bug] {
+			t.Errorf("bug %q is listed twice", v.bug)
+		}
+		bugs[v.bug] = true
+		if len(v.fails) == 0 {
+			t.Errorf("bug %q names no requirement", v.bug)
+		}
+		for _, id := range v.fails {
+			if !known[id] {
+				t.Errorf("bug %q names %s, which is not a requirement", v.bug, id)
+			}
+			shown[id] = append(shown[id], v.bug)
+		}
+	}
+	for id, why := range exemptions {
+		if !known[id] {
+			t.Errorf("exemption for %s, which is not a requirement", id)
+		}
+		if strings.TrimSpace(why) == "" {
+			t.Errorf("exemption for %s gives no reason", id)
+		}
+		if len(shown[id]) > 0 {
+			t.Errorf("%s is exempted (%s) but bugs %v make it fail: drop the exemption", id, why, shown[id])
+		}
+	}
+	waiting := map[string]bool{}
+	for _, id := range notYetShown {
+		if len(shown[id]) > 0 || exemptions[id] != "" {
+			t.Errorf("%s is still listed in notYetShown: remove it", id)
+		}
+		waiting[id] = true
+	}
+	var missing []string
+	for _, r := range Requirements {
+		if len(shown[r.ID]) == 0 && exemptions[r.ID] == "" && !waiting[r.ID] {
+			missing = append(missing, r.ID)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d requirements have no violation in the fake that makes them fail and no written exemption "+
+			"(add a bug to the fake and a line to violations, or a reason to exemptions): %s",
+			len(missing), strings.Join(missing, " "))
+	}
+	t.Logf("%d requirements: %d shown able to fail by %d bugs, %d exempted, %d waiting for a violation",
+		len(Requirements), len(Requirements)-len(missing)-len(exemptions)-len(waiting), len(violations), len(exemptions), len(waiting)+len(missing))
+}
+
+// TestChecksCatchViolations turns on one bug at a time, in a fake of its own,
+// runs only the requirements the bug names, and requires each to FAIL.
+func TestChecksCatchViolations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs parts of the suite many times")
+	}
+	byID := map[string]*Requirement{}
+	for _, r := range Requirements {
+		byID[r.ID] = r
+	}
+	for _, v := range violations {
+		t.Run(v.bug, func(t *testing.T) {
+			t.Parallel()
+			var reqs []*Requirement
+			for _, id := range v.fails {
+				if r := byID[id]; r != nil {
+					reqs = append(reqs, r)
+				}
+			}
+			fake := newFakeServer("admin@example.com", "Passw0rd!123")
+			fake.bugs[v.bug] = true
+			srv := httptest.NewServer(fake)
+			defer srv.Close()
+			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"}, reqs)
+			var passed []string
+			for _, res := range rep.Results {
+				switch res.Outcome {
+				case Fail:
+				case Pass:
+					passed = append(passed, res.Req.ID)
+				default:
+					t.Errorf("%s: %v with bug %q, want FAIL (detail %q)", res.Req.ID, res.Outcome, v.bug, res.Detail)
+				}
+			}
+			if len(passed) > 0 {
+				sort.Strings(passed)
+				t.Errorf("with bug %q these checks still pass: %s", v.bug, strings.Join(slices.Compact(passed), " "))
+			}
+		})
+	}
+}
