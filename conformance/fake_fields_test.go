@@ -8,9 +8,9 @@ import (
 // The fake's fields query parameter (§4.1).
 
 // pickFields applies a fields spec (§4.1) to a response body: dotted paths
-// select nested keys, :excerpt(max[,ellipsis]) cuts a string. With
-// noEllipsis (a deliberate bug) the ellipsis is never appended.
-func pickFields(v any, spec string, noEllipsis bool) any {
+// select nested keys, :excerpt(max[,ellipsis]) cuts a string. bug reports
+// which of the fields bugs are turned on.
+func pickFields(v any, spec string, bug func(string) bool) any {
 	type fieldSpec struct {
 		path []string
 		mod  string
@@ -29,6 +29,9 @@ func pickFields(v any, spec string, noEllipsis bool) any {
 				continue
 			}
 			path, mod, _ := strings.Cut(tok, ":")
+			if bug("fields-no-nesting") {
+				path, _, _ = strings.Cut(path, ".")
+			}
 			specs = append(specs, fieldSpec{path: strings.Split(path, "."), mod: mod})
 		}
 	}
@@ -61,7 +64,8 @@ func pickFields(v any, spec string, noEllipsis bool) any {
 				if str, ok := val.(string); ok && strings.HasPrefix(s.mod, "excerpt(") {
 					args := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s.mod, "excerpt("), ")"), ",")
 					n, _ := strconv.Atoi(strings.TrimSpace(args[0]))
-					val = excerpt(str, n, len(args) > 1 && strings.TrimSpace(args[1]) == "true" && !noEllipsis)
+					val = excerpt(str, n, len(args) > 1 && strings.TrimSpace(args[1]) == "true" && !bug("no-ellipsis") ||
+						bug("excerpt-always-ellipsis"))
 				}
 				out[s.path[0]] = val
 			}
@@ -70,7 +74,7 @@ func pickFields(v any, spec string, noEllipsis bool) any {
 		return v
 	}
 	if m, ok := v.(map[string]any); ok {
-		if items, ok := m["items"]; ok {
+		if items, ok := m["items"]; ok && !bug("fields-drop-envelope") {
 			m["items"] = prune(items, specs)
 			return m
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	mrand "math/rand/v2"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +14,14 @@ import (
 // The fake's logs API: list, view and stats over the logged requests.
 
 func (f *fakeServer) handleLogs(q *fakeReq) error {
+	if f.bug("filter-before-auth") && q.r.URL.Query().Get("filter") != "" {
+		if _, ok := f.knownFilter(q.r.URL.Query().Get("filter"), true); !ok {
+			return ferr(400, msgInvalidFilter)
+		}
+	}
+	if q.auth == nil && f.bug("logs-guest-403") {
+		return ferr(403, msgNotAllowed)
+	}
 	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
@@ -61,17 +70,23 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 	switch {
 	case p == "/api/logs":
 		page, perPage := 1, 30
+		if f.bug("default-perpage-50") {
+			perPage = 50
+		}
 		for _, pp := range []struct {
 			key string
 			dst *int
 			def int
-		}{{"page", &page, 1}, {"perPage", &perPage, 30}} {
+		}{{"page", &page, 1}, {"perPage", &perPage, perPage}} {
 			if v := qs.Get(pp.key); v != "" {
 				n, err := strconv.Atoi(v)
+				if err != nil && f.bug("lax-page-number") {
+					n, err = pp.def, nil
+				}
 				if err != nil {
 					return ferr(400, msgGenericBad)
 				}
-				if n < 1 {
+				if n < 1 && !(pp.key == "page" && f.bug("page-below-1-kept")) {
 					n = pp.def
 				}
 				*pp.dst = n
@@ -84,26 +99,39 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 		if err != nil {
 			return err
 		}
-		if s := qs.Get("sort"); s != "" {
+		if s := qs.Get("sort"); s == "" && f.bug("default-newest-first") {
+			slices.Reverse(matched)
+		} else if s != "" {
+			if err := f.sortBugs(s); err != nil {
+				return err
+			}
 			if f.bugs["ignore-descending"] {
 				s = strings.ReplaceAll(s, "-", "")
 			}
-			if err := fakeSort(matched, s); err != nil {
+			if err := fakeSort(matched, s); err != nil && !f.bug("unknown-sort-ignored") {
 				return ferr(400, msgGenericBad)
 			}
 		}
 		total := len(matched)
 		items := []map[string]any{}
-		for i := (page - 1) * perPage; i < total && i < page*perPage; i++ {
+		start := max(0, (page-1)*perPage)
+		if page > 1 && f.bug("page-offset-off-by-one") {
+			start--
+		}
+		for i := start; i < total && i < page*perPage; i++ {
 			items = append(items, pub(matched[i]))
 		}
 		ti, tp := float64(total), math.Ceil(float64(total)/float64(perPage))
-		if qs.Get("skipTotal") == "1" {
+		if qs.Get("skipTotal") == "1" && !f.bug("ignore-skiptotal") {
 			ti, tp = -1, -1
 		}
-		return q.json(200, map[string]any{"items": items, "page": page, "perPage": perPage, "totalItems": ti, "totalPages": tp})
+		env := map[string]any{"items": items, "page": page, "perPage": perPage, "totalItems": ti, "totalPages": tp}
+		if f.bug("list-extra-key") {
+			env["count"] = len(items)
+		}
+		return q.json(200, env)
 	case p == "/api/logs/stats":
-		matched, err := filter(true)
+		matched, err := filter(!f.bug("stats-refuse-rowid"))
 		if err != nil {
 			return err
 		}
@@ -120,16 +148,40 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 				o["date"] = strings.TrimSuffix(o["date"].(string), "Z")
 			}
 		}
+		if len(out) == 0 && f.bug("stats-empty-null") {
+			return q.json(200, nil)
+		}
 		return q.json(200, out)
 	default:
 		id := strings.TrimPrefix(p, "/api/logs/")
 		for _, row := range rows {
 			if row["id"] == id {
-				return q.json(200, pub(row))
+				e := pub(row)
+				if f.bug("view-drops-level") {
+					delete(e, "level")
+				}
+				return q.json(200, e)
 			}
+		}
+		if f.bug("view-unknown-400") {
+			return ferr(400, msgGenericBad)
 		}
 		return ferr(404, msgNotFound)
 	}
+}
+
+// sortBugs refuses the sort specs the sort bugs misread.
+func (f *fakeServer) sortBugs(spec string) error {
+	for _, p := range strings.Split(spec, ",") {
+		p = strings.TrimSpace(p)
+		switch {
+		case strings.HasPrefix(p, "+") && f.bug("plus-prefix-refused"),
+			p == "@random" && f.bug("random-refused"),
+			strings.Contains(p, "data.") && f.bug("data-sort-refused"):
+			return ferr(400, msgGenericBad)
+		}
+	}
+	return nil
 }
 
 func sortedKeys(m map[string]int) []string {

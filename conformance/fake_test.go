@@ -123,8 +123,7 @@ type fakeReq struct {
 	auth     *fakeRecord
 	authColl *fakeCollection
 	status   int
-
-	noEllipsis bool // the "no-ellipsis" bug, for pickFields
+	f        *fakeServer
 }
 
 func (q *fakeReq) json(status int, v any) error {
@@ -132,10 +131,13 @@ func (q *fakeReq) json(status int, v any) error {
 	if err != nil {
 		return err
 	}
-	if fields := q.r.URL.Query().Get("fields"); fields != "" {
+	p := q.r.URL.Path
+	skip := q.f.bug("view-ignores-fields") && strings.HasPrefix(p, "/api/logs/") && p != "/api/logs/stats" ||
+		q.f.bug("stats-ignore-fields") && p == "/api/logs/stats"
+	if fields := q.r.URL.Query().Get("fields"); fields != "" && !skip {
 		var generic any
 		_ = json.Unmarshal(data, &generic)
-		data, _ = json.Marshal(pickFields(generic, fields, q.noEllipsis))
+		data, _ = json.Marshal(pickFields(generic, fields, q.f.bug))
 	}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.WriteHeader(status)
@@ -148,7 +150,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	q := &fakeReq{w: w, r: r, noEllipsis: f.bug("no-ellipsis")}
+	q := &fakeReq{w: w, r: r, f: f}
 	if !f.bugs["no-security-headers"] {
 		for _, h := range securityHeaders {
 			w.Header().Set(h[0], h[1])
@@ -194,6 +196,9 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	authName := ""
 	if q.authColl != nil {
 		authName = q.authColl.name
+		if f.bug("log-auth-id") {
+			authName = q.auth.id
+		}
 	}
 	level := 0
 	if q.status >= 400 && !f.bugs["errors-level-0"] {
@@ -206,6 +211,9 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"referer": referer, "remoteIP": "127.0.0.1", "status": float64(q.status), "type": "request",
 			"url": uri, "userAgent": r.UserAgent(), "userIP": "127.0.0.1",
 		}})
+	if f.bug("entry-without-useragent") {
+		delete(f.logs[len(f.logs)-1].data, "userAgent")
+	}
 }
 
 // fakeRedact returns the request URI with the values of secret query
