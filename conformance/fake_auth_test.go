@@ -12,13 +12,16 @@ import (
 
 func (f *fakeServer) sign(c *fakeCollection, rec *fakeRecord, typ string, lifetime int64, refreshable *bool) string {
 	claims := map[string]any{"id": rec.id, "collectionId": c.id, "type": typ}
+	if typ == "file" && f.bug("file-token-type-auth") {
+		claims["type"] = "auth"
+	}
 	if lifetime == 0 && f.bugs["users-exp"] {
 		lifetime = 604800
 	}
 	if lifetime > 0 {
 		claims["exp"] = time.Now().Unix() + lifetime
 	}
-	if refreshable != nil {
+	if refreshable != nil && !(*refreshable && f.bug("no-refreshable-claim")) {
 		claims["refreshable"] = *refreshable
 	}
 	signing := b64JSON(map[string]any{"alg": "HS256", "typ": "JWT"}) + "." + b64JSON(claims)
@@ -28,22 +31,44 @@ func (f *fakeServer) sign(c *fakeCollection, rec *fakeRecord, typ string, lifeti
 }
 
 func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection) {
+	if f.bug("no-bearer") && strings.HasPrefix(header, "Bearer ") {
+		return nil, nil
+	}
 	tok := strings.TrimPrefix(header, "Bearer ")
+	if _, after, ok := strings.Cut(header, " "); ok && f.bug("any-scheme") {
+		tok = after // "bearer x", "Token x" taken as "Bearer x"
+	}
 	parts := strings.Split(tok, ".")
+	if len(parts) > 3 && f.bug("ignore-extra-segments") {
+		parts = parts[:3]
+		tok = strings.Join(parts, ".")
+	}
 	if len(parts) != 3 {
 		return nil, nil
 	}
 	h, claims, err := splitJWT(tok)
-	if err != nil || h["alg"] != "HS256" || (claims["type"] != typ && !f.bugs["any-token-type"]) {
+	if err != nil && strings.HasSuffix(tok, ".") && f.bug("trust-alg-header") {
+		h, claims, err = splitJWT(tok + "AA") // alg none has no signature
+	}
+	// The classic alg confusion: a header naming another algorithm (or
+	// none) is believed, and the signature is then not checked.
+	trustAlg := h["alg"] != "HS256" && f.bug("trust-alg-header")
+	if err != nil || (h["alg"] != "HS256" && !trustAlg) || (claims["type"] != typ && !f.bugs["any-token-type"]) {
 		return nil, nil
 	}
 	cid, _ := claims["collectionId"].(string)
 	id, _ := claims["id"].(string)
 	c := f.collection(cid)
-	if c == nil || c.records[id] == nil {
+	if c == nil {
 		return nil, nil
 	}
 	rec := c.records[id]
+	if rec == nil && f.bug("deleted-records-authenticate") {
+		rec = c.deleted[id]
+	}
+	if rec == nil {
+		return nil, nil
+	}
 	keyType := typ
 	if f.bugs["any-token-type"] {
 		keyType, _ = claims["type"].(string) // the classic confusion: trust the token's own type
@@ -51,7 +76,7 @@ func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection)
 	mac := hmac.New(sha256.New, []byte(rec.tokenKey+c.secret+keyType))
 	mac.Write([]byte(parts[0] + "." + parts[1]))
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if (err != nil || !hmac.Equal(sig, mac.Sum(nil))) && !f.bugs["no-signature-check"] {
+	if (err != nil || !hmac.Equal(sig, mac.Sum(nil))) && !f.bugs["no-signature-check"] && !trustAlg {
 		return nil, nil
 	}
 	if exp, ok := claims["exp"].(float64); ok && int64(exp) < time.Now().Unix() && !f.bugs["ignore-exp"] {
@@ -74,11 +99,17 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if r.Method != "POST" {
 			return ferr(404, msgNotFound)
 		}
+		if q.auth == nil && f.bug("impersonate-guest-403") {
+			return ferr(403, msgNotAllowed)
+		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
 		}
-		if q.authColl.name != "_superusers" {
+		if q.authColl.name != "_superusers" && !f.bug("users-impersonate") {
 			return ferr(403, msgNotAllowed)
+		}
+		if c == nil && f.bug("impersonate-collection-message") {
+			return ferr(404, msgNoCollection)
 		}
 		if c == nil || c.typ != "auth" {
 			return ferr(404, msgNoAuthColl)
@@ -89,11 +120,11 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		}
 		dur := c.duration
 		if d, ok := body["duration"].(float64); ok {
-			if d < 0 {
+			if d < 0 && !f.bug("impersonate-negative-ok") {
 				return &fakeErr{status: 400, msg: msgValidation, data: map[string]any{"duration": map[string]any{
 					"code": codeMinGreaterThan, "message": "Must be no less than 0."}}}
 			}
-			if d > 0 {
+			if d > 0 && !f.bug("impersonate-ignore-duration") {
 				dur = int64(d)
 			}
 		}
@@ -101,13 +132,25 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			dur = 604800
 		}
 		rec := c.records[target]
+		if rec == nil && f.bug("impersonate-unknown-message") {
+			return ferr(404, msgNoAuthColl)
+		}
 		if rec == nil {
 			return ferr(404, msgNotFound)
 		}
-		no := false
+		no := f.bug("impersonate-refreshable")
 		return q.json(200, map[string]any{"record": recordJSON(c, rec), "token": f.sign(c, rec, "auth", dur, &no)})
 	}
+	if c != nil && c.id == collName && f.bug("collection-by-name-only") {
+		c = nil
+	}
+	if c == nil && f.bug("no-collection-message") {
+		return ferr(404, msgNoAuthColl)
+	}
 	if c == nil {
+		return ferr(404, msgNoCollection)
+	}
+	if c.typ != "auth" && f.bug("base-collection-message") {
 		return ferr(404, msgNoCollection)
 	}
 	if c.typ != "auth" {
@@ -115,26 +158,37 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 	}
 	switch {
 	case action == "auth-methods" && r.Method == "GET":
+		enabled := c.passwordEnabled || f.bug("methods-ignore-options")
 		fields := []string{}
-		if c.passwordEnabled {
+		if enabled {
 			fields = []string{"email"}
 		}
-		return q.json(200, map[string]any{
-			"password": map[string]any{"identityFields": fields, "enabled": c.passwordEnabled},
-			"oauth2":   map[string]any{"providers": []any{}, "enabled": false},
+		out := map[string]any{
+			"password": map[string]any{"identityFields": fields, "enabled": enabled},
+			"oauth2":   map[string]any{"providers": []any{}, "enabled": c.system && f.bug("superusers-oauth2-listed")},
 			"mfa":      map[string]any{"enabled": false, "duration": 0},
 			"otp":      map[string]any{"enabled": false, "duration": 0},
-		})
+		}
+		if f.bug("methods-no-mfa") {
+			delete(out, "mfa")
+		}
+		return q.json(200, out)
 	case action == "auth-with-password" && r.Method == "POST":
-		if !c.passwordEnabled {
+		if !c.passwordEnabled && !f.bug("ignore-password-disabled") {
 			return ferr(403, msgPasswordOff)
 		}
 		body, err := readBody(r)
 		if err != nil {
 			return err
 		}
+		if f.bug("json-only") && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			body = map[string]any{}
+		}
 		identity, _ := body["identity"].(string)
 		password, _ := body["password"].(string)
+		if (identity == "" || password == "") && f.bug("blank-login-as-failed-auth") {
+			return ferr(400, msgFailedAuth)
+		}
 		if identity == "" || password == "" {
 			data := map[string]any{}
 			for k, v := range map[string]string{"identity": identity, "password": password} {
@@ -148,18 +202,47 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if err != nil {
 			return err
 		}
+		known := false
 		for _, rec := range c.records {
+			known = known || rec.email == identity
 			if rec.email == identity && rec.password == password {
 				f.loginDone(throttleKey, true)
 				yes := true
-				return q.json(200, map[string]any{"record": recordJSON(c, rec), "token": f.sign(c, rec, "auth", c.duration, &yes)})
+				out := recordJSON(c, rec)
+				if c.system && f.bug("superuser-record-without-email") {
+					delete(out, "email")
+				}
+				if f.bug("login-shows-token-key") {
+					out["tokenKey"] = rec.tokenKey
+				}
+				lifetime := c.duration
+				if c.system && f.bug("superuser-static-login") {
+					lifetime = 0
+				}
+				return q.json(200, map[string]any{"record": out, "token": f.sign(c, rec, "auth", lifetime, &yes)})
 			}
 		}
 		f.loginDone(throttleKey, false)
+		if !known && f.bug("unknown-identity-404") {
+			return ferr(404, msgNotFound)
+		}
+		if known && f.bug("wrong-password-says-why") {
+			return &fakeErr{status: 400, msg: msgFailedAuth, data: map[string]any{"password": map[string]any{
+				"code": "validation_invalid_password", "message": "Invalid password."}}}
+		}
 		return ferr(400, msgFailedAuth)
 	case action == "auth-refresh" && r.Method == "POST":
+		if q.auth == nil && r.Header.Get("Authorization") == "" && f.bug("guest-refresh-400") {
+			return ferr(400, msgFailedAuth)
+		}
+		if q.auth == nil && r.Header.Get("Authorization") != "" && f.bug("bad-token-400") {
+			return ferr(400, msgGenericBad)
+		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
+		}
+		if q.authColl != c && f.bug("refresh-cross-collection") {
+			return ferr(403, "The request requires auth record from "+c.name+" collection.")
 		}
 		if q.authColl != c {
 			return ferr(403, "The request requires auth record from "+q.authColl.name+" collection.")
@@ -168,7 +251,14 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		_, claims, _ := splitJWT(tok)
 		if claims["refreshable"] == true || f.bugs["always-refresh"] {
 			yes := true
-			tok = f.sign(c, q.auth, "auth", c.duration, &yes)
+			lifetime := c.duration
+			if c.system && f.bug("superuser-refresh-static") {
+				lifetime = 0
+			}
+			tok = f.sign(c, q.auth, "auth", lifetime, &yes)
+			if f.bug("refresh-empty-token") {
+				tok = ""
+			}
 		}
 		return q.json(200, map[string]any{"record": recordJSON(c, q.auth), "token": tok})
 	}

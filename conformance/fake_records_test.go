@@ -99,6 +99,10 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		if c.records[id] == nil {
 			return ferr(404, msgNotFound)
 		}
+		if c.deleted == nil {
+			c.deleted = map[string]*fakeRecord{}
+		}
+		c.deleted[id] = c.records[id]
 		delete(c.records, id)
 		q.w.WriteHeader(204)
 		q.status = 204

@@ -30,6 +30,7 @@ type fakeCollection struct {
 	secret          string
 	duration        int64 // auth token lifetime in seconds; 0 = static
 	records         map[string]*fakeRecord
+	deleted         map[string]*fakeRecord // kept only for the deleted-records-authenticate bug
 }
 
 type fakeRecord struct {
@@ -268,6 +269,9 @@ func (f *fakeServer) route(q *fakeReq) error {
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
 	case r.Method == "POST" && p == "/api/files/token":
+		if q.auth == nil && f.bug("guest-file-token") {
+			return q.json(200, map[string]any{"token": ""})
+		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
 		}
