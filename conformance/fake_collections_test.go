@@ -4,10 +4,10 @@ package conformance
 
 func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	r := q.r
-	if q.auth == nil {
+	if q.auth == nil && !f.bug("collections-guest-403") {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.authColl.name != "_superusers" {
+	if q.auth == nil || q.authColl.name != "_superusers" {
 		if f.bugs["collections-message"] {
 			return ferr(403, msgOnlySuperusers)
 		}
@@ -32,12 +32,17 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "GET" && name == "":
 		items := []any{}
 		for _, c := range f.collections {
-			items = append(items, view(c))
+			if !(c.system && f.bug("list-hides-system")) {
+				items = append(items, view(c))
+			}
 		}
 		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 1000,
 			"totalItems": len(items), "totalPages": 1})
 	case r.Method == "GET" && name != "":
 		c := f.collection(name)
+		if c != nil && c.id == name && f.bug("collection-by-name-only") {
+			c = nil
+		}
 		if c == nil {
 			return ferr(404, msgNotFound)
 		}
@@ -51,6 +56,12 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "POST" && name == "":
 		n, _ := body["name"].(string)
 		typ, _ := body["type"].(string)
+		switch {
+		case f.bug("create-ignores-type"):
+			typ = "base"
+		case f.bug("create-base-as-auth"):
+			typ = "auth"
+		}
 		if n == "" || f.collection(n) != nil {
 			return ferr(400, msgValidation)
 		}
@@ -91,7 +102,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 			data[k] = fe(codeSystemRule)
 		}
 	}
-	if v, ok := body["name"].(string); ok && v != c.name && c.system {
+	if v, ok := body["name"].(string); ok && v != c.name && c.system && !f.bug("system-rename") {
 		data["name"] = fe(codeSystemName)
 	}
 	if v, ok := body["type"].(string); ok && v != c.typ {
@@ -108,6 +119,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 		case d == 0 && f.bugs["superusers-static"]:
 		case d == 0:
 			data[k] = map[string]any{"duration": fe(codeRequired)}
+		case d < 10 && k != "authToken" && f.bug("durations-min-unchecked"):
 		case d < 10:
 			data[k] = map[string]any{"duration": fe(codeMinGreaterThan)}
 		case d > maxTokenDuration:
@@ -135,7 +147,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	}
 	if o, ok := body["oauth2"].(map[string]any); ok {
 		if en, ok := o["enabled"].(bool); ok {
-			c.oauth2Enabled = en && !c.system
+			c.oauth2Enabled = en && (!c.system || f.bug("superusers-oauth2"))
 		}
 	}
 	if pa, ok := body["passwordAuth"].(map[string]any); ok {

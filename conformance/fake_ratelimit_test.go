@@ -106,7 +106,11 @@ func (f *fakeServer) rateLimited(q *fakeReq) error {
 	}
 	labels := []string{q.r.Method + " " + q.r.URL.Path, q.r.URL.Path}
 	if m := reAuthRoute.FindStringSubmatch(q.r.URL.Path); m != nil && m[2] == "auth-with-password" {
-		labels = append([]string{m[1] + ":auth", "*:auth"}, labels...)
+		own := []string{m[1] + ":auth", "*:auth"}
+		if f.bug("wildcard-auth-first") {
+			own[0], own[1] = own[1], own[0]
+		}
+		labels = append(own, labels...)
 	}
 	for _, label := range labels {
 		for _, v := range rl["rules"].([]any) {

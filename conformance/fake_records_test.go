@@ -19,14 +19,16 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 	public := func(rec *fakeRecord) map[string]any {
 		out := recordJSON(c, rec)
 		out["emailVisibility"] = rec.emailVisibility
-		if !rec.emailVisibility && !isSU && q.auth != rec {
+		owner := q.auth == rec && !f.bug("owner-email-hidden")
+		su := isSU && !f.bug("superuser-sees-no-email")
+		if !rec.emailVisibility && !su && !owner {
 			delete(out, "email")
 		}
 		return out
 	}
 	switch {
 	case r.Method == "GET" && id == "":
-		if !ownerRules && !isSU {
+		if !ownerRules && !isSU && !f.bug("superusers-list-open") {
 			return ferr(403, msgOnlySuperusers)
 		}
 		items := []any{}
@@ -60,9 +62,14 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		email, _ := body["email"].(string)
 		pw, _ := body["password"].(string)
 		vis, _ := body["emailVisibility"].(bool)
+		vis = vis && !f.bug("ignore-email-visibility")
 		rec := &fakeRecord{id: fakeID(), email: email, password: pw, tokenKey: fakeID(), created: fakeNow(), emailVisibility: vis}
 		c.records[rec.id] = rec
-		return q.json(200, public(rec))
+		out := public(rec)
+		if f.bug("signup-shows-email") {
+			out["email"] = rec.email
+		}
+		return q.json(200, out)
 	case r.Method == "PATCH" && id != "":
 		if !isSU {
 			return ferr(403, msgNotAllowed)
@@ -126,7 +133,7 @@ func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[st
 	}
 	if confirm == "" {
 		data["passwordConfirm"] = fe(codeRequired, "Cannot be blank.")
-	} else if confirm != pw {
+	} else if confirm != pw && !f.bug("no-confirm-check") {
 		data["passwordConfirm"] = fe(codeMismatch, "Values don't match.")
 	}
 	if len(data) > 0 {
@@ -139,13 +146,14 @@ func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[st
 		data["password"] = fe(codeMaxText, "Must be less than 71 character(s).")
 	}
 	switch {
+	case email == "" && f.bug("signup-email-optional"):
 	case email == "":
 		data["email"] = fe(codeRequired, "Cannot be blank.")
-	case !reFakeEmail.MatchString(email):
+	case !reFakeEmail.MatchString(email) && !f.bug("lax-email"):
 		data["email"] = fe(codeIsEmail, "Must be a valid email address.")
 	default:
 		for _, rec := range c.records {
-			if rec.email == email {
+			if rec.email == email && !f.bug("duplicate-emails") {
 				data["email"] = fe(codeNotUnique, "Value must be unique.")
 			}
 		}

@@ -2,15 +2,19 @@ package conformance
 
 import (
 	"encoding/json"
+	"fmt"
 )
 
 // The fake's settings API (rate limits live in fake_ratelimit_test.go).
 
 func (f *fakeServer) handleSettings(q *fakeReq) error {
+	if q.auth == nil && f.bug("settings-guest-403") {
+		return ferr(403, msgNotAllowed)
+	}
 	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.authColl.name != "_superusers" {
+	if q.authColl.name != "_superusers" && !f.bug("settings-for-users") {
 		return ferr(403, msgNotAllowed)
 	}
 	if q.r.Method == "PATCH" {
@@ -40,5 +44,14 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 	}
 	var out map[string]any
 	_ = json.Unmarshal([]byte(mustJSON(f.settings)), &out) // a copy
+	if f.bug("settings-maxdays-string") {
+		logs := out["logs"].(map[string]any)
+		logs["maxDays"] = fmt.Sprint(logs["maxDays"])
+	}
+	if f.bug("rate-rules-without-audience") {
+		for _, rule := range out["rateLimits"].(map[string]any)["rules"].([]any) {
+			delete(rule.(map[string]any), "audience")
+		}
+	}
 	return q.json(200, out)
 }

@@ -294,7 +294,14 @@ func (f *fakeServer) route(q *fakeReq) error {
 	if m := reColl.FindStringSubmatch(p); m != nil {
 		return f.handleCollections(q, m[1])
 	}
-	if r.Method == "GET" {
+	if r.Method == "GET" && f.bug("plain-text-404") {
+		q.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		q.w.WriteHeader(404)
+		q.status = 404
+		fmt.Fprintln(q.w, "404 page not found")
+		return nil
+	}
+	if r.Method == "GET" || f.bug("unknown-post-file-message") {
 		return ferr(404, "File not found.")
 	}
 	return ferr(404, msgNotFound)
