@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 )
 
@@ -30,10 +31,10 @@ var authMethodsRequirements = []*Requirement{
 				return err
 			}
 			if !d.passwordEnabled {
-				return Failf("expected password.enabled true for _superusers (the suite just logged in with a password)")
+				return Mismatch("password.enabled true for _superusers (the suite just logged in with a password)", "false")
 			}
 			if d.oauth2Enabled {
-				return Failf("expected oauth2.enabled false for _superusers")
+				return Mismatch("oauth2.enabled false for _superusers", "true")
 			}
 			return nil
 		},
@@ -86,14 +87,14 @@ var authMethodsRequirements = []*Requirement{
 				return err
 			}
 			if !d.passwordEnabled {
-				return Failf("expected password.enabled true on a new auth collection")
+				return Mismatch("password.enabled true on a new auth collection", "false")
 			}
 			found := false
 			for _, f := range d.identityFields {
 				found = found || f == "email"
 			}
 			if !found {
-				return Failf("expected \"email\" among password.identityFields, got %v", d.identityFields)
+				return Mismatch("\"email\" among password.identityFields", fmt.Sprint(d.identityFields))
 			}
 			if err := c.patchCollection(ctx, name, map[string]any{"passwordAuth": map[string]any{"enabled": false}}); err != nil {
 				return err
@@ -103,7 +104,7 @@ var authMethodsRequirements = []*Requirement{
 				return err
 			}
 			if d.passwordEnabled {
-				return Failf("expected password.enabled false after disabling password auth")
+				return Mismatch("password.enabled false after disabling password auth", "true")
 			}
 			return nil
 		},
@@ -130,14 +131,14 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	section := func(name string) (map[string]any, error) {
 		o, ok := getObject(m, name)
 		if !ok {
-			return nil, Failf("expected %s to be an object, got %s", name, r)
+			return nil, Mismatch(fmt.Sprintf("%s to be an object", name), fmt.Sprint(r))
 		}
 		return o, nil
 	}
 	boolAt := func(o map[string]any, sect, key string) (bool, error) {
 		b, ok := getBool(o, key)
 		if !ok {
-			return false, Failf("expected %s.%s to be a boolean, got %s", sect, key, r)
+			return false, Mismatch(fmt.Sprintf("%s.%s to be a boolean", sect, key), fmt.Sprint(r))
 		}
 		return b, nil
 	}
@@ -151,12 +152,12 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	}
 	fields, ok := getArray(pw, "identityFields")
 	if !ok {
-		return nil, Failf("expected password.identityFields to be an array, got %s", r)
+		return nil, Mismatch("password.identityFields to be an array", fmt.Sprint(r))
 	}
 	for _, f := range fields {
 		s, ok := f.(string)
 		if !ok {
-			return nil, Failf("expected password.identityFields to hold strings, got %s", r)
+			return nil, Mismatch("password.identityFields to hold strings", fmt.Sprint(r))
 		}
 		out.identityFields = append(out.identityFields, s)
 	}
@@ -169,18 +170,18 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	}
 	providers, ok := getArray(oa, "providers")
 	if !ok {
-		return nil, Failf("expected oauth2.providers to be an array, got %s", r)
+		return nil, Mismatch("oauth2.providers to be an array", fmt.Sprint(r))
 	}
 	for _, p := range providers {
 		po, ok := p.(map[string]any)
 		if !ok {
-			return nil, Failf("expected oauth2.providers to hold objects, got %s", r)
+			return nil, Mismatch("oauth2.providers to hold objects", fmt.Sprint(r))
 		}
 		if _, ok := getString(po, "name"); !ok {
-			return nil, Failf("expected every oauth2 provider to have a string name, got %s", r)
+			return nil, Mismatch("every oauth2 provider to have a string name", fmt.Sprint(r))
 		}
 		if _, ok := getString(po, "codeVerifier"); !ok {
-			return nil, Failf("expected every oauth2 provider to have a string codeVerifier, got %s", r)
+			return nil, Mismatch("every oauth2 provider to have a string codeVerifier", fmt.Sprint(r))
 		}
 	}
 	for _, name := range []string{"mfa", "otp"} {

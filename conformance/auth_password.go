@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -187,7 +188,7 @@ var authPasswordRequirements = []*Requirement{
 				return err
 			}
 			if u.collectionID == "" {
-				return Failf("sign-up returned no collectionId, cannot address the collection by id")
+				return Mismatch("a collectionId in the sign-up answer (to address the collection by id)", "none")
 			}
 			r, err := c.post(ctx, "/api/collections/"+seg(u.collectionID)+"/auth-with-password", "",
 				map[string]string{"identity": u.email, "password": u.password})
@@ -207,25 +208,25 @@ func checkAuthResult(r *response, collection, id, email string) error {
 		return err
 	}
 	if _, _, err := splitJWT(res.token); err != nil {
-		return Failf("expected the token to be a JWT: %v", err)
+		return Mismatch("the token to be a JWT", fmt.Sprintf("%q (%v)", res.token, err))
 	}
 	rec := res.record
 	gotID, _ := getString(rec, "id")
 	if gotID == "" || (id != "" && gotID != id) {
-		return Failf("expected record.id %q, got %q", id, gotID)
+		return Mismatch(fmt.Sprintf("record.id %q", id), fmt.Sprintf("%q", gotID))
 	}
 	if got, _ := getString(rec, "email"); got != email {
-		return Failf("expected record.email %q, got %q", email, got)
+		return Mismatch(fmt.Sprintf("record.email %q", email), fmt.Sprintf("%q", got))
 	}
 	if got, _ := getString(rec, "collectionName"); got != collection {
-		return Failf("expected record.collectionName %q, got %q", collection, got)
+		return Mismatch(fmt.Sprintf("record.collectionName %q", collection), fmt.Sprintf("%q", got))
 	}
 	if got, _ := getString(rec, "collectionId"); got == "" {
-		return Failf("expected a non-empty record.collectionId, got %v", rec["collectionId"])
+		return Mismatch("a non-empty record.collectionId", fmt.Sprint(rec["collectionId"]))
 	}
 	for _, secret := range []string{"password", "tokenKey"} {
 		if _, ok := rec[secret]; ok {
-			return Failf("the record must never expose %q; got %s", secret, r)
+			return Mismatch(fmt.Sprintf("a record without %q", secret), r.String())
 		}
 	}
 	return nil
@@ -237,13 +238,13 @@ func expectFieldCodes(r *response, env *envelope, code string, fields ...string)
 	for _, f := range fields {
 		fe, ok := getObject(env.data, f)
 		if !ok {
-			return Failf("expected data.%s to be a validation error object, got %s", f, r)
+			return Mismatch(fmt.Sprintf("data.%s to be a validation error object", f), fmt.Sprint(r))
 		}
 		if got, _ := getString(fe, "code"); got != code {
-			return Failf("expected data.%s.code %q, got %q in %s", f, code, got, r)
+			return Mismatch(fmt.Sprintf("data.%s.code %q", f, code), fmt.Sprintf("%q in %s", got, r))
 		}
 		if msg, ok := getString(fe, "message"); !ok || msg == "" {
-			return Failf("expected data.%s.message to be a non-empty string, got %s", f, r)
+			return Mismatch(fmt.Sprintf("data.%s.message to be a non-empty string", f), fmt.Sprint(r))
 		}
 	}
 	return nil

@@ -107,10 +107,10 @@ var authTokenRequirements = []*Requirement{
 				return err
 			}
 			if res.token != imp.token {
-				return Failf("expected the same impersonation token back, got a different one")
+				return Mismatch("the same impersonation token back", "a different one")
 			}
 			if id, _ := getString(res.record, "id"); id != u.id {
-				return Failf("expected record.id %q, got %q", u.id, id)
+				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
 			}
 			return nil
 		},
@@ -151,11 +151,11 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err := splitJWT(res.token)
 			if err != nil {
-				return Failf("refreshed token is not a JWT: %v", err)
+				return Mismatch("the refreshed token to be a JWT", err.Error())
 			}
 			exp, ok := getNumber(claims, "exp")
 			if !ok || exp <= float64(time.Now().Unix()) {
-				return Failf("expected a future exp claim in the refreshed superuser token, got claims %s", jsonText(claims))
+				return Mismatch("a future exp claim in the refreshed superuser token", fmt.Sprintf("claims %s", jsonText(claims)))
 			}
 			return nil
 		},
@@ -194,10 +194,10 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err := splitJWT(tok)
 			if err != nil {
-				return Failf("token is not a JWT: %v", err)
+				return Mismatch("the token to be a JWT", err.Error())
 			}
 			if exp, ok := claims["exp"]; ok {
-				return Failf("expected no exp claim in a users password token, got exp %s", jsonText(exp))
+				return Mismatch("no exp claim in a users password token", fmt.Sprintf("exp %s", jsonText(exp)))
 			}
 			return expectRefreshOK(ctx, c, "users", tok, u.id)
 		},
@@ -210,11 +210,11 @@ var authTokenRequirements = []*Requirement{
 		Run: func(ctx context.Context, c *Client) error {
 			_, claims, err := splitJWT(c.su)
 			if err != nil {
-				return Failf("superuser token is not a JWT: %v", err)
+				return Mismatch("the superuser token to be a JWT", err.Error())
 			}
 			exp, ok := getNumber(claims, "exp")
 			if !ok || exp <= float64(time.Now().Unix()) {
-				return Failf("expected a future exp claim in the superuser token, got claims %s", jsonText(claims))
+				return Mismatch("a future exp claim in the superuser token", fmt.Sprintf("claims %s", jsonText(claims)))
 			}
 			return nil
 		},
@@ -232,10 +232,10 @@ var authTokenRequirements = []*Requirement{
 			}
 			header, claims, err := splitJWT(tok)
 			if err != nil {
-				return Failf("token is not a JWT: %v", err)
+				return Mismatch("the token to be a JWT", err.Error())
 			}
 			if alg, _ := getString(header, "alg"); alg != "HS256" {
-				return Failf("expected header alg \"HS256\", got header %v", header)
+				return Mismatch("header alg \"HS256\"", fmt.Sprintf("header %v", header))
 			}
 			return expectClaims(claims, map[string]any{
 				"type": "auth", "id": u.id, "collectionId": u.collectionID, "refreshable": true,
@@ -254,7 +254,7 @@ var authTokenRequirements = []*Requirement{
 			parts := strings.Split(tok, ".")
 			_, claims, err := splitJWT(tok)
 			if err != nil {
-				return "", Failf("token is not a JWT: %v", err)
+				return "", Mismatch("the token to be a JWT", err.Error())
 			}
 			claims["id"] = other.id
 			parts[1] = b64JSON(claims)
@@ -302,15 +302,15 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err := splitJWT(imp.token)
 			if err != nil {
-				return Failf("impersonation token is not a JWT: %v", err)
+				return Mismatch("the impersonation token to be a JWT", err.Error())
 			}
 			exp, ok := getNumber(claims, "exp")
 			if !ok {
-				return Failf("expected an exp claim in a duration-1 impersonation token, got %s", jsonText(claims))
+				return Mismatch("an exp claim in a duration-1 impersonation token", jsonText(claims))
 			}
 			wait := time.Until(time.Unix(int64(exp), 0).Add(1100 * time.Millisecond))
 			if wait > 10*time.Second {
-				return Failf("duration 1 not honoured: exp is %s away", wait.Round(time.Second))
+				return Mismatch("exp about 1 s after issue (duration 1)", fmt.Sprintf("exp %s away", wait.Round(time.Second)))
 			}
 			if err := sleep(ctx, wait); err != nil {
 				return err
@@ -401,11 +401,11 @@ var authTokenRequirements = []*Requirement{
 				return err
 			}
 			if id, _ := getString(res.record, "id"); id != u.id {
-				return Failf("expected record.id %q, got %q", u.id, id)
+				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
 			}
 			_, claims, err := splitJWT(res.token)
 			if err != nil {
-				return Failf("token is not a JWT: %v", err)
+				return Mismatch("the token to be a JWT", err.Error())
 			}
 			return expectClaims(claims, map[string]any{"type": "auth", "id": u.id, "refreshable": false})
 		},
@@ -428,15 +428,15 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err := splitJWT(imp.token)
 			if err != nil {
-				return Failf("token is not a JWT: %v", err)
+				return Mismatch("the token to be a JWT", err.Error())
 			}
 			exp, ok := getNumber(claims, "exp")
 			if !ok {
-				return Failf("expected an exp claim, got %s", jsonText(claims))
+				return Mismatch("an exp claim", jsonText(claims))
 			}
 			want := float64(before.Unix() + 60)
 			if math.Abs(exp-want) > 10 {
-				return Failf("expected exp ≈ %d (issue time + 60 s), got %d", int64(want), int64(exp))
+				return Mismatch(fmt.Sprintf("exp ≈ %d (issue time + 60 s)", int64(want)), fmt.Sprint(int64(exp)))
 			}
 			return nil
 		},
@@ -555,7 +555,7 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err := splitJWT(ft)
 			if err != nil {
-				return Failf("file token is not a JWT: %v", err)
+				return Mismatch("the file token to be a JWT", err.Error())
 			}
 			if err := expectClaims(claims, map[string]any{"type": "file", "id": u.id}); err != nil {
 				return err
@@ -567,7 +567,7 @@ var authTokenRequirements = []*Requirement{
 			}
 			_, claims, err = splitJWT(sft)
 			if err != nil {
-				return Failf("superuser file token is not a JWT: %v", err)
+				return Mismatch("the superuser file token to be a JWT", err.Error())
 			}
 			return expectClaims(claims, map[string]any{"type": "file"})
 		},
@@ -626,7 +626,7 @@ func expectRefreshOK(ctx context.Context, c *Client, collection, auth, recordID 
 		return err
 	}
 	if id, _ := getString(res.record, "id"); id != recordID {
-		return Failf("expected record.id %q after refresh, got %q", recordID, id)
+		return Mismatch(fmt.Sprintf("record.id %q after refresh", recordID), fmt.Sprintf("%q", id))
 	}
 	return nil
 }
@@ -667,7 +667,7 @@ func (c *Client) fileToken(ctx context.Context, auth string) (string, error) {
 	}
 	tok, _ := getString(m, "token")
 	if tok == "" {
-		return "", Failf("expected {token} with a non-empty token, got %s", r)
+		return "", Mismatch("{token} with a non-empty token", fmt.Sprint(r))
 	}
 	return tok, nil
 }
@@ -678,7 +678,7 @@ func expectClaims(claims map[string]any, want map[string]any) error {
 	for k, v := range want {
 		got, ok := claims[k]
 		if !ok || got != v {
-			return Failf("expected claim %s = %#v, got claims %s", k, v, jsonText(claims))
+			return Mismatch(fmt.Sprintf("claim %s = %#v", k, v), fmt.Sprintf("claims %s", jsonText(claims)))
 		}
 	}
 	return nil

@@ -93,12 +93,12 @@ var collectionRequirements = []*Requirement{
 			}
 			for _, k := range []string{"page", "perPage", "totalItems"} {
 				if _, ok := getNumber(m, k); !ok {
-					return Failf("expected %s to be a number, got %s", k, r)
+					return Mismatch(fmt.Sprintf("%s to be a number", k), fmt.Sprint(r))
 				}
 			}
 			items, ok := getArray(m, "items")
 			if !ok {
-				return Failf("expected items to be an array, got %s", r)
+				return Mismatch("items to be an array", fmt.Sprint(r))
 			}
 			names := map[string]bool{}
 			for _, it := range items {
@@ -112,7 +112,7 @@ var collectionRequirements = []*Requirement{
 			}
 			for _, want := range []string{"users", "_superusers"} {
 				if !names[want] {
-					return Failf("expected the collection %s among the items, got %v", want, slices.Sorted(maps.Keys(names)))
+					return Mismatch(fmt.Sprintf("the collection %s among the items", want), fmt.Sprint(slices.Sorted(maps.Keys(names))))
 				}
 			}
 			return nil
@@ -168,13 +168,13 @@ func createCollection(ctx context.Context, c *Client, typ string) (map[string]an
 func expectCollection(r *response, m map[string]any, id, name, typ string) error {
 	gotID, _ := getString(m, "id")
 	if gotID == "" || (id != "" && gotID != id) {
-		return Failf("expected collection id %q, got %v in %s", id, m["id"], r)
+		return Mismatch(fmt.Sprintf("collection id %q", id), fmt.Sprintf("%v in %s", m["id"], r))
 	}
 	if got, _ := getString(m, "name"); got != name {
-		return Failf("expected collection name %q, got %v in %s", name, m["name"], r)
+		return Mismatch(fmt.Sprintf("collection name %q", name), fmt.Sprintf("%v in %s", m["name"], r))
 	}
 	if got, _ := getString(m, "type"); got != typ {
-		return Failf("expected collection type %q, got %v in %s", typ, m["type"], r)
+		return Mismatch(fmt.Sprintf("collection type %q", typ), fmt.Sprintf("%v in %s", m["type"], r))
 	}
 	return nil
 }
@@ -233,7 +233,7 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 		return err
 	}
 	if len(strings.TrimSpace(string(r.body))) != 0 {
-		return Failf("expected an empty body with 204, got %s", r)
+		return Mismatch("an empty body with 204", fmt.Sprint(r))
 	}
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		r, err := c.do(ctx, method, "/api/collections/"+seg(name), c.su, nil)

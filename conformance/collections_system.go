@@ -141,7 +141,7 @@ func patchRefused(ctx context.Context, c *Client, name string, body, restore map
 	}
 	m, _ := v.(map[string]any)
 	if got, _ := getString(m, "code"); got != code {
-		return Failf("PATCH %s %s: expected data.%s.code %q, got %s", name, jsonText(body), joinPath(path), code, r)
+		return fmt.Errorf("PATCH %s %s: %w", name, jsonText(body), Mismatch(fmt.Sprintf("data.%s.code %q", joinPath(path), code), fmt.Sprint(r)))
 	}
 	return nil
 }
@@ -168,7 +168,7 @@ func expectRefusedChange(ctx context.Context, c *Client, name, key string, v any
 		return err
 	}
 	if jsonText(after[key]) != jsonText(old) {
-		return Failf("after the refused PATCH of %s.%s, GET reports %s, want %s", name, key, jsonText(after[key]), jsonText(old))
+		return fmt.Errorf("after the refused PATCH of %s.%s, GET: %w", name, key, Mismatch(jsonText(old), jsonText(after[key])))
 	}
 	return nil
 }
@@ -248,7 +248,7 @@ func checkSuperuserDurations(ctx context.Context, c *Client) error {
 		return err
 	}
 	if jsonText(after["authToken"]) != jsonText(before["authToken"]) {
-		return Failf("authToken changed from %s to %s by refused PATCHes", jsonText(before["authToken"]), jsonText(after["authToken"]))
+		return fmt.Errorf("authToken after refused PATCHes: %w", Mismatch(jsonText(before["authToken"]), jsonText(after["authToken"])))
 	}
 	res, err := c.login(ctx, "_superusers", c.email, c.password)
 	if err != nil {
@@ -256,10 +256,10 @@ func checkSuperuserDurations(ctx context.Context, c *Client) error {
 	}
 	_, claims, err := splitJWT(res.token)
 	if err != nil {
-		return Failf("superuser token is not a JWT: %v", err)
+		return Mismatch("the superuser token to be a JWT", err.Error())
 	}
 	if exp, ok := getNumber(claims, "exp"); !ok || exp <= float64(time.Now().Unix()) {
-		return Failf("expected a future exp claim in a new superuser token, got claims %s", jsonText(claims))
+		return Mismatch("a future exp claim in a new superuser token", fmt.Sprintf("claims %s", jsonText(claims)))
 	}
 	return nil
 }
@@ -275,7 +275,7 @@ func checkCollectionDurations(ctx context.Context, c *Client) error {
 			return err
 		}
 		if err := c.patchCollection(ctx, name, map[string]any{key: map[string]any{"duration": 3600}}); err != nil {
-			return Failf("%v", err)
+			return Mismatch(fmt.Sprintf("200 to PATCH %s.duration 3600", key), err.Error())
 		}
 		after, err := getCollectionJSON(ctx, c, name)
 		if err != nil {
@@ -283,7 +283,7 @@ func checkCollectionDurations(ctx context.Context, c *Client) error {
 		}
 		tc, _ := getObject(after, key)
 		if d, _ := getNumber(tc, "duration"); d != 3600 {
-			return Failf("after PATCH %s.duration 3600, GET reports %s", key, jsonText(after[key]))
+			return fmt.Errorf("after PATCH %s.duration 3600, GET: %w", key, Mismatch(`{"duration":3600}`, jsonText(after[key])))
 		}
 	}
 	return nil
@@ -312,8 +312,8 @@ func checkSuperusersInvariants(ctx context.Context, c *Client) error {
 		}
 		o, _ := getObject(after, tc.key)
 		if got, ok := getBool(o, tc.option); !ok || got != tc.want {
-			return Failf("after PATCH _superusers %s (answered %d), GET reports %s.%s = %v, want %v",
-				jsonText(body), r.status, tc.key, tc.option, o[tc.option], tc.want)
+			return fmt.Errorf("after PATCH _superusers %s (answered %d), GET: %w", jsonText(body), r.status,
+				Mismatch(fmt.Sprintf("%s.%s = %v", tc.key, tc.option, tc.want), fmt.Sprintf("%s.%s = %v", tc.key, tc.option, o[tc.option])))
 		}
 	}
 	return nil

@@ -56,6 +56,10 @@ func reportAsSubtests(t *testing.T, rep Report) {
 			case Skip:
 				t.Skipf("cites %s — %s — skipped: %s", res.Req.Section, res.Req.Text, res.Detail)
 			case Fail:
+				if res.Expected != "" || res.Actual != "" {
+					t.Errorf("cites %s — %s — expected %s — got %s\n%s", res.Req.Section, res.Req.Text, res.Expected, res.Actual, res.Detail)
+					return
+				}
 				t.Errorf("cites %s — %s — %s", res.Req.Section, res.Req.Text, res.Detail)
 			default:
 				t.Errorf("cites %s — %s — harness error: %s", res.Req.Section, res.Req.Text, res.Detail)
@@ -195,12 +199,19 @@ func TestRunOutcomes(t *testing.T) {
 			return Failf("server wrong")
 		}),
 		{ID: "T-ERR-004", Section: "§0", Name: "no check", Text: "no check"},
+		stubReq("T-FAIL-004", func(ctx context.Context, c *Client) error {
+			return Mismatch(`404 "gone"`, `200 {}`)
+		}),
+		stubReq("T-FAIL-005", func(ctx context.Context, c *Client) error {
+			return fmt.Errorf("page %d: %w", 2, Mismatch("3 items", "2"))
+		}),
 	}
 	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
 
 	want := map[string]Outcome{
 		"T-PASS-001": Pass, "T-FAIL-001": Fail, "T-FAIL-002": Fail, "T-SKIP-001": Skip,
 		"T-ERR-001": Error, "T-ERR-002": Error, "T-ERR-003": Error, "T-FAIL-003": Fail, "T-ERR-004": Error,
+		"T-FAIL-004": Fail, "T-FAIL-005": Fail,
 	}
 	if len(rep.Results) != len(reqs) {
 		t.Fatalf("got %d results, want %d", len(rep.Results), len(reqs))
@@ -230,15 +241,24 @@ func TestRunOutcomes(t *testing.T) {
 		"T-ERR-002":  "check panicked: boom",
 		"T-ERR-003":  "cleanup failed: delete fixture: expected 204, got 500",
 		"T-FAIL-003": "cleanup also failed: delete fixture: panic: cleanup boom",
+		"T-FAIL-004": `expected 404 "gone", got 200 {}`,
+		"T-FAIL-005": "page 2: expected 3 items, got 2",
 	} {
 		if !strings.Contains(detail(id), frag) {
 			t.Errorf("%s: detail %q does not contain %q", id, detail(id), frag)
 		}
 	}
 
+	for _, res := range rep.Results {
+		want := map[string][2]string{"T-FAIL-004": {`404 "gone"`, `200 {}`}, "T-FAIL-005": {"3 items", "2"}}[res.Req.ID]
+		if res.Expected != want[0] || res.Actual != want[1] {
+			t.Errorf("%s: Expected, Actual = %q, %q; want %q, %q", res.Req.ID, res.Expected, res.Actual, want[0], want[1])
+		}
+	}
+
 	p, f, s, e := rep.Counts()
-	if p != 1 || f != 3 || s != 1 || e != 4 {
-		t.Errorf("Counts() = %d, %d, %d, %d; want 1, 3, 1, 4", p, f, s, e)
+	if p != 1 || f != 5 || s != 1 || e != 4 {
+		t.Errorf("Counts() = %d, %d, %d, %d; want 1, 5, 1, 4", p, f, s, e)
 	}
 	if rep.OK() {
 		t.Errorf("OK() = true with failures")
@@ -247,8 +267,8 @@ func TestRunOutcomes(t *testing.T) {
 	var buf bytes.Buffer
 	rep.Print(&buf)
 	lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
-	if last := lines[len(lines)-1]; last != "1 passed, 3 failed" {
-		t.Errorf("last line = %q, want %q", last, "1 passed, 3 failed")
+	if last := lines[len(lines)-1]; last != "1 passed, 5 failed" {
+		t.Errorf("last line = %q, want %q", last, "1 passed, 5 failed")
 	}
 	if prev := lines[len(lines)-2]; !strings.HasPrefix(prev, "1 skipped, 4 errored") {
 		t.Errorf("line before last = %q, want the skipped and errored counts", prev)
@@ -257,6 +277,8 @@ func TestRunOutcomes(t *testing.T) {
 	for _, frag := range []string{
 		"PASS  T-PASS-001", "FAIL  T-FAIL-001", "SKIP  T-SKIP-001", "ERROR T-ERR-001",
 		"requirement: stub requirement T-FAIL-001", "expected 200, got 500", "skipped: not configured",
+		"      expected: 404 \"gone\"\n      actual:   200 {}\n",
+		"      page 2: expected 3 items, got 2\n      expected: 3 items\n      actual:   2\n",
 	} {
 		if !strings.Contains(out, frag) {
 			t.Errorf("report does not contain %q:\n%s", frag, out)

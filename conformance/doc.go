@@ -28,7 +28,10 @@
 // Every requirement ends as Pass, Fail (the server violated it), Skip (it
 // does not apply) or Error (the suite could not carry the check out:
 // connectivity, a fixture the server refused to create, a cleanup that
-// failed). Outcomes are never merged. [Report.Print] writes one line per
+// failed). Outcomes are never merged. A check reports a failure with
+// [Mismatch]: what the requirement expected and what the server did, kept
+// as [Result.Expected] and [Result.Actual] beside the prose of
+// [Result.Detail] (h2spec's TestError). [Report.Print] writes one line per
 // requirement, the expectation and what was received under every failure,
 // and ends with the line "N passed, N failed". Errors are counted on the line
 // before it, and [Report.OK] is false when anything failed or errored.

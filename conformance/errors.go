@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 )
@@ -113,10 +114,10 @@ func checkEnvelopeShape(ctx context.Context, c *Client) error {
 			return err
 		}
 		if !slices.Equal(env.keys, []string{"data", "message", "status"}) {
-			return Failf("expected keys in the order data, message, status; got %v in %s", env.keys, r)
+			return Mismatch("keys in the order data, message, status", fmt.Sprintf("%v in %s", env.keys, r))
 		}
 		if !isJSONContentType(r) {
-			return Failf("expected Content-Type application/json, got %q for %s", r.header.Get("Content-Type"), r)
+			return Mismatch("Content-Type application/json", fmt.Sprintf("%q for %s", r.header.Get("Content-Type"), r))
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -52,8 +53,7 @@ var httpRequirements = []*Requirement{
 				}
 				for _, h := range securityHeaders {
 					if got := r.header.Values(h[0]); len(got) != 1 || got[0] != h[1] {
-						return Failf("expected the header %s: %s on %s %s (%d), got %q",
-							h[0], h[1], p.method, p.path, r.status, got)
+						return Mismatch(fmt.Sprintf("the header %s: %s on %s %s (%d)", h[0], h[1], p.method, p.path, r.status), fmt.Sprintf("%q", got))
 					}
 				}
 			}
@@ -78,7 +78,7 @@ var httpRequirements = []*Requirement{
 			}
 			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
 			if err != nil {
-				return Failf("expected 413 %q for a body of %d bytes, got no answer: %v", msgTooLarge, body.n, err)
+				return Mismatch(fmt.Sprintf("413 %q for a body of %d bytes", msgTooLarge, body.n), fmt.Sprintf("no answer: %v", err))
 			}
 			_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
 			return err

@@ -134,8 +134,8 @@ func (c *Client) buildLogMarks(ctx context.Context) (*logMarks, error) {
 		return nil, fmt.Errorf("listing logs to find the marked requests: %w", err)
 	}
 	if !found {
-		return nil, Failf("the marked requests (%v, nonce %s) did not all appear in GET /api/logs within %s; found %v",
-			loggedMarks, n, logsWait, seen)
+		return nil, Mismatch(fmt.Sprintf("the marked requests %v (nonce %s) in GET /api/logs within %s", loggedMarks, n, logsWait),
+			fmt.Sprintf("only %v", seen))
 	}
 	delete(m.entries, markSilent) // wrongly logged; LOG-ENTRY-005 reports it
 	return m, nil
@@ -218,18 +218,18 @@ func parseLogList(r *response) (*logList, error) {
 	}{{"page", &l.page}, {"perPage", &l.perPage}, {"totalItems", &l.totalItems}, {"totalPages", &l.totalPages}} {
 		v, ok := getNumber(m, f.key)
 		if !ok || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			return nil, Failf("expected %s to be an integer, got %s", f.key, r)
+			return nil, Mismatch(fmt.Sprintf("%s to be an integer", f.key), fmt.Sprint(r))
 		}
 		*f.dst = int(v)
 	}
 	items, ok := getArray(m, "items")
 	if !ok {
-		return nil, Failf("expected items to be an array, got %s", r)
+		return nil, Mismatch("items to be an array", fmt.Sprint(r))
 	}
 	for _, it := range items {
 		o, ok := it.(map[string]any)
 		if !ok {
-			return nil, Failf("expected every item to be an object, got %s", r)
+			return nil, Mismatch("every item to be an object", fmt.Sprint(r))
 		}
 		l.items = append(l.items, o)
 	}
@@ -266,7 +266,7 @@ func (c *Client) listMarked(ctx context.Context, m *logMarks, kv ...string) ([]s
 	for _, it := range list.items {
 		k := m.markOf(it)
 		if k == "" {
-			return nil, nil, Failf("filter %q returned an entry that is not one of the marked requests: %s", q.Get("filter"), jsonText(it))
+			return nil, nil, fmt.Errorf("filter %q: %w", q.Get("filter"), Mismatch("only marked requests", "the entry "+jsonText(it)))
 		}
 		marks = append(marks, k)
 	}
@@ -279,7 +279,7 @@ func expectMarks(what string, got, want []string) error {
 	slices.Sort(g)
 	slices.Sort(w)
 	if !slices.Equal(g, w) {
-		return Failf("%s: expected the entries %v, got %v", what, want, got)
+		return fmt.Errorf("%s: %w", what, Mismatch(fmt.Sprintf("the entries %v", want), fmt.Sprint(got)))
 	}
 	return nil
 }
@@ -287,7 +287,7 @@ func expectMarks(what string, got, want []string) error {
 // expectOrder requires got to equal want exactly.
 func expectOrder(what string, got, want []string) error {
 	if !slices.Equal(got, want) {
-		return Failf("%s: expected the entries in the order %v, got %v", what, want, got)
+		return fmt.Errorf("%s: %w", what, Mismatch(fmt.Sprintf("the entries in the order %v", want), fmt.Sprint(got)))
 	}
 	return nil
 }

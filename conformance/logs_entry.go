@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 )
@@ -22,13 +23,13 @@ var logsEntryRequirements = []*Requirement{
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			e := m.entries[markGuest]
 			if !sameKeys(mapKeys(e), "id", "created", "data", "message", "level") {
-				return Failf("expected exactly the keys id, created, data, message, level; got %v", mapKeys(e))
+				return Mismatch("exactly the keys id, created, data, message, level", fmt.Sprint(mapKeys(e)))
 			}
 			if id, _ := getString(e, "id"); !reLogID.MatchString(id) {
-				return Failf("expected id of 15 characters [a-z0-9], got %q", id)
+				return Mismatch("id of 15 characters [a-z0-9]", fmt.Sprintf("%q", id))
 			}
 			if cr, _ := getString(e, "created"); !reLogCreated.MatchString(cr) {
-				return Failf("expected created as YYYY-MM-DD HH:MM:SS.mmmZ, got %v", e["created"])
+				return Mismatch("created as YYYY-MM-DD HH:MM:SS.mmmZ", fmt.Sprint(e["created"]))
 			}
 			u := m.urls[markGuest]
 			if err := expectEntry(e, "GET "+u, 0); err != nil {
@@ -43,11 +44,11 @@ var logsEntryRequirements = []*Requirement{
 				return err
 			}
 			if x, ok := getNumber(data, "execTime"); !ok || x < 0 {
-				return Failf("expected data.execTime to be a number ≥ 0, got %v", data["execTime"])
+				return Mismatch("data.execTime to be a number ≥ 0", fmt.Sprint(data["execTime"]))
 			}
 			for _, k := range []string{"remoteIP", "userIP"} {
 				if _, ok := getString(data, k); !ok {
-					return Failf("expected data.%s to be a string, got %v", k, data[k])
+					return Mismatch(fmt.Sprintf("data.%s to be a string", k), fmt.Sprint(data[k]))
 				}
 			}
 			return nil
@@ -110,7 +111,7 @@ var logsEntryRequirements = []*Requirement{
 				return err
 			}
 			if len(list.items) != 0 || list.totalItems != 0 {
-				return Failf("expected no entry for the successful GET %s, found %d", m.urls[markSilent], len(list.items))
+				return Mismatch(fmt.Sprintf("no entry for the successful GET %s", m.urls[markSilent]), fmt.Sprintf("%d entries", len(list.items)))
 			}
 			return nil
 		}),
@@ -120,13 +121,13 @@ var logsEntryRequirements = []*Requirement{
 // expectEntry checks message and level of a log entry.
 func expectEntry(e map[string]any, message string, level float64) error {
 	if got, _ := getString(e, "message"); got != message {
-		return Failf("expected message %q, got %v", message, e["message"])
+		return Mismatch(fmt.Sprintf("message %q", message), fmt.Sprint(e["message"]))
 	}
 	if got, ok := getNumber(e, "level"); !ok || got != level {
-		return Failf("expected level %v, got %v", level, e["level"])
+		return Mismatch(fmt.Sprintf("level %v", level), fmt.Sprint(e["level"]))
 	}
 	if _, ok := getObject(e, "data"); !ok {
-		return Failf("expected data to be an object, got %v", e["data"])
+		return Mismatch("data to be an object", fmt.Sprint(e["data"]))
 	}
 	return nil
 }
@@ -135,7 +136,7 @@ func expectEntry(e map[string]any, message string, level float64) error {
 func expectData(data map[string]any, want map[string]any) error {
 	for _, k := range slices.Sorted(maps.Keys(want)) {
 		if got, ok := data[k]; !ok || got != want[k] {
-			return Failf("expected data.%s = %s, got %s (data %s)", k, jsonText(want[k]), jsonText(data[k]), jsonText(data))
+			return Mismatch(fmt.Sprintf("data.%s = %s", k, jsonText(want[k])), fmt.Sprintf("%s (data %s)", jsonText(data[k]), jsonText(data)))
 		}
 	}
 	return nil

@@ -24,15 +24,15 @@ var logsFieldsRequirements = []*Requirement{
 				return err
 			}
 			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") || list.totalItems != 4 {
-				return Failf("expected the full envelope with totalItems 4, got keys %v and totalItems %v", list.keys, list.totalItems)
+				return Mismatch("the full envelope with totalItems 4", fmt.Sprintf("keys %v and totalItems %v", list.keys, list.totalItems))
 			}
 			if len(list.items) != 4 {
-				return Failf("expected 4 items, got %d", len(list.items))
+				return Mismatch("4 items", fmt.Sprint(len(list.items)))
 			}
 			for i, k := range loggedMarks {
 				want := map[string]any{"id": m.id(k), "message": m.entries[k]["message"]}
 				if !reflect.DeepEqual(list.items[i], want) {
-					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
 				}
 			}
 			return nil
@@ -51,13 +51,13 @@ var logsFieldsRequirements = []*Requirement{
 				return err
 			}
 			if len(list.items) != 4 {
-				return Failf("expected 4 items, got %d", len(list.items))
+				return Mismatch("4 items", fmt.Sprint(len(list.items)))
 			}
 			for i, k := range loggedMarks {
 				data, _ := getObject(m.entries[k], "data")
 				want := map[string]any{"id": m.id(k), "data": map[string]any{"status": data["status"]}}
 				if !reflect.DeepEqual(list.items[i], want) {
-					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
 				}
 			}
 			return nil
@@ -84,13 +84,13 @@ func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
 				return err
 			}
 			if len(list.items) != 4 {
-				return Failf("expected 4 items, got %d", len(list.items))
+				return Mismatch("4 items", fmt.Sprint(len(list.items)))
 			}
 			for i, k := range loggedMarks {
 				msg, _ := getString(m.entries[k], "message")
 				want := map[string]any{"message": excerpt(msg, max, ellipsis)}
 				if !reflect.DeepEqual(list.items[i], want) {
-					return Failf("item %d: expected %s, got %s", i, jsonText(want), jsonText(list.items[i]))
+					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
 				}
 			}
 			return nil

@@ -176,8 +176,7 @@ var logsFilterRequirements = []*Requirement{
 					continue // the log changed meanwhile; look again
 				}
 				if empty.totalItems != before.totalItems || !slices.Equal(emptyIDs, beforeIDs) {
-					return Failf("expected totalItems %d and the %d entries of the list without filter, got totalItems %d and %d entries (%d of them not in that list)",
-						before.totalItems, len(beforeIDs), empty.totalItems, len(emptyIDs), countMissing(emptyIDs, beforeIDs))
+					return Mismatch(fmt.Sprintf("totalItems %d and the %d entries of the list without filter", before.totalItems, len(beforeIDs)), fmt.Sprintf("totalItems %d and %d entries (%d of them not in that list)", empty.totalItems, len(emptyIDs), countMissing(emptyIDs, beforeIDs)))
 				}
 				return nil
 			}

@@ -22,13 +22,13 @@ var logsListRequirements = []*Requirement{
 				return err
 			}
 			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") {
-				return Failf("expected exactly the keys items, page, perPage, totalItems, totalPages; got %v", list.keys)
+				return Mismatch("exactly the keys items, page, perPage, totalItems, totalPages", fmt.Sprint(list.keys))
 			}
 			if len(list.items) > 2 || list.perPage != 2 {
-				return Failf("expected perPage 2 and at most 2 items, got perPage %v and %d items", list.perPage, len(list.items))
+				return Mismatch("perPage 2 and at most 2 items", fmt.Sprintf("perPage %v and %d items", list.perPage, len(list.items)))
 			}
 			if list.totalItems < len(loggedMarks) {
-				return Failf("expected totalItems ≥ %d (the suite's own entries), got %v", len(loggedMarks), list.totalItems)
+				return Mismatch(fmt.Sprintf("totalItems ≥ %d (the suite's own entries)", len(loggedMarks)), fmt.Sprint(list.totalItems))
 			}
 			return nil
 		}),
@@ -136,7 +136,7 @@ var logsListRequirements = []*Requirement{
 				return err
 			}
 			if list.totalItems != -1 || list.totalPages != -1 {
-				return Failf("expected totalItems -1 and totalPages -1, got %v and %v", list.totalItems, list.totalPages)
+				return Mismatch("totalItems -1 and totalPages -1", fmt.Sprintf("%v and %v", list.totalItems, list.totalPages))
 			}
 			return expectMarks("skipTotal=1", got, loggedMarks)
 		}),
@@ -156,9 +156,10 @@ var logsListRequirements = []*Requirement{
 				}
 				if len(got) != want || list.page != page+1 || list.perPage != 3 ||
 					list.totalItems != 4 || list.totalPages != 2 {
-					return Failf("page %d: expected %d items, page %d, perPage 3, totalItems 4, totalPages 2; "+
-						"got %d items, page %v, perPage %v, totalItems %v, totalPages %v",
-						page+1, want, page+1, len(got), list.page, list.perPage, list.totalItems, list.totalPages)
+					return fmt.Errorf("page %d: %w", page+1, Mismatch(
+						fmt.Sprintf("%d items, page %d, perPage 3, totalItems 4, totalPages 2", want, page+1),
+						fmt.Sprintf("%d items, page %v, perPage %v, totalItems %v, totalPages %v",
+							len(got), list.page, list.perPage, list.totalItems, list.totalPages)))
 				}
 				all = append(all, got...)
 			}
@@ -184,14 +185,14 @@ var logsListRequirements = []*Requirement{
 // items as it should.
 func expectPaging(l *logList, page, perPage int) error {
 	if l.page != page || l.perPage != perPage {
-		return Failf("expected page %d and perPage %d, got page %d and perPage %d", page, perPage, l.page, l.perPage)
+		return Mismatch(fmt.Sprintf("page %d and perPage %d", page, perPage), fmt.Sprintf("page %d and perPage %d", l.page, l.perPage))
 	}
 	want := max(0, min(perPage, l.totalItems-(page-1)*perPage))
 	if len(l.items) != want {
-		return Failf("expected %d items (totalItems %d), got %d", want, l.totalItems, len(l.items))
+		return Mismatch(fmt.Sprintf("%d items (totalItems %d)", want, l.totalItems), fmt.Sprint(len(l.items)))
 	}
 	if pages := (l.totalItems + perPage - 1) / perPage; l.totalItems >= 0 && l.totalPages != pages {
-		return Failf("expected totalPages ceil(%d/%d) = %d, got %d", l.totalItems, perPage, pages, l.totalPages)
+		return Mismatch(fmt.Sprintf("totalPages ceil(%d/%d) = %d", l.totalItems, perPage, pages), fmt.Sprint(l.totalPages))
 	}
 	return nil
 }

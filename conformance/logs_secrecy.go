@@ -71,7 +71,7 @@ func checkLogSecretNames(ctx context.Context, c *Client) error {
 	for _, where := range sortedStrings(entry) {
 		for what, s := range secrets {
 			if strings.Contains(where.value, s) {
-				return Failf("%s appears in the log entry's %s: %q", what, where.path, where.value)
+				return Mismatch(fmt.Sprintf("no %s in the log entry's %s", what, where.path), fmt.Sprintf("%q", where.value))
 			}
 		}
 	}
@@ -103,7 +103,7 @@ func checkLogSecrecy(ctx context.Context, c *Client) error {
 	for _, where := range sortedStrings(entry) {
 		for what, s := range secrets {
 			if strings.Contains(where.value, s) {
-				return Failf("%s appears in the log entry's %s: %q", what, where.path, where.value)
+				return Mismatch(fmt.Sprintf("no %s in the log entry's %s", what, where.path), fmt.Sprintf("%q", where.value))
 			}
 		}
 	}
@@ -136,7 +136,7 @@ func (c *Client) waitForLogged(ctx context.Context, nonce string) (map[string]an
 		return nil, fmt.Errorf("listing logs to find the marked request: %w", err)
 	}
 	if !found {
-		return nil, Failf("the marked request (cf=%s) did not appear in GET /api/logs within %s", nonce, logsWait)
+		return nil, Mismatch(fmt.Sprintf("the marked request (cf=%s) in GET /api/logs within %s", nonce, logsWait), "no such entry")
 	}
 	return entry, nil
 }

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"slices"
 	"sort"
@@ -92,8 +93,7 @@ var logsSortRequirements = []*Requirement{
 				return err
 			}
 			if len(got) != 4 || got[0] != markMissing || got[1] != markNoAuth {
-				return Failf("sort=-data.status: expected %s (404) then %s (401) then the two 200s, got %v",
-					markMissing, markNoAuth, got)
+				return fmt.Errorf("sort=-data.status: %w", Mismatch(fmt.Sprintf("%s (404) then %s (401) then the two 200s", markMissing, markNoAuth), fmt.Sprint(got)))
 			}
 			return nil
 		}),

@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/http"
 	"net/url"
@@ -26,7 +27,7 @@ var logsStatsRequirements = []*Requirement{
 				return err
 			}
 			if len(st) == 0 {
-				return Failf("expected at least one hour bucket (the suite's own requests were logged), got []")
+				return Mismatch("at least one hour bucket (the suite's own requests were logged)", "[]")
 			}
 			return nil
 		}),
@@ -56,7 +57,7 @@ var logsStatsRequirements = []*Requirement{
 				return err
 			}
 			if len(st) != 0 {
-				return Failf("expected [], got %d buckets", len(st))
+				return Mismatch("[]", fmt.Sprintf("%d buckets", len(st)))
 			}
 			return nil
 		}),
@@ -79,19 +80,19 @@ var logsStatsRequirements = []*Requirement{
 				return err
 			}
 			if len(a) == 0 {
-				return Failf("expected at least one element, got %s", r)
+				return Mismatch("at least one element", fmt.Sprint(r))
 			}
 			sum := 0.0
 			for _, el := range a {
 				o, ok := el.(map[string]any)
 				if !ok || !sameKeys(mapKeys(o), "total") {
-					return Failf("expected every element to be {total}, got %s", r)
+					return Mismatch("every element to be {total}", fmt.Sprint(r))
 				}
 				t, _ := getNumber(o, "total")
 				sum += t
 			}
 			if sum != 4 {
-				return Failf("expected the totals to add up to 4, got %v", sum)
+				return Mismatch("the totals to add up to 4", fmt.Sprint(sum))
 			}
 			return nil
 		}),
@@ -140,18 +141,18 @@ func (c *Client) stats(ctx context.Context, q url.Values) ([]statsBucket, error)
 	for i, el := range a {
 		o, ok := el.(map[string]any)
 		if !ok || !sameKeys(mapKeys(o), "date", "total") {
-			return nil, Failf("expected every element to be {date, total}, element %d is %s", i, jsonText(el))
+			return nil, fmt.Errorf("element %d: %w", i, Mismatch("{date, total}", jsonText(el)))
 		}
 		d, _ := getString(o, "date")
 		if !reStatsDate.MatchString(d) {
-			return nil, Failf("expected date as YYYY-MM-DD HH:00:00.000Z, got %v", o["date"])
+			return nil, Mismatch("date as YYYY-MM-DD HH:00:00.000Z", fmt.Sprint(o["date"]))
 		}
 		t, ok := getNumber(o, "total")
 		if !ok || t < 1 || t != math.Trunc(t) {
-			return nil, Failf("expected total to be an integer ≥ 1, got %v", o["total"])
+			return nil, Mismatch("total to be an integer ≥ 1", fmt.Sprint(o["total"]))
 		}
 		if i > 0 && d <= out[i-1].date {
-			return nil, Failf("expected dates in strictly ascending order, got %q after %q", d, out[i-1].date)
+			return nil, Mismatch("dates in strictly ascending order", fmt.Sprintf("%q after %q", d, out[i-1].date))
 		}
 		out = append(out, statsBucket{date: d, total: t})
 	}
@@ -173,7 +174,7 @@ func expectMarkStats(m *logMarks, st []statsBucket) error {
 		got[b.date] = b.total
 	}
 	if !reflect.DeepEqual(got, want) {
-		return Failf("expected the buckets %v (hours of the suite's entries), got %v", want, got)
+		return Mismatch(fmt.Sprintf("the buckets %v (hours of the suite's entries)", want), fmt.Sprint(got))
 	}
 	return nil
 }

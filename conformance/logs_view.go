@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 )
@@ -26,7 +27,7 @@ var logsViewRequirements = []*Requirement{
 					return err
 				}
 				if !reflect.DeepEqual(got, m.entries[k]) {
-					return Failf("expected the entry as listed %s, got %s", jsonText(m.entries[k]), jsonText(got))
+					return Mismatch(fmt.Sprintf("the entry as listed %s", jsonText(m.entries[k])), jsonText(got))
 				}
 			}
 			return nil
@@ -62,7 +63,7 @@ var logsViewRequirements = []*Requirement{
 			}
 			want := map[string]any{"id": m.id(markGuest), "message": "GET " + m.urls[markGuest]}
 			if !reflect.DeepEqual(got, want) {
-				return Failf("expected %s, got %s", jsonText(want), jsonText(got))
+				return Mismatch(jsonText(want), jsonText(got))
 			}
 			return nil
 		}),
@@ -83,7 +84,7 @@ var logsViewRequirements = []*Requirement{
 				return err
 			}
 			if want := map[string]any{"message": "GET /..."}; !reflect.DeepEqual(got, want) {
-				return Failf("expected %s, got %s", jsonText(want), jsonText(got))
+				return Mismatch(jsonText(want), jsonText(got))
 			}
 			return nil
 		}),

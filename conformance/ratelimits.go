@@ -65,7 +65,7 @@ var rateLimitRequirements = []*Requirement{
 			}}, func(r *response, rules map[string]any) error {
 				rule, ok := getObject(rules, "0")
 				if !ok {
-					return Failf("expected data.rateLimits.rules.0 to be an object of field errors, got %s", r)
+					return Mismatch("data.rateLimits.rules.0 to be an object of field errors", fmt.Sprint(r))
 				}
 				env := &envelope{data: rule}
 				for code, fields := range map[string][]string{
@@ -136,7 +136,7 @@ var rateLimitRequirements = []*Requirement{
 						return fmt.Errorf("third guest request: %w", err)
 					}
 				} else if r.status == http.StatusTooManyRequests {
-					return Failf("request %d (%s) was limited: %s", i+1, who, r)
+					return fmt.Errorf("request %d (%s): %w", i+1, who, Mismatch("no 429", r.String()))
 				}
 			}
 			return nil
@@ -172,7 +172,7 @@ var rateLimitRequirements = []*Requirement{
 						return fmt.Errorf("second request to %s: %w", coll, err)
 					}
 				} else if r.status == http.StatusTooManyRequests {
-					return Failf("request %d (to %s) was limited: %s", i+1, coll, r)
+					return fmt.Errorf("request %d (to %s): %w", i+1, coll, Mismatch("no 429", r.String()))
 				}
 			}
 			return nil
@@ -269,27 +269,27 @@ func (c *Client) readRateLimits(ctx context.Context) (map[string]any, error) {
 	}
 	rl, ok := getObject(s.all, "rateLimits")
 	if !ok {
-		return nil, Failf("expected settings.rateLimits to be an object, got %s", jsonText(s.all))
+		return nil, Mismatch("settings.rateLimits to be an object", jsonText(s.all))
 	}
 	if _, ok := getBool(rl, "enabled"); !ok {
-		return nil, Failf("expected rateLimits.enabled to be a boolean, got %s", jsonText(rl))
+		return nil, Mismatch("rateLimits.enabled to be a boolean", jsonText(rl))
 	}
 	rules, ok := getArray(rl, "rules")
 	if !ok {
-		return nil, Failf("expected rateLimits.rules to be an array, got %s", jsonText(rl))
+		return nil, Mismatch("rateLimits.rules to be an array", jsonText(rl))
 	}
 	for i, v := range rules {
 		rule, ok := v.(map[string]any)
 		if !ok {
-			return nil, Failf("expected rateLimits.rules[%d] to be an object, got %s", i, jsonText(v))
+			return nil, Mismatch(fmt.Sprintf("rateLimits.rules[%d] to be an object", i), jsonText(v))
 		}
 		_, okL := getString(rule, "label")
 		_, okA := getString(rule, "audience")
 		_, okD := getNumber(rule, "duration")
 		_, okM := getNumber(rule, "maxRequests")
 		if !okL || !okA || !okD || !okM {
-			return nil, Failf("expected rateLimits.rules[%d] to hold label and audience (strings), duration and "+
-				"maxRequests (numbers), got %s", i, jsonText(rule))
+			return nil, fmt.Errorf("rateLimits.rules[%d]: %w", i, Mismatch(
+				"label and audience (strings), duration and maxRequests (numbers)", jsonText(rule)))
 		}
 	}
 	return rl, nil
@@ -314,7 +314,7 @@ func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, ch
 	}
 	rl, ok := getObject(env.data, "rateLimits")
 	if !ok {
-		return Failf("expected data.rateLimits to be an object of field errors, got %s", r)
+		return Mismatch("data.rateLimits to be an object of field errors", fmt.Sprint(r))
 	}
 	rules, _ := getObject(rl, "rules")
 	if err := check(r, rules); err != nil {
@@ -325,8 +325,7 @@ func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, ch
 		return fmt.Errorf("reading the settings again: %w", err)
 	}
 	if !reflect.DeepEqual(before, after) {
-		return Failf("expected the refused PATCH to leave rateLimits unchanged: before %s, after %s",
-			jsonText(before), jsonText(after))
+		return fmt.Errorf("rateLimits after the refused PATCH: %w", Mismatch(jsonText(before)+" (unchanged)", jsonText(after)))
 	}
 	return nil
 }

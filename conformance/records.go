@@ -129,10 +129,10 @@ var recordRequirements = []*Requirement{
 				return err
 			}
 			if v, ok := getBool(rec, "emailVisibility"); !ok || v {
-				return Failf("expected emailVisibility false, got %v in %s", rec["emailVisibility"], r)
+				return Mismatch("emailVisibility false", fmt.Sprintf("%v in %s", rec["emailVisibility"], r))
 			}
 			if _, ok := rec["email"]; ok {
-				return Failf("expected no email in the record returned to a guest (emailVisibility false), got %s", r)
+				return Mismatch("no email in the record returned to a guest (emailVisibility false)", fmt.Sprint(r))
 			}
 			return nil
 		},
@@ -155,10 +155,10 @@ var recordRequirements = []*Requirement{
 				return err
 			}
 			if v, _ := getBool(rec, "emailVisibility"); !v {
-				return Failf("expected emailVisibility true, got %v in %s", rec["emailVisibility"], r)
+				return Mismatch("emailVisibility true", fmt.Sprintf("%v in %s", rec["emailVisibility"], r))
 			}
 			if got, _ := getString(rec, "email"); got != email {
-				return Failf("expected email %q (emailVisibility true), got %v in %s", email, rec["email"], r)
+				return Mismatch(fmt.Sprintf("email %q (emailVisibility true)", email), fmt.Sprintf("%v in %s", rec["email"], r))
 			}
 			return nil
 		},
@@ -316,17 +316,17 @@ func (c *Client) cleanupCreated(r *response) {
 // a 15-character id, collectionId, the collection's name, and no secrets.
 func expectRecord(r *response, rec map[string]any, collection string) error {
 	if id, _ := getString(rec, "id"); !reLogID.MatchString(id) {
-		return Failf("expected id of 15 characters [a-z0-9], got %v in %s", rec["id"], r)
+		return Mismatch("id of 15 characters [a-z0-9]", fmt.Sprintf("%v in %s", rec["id"], r))
 	}
 	if got, _ := getString(rec, "collectionName"); got != collection {
-		return Failf("expected collectionName %q, got %v in %s", collection, rec["collectionName"], r)
+		return Mismatch(fmt.Sprintf("collectionName %q", collection), fmt.Sprintf("%v in %s", rec["collectionName"], r))
 	}
 	if got, _ := getString(rec, "collectionId"); got == "" {
-		return Failf("expected a non-empty collectionId, got %v in %s", rec["collectionId"], r)
+		return Mismatch("a non-empty collectionId", fmt.Sprintf("%v in %s", rec["collectionId"], r))
 	}
 	for _, secret := range []string{"password", "passwordConfirm", "tokenKey"} {
 		if _, ok := rec[secret]; ok {
-			return Failf("the record must never expose %q; got %s", secret, r)
+			return Mismatch(fmt.Sprintf("a record without %q", secret), r.String())
 		}
 	}
 	return nil
@@ -346,10 +346,10 @@ func expectViewedUser(ctx context.Context, c *Client, auth string, u *user) erro
 		return err
 	}
 	if got, _ := getString(rec, "id"); got != u.id {
-		return Failf("expected the record %s, got id %v in %s", u.id, rec["id"], r)
+		return Mismatch(fmt.Sprintf("the record %s", u.id), fmt.Sprintf("id %v in %s", rec["id"], r))
 	}
 	if got, _ := getString(rec, "email"); got != u.email {
-		return Failf("expected email %q, got %v in %s", u.email, rec["email"], r)
+		return Mismatch(fmt.Sprintf("email %q", u.email), fmt.Sprintf("%v in %s", rec["email"], r))
 	}
 	return nil
 }

@@ -39,8 +39,9 @@ func (r Report) OK() bool {
 
 // Print writes one line per requirement: outcome, ID, name, section and
 // duration. Below a FAIL or ERROR line it writes the requirement text and the
-// detail (what was expected, what was received); below a SKIP line the
-// reason. When anything was skipped or errored a line with those counts
+// detail; a failure reported with [Mismatch] gets an "expected:" and an
+// "actual:" line (and its detail only when the check added context). Below
+// a SKIP line it writes the reason. When anything was skipped or errored a line with those counts
 // follows, and the last line is always exactly "N passed, N failed" (errors
 // are not in that line's count, but they make OK false).
 func (r Report) Print(w io.Writer) {
@@ -50,6 +51,14 @@ func (r Report) Print(w io.Writer) {
 		switch res.Outcome {
 		case Fail, Error:
 			fmt.Fprintf(w, "      requirement: %s\n", res.Req.Text)
+			if res.Expected != "" || res.Actual != "" {
+				if res.Detail != "expected "+res.Expected+", got "+res.Actual {
+					fmt.Fprintf(w, "      %s\n", indent(res.Detail, "      "))
+				}
+				fmt.Fprintf(w, "      expected: %s\n", indent(res.Expected, "      "))
+				fmt.Fprintf(w, "      actual:   %s\n", indent(res.Actual, "      "))
+				break
+			}
 			fmt.Fprintf(w, "      %s\n", indent(res.Detail, "      "))
 		case Skip:
 			fmt.Fprintf(w, "      skipped: %s\n", indent(res.Detail, "      "))

@@ -67,6 +67,12 @@ type Result struct {
 	Outcome  Outcome
 	Detail   string // why it failed, was skipped or errored; empty on Pass
 	Duration time.Duration
+
+	// Expected and Actual are set on a Fail reported with [Mismatch]: what
+	// the requirement demands and what the server did instead, apart from
+	// the prose of Detail (which holds both, and any context the check
+	// added), as h2spec's TestError keeps them.
+	Expected, Actual string
 }
 
 // Requirement is one verifiable statement of the interface document,
@@ -90,18 +96,31 @@ type Requirement struct {
 	Run func(ctx context.Context, c *Client) error
 }
 
-// verdict is the error type behind Failf and Skipf.
+// verdict is the error type behind Failf, Mismatch and Skipf.
 type verdict struct {
-	outcome Outcome
-	msg     string
+	outcome          Outcome
+	msg              string
+	expected, actual string // set by Mismatch
 }
 
 func (v *verdict) Error() string { return v.msg }
 
-// Failf reports that the server violated the requirement being checked. The
-// message should say what was expected and what was received.
+// Failf reports that the server violated the requirement being checked, in
+// prose. The suite's own checks use [Mismatch], which keeps what was
+// expected and what was received apart; Failf remains for checks written
+// elsewhere.
 func Failf(format string, args ...any) error {
 	return &verdict{outcome: Fail, msg: fmt.Sprintf(format, args...)}
+}
+
+// Mismatch reports that the server violated the requirement being checked,
+// as a structured pair: expected states what the requirement demands (for
+// example `404 "The requested resource wasn't found."`), actual what the
+// server did (for example the status and body it answered). The error's
+// text is "expected <expected>, got <actual>"; a check may wrap it with
+// fmt.Errorf and %w to add context, and the report keeps the pair.
+func Mismatch(expected, actual string) error {
+	return &verdict{outcome: Fail, msg: "expected " + expected + ", got " + actual, expected: expected, actual: actual}
 }
 
 // Skipf reports that the requirement does not apply to the server under test.
@@ -111,17 +130,21 @@ func Skipf(format string, args ...any) error {
 
 // classify turns the error returned by a check into an outcome and a detail.
 func classify(err error) (Outcome, string) {
+	r := classifyResult(err)
+	return r.Outcome, r.Detail
+}
+
+// classifyResult turns the error returned by a check into the outcome,
+// detail, expected and actual of a Result.
+func classifyResult(err error) Result {
 	if err == nil {
-		return Pass, ""
+		return Result{Outcome: Pass}
 	}
 	if v, ok := errors.AsType[*verdict](err); ok {
-		if v.msg == err.Error() {
-			return v.outcome, v.msg
-		}
-		// Wrapped with context by a helper: keep the added text.
-		return v.outcome, err.Error()
+		// err.Error() keeps any context a helper wrapped around it.
+		return Result{Outcome: v.outcome, Detail: err.Error(), Expected: v.expected, Actual: v.actual}
 	}
-	return Error, err.Error()
+	return Result{Outcome: Error, Detail: err.Error()}
 }
 
 // Run checks the server described by cfg against every requirement (or those
@@ -191,7 +214,8 @@ func runOne(ctx context.Context, base *Client, r *Requirement) Result {
 		}
 		return r.Run(ctx, c)
 	}()
-	outcome, detail := classify(err)
+	res := classifyResult(err)
+	outcome, detail := res.Outcome, res.Detail
 
 	if cerr := c.runCleanups(ctx); cerr != nil {
 		switch outcome {
@@ -202,5 +226,9 @@ func runOne(ctx context.Context, base *Client, r *Requirement) Result {
 			detail += "\ncleanup also failed: " + cerr.Error()
 		}
 	}
-	return Result{Req: r, Outcome: outcome, Detail: detail, Duration: time.Since(start)}
+	res.Req, res.Outcome, res.Detail, res.Duration = r, outcome, detail, time.Since(start)
+	if outcome != Fail {
+		res.Expected, res.Actual = "", ""
+	}
+	return res
 }

@@ -91,7 +91,7 @@ var settingsRequirements = []*Requirement{
 			}
 			logs, ok := getObject(env.data, "logs")
 			if !ok {
-				return Failf("expected data.logs to be an object of field errors, got %s", r)
+				return Mismatch("data.logs to be an object of field errors", fmt.Sprint(r))
 			}
 			if err := expectFieldCodes(r, &envelope{data: logs}, codeMinGreaterThan, "maxDays"); err != nil {
 				return fmt.Errorf("under data.logs: %w", err)
@@ -101,8 +101,7 @@ var settingsRequirements = []*Requirement{
 				return fmt.Errorf("reading the settings again: %w", err)
 			}
 			if !reflect.DeepEqual(before.logs, after.logs) {
-				return Failf("expected the refused PATCH to leave logs unchanged: before %s, after %s",
-					jsonText(before.logs), jsonText(after.logs))
+				return fmt.Errorf("logs after the refused PATCH: %w", Mismatch(jsonText(before.logs)+" (unchanged)", jsonText(after.logs)))
 			}
 			return nil
 		},
@@ -128,15 +127,15 @@ func (c *Client) readSettings(ctx context.Context) (*settingsView, error) {
 		return nil, err
 	}
 	if _, ok := getObject(m, "meta"); !ok {
-		return nil, Failf("expected settings.meta to be an object, got %s", r)
+		return nil, Mismatch("settings.meta to be an object", fmt.Sprint(r))
 	}
 	logs, ok := getObject(m, "logs")
 	if !ok {
-		return nil, Failf("expected settings.logs to be an object, got %s", r)
+		return nil, Mismatch("settings.logs to be an object", fmt.Sprint(r))
 	}
 	days, ok := getNumber(logs, "maxDays")
 	if !ok {
-		return nil, Failf("expected settings.logs.maxDays to be a number, got %s", r)
+		return nil, Mismatch("settings.logs.maxDays to be a number", fmt.Sprint(r))
 	}
 	return &settingsView{all: m, logs: logs, maxDays: days}, nil
 }

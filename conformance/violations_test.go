@@ -228,7 +228,8 @@ func TestEveryRequirementCanFail(t *testing.T) {
 }
 
 // TestChecksCatchViolations turns on one bug at a time, in a fake of its own,
-// runs only the requirements the bug names, and requires each to FAIL.
+// runs only the requirements the bug names, and requires each to FAIL with
+// a structured expected and actual.
 func TestChecksCatchViolations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of the suite many times")
@@ -256,6 +257,10 @@ func TestChecksCatchViolations(t *testing.T) {
 				switch res.Outcome {
 				case Fail:
 					t.Logf("%s: %s", res.Req.ID, res.Detail)
+					if res.Expected == "" || res.Actual == "" {
+						t.Errorf("%s: a failure without a structured expected and actual (report it with Mismatch): %s",
+							res.Req.ID, res.Detail)
+					}
 				case Pass:
 					passed = append(passed, res.Req.ID)
 				default:
