@@ -131,14 +131,14 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	section := func(name string) (map[string]any, error) {
 		o, ok := getObject(m, name)
 		if !ok {
-			return nil, Mismatch(fmt.Sprintf("%s to be an object", name), fmt.Sprint(r))
+			return nil, Mismatch(fmt.Sprintf("%s to be an object", name), r.String())
 		}
 		return o, nil
 	}
 	boolAt := func(o map[string]any, sect, key string) (bool, error) {
 		b, ok := getBool(o, key)
 		if !ok {
-			return false, Mismatch(fmt.Sprintf("%s.%s to be a boolean", sect, key), fmt.Sprint(r))
+			return false, Mismatch(fmt.Sprintf("%s.%s to be a boolean", sect, key), r.String())
 		}
 		return b, nil
 	}
@@ -152,12 +152,12 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	}
 	fields, ok := getArray(pw, "identityFields")
 	if !ok {
-		return nil, Mismatch("password.identityFields to be an array", fmt.Sprint(r))
+		return nil, Mismatch("password.identityFields to be an array", r.String())
 	}
 	for _, f := range fields {
 		s, ok := f.(string)
 		if !ok {
-			return nil, Mismatch("password.identityFields to hold strings", fmt.Sprint(r))
+			return nil, Mismatch("password.identityFields to hold strings", r.String())
 		}
 		out.identityFields = append(out.identityFields, s)
 	}
@@ -170,18 +170,18 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	}
 	providers, ok := getArray(oa, "providers")
 	if !ok {
-		return nil, Mismatch("oauth2.providers to be an array", fmt.Sprint(r))
+		return nil, Mismatch("oauth2.providers to be an array", r.String())
 	}
 	for _, p := range providers {
 		po, ok := p.(map[string]any)
 		if !ok {
-			return nil, Mismatch("oauth2.providers to hold objects", fmt.Sprint(r))
+			return nil, Mismatch("oauth2.providers to hold objects", r.String())
 		}
 		if _, ok := getString(po, "name"); !ok {
-			return nil, Mismatch("every oauth2 provider to have a string name", fmt.Sprint(r))
+			return nil, Mismatch("every oauth2 provider to have a string name", r.String())
 		}
 		if _, ok := getString(po, "codeVerifier"); !ok {
-			return nil, Mismatch("every oauth2 provider to have a string codeVerifier", fmt.Sprint(r))
+			return nil, Mismatch("every oauth2 provider to have a string codeVerifier", r.String())
 		}
 	}
 	for _, name := range []string{"mfa", "otp"} {

@@ -238,13 +238,13 @@ func expectFieldCodes(r *response, env *envelope, code string, fields ...string)
 	for _, f := range fields {
 		fe, ok := getObject(env.data, f)
 		if !ok {
-			return Mismatch(fmt.Sprintf("data.%s to be a validation error object", f), fmt.Sprint(r))
+			return Mismatch(fmt.Sprintf("data.%s to be a validation error object", f), r.String())
 		}
 		if got, _ := getString(fe, "code"); got != code {
 			return Mismatch(fmt.Sprintf("data.%s.code %q", f, code), fmt.Sprintf("%q in %s", got, r))
 		}
 		if msg, ok := getString(fe, "message"); !ok || msg == "" {
-			return Mismatch(fmt.Sprintf("data.%s.message to be a non-empty string", f), fmt.Sprint(r))
+			return Mismatch(fmt.Sprintf("data.%s.message to be a non-empty string", f), r.String())
 		}
 	}
 	return nil

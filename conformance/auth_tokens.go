@@ -667,7 +667,7 @@ func (c *Client) fileToken(ctx context.Context, auth string) (string, error) {
 	}
 	tok, _ := getString(m, "token")
 	if tok == "" {
-		return "", Mismatch("{token} with a non-empty token", fmt.Sprint(r))
+		return "", Mismatch("{token} with a non-empty token", r.String())
 	}
 	return tok, nil
 }

@@ -259,7 +259,7 @@ func seg(s string) string { return url.PathEscape(s) }
 // expectStatus fails unless r has the given status.
 func expectStatus(r *response, status int) error {
 	if r.status != status {
-		return Mismatch(fmt.Sprintf("status %d", status), fmt.Sprint(r))
+		return Mismatch(fmt.Sprintf("status %d", status), r.String())
 	}
 	return nil
 }
@@ -268,7 +268,7 @@ func expectStatus(r *response, status int) error {
 func object(r *response) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal(r.body, &m); err != nil || m == nil {
-		return nil, Mismatch("a JSON object", fmt.Sprint(r))
+		return nil, Mismatch("a JSON object", r.String())
 	}
 	return m, nil
 }
@@ -277,7 +277,7 @@ func object(r *response) (map[string]any, error) {
 func array(r *response) ([]any, error) {
 	var a []any
 	if err := json.Unmarshal(r.body, &a); err != nil || a == nil {
-		return nil, Mismatch("a JSON array", fmt.Sprint(r))
+		return nil, Mismatch("a JSON array", r.String())
 	}
 	return a, nil
 }
@@ -303,7 +303,7 @@ type envelope struct {
 func parseEnvelope(r *response) (*envelope, error) {
 	keys, err := objectKeys(r.body)
 	if err != nil {
-		return nil, Mismatch("the JSON error envelope", fmt.Sprint(r))
+		return nil, Mismatch("the JSON error envelope", r.String())
 	}
 	var raw struct {
 		Data    json.RawMessage `json:"data"`
@@ -311,17 +311,17 @@ func parseEnvelope(r *response) (*envelope, error) {
 		Status  *float64        `json:"status"`
 	}
 	if err := json.Unmarshal(r.body, &raw); err != nil {
-		return nil, Mismatch("the JSON error envelope", fmt.Sprint(r))
+		return nil, Mismatch("the JSON error envelope", r.String())
 	}
 	if !sameKeys(keys, "data", "message", "status") {
 		return nil, Mismatch("the error envelope to have exactly the keys data, message, status", fmt.Sprintf("keys %v in %s", keys, r))
 	}
 	var data map[string]any
 	if err := json.Unmarshal(raw.Data, &data); err != nil || data == nil {
-		return nil, Mismatch("envelope data to be an object", fmt.Sprint(r))
+		return nil, Mismatch("envelope data to be an object", r.String())
 	}
 	if raw.Message == nil || raw.Status == nil {
-		return nil, Mismatch("envelope message to be a string and status a number", fmt.Sprint(r))
+		return nil, Mismatch("envelope message to be a string and status a number", r.String())
 	}
 	return &envelope{keys: keys, data: data, message: *raw.Message, status: *raw.Status}, nil
 }
@@ -332,9 +332,9 @@ func parseEnvelope(r *response) (*envelope, error) {
 func expectError(r *response, status int, message string) (*envelope, error) {
 	if r.status != status {
 		if message == "" {
-			return nil, Mismatch(fmt.Sprintf("status %d with the error envelope", status), fmt.Sprint(r))
+			return nil, Mismatch(fmt.Sprintf("status %d with the error envelope", status), r.String())
 		}
-		return nil, Mismatch(fmt.Sprintf("%d %q", status, message), fmt.Sprint(r))
+		return nil, Mismatch(fmt.Sprintf("%d %q", status, message), r.String())
 	}
 	env, err := parseEnvelope(r)
 	if err != nil {
@@ -356,7 +356,7 @@ func expectErrorEmptyData(r *response, status int, message string) error {
 		return err
 	}
 	if len(env.data) != 0 {
-		return Mismatch("an empty data object", fmt.Sprint(r))
+		return Mismatch("an empty data object", r.String())
 	}
 	return nil
 }
@@ -540,7 +540,7 @@ func parseAuthResult(r *response) (*authResult, error) {
 	tok, _ := getString(m, "token")
 	rec, ok := getObject(m, "record")
 	if tok == "" || !ok {
-		return nil, Mismatch("{token, record} with a non-empty token", fmt.Sprint(r))
+		return nil, Mismatch("{token, record} with a non-empty token", r.String())
 	}
 	return &authResult{token: tok, record: rec}, nil
 }

@@ -93,12 +93,12 @@ var collectionRequirements = []*Requirement{
 			}
 			for _, k := range []string{"page", "perPage", "totalItems"} {
 				if _, ok := getNumber(m, k); !ok {
-					return Mismatch(fmt.Sprintf("%s to be a number", k), fmt.Sprint(r))
+					return Mismatch(fmt.Sprintf("%s to be a number", k), r.String())
 				}
 			}
 			items, ok := getArray(m, "items")
 			if !ok {
-				return Mismatch("items to be an array", fmt.Sprint(r))
+				return Mismatch("items to be an array", r.String())
 			}
 			names := map[string]bool{}
 			for _, it := range items {
@@ -233,7 +233,7 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 		return err
 	}
 	if len(strings.TrimSpace(string(r.body))) != 0 {
-		return Mismatch("an empty body with 204", fmt.Sprint(r))
+		return Mismatch("an empty body with 204", r.String())
 	}
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		r, err := c.do(ctx, method, "/api/collections/"+seg(name), c.su, nil)

@@ -141,7 +141,7 @@ func patchRefused(ctx context.Context, c *Client, name string, body, restore map
 	}
 	m, _ := v.(map[string]any)
 	if got, _ := getString(m, "code"); got != code {
-		return fmt.Errorf("PATCH %s %s: %w", name, jsonText(body), Mismatch(fmt.Sprintf("data.%s.code %q", joinPath(path), code), fmt.Sprint(r)))
+		return fmt.Errorf("PATCH %s %s: %w", name, jsonText(body), Mismatch(fmt.Sprintf("data.%s.code %q", joinPath(path), code), r.String()))
 	}
 	return nil
 }

@@ -15,7 +15,7 @@ func (f *fakeServer) sign(c *fakeCollection, rec *fakeRecord, typ string, lifeti
 	if typ == "file" && f.bug("file-token-type-auth") {
 		claims["type"] = "auth"
 	}
-	if lifetime == 0 && f.bugs["users-exp"] {
+	if lifetime == 0 && f.bug("users-exp") {
 		lifetime = 604800
 	}
 	if lifetime > 0 {
@@ -53,7 +53,7 @@ func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection)
 	// The classic alg confusion: a header naming another algorithm (or
 	// none) is believed, and the signature is then not checked.
 	trustAlg := h["alg"] != "HS256" && f.bug("trust-alg-header")
-	if err != nil || (h["alg"] != "HS256" && !trustAlg) || (claims["type"] != typ && !f.bugs["any-token-type"]) {
+	if err != nil || (h["alg"] != "HS256" && !trustAlg) || (claims["type"] != typ && !f.bug("any-token-type")) {
 		return nil, nil
 	}
 	cid, _ := claims["collectionId"].(string)
@@ -70,16 +70,16 @@ func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection)
 		return nil, nil
 	}
 	keyType := typ
-	if f.bugs["any-token-type"] {
+	if f.bug("any-token-type") {
 		keyType, _ = claims["type"].(string) // the classic confusion: trust the token's own type
 	}
 	mac := hmac.New(sha256.New, []byte(rec.tokenKey+c.secret+keyType))
 	mac.Write([]byte(parts[0] + "." + parts[1]))
 	sig, err := base64.RawURLEncoding.DecodeString(parts[2])
-	if (err != nil || !hmac.Equal(sig, mac.Sum(nil))) && !f.bugs["no-signature-check"] && !trustAlg {
+	if (err != nil || !hmac.Equal(sig, mac.Sum(nil))) && !f.bug("no-signature-check") && !trustAlg {
 		return nil, nil
 	}
-	if exp, ok := claims["exp"].(float64); ok && int64(exp) < time.Now().Unix() && !f.bugs["ignore-exp"] {
+	if exp, ok := claims["exp"].(float64); ok && int64(exp) < time.Now().Unix() && !f.bug("ignore-exp") {
 		return nil, nil
 	}
 	return rec, c
@@ -249,7 +249,7 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		}
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		_, claims, _ := splitJWT(tok)
-		if claims["refreshable"] == true || f.bugs["always-refresh"] {
+		if claims["refreshable"] == true || f.bug("always-refresh") {
 			yes := true
 			lifetime := c.duration
 			if c.system && f.bug("superuser-refresh-static") {

@@ -8,7 +8,7 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		return ferr(401, msgNeedsToken)
 	}
 	if q.auth == nil || q.authColl.name != "_superusers" {
-		if f.bugs["collections-message"] {
+		if f.bug("collections-message") {
 			return ferr(403, msgOnlySuperusers)
 		}
 		return ferr(403, msgNotAllowed)
@@ -98,7 +98,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	fe := func(code string) map[string]any { return map[string]any{"code": code, "message": "Invalid value."} }
 	data := map[string]any{}
 	for k := range c.rules {
-		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bugs["system-rules-open"] {
+		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bug("system-rules-open") {
 			data[k] = fe(codeSystemRule)
 		}
 	}
@@ -116,7 +116,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 			continue
 		}
 		switch {
-		case d == 0 && f.bugs["superusers-static"]:
+		case d == 0 && f.bug("superusers-static"):
 		case d == 0:
 			data[k] = map[string]any{"duration": fe(codeRequired)}
 		case d < 10 && k != "authToken" && f.bug("durations-min-unchecked"):

@@ -25,7 +25,7 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.authColl.name != "_superusers" && !f.bugs["users-read-logs"] {
+	if q.authColl.name != "_superusers" && !f.bug("users-read-logs") {
 		return ferr(403, msgNotAllowed)
 	}
 	p, qs := q.r.URL.Path, q.r.URL.Query()
@@ -54,7 +54,7 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 		}
 		ex, ok := f.knownFilter(src, allowRowid)
 		if !ok {
-			if f.bugs["reference-filter-message"] {
+			if f.bug("reference-filter-message") {
 				return nil, ferr(400, msgGenericBad)
 			}
 			return nil, ferr(400, msgInvalidFilter)
@@ -92,7 +92,7 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 				*pp.dst = n
 			}
 		}
-		if !f.bugs["no-perpage-cap"] {
+		if !f.bug("no-perpage-cap") {
 			perPage = min(perPage, 1000)
 		}
 		matched, err := filter(false)
@@ -105,7 +105,7 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 			if err := f.sortBugs(s); err != nil {
 				return err
 			}
-			if f.bugs["ignore-descending"] {
+			if f.bug("ignore-descending") {
 				s = strings.ReplaceAll(s, "-", "")
 			}
 			if err := fakeSort(matched, s); err != nil && !f.bug("unknown-sort-ignored") {
@@ -143,7 +143,7 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 		for _, d := range sortedKeys(counts) {
 			out = append(out, map[string]any{"date": d, "total": counts[d]})
 		}
-		if f.bugs["stats-without-z"] {
+		if f.bug("stats-without-z") {
 			for _, o := range out {
 				o["date"] = strings.TrimSuffix(o["date"].(string), "Z")
 			}

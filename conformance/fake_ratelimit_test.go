@@ -47,7 +47,7 @@ func (f *fakeServer) patchRateLimits(rl map[string]any) error {
 		return &fakeErr{status: 400, msg: msgSettingsSave, data: map[string]any{"rateLimits": map[string]any{"rules": rulesErr}}}
 	}
 	field := func(code, msg string) map[string]any { return map[string]any{"code": code, "message": msg} }
-	if enabled && len(rules) == 0 && !f.bugs["lax-rate-rules"] {
+	if enabled && len(rules) == 0 && !f.bug("lax-rate-rules") {
 		return fail(field(codeRequired, "Cannot be blank."))
 	}
 	seen := map[string]bool{}
@@ -76,7 +76,7 @@ func (f *fakeServer) patchRateLimits(rl map[string]any) error {
 			errs[fmt.Sprint(i)] = m
 		}
 	}
-	if len(errs) > 0 && !f.bugs["lax-rate-rules"] {
+	if len(errs) > 0 && !f.bug("lax-rate-rules") {
 		return fail(errs)
 	}
 	f.settings["rateLimits"] = map[string]any{"rules": rules, "enabled": enabled}
@@ -100,7 +100,7 @@ func (f *fakeServer) fakeClient(q *fakeReq) string {
 // rateLimited answers 429 for a request over an enabled rule's limit.
 func (f *fakeServer) rateLimited(q *fakeReq) error {
 	rl := f.settings["rateLimits"].(map[string]any)
-	isSU := q.authColl != nil && q.authColl.name == "_superusers" && !f.bugs["limit-superusers"]
+	isSU := q.authColl != nil && q.authColl.name == "_superusers" && !f.bug("limit-superusers")
 	if rl["enabled"] != true || isSU {
 		return nil
 	}
@@ -142,7 +142,7 @@ func (f *fakeServer) rateLimited(q *fakeReq) error {
 // its client (the fake never forgets them, but a login clears them).
 func (f *fakeServer) loginThrottled(q *fakeReq, c *fakeCollection, identity string) (key string, err error) {
 	key = c.id + "\x00" + strings.ToLower(identity) + "\x00" + f.fakeClient(q)
-	if f.limits.fails[key] >= 5 && !f.bugs["no-login-throttle"] {
+	if f.limits.fails[key] >= 5 && !f.bug("no-login-throttle") {
 		return key, ferr(429, msgTooManyLogins)
 	}
 	return key, nil
@@ -152,7 +152,7 @@ func (f *fakeServer) loginDone(key string, ok bool) {
 	if f.limits.fails == nil {
 		f.limits.fails = map[string]int{}
 	}
-	if ok && !f.bugs["count-logins"] {
+	if ok && !f.bug("count-logins") {
 		delete(f.limits.fails, key)
 	} else {
 		f.limits.fails[key]++

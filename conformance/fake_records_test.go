@@ -44,7 +44,7 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 			return ferr(403, msgOnlySuperusers)
 		}
 		rec := c.records[id]
-		if rec == nil || (!isSU && q.auth != rec && !f.bugs["records-visible"]) {
+		if rec == nil || (!isSU && q.auth != rec && !f.bug("records-visible")) {
 			return ferr(404, msgNotFound)
 		}
 		return q.json(200, public(rec))
@@ -83,7 +83,7 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 			return err
 		}
 		if v, ok := body["id"]; ok && v != id {
-			if !f.bugs["pk-change"] {
+			if !f.bug("pk-change") {
 				return &fakeErr{status: 400, msg: "Failed to update record.", data: map[string]any{
 					"id": map[string]any{"code": codePKChange, "message": "The record primary key cannot be changed."}}}
 			}
@@ -94,7 +94,7 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		}
 		if pw, _ := body["password"].(string); pw != "" && body["passwordConfirm"] == pw {
 			rec.password = pw
-			if !f.bugs["no-key-rotation"] {
+			if !f.bug("no-key-rotation") {
 				rec.tokenKey = fakeID()
 			}
 		}
@@ -140,9 +140,9 @@ func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[st
 		return data
 	}
 	switch {
-	case len(pw) < 8 && !f.bugs["lax-password"]:
+	case len(pw) < 8 && !f.bug("lax-password"):
 		data["password"] = fe(codeMinText, "Must be at least 8 character(s).")
-	case len(pw) > 71 && !f.bugs["lax-password"]:
+	case len(pw) > 71 && !f.bug("lax-password"):
 		data["password"] = fe(codeMaxText, "Must be less than 71 character(s).")
 	}
 	switch {

@@ -31,7 +31,7 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 			f.settings["trustedProxy"] = tp
 		}
 		if logs, ok := body["logs"].(map[string]any); ok {
-			if d, ok := logs["maxDays"].(float64); ok && d < 0 && !f.bugs["settings-accept-negative"] {
+			if d, ok := logs["maxDays"].(float64); ok && d < 0 && !f.bug("settings-accept-negative") {
 				return &fakeErr{status: 400, msg: msgSettingsSave, data: map[string]any{"logs": map[string]any{
 					"maxDays": map[string]any{"code": codeMinGreaterThan, "message": "Must be no less than 0.",
 						"params": map[string]any{"threshold": 0}}}}}

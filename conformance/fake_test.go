@@ -152,7 +152,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &fakeReq{w: w, r: r, f: f}
-	if !f.bugs["no-security-headers"] {
+	if !f.bug("no-security-headers") {
 		for _, h := range securityHeaders {
 			w.Header().Set(h[0], h[1])
 		}
@@ -174,23 +174,23 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(fe.status)
 		q.status = fe.status
-		if f.bugs["envelope-order"] {
+		if f.bug("envelope-order") {
 			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, fe.msg, mustJSON(data))
 		} else {
 			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), fe.msg, fe.status)
 		}
 	}
-	if strings.HasPrefix(r.URL.Path, "/api/logs") && q.status < 400 && !f.bugs["log-log-reads"] {
+	if strings.HasPrefix(r.URL.Path, "/api/logs") && q.status < 400 && !f.bug("log-log-reads") {
 		return
 	}
 	if f.settings["logs"].(map[string]any)["maxDays"] == float64(0) {
 		return // request logging is off
 	}
 	uri, referer := r.RequestURI, r.Referer()
-	if !f.bugs["log-token"] {
-		uri = fakeRedact(r, f.bugs["log-secret-names"])
+	if !f.bug("log-token") {
+		uri = fakeRedact(r, f.bug("log-secret-names"))
 	}
-	if u, err := url.Parse(referer); err == nil && u.User != nil && !f.bugs["log-secret-names"] {
+	if u, err := url.Parse(referer); err == nil && u.User != nil && !f.bug("log-secret-names") {
 		u.User = url.User("REDACTED")
 		referer = u.String()
 	}
@@ -202,7 +202,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	level := 0
-	if q.status >= 400 && !f.bugs["errors-level-0"] {
+	if q.status >= 400 && !f.bug("errors-level-0") {
 		level = 8
 	}
 	f.logs = append(f.logs, &fakeLog{id: fakeID(), created: fakeNow(), level: level,
@@ -260,7 +260,7 @@ var (
 
 func (f *fakeServer) route(q *fakeReq) error {
 	r, p := q.r, q.r.URL.Path
-	if r.ContentLength > bodyLimit && !f.bugs["no-body-limit"] {
+	if r.ContentLength > bodyLimit && !f.bug("no-body-limit") {
 		return ferr(413, msgTooLarge)
 	}
 	switch {
@@ -278,7 +278,7 @@ func (f *fakeServer) route(q *fakeReq) error {
 		return q.json(200, map[string]any{"token": f.sign(q.authColl, q.auth, "file", 180, nil)})
 	case p == "/api/logs" || strings.HasPrefix(p, "/api/logs/"):
 		if r.Method != "GET" {
-			if f.bugs["405"] {
+			if f.bug("405") {
 				return ferr(405, "Method Not Allowed.")
 			}
 			return ferr(404, msgNotFound)

@@ -218,18 +218,18 @@ func parseLogList(r *response) (*logList, error) {
 	}{{"page", &l.page}, {"perPage", &l.perPage}, {"totalItems", &l.totalItems}, {"totalPages", &l.totalPages}} {
 		v, ok := getNumber(m, f.key)
 		if !ok || v != math.Trunc(v) || math.Abs(v) > 1<<53 {
-			return nil, Mismatch(fmt.Sprintf("%s to be an integer", f.key), fmt.Sprint(r))
+			return nil, Mismatch(fmt.Sprintf("%s to be an integer", f.key), r.String())
 		}
 		*f.dst = int(v)
 	}
 	items, ok := getArray(m, "items")
 	if !ok {
-		return nil, Mismatch("items to be an array", fmt.Sprint(r))
+		return nil, Mismatch("items to be an array", r.String())
 	}
 	for _, it := range items {
 		o, ok := it.(map[string]any)
 		if !ok {
-			return nil, Mismatch("every item to be an object", fmt.Sprint(r))
+			return nil, Mismatch("every item to be an object", r.String())
 		}
 		l.items = append(l.items, o)
 	}

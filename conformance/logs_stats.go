@@ -80,13 +80,13 @@ var logsStatsRequirements = []*Requirement{
 				return err
 			}
 			if len(a) == 0 {
-				return Mismatch("at least one element", fmt.Sprint(r))
+				return Mismatch("at least one element", r.String())
 			}
 			sum := 0.0
 			for _, el := range a {
 				o, ok := el.(map[string]any)
 				if !ok || !sameKeys(mapKeys(o), "total") {
-					return Mismatch("every element to be {total}", fmt.Sprint(r))
+					return Mismatch("every element to be {total}", r.String())
 				}
 				t, _ := getNumber(o, "total")
 				sum += t

@@ -65,7 +65,7 @@ var rateLimitRequirements = []*Requirement{
 			}}, func(r *response, rules map[string]any) error {
 				rule, ok := getObject(rules, "0")
 				if !ok {
-					return Mismatch("data.rateLimits.rules.0 to be an object of field errors", fmt.Sprint(r))
+					return Mismatch("data.rateLimits.rules.0 to be an object of field errors", r.String())
 				}
 				env := &envelope{data: rule}
 				for code, fields := range map[string][]string{
@@ -314,7 +314,7 @@ func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, ch
 	}
 	rl, ok := getObject(env.data, "rateLimits")
 	if !ok {
-		return Mismatch("data.rateLimits to be an object of field errors", fmt.Sprint(r))
+		return Mismatch("data.rateLimits to be an object of field errors", r.String())
 	}
 	rules, _ := getObject(rl, "rules")
 	if err := check(r, rules); err != nil {

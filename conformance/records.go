@@ -132,7 +132,7 @@ var recordRequirements = []*Requirement{
 				return Mismatch("emailVisibility false", fmt.Sprintf("%v in %s", rec["emailVisibility"], r))
 			}
 			if _, ok := rec["email"]; ok {
-				return Mismatch("no email in the record returned to a guest (emailVisibility false)", fmt.Sprint(r))
+				return Mismatch("no email in the record returned to a guest (emailVisibility false)", r.String())
 			}
 			return nil
 		},

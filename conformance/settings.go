@@ -91,7 +91,7 @@ var settingsRequirements = []*Requirement{
 			}
 			logs, ok := getObject(env.data, "logs")
 			if !ok {
-				return Mismatch("data.logs to be an object of field errors", fmt.Sprint(r))
+				return Mismatch("data.logs to be an object of field errors", r.String())
 			}
 			if err := expectFieldCodes(r, &envelope{data: logs}, codeMinGreaterThan, "maxDays"); err != nil {
 				return fmt.Errorf("under data.logs: %w", err)
@@ -127,15 +127,15 @@ func (c *Client) readSettings(ctx context.Context) (*settingsView, error) {
 		return nil, err
 	}
 	if _, ok := getObject(m, "meta"); !ok {
-		return nil, Mismatch("settings.meta to be an object", fmt.Sprint(r))
+		return nil, Mismatch("settings.meta to be an object", r.String())
 	}
 	logs, ok := getObject(m, "logs")
 	if !ok {
-		return nil, Mismatch("settings.logs to be an object", fmt.Sprint(r))
+		return nil, Mismatch("settings.logs to be an object", r.String())
 	}
 	days, ok := getNumber(logs, "maxDays")
 	if !ok {
-		return nil, Mismatch("settings.logs.maxDays to be a number", fmt.Sprint(r))
+		return nil, Mismatch("settings.logs.maxDays to be a number", r.String())
 	}
 	return &settingsView{all: m, logs: logs, maxDays: days}, nil
 }

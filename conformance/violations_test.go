@@ -2,6 +2,9 @@ package conformance
 
 import (
 	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -225,6 +228,42 @@ func TestEveryRequirementCanFail(t *testing.T) {
 	}
 	t.Logf("%d requirements: %d shown able to fail by %d bugs, %d exempted, %d neither",
 		len(Requirements), len(Requirements)-len(missing)-len(exemptions), len(violations), len(exemptions), len(missing))
+}
+
+// reBugName finds the bugs the fake's source consults: bug("name") calls and the
+// bug field of fakeFilters.
+var reBugName = regexp.MustCompile(`(?:\bbug\(|\bbug:\s*)"([a-z0-9-]+)"`)
+
+// TestEveryBugIsListed requires every bug the fake can commit to be in
+// violations, so that none sits unused and unchecked.
+func TestEveryBugIsListed(t *testing.T) {
+	files, err := filepath.Glob("fake*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no fake sources found: %v", err)
+	}
+	listed := map[string]bool{}
+	for _, v := range violations {
+		listed[v.bug] = true
+	}
+	seen := map[string]bool{}
+	for _, fn := range files {
+		src, err := os.ReadFile(fn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range reBugName.FindAllSubmatch(src, -1) {
+			name := string(m[1])
+			if !listed[name] && !seen[name] {
+				t.Errorf("%s: bug %q is in the fake but not in violations", fn, name)
+			}
+			seen[name] = true
+		}
+	}
+	for _, v := range violations {
+		if !seen[v.bug] {
+			t.Errorf("violations lists bug %q, which no fake source consults", v.bug)
+		}
+	}
 }
 
 // TestChecksCatchViolations turns on one bug at a time, in a fake of its own,
