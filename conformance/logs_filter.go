@@ -149,38 +149,51 @@ var logsFilterRequirements = []*Requirement{
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			// Other clients may be logged between two listings, so the
 			// filtered listing is compared with unfiltered ones made just
-			// before and after it, and only when those two agree.
-			list := func(kv ...string) (*logList, []string, error) {
-				l, err := c.listLogs(ctx, query(append(kv, "perPage", "1000", "sort", "-created")...))
-				if err != nil {
-					return nil, nil, err
-				}
-				ids := make([]string, 0, len(l.items))
+			// before and after it, and only when those two agree. A full
+			// page is compared above its oldest created time only, since
+			// entries created in the same millisecond may straddle the
+			// page's end in any order.
+			const perPage = 1000
+			list := func(kv ...string) (*logList, error) {
+				return c.listLogs(ctx, query(append(kv, "perPage", fmt.Sprint(perPage), "sort", "-created")...))
+			}
+			ids := func(l *logList, above string) []string {
+				out := make([]string, 0, len(l.items))
 				for _, it := range l.items {
 					id, _ := getString(it, "id")
-					ids = append(ids, id)
+					if cr, _ := getString(it, "created"); cr > above {
+						out = append(out, id)
+					}
 				}
-				slices.Sort(ids)
-				return l, ids, nil
+				slices.Sort(out)
+				return out
 			}
 			for range 5 {
-				before, beforeIDs, err := list()
+				before, err := list()
 				if err != nil {
 					return err
 				}
-				empty, emptyIDs, err := list("filter", "")
+				empty, err := list("filter", "")
 				if err != nil {
 					return err
 				}
-				after, afterIDs, err := list()
+				after, err := list()
 				if err != nil {
 					return err
 				}
+				above := ""
+				if n := len(before.items); n == perPage {
+					above, _ = getString(before.items[n-1], "created")
+				}
+				beforeIDs, emptyIDs, afterIDs := ids(before, above), ids(empty, above), ids(after, above)
 				if before.totalItems != after.totalItems || !slices.Equal(beforeIDs, afterIDs) {
 					continue // the log changed meanwhile; look again
 				}
 				if empty.totalItems != before.totalItems || !slices.Equal(emptyIDs, beforeIDs) {
-					return Mismatch(fmt.Sprintf("totalItems %d and the %d entries of the list without filter", before.totalItems, len(beforeIDs)), fmt.Sprintf("totalItems %d and %d entries (%d of them not in that list)", empty.totalItems, len(emptyIDs), countMissing(emptyIDs, beforeIDs)))
+					return Mismatch(
+						fmt.Sprintf("totalItems %d and the %d entries of the list without filter", before.totalItems, len(beforeIDs)),
+						fmt.Sprintf("totalItems %d and %d entries (%d of them not in that list)",
+							empty.totalItems, len(emptyIDs), countMissing(emptyIDs, beforeIDs)))
 				}
 				return nil
 			}
