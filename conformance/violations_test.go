@@ -26,43 +26,20 @@ type violation struct {
 	fails []string
 }
 
-// violations is grouped by area, in the order of Requirements.
+// violations follows the order of Requirements, grouped by the file of the
+// checks.
 var violations = []violation{
-	// errors and HTTP
+	// errors (errors.go)
 	{"envelope-order", []string{"ERR-001"}},
-	{"405", []string{"ERR-003"}},
 	{"unknown-post-file-message", []string{"ERR-002"}},
+	{"405", []string{"ERR-003"}},
 	{"plain-text-404", []string{"ERR-004"}},
+
+	// headers and body limit (http.go)
 	{"no-security-headers", []string{"HTTP-HEADERS-001"}},
 	{"no-body-limit", []string{"HTTP-LIMIT-001"}},
 
-	// records
-	{"lax-password", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
-	{"records-visible", []string{"REC-ACCESS-003"}},
-	{"pk-change", []string{"REC-PK-001"}},
-	{"signup-email-optional", []string{"REC-SIGNUP-001"}},
-	{"no-confirm-check", []string{"REC-SIGNUP-004"}},
-	{"lax-email", []string{"REC-SIGNUP-005"}},
-	{"duplicate-emails", []string{"REC-SIGNUP-006"}},
-	{"signup-shows-email", []string{"REC-SIGNUP-007"}},
-	{"ignore-email-visibility", []string{"REC-SIGNUP-008"}},
-	{"superusers-list-open", []string{"REC-ACCESS-001"}},
-	{"owner-email-hidden", []string{"REC-ACCESS-002"}},
-	{"superuser-sees-no-email", []string{"REC-ACCESS-004"}},
-
-	// collections
-	{"collections-message", []string{"COLL-AUTH-002"}},
-	{"system-rules-open", []string{"COLL-SYS-001", "COLL-SYS-002"}},
-	{"superusers-static", []string{"COLL-SYS-004"}},
-	{"collections-guest-403", []string{"COLL-AUTH-001"}},
-	{"create-ignores-type", []string{"COLL-CRUD-001"}},
-	{"create-base-as-auth", []string{"COLL-CRUD-002"}},
-	{"list-hides-system", []string{"COLL-CRUD-004"}},
-	{"system-rename", []string{"COLL-SYS-003"}},
-	{"durations-min-unchecked", []string{"COLL-SYS-005"}},
-	{"superusers-oauth2", []string{"COLL-SYS-006"}},
-
-	// password login
+	// password login (auth_password.go)
 	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
 	{"login-shows-token-key", []string{"AUTH-PW-002"}},
 	{"wrong-password-says-why", []string{"AUTH-PW-003"}},
@@ -74,18 +51,52 @@ var violations = []violation{
 	{"json-only", []string{"AUTH-PW-009"}},
 	{"collection-by-name-only", []string{"AUTH-PW-010", "COLL-CRUD-003"}},
 
-	// tokens
+	// records (records.go)
+	{"signup-email-optional", []string{"REC-SIGNUP-001"}},
+	{"lax-password", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
+	{"no-confirm-check", []string{"REC-SIGNUP-004"}},
+	{"lax-email", []string{"REC-SIGNUP-005"}},
+	{"duplicate-emails", []string{"REC-SIGNUP-006"}},
+	{"signup-shows-email", []string{"REC-SIGNUP-007"}},
+	{"ignore-email-visibility", []string{"REC-SIGNUP-008"}},
+	{"superusers-list-open", []string{"REC-ACCESS-001"}},
+	{"owner-email-hidden", []string{"REC-ACCESS-002"}},
+	{"records-visible", []string{"REC-ACCESS-003"}},
+	{"superuser-sees-no-email", []string{"REC-ACCESS-004"}},
+
+	// collections (collections.go)
+	{"collections-guest-403", []string{"COLL-AUTH-001"}},
+	{"collections-message", []string{"COLL-AUTH-002"}},
+	{"create-ignores-type", []string{"COLL-CRUD-001"}},
+	{"create-base-as-auth", []string{"COLL-CRUD-002"}},
+	{"list-hides-system", []string{"COLL-CRUD-004"}},
+
+	// system collections (collections_system.go)
+	{"system-rules-open", []string{"COLL-SYS-001", "COLL-SYS-002"}},
+	{"system-rename", []string{"COLL-SYS-003"}},
+	{"superusers-static", []string{"COLL-SYS-004"}},
+	{"durations-min-unchecked", []string{"COLL-SYS-005"}},
+	{"superusers-oauth2", []string{"COLL-SYS-006"}},
+	{"pk-change", []string{"REC-PK-001"}},
+
+	// tokens (auth_tokens.go)
 	{"refresh-empty-token", []string{"AUTH-REFRESH-001"}},
 	{"no-bearer", []string{"AUTH-REFRESH-002"}},
 	{"guest-refresh-400", []string{"AUTH-REFRESH-003"}},
 	{"bad-token-400", []string{"AUTH-REFRESH-004"}},
 	{"refresh-cross-collection", []string{"AUTH-REFRESH-005"}},
+	{"always-refresh", []string{"AUTH-REFRESH-006"}},
 	{"superuser-refresh-static", []string{"AUTH-REFRESH-008"}},
 	{"any-scheme", []string{"AUTH-REFRESH-009"}},
+	{"users-exp", []string{"AUTH-TOKEN-001"}},
 	{"superuser-static-login", []string{"AUTH-TOKEN-002"}},
 	{"no-refreshable-claim", []string{"AUTH-TOKEN-003"}},
+	{"no-signature-check", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004"}},
 	{"trust-alg-header", []string{"AUTH-TAMPER-002", "AUTH-TAMPER-003"}},
 	{"ignore-extra-segments", []string{"AUTH-TAMPER-005"}},
+	{"ignore-exp", []string{"AUTH-TAMPER-006"}},
+	{"any-token-type", []string{"AUTH-TAMPER-007"}},
+	{"no-key-rotation", []string{"AUTH-TAMPER-008"}},
 	{"deleted-records-authenticate", []string{"AUTH-TAMPER-009"}},
 	{"impersonate-refreshable", []string{"AUTH-IMP-001"}},
 	{"impersonate-ignore-duration", []string{"AUTH-IMP-002"}},
@@ -96,35 +107,51 @@ var violations = []violation{
 	{"impersonate-collection-message", []string{"AUTH-IMP-007"}},
 	{"file-token-type-auth", []string{"AUTH-FILE-001"}},
 	{"guest-file-token", []string{"AUTH-FILE-002"}},
+
+	// auth-methods (auth_methods.go)
 	{"methods-no-mfa", []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
 	{"superusers-oauth2-listed", []string{"AUTH-METHODS-002"}},
 	{"methods-ignore-options", []string{"AUTH-METHODS-005"}},
-	{"users-exp", []string{"AUTH-TOKEN-001"}},
-	{"no-signature-check", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004"}},
-	{"ignore-exp", []string{"AUTH-TAMPER-006"}},
-	{"any-token-type", []string{"AUTH-TAMPER-007"}},
-	{"no-key-rotation", []string{"AUTH-TAMPER-008"}},
-	{"always-refresh", []string{"AUTH-REFRESH-006"}},
 
-	// settings, rate limits, login throttle
+	// settings (settings.go)
 	{"settings-guest-403", []string{"SETTINGS-001"}},
 	{"settings-for-users", []string{"SETTINGS-002"}},
 	{"settings-maxdays-string", []string{"SETTINGS-003"}},
 	{"settings-accept-negative", []string{"SETTINGS-004"}},
+
+	// rate limits and the login throttle (ratelimits.go)
 	{"rate-rules-without-audience", []string{"RATE-001"}},
-	{"wildcard-auth-first", []string{"RATE-005"}},
 	{"lax-rate-rules", []string{"RATE-002", "RATE-003"}},
 	{"limit-superusers", []string{"RATE-004"}},
+	{"wildcard-auth-first", []string{"RATE-005"}},
 	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}},
 	{"count-logins", []string{"LOGIN-THROTTLE-002"}},
 
-	// logs
+	// logs (logs_*.go)
+	{"logs-guest-403", []string{"LOG-AUTH-001", "LOG-AUTH-003", "LOG-AUTH-005", "LOG-AUTH-007"}},
 	{"users-read-logs", []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
-	{"log-log-reads", []string{"LOG-ENTRY-005"}},
+	{"filter-before-auth", []string{"LOG-AUTH-008"}},
+	{"entry-without-useragent", []string{"LOG-ENTRY-001"}},
+	{"log-auth-id", []string{"LOG-ENTRY-002"}},
 	{"errors-level-0", []string{"LOG-ENTRY-003", "LOG-ENTRY-004"}},
-	{"no-ellipsis", []string{"LOG-FIELDS-002", "LOG-VIEW-004"}},
+	{"log-log-reads", []string{"LOG-ENTRY-005"}},
+	{"view-drops-level", []string{"LOG-VIEW-001"}},
+	{"view-unknown-400", []string{"LOG-VIEW-002"}},
+	{"view-ignores-fields", []string{"LOG-VIEW-003", "LOG-VIEW-004"}},
+	{"no-ellipsis", []string{"LOG-VIEW-004", "LOG-FIELDS-002"}},
+	{"list-extra-key", []string{"LOG-LIST-001", "LOG-FIELDS-001"}},
+	{"default-perpage-50", []string{"LOG-LIST-002", "LOG-LIST-004"}},
 	{"no-perpage-cap", []string{"LOG-LIST-003"}},
+	{"page-below-1-kept", []string{"LOG-LIST-005"}},
+	{"lax-page-number", []string{"LOG-LIST-006", "LOG-LIST-007"}},
+	{"ignore-skiptotal", []string{"LOG-LIST-008"}},
+	{"page-offset-off-by-one", []string{"LOG-LIST-009"}},
+	{"default-newest-first", []string{"LOG-LIST-010"}},
+	{"plus-prefix-refused", []string{"LOG-SORT-001"}},
 	{"ignore-descending", []string{"LOG-SORT-002", "LOG-SORT-006", "LOG-SORT-007"}},
+	{"unknown-sort-ignored", []string{"LOG-SORT-003"}},
+	{"random-refused", []string{"LOG-SORT-004"}},
+	{"data-sort-refused", []string{"LOG-SORT-005"}},
 	{"eq-as-ge", []string{"LOG-FILTER-001"}},
 	{"ne-as-eq", []string{"LOG-FILTER-002"}},
 	{"gt-as-ge", []string{"LOG-FILTER-003"}},
@@ -133,8 +160,8 @@ var violations = []violation{
 	{"le-as-lt", []string{"LOG-FILTER-006"}},
 	{"like-whole-value", []string{"LOG-FILTER-007"}},
 	{"not-like-as-like", []string{"LOG-FILTER-008"}},
-	{"any-of-negated", []string{"LOG-FILTER-009", "LOG-FILTER-010", "LOG-FILTER-011", "LOG-FILTER-012",
-		"LOG-FILTER-013", "LOG-FILTER-014", "LOG-FILTER-015", "LOG-FILTER-016"}},
+	{"any-of-negated", []string{"LOG-FILTER-009", "LOG-FILTER-010", "LOG-FILTER-011", "LOG-FILTER-012", "LOG-FILTER-013",
+		"LOG-FILTER-014", "LOG-FILTER-015", "LOG-FILTER-016"}},
 	{"and-as-or", []string{"LOG-FILTER-017"}},
 	{"or-as-and", []string{"LOG-FILTER-018"}},
 	{"groups-ignored", []string{"LOG-FILTER-019"}},
@@ -147,30 +174,14 @@ var violations = []violation{
 		"LOG-STATS-010", "LOG-STATS-011", "LOG-STATS-012", "LOG-STATS-013", "LOG-STATS-014"}},
 	{"reference-filter-message", []string{"LOG-FILTER-030", "LOG-FILTER-033", "LOG-STATS-010", "LOG-STATS-014"}},
 	{"stats-without-z", []string{"LOG-STATS-001", "LOG-STATS-002"}},
-	{"logs-guest-403", []string{"LOG-AUTH-001", "LOG-AUTH-003", "LOG-AUTH-005", "LOG-AUTH-007"}},
-	{"filter-before-auth", []string{"LOG-AUTH-008"}},
-	{"entry-without-useragent", []string{"LOG-ENTRY-001"}},
-	{"log-auth-id", []string{"LOG-ENTRY-002"}},
-	{"view-drops-level", []string{"LOG-VIEW-001"}},
-	{"view-unknown-400", []string{"LOG-VIEW-002"}},
-	{"view-ignores-fields", []string{"LOG-VIEW-003", "LOG-VIEW-004"}},
-	{"list-extra-key", []string{"LOG-LIST-001", "LOG-FIELDS-001"}},
-	{"default-perpage-50", []string{"LOG-LIST-002", "LOG-LIST-004"}},
-	{"page-below-1-kept", []string{"LOG-LIST-005"}},
-	{"lax-page-number", []string{"LOG-LIST-006", "LOG-LIST-007"}},
-	{"ignore-skiptotal", []string{"LOG-LIST-008"}},
-	{"page-offset-off-by-one", []string{"LOG-LIST-009"}},
-	{"default-newest-first", []string{"LOG-LIST-010"}},
-	{"plus-prefix-refused", []string{"LOG-SORT-001"}},
-	{"unknown-sort-ignored", []string{"LOG-SORT-003"}},
-	{"random-refused", []string{"LOG-SORT-004"}},
-	{"data-sort-refused", []string{"LOG-SORT-005"}},
 	{"stats-empty-null", []string{"LOG-STATS-003"}},
 	{"stats-ignore-fields", []string{"LOG-STATS-004"}},
 	{"stats-refuse-rowid", []string{"LOG-STATS-005"}},
 	{"fields-drop-envelope", []string{"LOG-FIELDS-001"}},
 	{"excerpt-always-ellipsis", []string{"LOG-FIELDS-003"}},
 	{"fields-no-nesting", []string{"LOG-FIELDS-004"}},
+
+	// log secrecy (logs_secrecy.go)
 	{"log-token", []string{"LOG-SECRET-001", "LOG-SECRET-002"}},
 	{"log-secret-names", []string{"LOG-SECRET-002"}},
 }
