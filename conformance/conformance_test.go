@@ -418,7 +418,7 @@ func TestParseEnvelope(t *testing.T) {
 }
 
 // TestSuiteAgainstFake runs the real requirement table against the
-// in-memory fake in fake_test.go. The fake follows the interface document,
+// in-memory fake (fake_test.go and the fake_*_test.go files). The fake follows the interface document,
 // so every requirement must pass; a failure here is a bug in a check (or in
 // the fake), found without a real server.
 func TestSuiteAgainstFake(t *testing.T) {

@@ -23,6 +23,13 @@
 // value; LOGIN-THROTTLE-001 and -002: failed password logins are throttled
 // per identity and client by default; PocketBase fails them).
 //
+// Every check is shown able to fail: the package's own tests run the suite
+// against an in-memory test double of a server, once as it is (everything
+// passes) and once per deliberate violation it can commit (a wrong message,
+// a skipped signature check, a misread filter operator…), requiring the
+// checks each violation names to fail. A requirement that no violation
+// makes fail, and that carries no written exemption, fails those tests.
+//
 // # Outcomes
 //
 // Every requirement ends as Pass, Fail (the server violated it), Skip (it

@@ -13,11 +13,19 @@ import (
 
 // A small in-memory fake of the interface, written from the interface
 // document and the reference notes, used only to exercise the suite's own
-// checks end to end (TestSuiteAgainstFake). It is not a model for the real
-// server: it keeps everything in maps under one mutex, and it has no filter
-// language: it knows the suite's filters by heart (fake_logs_test.go). Each
-// deliberate violation it can commit is named by a string in bugs; the
-// meta-test (violations_test.go) turns them on one at a time.
+// checks end to end: it is a test double for violations, not a second
+// implementation. Every check passes against it (TestSuiteAgainstFake),
+// and each deliberate violation it can commit, named by a string in bugs,
+// makes the checks named in violations_test.go fail. It keeps everything in
+// maps under one mutex, and it has no filter language: it knows the
+// suite's filters by heart (fake_filters_test.go).
+//
+// One file per job: this one holds the server, its routing and error
+// envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
+// tokens and the auth endpoints; fake_records_test.go, fake_collections_test.go,
+// fake_settings_test.go and fake_ratelimit_test.go their APIs;
+// fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
+// API.
 
 type fakeCollection struct {
 	id, name, typ   string

@@ -7,8 +7,9 @@ import "slices"
 // system collections, tokens (refresh, tampering, impersonation, file
 // tokens), auth-methods, settings, rate limits and the login throttle, then
 // logs and log secrecy. Each area keeps its table in the file named after
-// it. IDs are stable: a requirement that is dropped leaves
-// its ID unused, and testdata/requirements.txt (checked by a test) lists
+// it; the logs have one file per section (logs_auth.go … logs_fields.go),
+// concatenated in logs.go. IDs are stable: a requirement that is dropped
+// leaves its ID unused, and testdata/requirements.txt (checked by a test) lists
 // every ID.
 //
 // Backups (§4.2) and OTP, OAuth2 and MFA (§4.5, §5.5, §5.6) have no checks
