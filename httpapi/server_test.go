@@ -79,7 +79,7 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
 		t.Fatal(err)
 	}
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"))
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,7 @@ func newFaultyEnv(t *testing.T) (*env, *journaltest.FS, string) {
 	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
 		t.Fatal(err)
 	}
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"))
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{FS: fsys, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -144,7 +144,7 @@ func (ts *testServer) appName(t *testing.T, token string) string {
 func settingsJournal(t *testing.T, name string) []byte {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "settings.journal")
-	st, err := settings.Open(path)
+	st, err := settings.Open(path, settings.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

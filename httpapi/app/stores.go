@@ -71,7 +71,7 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
-	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal")); err != nil {
+	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: opts.Logger}); err != nil {
 		return nil, err
 	}
 	if withLogs {

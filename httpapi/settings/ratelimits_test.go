@@ -56,7 +56,7 @@ func TestRateLimitsValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Open(filepath.Join(t.TempDir(), "s"))
+			s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +88,7 @@ func TestRateLimitsValidation(t *testing.T) {
 }
 
 func TestRateLimitsPatch(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s"))
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/mail"
 	"net/url"
 	"strings"
@@ -126,22 +127,39 @@ func (e ValidationError) Error() string { return "settings: invalid settings" }
 // expected shape.
 var ErrInvalidJSON = errors.New("settings: invalid JSON")
 
+// Options configure Open.
+type Options struct {
+	// Logger receives the journal's warnings, such as an fsync slower than
+	// the durability window (journal.DefaultSyncWindow); nil discards them.
+	Logger *slog.Logger
+	// FS is the journal's file system; nil means journal.OS (tests inject
+	// faults with journaltest).
+	FS journal.FS
+	// Now is the clock of Health's probes; nil means time.Now.
+	Now func() time.Time
+}
+
 // Store holds the current settings. It is safe for concurrent use; Get is
 // lock-free, since the request logger reads the settings on every request.
 type Store struct {
 	mu  sync.Mutex // serialises Patch
 	cur atomic.Pointer[Settings]
 	j   *journal.File
+	now func() time.Time
 
 	lastProbe atomic.Int64 // Unix ns of Health's last probe
 }
 
 // Open opens the settings journal at path (created with the defaults if
 // missing).
-func Open(path string) (*Store, error) {
-	s := &Store{}
+func Open(path string, opts Options) (*Store, error) {
+	s := &Store{now: opts.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
 	cur, found := Defaults(), false
-	j, err := journal.Open(path, journal.Options{Strict: true}, func(_ int64, p []byte) error {
+	jopts := journal.Options{Strict: true, FS: opts.FS, Logger: opts.Logger}
+	j, err := journal.Open(path, jopts, func(_ int64, p []byte) error {
 		v := Defaults()
 		if err := json.Unmarshal(p, &v); err != nil {
 			return fmt.Errorf("settings: decode %s: %w", path, err)
@@ -166,17 +184,21 @@ func Open(path string) (*Store, error) {
 // Close closes the journal.
 func (s *Store) Close() error { return s.j.Close() }
 
+// probeInterval is how often, at most, Health probes the disk of a degraded
+// store.
+const probeInterval = time.Second
+
 // Health returns nil while the settings can be saved, or the error of the
 // last failed save (wrapping journal.ErrStorageFull or ErrStorageFailed);
 // the next save is tried afresh. A degraded store probes the disk, at most
-// once a second, so that it reports recovery without a save.
+// once per probeInterval, so that it reports recovery without a save.
 func (s *Store) Health() error {
 	err := s.j.Fault()
 	if err == nil {
 		return nil
 	}
-	now := time.Now().UnixNano()
-	if last := s.lastProbe.Load(); now-last >= int64(time.Second) && s.lastProbe.CompareAndSwap(last, now) {
+	now := s.now().UnixNano()
+	if last := s.lastProbe.Load(); now-last >= int64(probeInterval) && s.lastProbe.CompareAndSwap(last, now) {
 		err = s.j.Probe()
 	}
 	return err

@@ -9,7 +9,7 @@ import (
 
 func TestPatchPersists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.journal")
-	s, err := Open(path)
+	s, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestPatchPersists(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	s2, err := Open(path)
+	s2, err := Open(path, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestPatchPersists(t *testing.T) {
 }
 
 func TestPatchValidation(t *testing.T) {
-	s, err := Open(filepath.Join(t.TempDir(), "s"))
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestPatchValidation(t *testing.T) {
 
 func TestTornSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
-	s, _ := Open(path)
+	s, _ := Open(path, Options{})
 	s.Patch([]byte(`{"logs":{"maxDays":3}}`))
 	before, _ := os.Stat(path)
 	s.Patch([]byte(`{"logs":{"maxDays":4}}`))
@@ -87,7 +87,7 @@ func TestTornSettings(t *testing.T) {
 	full, _ := os.ReadFile(path)
 	for cut := before.Size(); cut < int64(len(full)); cut++ {
 		os.WriteFile(path, full[:cut], 0o600)
-		s2, err := Open(path)
+		s2, err := Open(path, Options{})
 		if err != nil {
 			t.Fatalf("cut %d: %v", cut, err)
 		}

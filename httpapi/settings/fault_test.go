@@ -1,0 +1,133 @@
+package settings
+
+import (
+	"bytes"
+	"errors"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strongbox/logstore/journal"
+	"strongbox/logstore/journal/journaltest"
+)
+
+// testClock is a settable clock for Health's probes.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// newFaultyStore opens a store whose journal lives on a journaltest.FS.
+func newFaultyStore(t *testing.T, logger *slog.Logger) (*Store, *journaltest.FS, *testClock, string) {
+	t.Helper()
+	clk := &testClock{t: time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)}
+	fsys := journaltest.New()
+	path := filepath.Join(t.TempDir(), "settings.journal")
+	s, err := Open(path, Options{FS: fsys, Now: clk.Now, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, fsys, clk, path
+}
+
+// TestFullDiskThenFreed: with the disk full a change fails with
+// journal.ErrStorageFull and changes nothing, Health reports it, and once
+// space is freed the store saves again and reports healthy without a
+// restart. A reopened store holds exactly the acknowledged changes.
+func TestFullDiskThenFreed(t *testing.T) {
+	s, fsys, clk, path := newFaultyStore(t, nil)
+	if _, err := s.Patch([]byte(`{"meta":{"appName":"Before"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Health(); err != nil {
+		t.Fatalf("Health() = %v on a healthy store", err)
+	}
+
+	fsys.SetFree(40)
+	if _, err := s.Patch([]byte(`{"meta":{"appName":"Refused"}}`)); !errors.Is(err, journal.ErrStorageFull) {
+		t.Fatalf("Patch on a full disk: err = %v, want journal.ErrStorageFull", err)
+	}
+	if got := s.Get().Meta.AppName; got != "Before" {
+		t.Errorf("appName = %q after a refused change, want Before", got)
+	}
+	if err := s.Health(); !errors.Is(err, journal.ErrStorageFull) {
+		t.Errorf("Health() = %v while full, want journal.ErrStorageFull", err)
+	}
+
+	fsys.SetFree(-1)
+	if err := s.Health(); err == nil {
+		t.Errorf("Health() probed again within probeInterval")
+	}
+	clk.Add(probeInterval)
+	if err := s.Health(); err != nil {
+		t.Errorf("Health() = %v after space was freed, want nil", err)
+	}
+	if _, err := s.Patch([]byte(`{"meta":{"appName":"After"}}`)); err != nil {
+		t.Fatalf("Patch after space was freed: %v", err)
+	}
+	s.Close()
+
+	s2, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.Close()
+	if got := s2.Get().Meta.AppName; got != "After" {
+		t.Errorf("after reopen, appName = %q, want After", got)
+	}
+}
+
+// TestSlowSyncLogged: an fsync slower than the durability window the store
+// promises (journal.DefaultSyncWindow) is logged as a warning on the
+// store's logger.
+func TestSlowSyncLogged(t *testing.T) {
+	var buf syncBuffer
+	s, fsys, _, _ := newFaultyStore(t, slog.New(slog.NewTextHandler(&buf, nil)))
+	if _, err := s.Patch([]byte(`{"meta":{"appName":"Fast"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "slow fsync") {
+		t.Fatalf("a fast fsync was logged: %s", buf.String())
+	}
+	fsys.SetSyncDelay(journal.DefaultSyncWindow + 50*time.Millisecond)
+	if _, err := s.Patch([]byte(`{"meta":{"appName":"Slow"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow fsync") {
+		t.Errorf("log after a slow fsync = %q, want a slow fsync warning", got)
+	}
+}
