@@ -126,8 +126,8 @@ func (s *Server) logRequest(r *http.Request, st *state) {
 	if st.quiet && st.err == nil {
 		return
 	}
-	cfg := s.settings.Get()
-	if cfg.Logs.MaxDays == 0 {
+	cfg := s.applied.Load()
+	if cfg.logs.MaxDays == 0 {
 		return
 	}
 	uri := logText(redactURI(r.URL))
@@ -141,13 +141,13 @@ func (s *Server) logRequest(r *http.Request, st *state) {
 	}
 	if st.col != nil {
 		req.Auth = st.col.Name
-		if cfg.Logs.LogAuthID {
+		if cfg.logs.LogAuthID {
 			req.AuthID = st.rec.ID
 		}
 	}
-	if cfg.Logs.LogIP {
+	if cfg.logs.LogIP {
 		req.RemoteIP = remoteIP(r)
-		req.UserIP = clientIP(r, req.RemoteIP, cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP)
+		req.UserIP = cfg.clientIP(r, req.RemoteIP)
 	}
 	level := levelInfo
 	if e := st.err; e != nil {

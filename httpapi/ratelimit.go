@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"strongbox/authn"
@@ -22,57 +20,23 @@ import (
 // The reference has no such throttle; the message is strongbox's own.
 const msgTooManyLogins = "Too many failed login attempts, please try again later."
 
-// limits is the server's rate limiting state: the limiter of the
-// rateLimits settings, rebuilt (with fresh counters, as the reference
-// resets its limiters on a settings change) whenever those settings
-// change, and the password-login throttle, which is always on.
-type limits struct {
-	login *ratelimit.Guard
-
-	built atomic.Bool // lim is set; read without mu on every request
-	mu    sync.Mutex
-	cfg   settings.RateLimits // the settings lim was built for (own copy)
+// rateLimiter is the limiter of enabled rateLimits settings: the rules
+// and the counters.
+type rateLimiter struct {
+	cfg   []settings.RateLimitRule // the rules it was built from (own copy)
 	rules []ratelimit.Rule
 	lim   *ratelimit.Limiter
 }
 
-func newLimits(policy *ratelimit.Policy, now func() time.Time) *limits {
-	p := ratelimit.DefaultPolicy
-	if policy != nil {
-		p = *policy
+// newRateLimiter builds the limiter of the rules cfg, with fresh counters.
+func newRateLimiter(cfg []settings.RateLimitRule, now func() time.Time) *rateLimiter {
+	l := &rateLimiter{cfg: slices.Clone(cfg), rules: make([]ratelimit.Rule, len(cfg))}
+	for i, r := range cfg {
+		l.rules[i] = ratelimit.Rule{Label: r.Label, Audience: r.Audience, MaxRequests: r.MaxRequests,
+			Duration: time.Duration(r.Duration) * time.Second}
 	}
-	return &limits{login: ratelimit.NewGuard(p, now)}
-}
-
-// current returns the rules and the limiter for cfg, building new ones if
-// cfg differs from the settings they were built for. Comparing on each
-// request (a handful of rules) applies a change however it was made.
-func (l *limits) current(cfg settings.RateLimits, now func() time.Time) ([]ratelimit.Rule, *ratelimit.Limiter) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lim == nil || l.cfg.Enabled != cfg.Enabled || !slices.Equal(l.cfg.Rules, cfg.Rules) {
-		l.cfg = settings.RateLimits{Enabled: cfg.Enabled, Rules: slices.Clone(cfg.Rules)}
-		l.rules = make([]ratelimit.Rule, len(cfg.Rules))
-		for i, r := range cfg.Rules {
-			l.rules[i] = ratelimit.Rule{Label: r.Label, Audience: r.Audience, MaxRequests: r.MaxRequests,
-				Duration: time.Duration(r.Duration) * time.Second}
-		}
-		l.lim = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, now)
-		l.built.Store(true)
-	}
-	return l.rules, l.lim
-}
-
-// drop forgets the limiter once rateLimits are disabled, so that enabling
-// them again starts with fresh counters even if the rules are the same.
-func (l *limits) drop() {
-	if !l.built.Load() {
-		return
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lim, l.rules, l.cfg = nil, nil, settings.RateLimits{}
-	l.built.Store(false)
+	l.lim = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, now)
+	return l
 }
 
 // collectionRoute lists the tags of a collection route, as the reference
@@ -115,17 +79,13 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 // collection labels, as the reference keys them. A collection route naming
 // no existing collection is left to its handler's 404.
 func (s *Server) checkRateLimits(r *http.Request) error {
-	cfg := s.settings.Get()
+	cfg := s.applied.Load()
 	st := stateOf(r)
-	if !cfg.RateLimits.Enabled {
-		s.limits.drop()
+	if cfg.limiter == nil || st.isSuperuser() {
 		return nil
 	}
-	if st.isSuperuser() {
-		return nil
-	}
-	rules, lim := s.limits.current(cfg.RateLimits, s.now)
-	client := ratelimit.ClientKey(clientIP(r, remoteIP(r), cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP))
+	rules, lim := cfg.limiter.rules, cfg.limiter.lim
+	client := ratelimit.ClientKey(cfg.clientIP(r, remoteIP(r)))
 	authed := st.rec != nil
 	_, pattern := s.mux.Handler(r)
 	route, tagged := collectionRoutes[pattern]
@@ -174,9 +134,8 @@ type loginAttempt struct{ a *ratelimit.Attempt }
 // handler never get there (a panic), the attempt is abandoned when the
 // request ends. The password never reaches the throttle.
 func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
-	cfg := s.settings.Get()
-	client := ratelimit.ClientKey(clientIP(r, remoteIP(r), cfg.TrustedProxy.Headers, cfg.TrustedProxy.UseLeftmostIP))
-	a, wait := s.limits.login.Begin(c.ID, identity, client)
+	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
+	a, wait := s.login.Begin(c.ID, identity, client)
 	if a == nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", wait.Round(time.Second)))

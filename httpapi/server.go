@@ -11,7 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"strongbox/authn"
@@ -43,9 +43,16 @@ const (
 
 // Config holds a Server's dependencies.
 type Config struct {
-	Auth         *authn.Store
-	Logs         *logstore.Store  // request logs (required)
-	Settings     *settings.Store  // application settings (required)
+	Auth *authn.Store
+	// Logs is the request log (required). Its retention and minimum
+	// level are the log store's to follow: the caller subscribes it to
+	// Settings (strongbox/httpapi/app does).
+	Logs *logstore.Store
+	// Settings are the application settings (required). The server
+	// subscribes to them for as long as the store is open, and applies its
+	// part (the request log's options, the trusted proxy, the rate limits)
+	// at once and on every change.
+	Settings     *settings.Store
 	Logger       *slog.Logger     // the server's own log; nil = discard
 	Now          func() time.Time // nil = time.Now
 	BodyLimit    int64            // JSON routes' body limit; 0 = DefaultBodyLimit
@@ -81,9 +88,9 @@ type Server struct {
 	authLimits Limits // auth actions
 	budget     *budget
 	mux        *http.ServeMux
-	settingsMu sync.Mutex // serialises settings changes with their effects
 	handler    http.Handler
-	limits     *limits // rateLimits settings and the login throttle
+	login      *ratelimit.Guard        // the password-login throttle
+	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter  Restarter
 }
 
@@ -112,7 +119,14 @@ func NewServer(cfg Config) *Server {
 	s.authLimits = s.jsonLimits
 	s.authLimits.Body = min(s.jsonLimits.Body, DefaultAuthBodyLimit)
 	s.budget = newBudget(max(orDefault(cfg.BodyBudget, DefaultBodyBudget), s.jsonLimits.Body), s.log)
-	s.limits = newLimits(cfg.LoginPolicy, s.now)
+	policy := ratelimit.DefaultPolicy
+	if cfg.LoginPolicy != nil {
+		policy = *cfg.LoginPolicy
+	}
+	s.login = ratelimit.NewGuard(policy, s.now)
+	// The server applies its part of the settings itself, now and on
+	// every change, for as long as the store is open.
+	cfg.Settings.Subscribe(s.applySettings)
 	s.addRoutes()
 	// Rate limits run once the caller is known (superusers are exempt) and
 	// before any body is read; body limits and deadlines are per route.

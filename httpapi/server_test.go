@@ -89,6 +89,7 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Close() })
+	followLogSettings(t, set, logs)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	cfg.Auth, cfg.Logs, cfg.Settings, cfg.Now, cfg.Logger = auth, logs, set, clk.Now, logger
 	if hc.Logger == nil {
@@ -102,6 +103,17 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
+}
+
+// followLogSettings makes the log store apply settings.logs at once and on
+// every change, as strongbox/httpapi/app subscribes it.
+func followLogSettings(t *testing.T, set *settings.Store, logs *logstore.Store) {
+	t.Helper()
+	t.Cleanup(set.Subscribe(func(v settings.Settings) {
+		if err := logs.SetRetention(v.Logs.MaxDays, v.Logs.MinLevel); err != nil {
+			t.Errorf("apply the log settings: %v", err)
+		}
+	}))
 }
 
 // testWriter sends the server's own log to the test's output.

@@ -1,12 +1,23 @@
 package httpapi
 
 import (
-	"errors"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 
 	"strongbox/httpapi/settings"
 )
+
+// The settings routes, and the server's part of the settings. There is one
+// path for a change: the PATCH handler decodes the body, and the store
+// validates and commits it, then calls its subscribers before it
+// acknowledges the change. Each subsystem applies its own part as a
+// subscriber: this server the request log's options, the trusted proxy
+// and the rate limits (applySettings); the log store its retention (see
+// strongbox/httpapi/app). A change acknowledged is thus in effect for the
+// next request, and no lock of the server is held around its effects.
 
 // handleSettingsView handles GET /api/settings.
 func (s *Server) handleSettingsView(w http.ResponseWriter, r *http.Request) error {
@@ -16,9 +27,10 @@ func (s *Server) handleSettingsView(w http.ResponseWriter, r *http.Request) erro
 	return writeJSON(w, r, http.StatusOK, s.settings.Get().Public())
 }
 
-// handleSettingsUpdate handles PATCH /api/settings. New log settings apply
-// to the log store at once: maxDays 0 turns logging off and drops the stored
-// logs, as the reference does.
+// handleSettingsUpdate handles PATCH /api/settings: the body is decoded over
+// the current settings, and the store validates, commits and applies the
+// result (maxDays 0, for one, turns request logging off and drops the
+// stored logs, as the reference does).
 func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
@@ -27,22 +39,63 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	// Hold the lock until the log store has the new settings too, so that
-	// two concurrent changes cannot leave the store and the settings apart.
-	s.settingsMu.Lock()
-	defer s.settingsMu.Unlock()
-	v, err := s.settings.Patch(b)
+	v, err := s.settings.Update(func(next *settings.Settings) error { return decodeSettings(b, next) })
 	if data := validationData(err); data != nil {
 		return errValidation("An error occurred while saving the new settings.", data)
-	}
-	if errors.Is(err, settings.ErrInvalidJSON) {
-		return errBadRequest(msgLoadFailed, err)
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.logs.SetRetention(v.Logs.MaxDays, v.Logs.MinLevel); err != nil {
-		return fmt.Errorf("apply log settings: %w", err)
-	}
 	return writeJSON(w, r, http.StatusOK, v.Public())
+}
+
+// decodeSettings decodes a PATCH body over v, as the reference binds the
+// body into a clone of the settings: keys absent from the body keep their
+// values, and a rule sent with some fields keeps the others of the rule at
+// its index (encoding/json decodes an array element into the element
+// there). An empty body changes nothing. Only the first JSON value is read.
+func decodeSettings(body []byte, v *settings.Settings) error {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil
+	}
+	if err := json.NewDecoder(bytes.NewReader(body)).Decode(v); err != nil {
+		return errBadRequest(msgLoadFailed, fmt.Errorf("httpapi: settings: invalid JSON: %w", err))
+	}
+	return nil
+}
+
+// applied is the server's part of the settings: the request log's options,
+// the trusted proxy and the rate limits. applySettings replaces it whole on
+// every committed change, and a request reads it with one atomic load, so
+// it sees one version throughout.
+type applied struct {
+	logs    settings.Logs
+	proxy   settings.TrustedProxy // Headers is the store's: read only
+	limiter *rateLimiter          // nil while rate limits are disabled
+}
+
+// applySettings is the server's subscriber to the settings store (see
+// settings.Store.Subscribe): it is called with the settings at start and
+// then with every committed change, one call at a time, before the change
+// is acknowledged. The rate limiter is rebuilt, with fresh counters (as
+// the reference resets its limiters on a settings change), when the rules
+// change; disabling rate limits forgets it, so that enabling them again
+// starts afresh even with the same rules.
+func (s *Server) applySettings(v settings.Settings) {
+	a := &applied{logs: v.Logs, proxy: v.TrustedProxy}
+	if v.RateLimits.Enabled {
+		prev := s.applied.Load()
+		if prev != nil && prev.limiter != nil && slices.Equal(prev.limiter.cfg, v.RateLimits.Rules) {
+			a.limiter = prev.limiter
+		} else {
+			a.limiter = newRateLimiter(v.RateLimits.Rules, s.now)
+		}
+	}
+	s.applied.Store(a)
+}
+
+// clientIP returns the client's address under the applied trusted proxy
+// settings; remote is the connection's (remoteIP).
+func (a *applied) clientIP(r *http.Request, remote string) string {
+	return clientIP(r, remote, a.proxy.Headers, a.proxy.UseLeftmostIP)
 }

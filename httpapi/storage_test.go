@@ -47,6 +47,7 @@ func newFaultyEnv(t *testing.T) (*env, *journaltest.FS, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { logs.Close() })
+	followLogSettings(t, set, logs)
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
 	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Logger: logger}))
 	t.Cleanup(srv.Close)
@@ -148,4 +149,38 @@ func TestStorageFailing(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
+}
+
+// TestSettingsStorageFull: a settings change on a full disk answers 507,
+// changes nothing (the stored settings, nor what the server applies),
+// health names the settings store, and once space is freed it recovers
+// without a restart.
+func TestSettingsStorageFull(t *testing.T) {
+	e, fsys, _ := newFaultyEnv(t)
+	before := e.do("GET", "/api/settings", e.su, nil)
+	const limit = `{"meta":{"appName":"Refused"},"rateLimits":{"enabled":true,"rules":[{"label":"/api/health","maxRequests":1,"duration":10}]}}`
+
+	fsys.SetFree(0)
+	wantError(t, e.do("PATCH", "/api/settings", e.su, limit), 507, "Storage is full: the change was not saved.")
+	if after := e.do("GET", "/api/settings", e.su, nil); string(after.Body) != string(before.Body) {
+		t.Errorf("a refused change is visible: %s\nwant %s", after.Body, before.Body)
+	}
+	for range 3 {
+		if res := e.do("GET", "/api/health?m=unlimited", "", nil); res.Status != 503 {
+			t.Fatalf("GET /api/health = %d %s, want 503 (degraded, not rate limited)", res.Status, res.Body)
+		}
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 503,
+		`{"message":"API is degraded: storage is full.","code":503,"data":{"degraded":["settings"]}}`)
+
+	fsys.SetFree(-1)
+	e.clock.Add(time.Second) // the settings store probes the disk at most once a second
+	wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
+	if res := e.do("PATCH", "/api/settings", e.su, limit); res.Status != 200 {
+		t.Fatalf("PATCH after space was freed: %d %s", res.Status, res.Body)
+	}
+	wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
+	if res := e.do("GET", "/api/health", "", nil); res.Status != 429 {
+		t.Errorf("GET /api/health once the limit is saved = %d %s, want 429", res.Status, res.Body)
+	}
 }

@@ -148,7 +148,7 @@ func settingsJournal(t *testing.T, name string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.Patch([]byte(fmt.Sprintf(`{"meta":{"appName":%q}}`, name))); err != nil {
+	if _, err := st.Update(func(v *settings.Settings) error { v.Meta.AppName = name; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Close(); err != nil {

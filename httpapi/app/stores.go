@@ -28,8 +28,9 @@ type Stores struct {
 	Settings *settings.Store
 	Logs     *logstore.Store // nil unless opened with logs
 
-	lock   *journal.DirLock // nil when the caller holds the lock
-	closed bool
+	lock       *journal.DirLock // nil when the caller holds the lock
+	logsFollow func()           // cancels the log store's settings subscription
+	closed     bool
 }
 
 // LockDir takes the data dir's lock, explaining a refusal.
@@ -82,8 +83,25 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 		if err != nil {
 			return nil, err
 		}
+		st.logsFollow = st.Settings.Subscribe(logSettings(st.Logs, opts.Logger))
 	}
 	return st, nil
+}
+
+// logSettings is the log store's subscriber to the settings store: it
+// applies settings.logs (retention and minimum level) at start and on
+// every change, before the change is acknowledged; maxDays 0 drops the
+// stored logs. A failure to delete old segments is logged, and the store's
+// own retention pass retries it; the change stays committed.
+func logSettings(logs *logstore.Store, log *slog.Logger) func(settings.Settings) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return func(v settings.Settings) {
+		if err := logs.SetRetention(v.Logs.MaxDays, v.Logs.MinLevel); err != nil {
+			log.Error("apply the log settings", "err", err)
+		}
+	}
 }
 
 // Close flushes and closes every store, then releases the data dir if Open
@@ -94,6 +112,9 @@ func (s *Stores) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	if s.logsFollow != nil {
+		s.logsFollow()
+	}
 	if s.Logs != nil {
 		errs = append(errs, s.Logs.Close())
 	}

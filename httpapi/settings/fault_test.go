@@ -70,7 +70,7 @@ func newFaultyStore(t *testing.T, logger *slog.Logger) (*Store, *journaltest.FS,
 // restart. A reopened store holds exactly the acknowledged changes.
 func TestFullDiskThenFreed(t *testing.T) {
 	s, fsys, clk, path := newFaultyStore(t, nil)
-	if _, err := s.Patch([]byte(`{"meta":{"appName":"Before"}}`)); err != nil {
+	if _, err := patch(s, `{"meta":{"appName":"Before"}}`); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Health(); err != nil {
@@ -78,8 +78,8 @@ func TestFullDiskThenFreed(t *testing.T) {
 	}
 
 	fsys.SetFree(40)
-	if _, err := s.Patch([]byte(`{"meta":{"appName":"Refused"}}`)); !errors.Is(err, journal.ErrStorageFull) {
-		t.Fatalf("Patch on a full disk: err = %v, want journal.ErrStorageFull", err)
+	if _, err := patch(s, `{"meta":{"appName":"Refused"}}`); !errors.Is(err, journal.ErrStorageFull) {
+		t.Fatalf("patch on a full disk: err = %v, want journal.ErrStorageFull", err)
 	}
 	if got := s.Get().Meta.AppName; got != "Before" {
 		t.Errorf("appName = %q after a refused change, want Before", got)
@@ -96,8 +96,8 @@ func TestFullDiskThenFreed(t *testing.T) {
 	if err := s.Health(); err != nil {
 		t.Errorf("Health() = %v after space was freed, want nil", err)
 	}
-	if _, err := s.Patch([]byte(`{"meta":{"appName":"After"}}`)); err != nil {
-		t.Fatalf("Patch after space was freed: %v", err)
+	if _, err := patch(s, `{"meta":{"appName":"After"}}`); err != nil {
+		t.Fatalf("patch after space was freed: %v", err)
 	}
 	s.Close()
 
@@ -117,14 +117,14 @@ func TestFullDiskThenFreed(t *testing.T) {
 func TestSlowSyncLogged(t *testing.T) {
 	var buf syncBuffer
 	s, fsys, _, _ := newFaultyStore(t, slog.New(slog.NewTextHandler(&buf, nil)))
-	if _, err := s.Patch([]byte(`{"meta":{"appName":"Fast"}}`)); err != nil {
+	if _, err := patch(s, `{"meta":{"appName":"Fast"}}`); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(buf.String(), "slow fsync") {
 		t.Fatalf("a fast fsync was logged: %s", buf.String())
 	}
 	fsys.SetSyncDelay(journal.DefaultSyncWindow + 50*time.Millisecond)
-	if _, err := s.Patch([]byte(`{"meta":{"appName":"Slow"}}`)); err != nil {
+	if _, err := patch(s, `{"meta":{"appName":"Slow"}}`); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow fsync") {

@@ -61,16 +61,16 @@ func TestRateLimitsValidation(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			_, err = s.Patch([]byte(tt.body))
+			_, err = patch(s, tt.body)
 			if tt.want == nil {
 				if err != nil {
-					t.Fatalf("Patch(%s) = %v, want accepted", tt.body, err)
+					t.Fatalf("patch(%s) = %v, want accepted", tt.body, err)
 				}
 				return
 			}
 			ve, ok := errors.AsType[ValidationError](err)
 			if !ok {
-				t.Fatalf("Patch(%s) = %v, want a ValidationError", tt.body, err)
+				t.Fatalf("patch(%s) = %v, want a ValidationError", tt.body, err)
 			}
 			// Compare the JSON the client sees.
 			b, _ := json.Marshal(ve)
@@ -78,7 +78,7 @@ func TestRateLimitsValidation(t *testing.T) {
 			json.Unmarshal(b, &got)
 			want := map[string]any{"rateLimits": map[string]any{"rules": tt.want}}
 			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Patch(%s) errors (-want +got):\n%s", tt.body, diff)
+				t.Errorf("patch(%s) errors (-want +got):\n%s", tt.body, diff)
 			}
 			if diff := cmp.Diff(DefaultRateLimits(), s.Get().RateLimits); diff != "" {
 				t.Errorf("a refused patch changed rateLimits (-want +got):\n%s", diff)
@@ -96,7 +96,7 @@ func TestRateLimitsPatch(t *testing.T) {
 	before := s.Get()
 	// A rule sent with some fields keeps the others of the rule at its
 	// index; rules past the sent ones are dropped.
-	v, err := s.Patch([]byte(`{"rateLimits":{"enabled":true,"rules":[{"label":"users:auth"},{"maxRequests":7}]}}`))
+	v, err := patch(s, `{"rateLimits":{"enabled":true,"rules":[{"label":"users:auth"},{"maxRequests":7}]}}`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRateLimitsPatch(t *testing.T) {
 	if diff := cmp.Diff(DefaultRateLimits(), before.RateLimits); diff != "" {
 		t.Errorf("the patch changed a value Get returned earlier (-want +got):\n%s", diff)
 	}
-	v, err = s.Patch([]byte(`{"rateLimits":{"enabled":false,"rules":null}}`))
+	v, err = patch(s, `{"rateLimits":{"enabled":false,"rules":null}}`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,18 +1,19 @@
 // Package settings holds the application settings (PocketBase-shaped
 // subsets: meta, logs, smtp, backups, s3, rateLimits, trustedProxy) and persists them
 // crash-safely in a journal: every change appends the whole document, fsynced
-// before it is acknowledged, and the last valid one wins at start.
+// before it is acknowledged, and the last valid one wins at start. The
+// subsystems the settings configure subscribe to them (Store.Subscribe) and
+// apply their part themselves, at start and on every change.
 package settings
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/mail"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,10 +124,6 @@ type ValidationError map[string]any
 
 func (e ValidationError) Error() string { return "settings: invalid settings" }
 
-// ErrInvalidJSON wraps a patch body that is not a JSON object of the
-// expected shape.
-var ErrInvalidJSON = errors.New("settings: invalid JSON")
-
 // Options configure Open.
 type Options struct {
 	// Logger receives the journal's warnings, such as an fsync slower than
@@ -142,10 +139,11 @@ type Options struct {
 // Store holds the current settings. It is safe for concurrent use; Get is
 // lock-free, since the request logger reads the settings on every request.
 type Store struct {
-	mu  sync.Mutex // serialises Patch
-	cur atomic.Pointer[Settings]
-	j   *journal.File
-	now func() time.Time
+	mu   sync.Mutex // serialises Update and the calls to subscribers
+	cur  atomic.Pointer[Settings]
+	j    *journal.File
+	now  func() time.Time
+	subs []*subscriber // guarded by mu
 
 	lastProbe atomic.Int64 // Unix ns of Health's last probe
 }
@@ -181,8 +179,13 @@ func Open(path string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close closes the journal.
-func (s *Store) Close() error { return s.j.Close() }
+// Close closes the journal and drops the subscribers.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.subs = nil
+	return s.j.Close()
+}
 
 // probeInterval is how often, at most, Health probes the disk of a degraded
 // store.
@@ -212,24 +215,29 @@ func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 // shared and must not be modified.
 func (s *Store) Get() Settings { return *s.cur.Load() }
 
-// Patch merges a partial settings document (JSON) into the current one,
-// validates the result and stores it durably. Keys absent from the patch
-// keep their values; a secret sent empty keeps the stored one.
-func (s *Store) Patch(body []byte) (Settings, error) {
+// Update changes the settings: it calls edit with a copy of the current
+// settings, keeps the stored secret of any secret edit left empty (the
+// public view never shows them, so a client sends them back empty),
+// validates the result and stores it durably. It returns the settings now
+// current, or edit's error as it is, or a ValidationError, or the save's
+// error (wrapping journal.ErrStorageFull or journal.ErrStorageFailed); on
+// an error nothing has changed. Updates are serialised: edit sees the
+// result of every update committed before it.
+//
+// Before Update returns, every subscriber has been called with the new
+// settings (see Subscribe): a change is in effect once it is acknowledged.
+func (s *Store) Update(edit func(*Settings) error) (Settings, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.Get()
 	next := cur
 	next.TrustedProxy.Headers = append([]string{}, cur.TrustedProxy.Headers...)
-	// A copy with the same elements: encoding/json decodes a rule into the
-	// element at its index, so a rule sent with some fields keeps the
-	// others, as the reference's PATCH (which binds into a clone) does.
+	// A copy with the same elements, so that an edit may change a rule in
+	// place (the API's PATCH decodes a rule into the element at its index,
+	// as the reference's PATCH, which binds into a clone, does).
 	next.RateLimits.Rules = append([]RateLimitRule{}, cur.RateLimits.Rules...)
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if len(bytes.TrimSpace(body)) > 0 {
-		if err := dec.Decode(&next); err != nil {
-			return Settings{}, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-		}
+	if err := edit(&next); err != nil {
+		return Settings{}, err
 	}
 	if next.SMTP.Password == "" {
 		next.SMTP.Password = cur.SMTP.Password
@@ -252,8 +260,47 @@ func (s *Store) Patch(body []byte) (Settings, error) {
 	if err := s.save(next); err != nil {
 		return Settings{}, err
 	}
+	for _, sub := range s.subs {
+		sub.fn(next)
+	}
 	return next, nil
 }
+
+// Subscribe calls fn with the current settings, at once, and then with the
+// new settings after every committed change, until cancel is called or the
+// store is closed. This is how a subsystem applies its part of the
+// settings, at start and on every change, without anyone doing it for it.
+//
+// The calls are made in commit order, never concurrently (for one
+// subscriber or across subscribers), each with the settings that change
+// committed; fn misses none and sees none twice. They are made within the
+// commit, by Update, under the lock that serialises changes, before Update
+// returns: a change is in effect in every subsystem by the time it is
+// acknowledged. So fn must be quick: a slow subscriber delays the
+// acknowledgement of the change and the next changes (never Get). It must
+// not panic, and must not call Update, Subscribe or a cancel function of
+// this store, which would deadlock. What fails in applying a change is
+// fn's to report (a log, its own health); the change stays committed.
+// The slices in the settings are shared and must not be modified.
+//
+// Once cancel returns, fn is not called again. Calling cancel more than
+// once is harmless.
+func (s *Store) Subscribe(fn func(Settings)) (cancel func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sub := &subscriber{fn: fn}
+	fn(s.Get())
+	s.subs = append(s.subs, sub)
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.subs = slices.DeleteFunc(s.subs, func(x *subscriber) bool { return x == sub })
+	}
+}
+
+// subscriber is one Subscribe call: a pointer, so that the same fn
+// subscribed twice is two subscribers.
+type subscriber struct{ fn func(Settings) }
 
 // save appends v and makes it current. The caller holds s.mu (or is Open).
 func (s *Store) save(v Settings) error {

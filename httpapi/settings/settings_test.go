@@ -1,11 +1,18 @@
 package settings
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
 )
+
+// patch updates s with a JSON document decoded over the current settings,
+// as the API's PATCH /api/settings does.
+func patch(s *Store, body string) (Settings, error) {
+	return s.Update(func(v *Settings) error { return json.Unmarshal([]byte(body), v) })
+}
 
 func TestPatchPersists(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "settings.journal")
@@ -16,11 +23,11 @@ func TestPatchPersists(t *testing.T) {
 	if got := s.Get(); got.Logs.MaxDays != 5 || !got.Logs.LogIP || got.Meta.AppName != "Acme" {
 		t.Errorf("defaults = %+v", got)
 	}
-	if _, err := s.Patch([]byte(`{"logs":{"maxDays":2},"smtp":{"password":"pw"}}`)); err != nil {
+	if _, err := patch(s, `{"logs":{"maxDays":2},"smtp":{"password":"pw"}}`); err != nil {
 		t.Fatal(err)
 	}
 	// An empty secret keeps the stored one.
-	if _, err := s.Patch([]byte(`{"smtp":{"password":"","host":"mail.example.com"}}`)); err != nil {
+	if _, err := patch(s, `{"smtp":{"password":"","host":"mail.example.com"}}`); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -58,19 +65,24 @@ func TestPatchValidation(t *testing.T) {
 		{`{"trustedProxy":{"headers":["bad header"]}}`, "trustedProxy", "headers"},
 	}
 	for _, tt := range tests {
-		_, err := s.Patch([]byte(tt.body))
+		_, err := patch(s, tt.body)
 		var ve ValidationError
 		if !errors.As(err, &ve) {
-			t.Errorf("Patch(%s) = %v, want a ValidationError", tt.body, err)
+			t.Errorf("patch(%s) = %v, want a ValidationError", tt.body, err)
 			continue
 		}
 		sec, _ := ve[tt.section].(map[string]any)
 		if sec[tt.field] == nil {
-			t.Errorf("Patch(%s) = %v, want an error on %s.%s", tt.body, ve, tt.section, tt.field)
+			t.Errorf("patch(%s) = %v, want an error on %s.%s", tt.body, ve, tt.section, tt.field)
 		}
 	}
-	if _, err := s.Patch([]byte(`{"logs":`)); !errors.Is(err, ErrInvalidJSON) {
-		t.Errorf("malformed JSON: %v", err)
+	errEdit := errors.New("edit failed")
+	_, err = s.Update(func(v *Settings) error {
+		v.Logs.MaxDays = 1
+		return errEdit
+	})
+	if err != errEdit {
+		t.Errorf("Update with a failing edit = %v, want the edit's error as it is", err)
 	}
 	if got := s.Get().Logs.MaxDays; got != 5 {
 		t.Errorf("a refused patch changed the settings: maxDays %d", got)
@@ -80,9 +92,9 @@ func TestPatchValidation(t *testing.T) {
 func TestTornSettings(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s")
 	s, _ := Open(path, Options{})
-	s.Patch([]byte(`{"logs":{"maxDays":3}}`))
+	patch(s, `{"logs":{"maxDays":3}}`)
 	before, _ := os.Stat(path)
-	s.Patch([]byte(`{"logs":{"maxDays":4}}`))
+	patch(s, `{"logs":{"maxDays":4}}`)
 	s.Close()
 	full, _ := os.ReadFile(path)
 	for cut := before.Size(); cut < int64(len(full)); cut++ {
