@@ -18,6 +18,7 @@ import (
 	"strongbox/authn"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
+	"strongbox/logstore/journal"
 )
 
 // clock is an injectable time source tests can move.
@@ -48,6 +49,7 @@ type env struct {
 	logs     *logstore.Store
 	settings *settings.Store
 	clock    *clock
+	dir      string // the data dir of the stores
 	su       string // superuser auth token
 }
 
@@ -65,13 +67,20 @@ func newEnv(t *testing.T) *env {
 // stores, clock and logger are the env's own).
 func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	t.Helper()
+	return newEnvOn(t, cfg, hc, nil)
+}
+
+// newEnvOn is newEnvWith with the stores' files on fsys (nil: the
+// operating system's).
+func newEnvOn(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now})
+	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now, FS: fsys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,12 +88,12 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
 		t.Fatal(err)
 	}
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{})
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{FS: fsys, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { set.Close() })
-	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5})
+	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5, FS: fsys})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +109,7 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	srv.Config, srv.Listener = NewHTTPServer(api, srv.Listener, hc)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk}
+	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk, dir: dir}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
 }

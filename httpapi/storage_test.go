@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"log/slog"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,48 +10,17 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"strongbox/authn"
-	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal/journaltest"
 )
 
-// newFaultyEnv is newEnv with the auth and log stores on a journaltest.FS:
-// one disk that tests can fill, break and free.
+// newFaultyEnv is newEnv with the stores on a journaltest.FS: one disk
+// that tests can fill, break and free.
 func newFaultyEnv(t *testing.T) (*env, *journaltest.FS, string) {
 	t.Helper()
-	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	fsys := journaltest.New()
-	dir := t.TempDir()
-	authPath := filepath.Join(dir, "auth.journal")
-	auth, err := authn.Open(authPath, authn.Options{Hasher: hasher, Now: clk.Now, FS: fsys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { auth.Close() })
-	if _, err := auth.CreateSuperuser(t.Context(), suEmail, suPassword); err != nil {
-		t.Fatal(err)
-	}
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{FS: fsys, Now: clk.Now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { set.Close() })
-	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5, FS: fsys})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logs.Close() })
-	followLogSettings(t, set, logs)
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
-	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Logger: logger}))
-	t.Cleanup(srv.Close)
-	e := &env{t: t, srv: srv, auth: auth, logs: logs, settings: set, clock: clk}
-	e.su = e.login("_superusers", suEmail, suPassword)
-	return e, fsys, authPath
+	e := newEnvOn(t, Config{}, HTTPConfig{}, fsys)
+	return e, fsys, filepath.Join(e.dir, "auth.journal")
 }
 
 // wantBody asserts a response's status and exact body.
