@@ -234,40 +234,48 @@ func (m *matcher) fill(c *chunk) []bool {
 			}
 		}
 	case memoMsg:
-		methods, urls, flags := c.str[colMethod][:c.n], c.str[colURL][:c.n], c.flags[:c.n]
-		for i, id := range c.str[colMessage][:c.n] {
-			f := flags[i]
-			if f&msgFlags == 0 || f&rowOther != 0 { // interned
-				if j := int(id); uint(j) < uint(len(tab)) {
-					t := tab[j]
-					if t < 0 {
-						t = m.eval(c, i)
-						tab[j] = t
-					}
-					out[i] = t == 1
-				} else {
-					out[i] = pred(row{c, i})
-				}
-				continue
-			}
-			k, u := m.slot(uint64(methods[i])<<8|uint64(f&msgFlags)), urls[i]
-			if k < 0 || uint(u) >= uint(len(m.utab)) {
-				out[i] = pred(row{c, i})
-				continue
-			}
-			v := m.utab[u] >> (2 * k) & 3
-			if v == 0 {
-				v = 1 + uint16(m.eval(c, i))
-				m.utab[u] |= v << (2 * k)
-			}
-			out[i] = v == 2
-		}
+		m.fillMsg(c, out)
 	default:
 		for i := range out {
 			out[i] = pred(row{c, i})
 		}
 	}
 	return out
+}
+
+// fillMsg is fill for memoMsg. An interned message is memoised by its
+// dictionary id, as in the other memo loops; a derived one by its url id
+// and its (method, derivation) key.
+func (m *matcher) fillMsg(c *chunk, out []bool) {
+	tab, pred := m.tab, m.pred
+	methods, urls, flags := c.str[colMethod][:c.n], c.str[colURL][:c.n], c.flags[:c.n]
+	for i, id := range c.str[colMessage][:c.n] {
+		f := flags[i]
+		if f&msgFlags == 0 || f&rowOther != 0 { // interned
+			if j := int(id); uint(j) < uint(len(tab)) {
+				t := tab[j]
+				if t < 0 {
+					t = m.eval(c, i)
+					tab[j] = t
+				}
+				out[i] = t == 1
+			} else {
+				out[i] = pred(row{c, i})
+			}
+			continue
+		}
+		k, u := m.slot(uint64(methods[i])<<8|uint64(f&msgFlags)), urls[i]
+		if k < 0 || uint(u) >= uint(len(m.utab)) {
+			out[i] = pred(row{c, i})
+			continue
+		}
+		v := m.utab[u] >> (2 * k) & 3
+		if v == 0 {
+			v = 1 + uint16(m.eval(c, i))
+			m.utab[u] |= v << (2 * k)
+		}
+		out[i] = v == 2
+	}
 }
 
 // slot returns the memo slot of a (method, derivation) key, or -1 when all
