@@ -185,57 +185,22 @@ func (m *matcher) eval(c *chunk, i int) int8 {
 
 // fill evaluates the filter on every row of c and returns the results.
 func (m *matcher) fill(c *chunk) []bool {
-	out, tab, pred := m.out[:c.n], m.tab, m.pred
-	// Rows of other logs, when the memoised column is a request
-	// attribute, are evaluated one by one.
-	all := !m.f.reqOnly || c.others == 0
+	out := m.out[:c.n]
 	switch m.f.memo {
 	case memoConst:
 		for i := range out {
 			out[i] = m.konst
 		}
 	case memoLevel:
-		for i, v := range c.level[:c.n] {
-			if j := int(v) - levelMemoMin; uint(j) < uint(len(tab)) {
-				t := tab[j]
-				if t < 0 {
-					t = m.eval(c, i)
-					tab[j] = t
-				}
-				out[i] = t == 1
-			} else {
-				out[i] = pred(row{c, i})
-			}
-		}
+		memoFill(m, c, out, c.level[:c.n], levelMemoMin)
 	case memoStatus:
-		for i, v := range c.status[:c.n] {
-			if j := int(v); uint(j) < uint(len(tab)) && (all || c.flags[i]&rowOther == 0) {
-				t := tab[j]
-				if t < 0 {
-					t = m.eval(c, i)
-					tab[j] = t
-				}
-				out[i] = t == 1
-			} else {
-				out[i] = pred(row{c, i})
-			}
-		}
+		memoFill(m, c, out, c.status[:c.n], 0)
 	case memoDict:
-		for i, id := range c.str[m.f.col][:c.n] {
-			if j := int(id); uint(j) < uint(len(tab)) && (all || c.flags[i]&rowOther == 0) {
-				t := tab[j]
-				if t < 0 {
-					t = m.eval(c, i)
-					tab[j] = t
-				}
-				out[i] = t == 1
-			} else {
-				out[i] = pred(row{c, i})
-			}
-		}
+		memoFill(m, c, out, c.str[m.f.col][:c.n], 0)
 	case memoMsg:
 		m.fillMsg(c, out)
 	default:
+		pred := m.pred
 		for i := range out {
 			out[i] = pred(row{c, i})
 		}
@@ -243,9 +208,40 @@ func (m *matcher) fill(c *chunk) []bool {
 	return out
 }
 
+// memoFill sets out to the filter's answers for the rows of c, whose
+// values in the memoised column are vals: the answer for value v is
+// memoised at m.tab[v-base]. Values outside the table, and rows of other
+// logs when the column is a request attribute, are evaluated one by one.
+// It is generic so that each column type (int32 and uint32 have different
+// GC shapes) is compiled to a loop of its own, as the copies were.
+func memoFill[V int32 | uint32](m *matcher, c *chunk, out []bool, vals []V, base int) {
+	all := !m.f.reqOnly || c.others == 0
+	tab, pred := m.tab, m.pred
+	for i, v := range vals {
+		if j := int(v) - base; uint(j) < uint(len(tab)) && (all || c.flags[i]&rowOther == 0) {
+			t := tab[j]
+			if t < 0 {
+				t = m.learn(c, i, j)
+			}
+			out[i] = t == 1
+		} else {
+			out[i] = pred(row{c, i})
+		}
+	}
+}
+
+// learn evaluates the predicate on row i of c and memoises the answer at
+// m.tab[j]. It is the rare path of the memo loops, kept out of them.
+func (m *matcher) learn(c *chunk, i, j int) int8 {
+	t := m.eval(c, i)
+	m.tab[j] = t
+	return t
+}
+
 // fillMsg is fill for memoMsg. An interned message is memoised by its
-// dictionary id, as in the other memo loops; a derived one by its url id
-// and its (method, derivation) key.
+// dictionary id, as in memoFill; a derived one by its url id and its
+// (method, derivation) key. Its loop is not memoFill's: a row's table
+// depends on its flags.
 func (m *matcher) fillMsg(c *chunk, out []bool) {
 	tab, pred := m.tab, m.pred
 	methods, urls, flags := c.str[colMethod][:c.n], c.str[colURL][:c.n], c.flags[:c.n]
@@ -255,8 +251,7 @@ func (m *matcher) fillMsg(c *chunk, out []bool) {
 			if j := int(id); uint(j) < uint(len(tab)) {
 				t := tab[j]
 				if t < 0 {
-					t = m.eval(c, i)
-					tab[j] = t
+					t = m.learn(c, i, j)
 				}
 				out[i] = t == 1
 			} else {
