@@ -38,7 +38,8 @@ func (op Op) String() string {
 }
 
 // precedence returns the binding strength of a logical operator; && binds
-// tighter than ||.
+// tighter than ||. A comparison operator, which joins operands and not
+// expressions, has precedence 0.
 func (op Op) precedence() int {
 	switch op {
 	case And:
@@ -48,6 +49,10 @@ func (op Op) precedence() int {
 	}
 	return 0
 }
+
+// lowestPrec is the precedence of the loosest join (||): the parser reads a
+// whole expression by climbing from it.
+const lowestPrec = 1
 
 // Expr is a parsed filter expression: a *Binary or a *Compare.
 //

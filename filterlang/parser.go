@@ -57,7 +57,7 @@ func parse(src string, checkLen bool) (Expr, *SyntaxError) {
 	if p.tok.kind == tokEOF {
 		return nil, p.errorf(p.tok.pos, "empty filter: expected operand, found end of input")
 	}
-	e, err := p.parseOr()
+	e, err := p.parseBinary(lowestPrec)
 	if err != nil {
 		return nil, err
 	}
@@ -71,7 +71,8 @@ func parse(src string, checkLen bool) (Expr, *SyntaxError) {
 }
 
 // parser is a recursive-descent parser over the scanner's tokens with one
-// token of lookahead.
+// token of lookahead; the joins are parsed by precedence climbing
+// (parseBinary).
 type parser struct {
 	sc    scanner
 	tok   token // current token
@@ -93,44 +94,35 @@ func (p *parser) errorf(pos int, format string, args ...any) *SyntaxError {
 	return &SyntaxError{Offset: pos, Msg: fmt.Sprintf(format, args...)}
 }
 
-// parseOr parses and ("||" and)*.
-func (p *parser) parseOr() (Expr, *SyntaxError) {
-	x, err := p.parseAnd()
-	if err != nil {
-		return nil, err
-	}
-	for p.tok.kind == tokOr {
-		pos := p.tok.pos
-		if err := p.next(); err != nil {
-			return nil, err
-		}
-		y, err := p.parseAnd()
-		if err != nil {
-			return nil, err
-		}
-		x = &Binary{Op: Or, X: x, Y: y, OpPos: pos}
-	}
-	return x, nil
-}
-
-// parseAnd parses unary ("&&" unary)*.
-func (p *parser) parseAnd() (Expr, *SyntaxError) {
+// parseBinary parses a chain of unary expressions joined by operators
+// that bind at least as tightly as prec1, by precedence climbing (as
+// go/parser's parseBinaryExpr): each operator's right operand is parsed
+// with the next higher precedence, so tighter operators nest to the
+// right and operators of equal precedence associate to the left. Start
+// with prec1 = lowestPrec to parse a whole expression.
+func (p *parser) parseBinary(prec1 int) (Expr, *SyntaxError) {
 	x, err := p.parseUnary()
 	if err != nil {
 		return nil, err
 	}
-	for p.tok.kind == tokAnd {
+	for {
+		// Only the joins have a precedence: the scanner sets tok.op for
+		// && and || (And, Or) and for comparisons, whose precedence is 0.
+		op := p.tok.op
+		oprec := op.precedence()
+		if oprec < prec1 {
+			return x, nil
+		}
 		pos := p.tok.pos
 		if err := p.next(); err != nil {
 			return nil, err
 		}
-		y, err := p.parseUnary()
+		y, err := p.parseBinary(oprec + 1)
 		if err != nil {
 			return nil, err
 		}
-		x = &Binary{Op: And, X: x, Y: y, OpPos: pos}
+		x = &Binary{Op: op, X: x, Y: y, OpPos: pos}
 	}
-	return x, nil
 }
 
 // parseUnary parses "(" expr ")" | comparison.
@@ -145,7 +137,7 @@ func (p *parser) parseUnary() (Expr, *SyntaxError) {
 	if err := p.next(); err != nil {
 		return nil, err
 	}
-	x, err := p.parseOr()
+	x, err := p.parseBinary(lowestPrec)
 	if err != nil {
 		return nil, err
 	}
