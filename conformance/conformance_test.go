@@ -426,7 +426,7 @@ func TestSuiteAgainstFake(t *testing.T) {
 		t.Skip("runs the whole suite (about 3 s)")
 	}
 	fake := newFakeServer("admin@example.com", "Passw0rd!123")
-	srv := httptest.NewServer(fake)
+	srv := newFakeHTTPServer(fake)
 	t.Cleanup(srv.Close)
 	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"})
 	if len(rep.Results) != len(Requirements) {
@@ -462,7 +462,7 @@ func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 	}
 	fake := newFakeServer("admin@example.com", "Passw0rd!123")
 	fake.settings["logs"].(map[string]any)["maxDays"] = float64(0)
-	srv := httptest.NewServer(fake)
+	srv := newFakeHTTPServer(fake)
 	defer srv.Close()
 	start := time.Now()
 	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: "LOG-"})

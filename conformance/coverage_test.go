@@ -175,6 +175,7 @@ var specCases = []specCase{
 	{Section: "§1 rate limits (reference §7)", Endpoint: "a request over an enabled rule's limit", Status: 429, Message: msgTooManyRequests, Reqs: []string{"RATE-004", "RATE-005"}},
 	{Section: "§1 (reference §0.4)", Endpoint: "security headers on every response", Reqs: []string{"HTTP-HEADERS-001"}},
 	{Section: "§8 (reference body limit)", Endpoint: "request body over 32 MiB", Status: 413, Message: msgTooLarge, Reqs: []string{"HTTP-LIMIT-001"}},
+	{Section: "issue 8", Endpoint: "GET of a path that is not canonical (//, /./, /../) redirected with the envelope", Status: 307, Reqs: []string{"HTTP-PATH-001"}},
 	{Section: "issue 4", Endpoint: "token query parameter and Authorization redacted in request logs", Reqs: []string{"LOG-SECRET-001"}},
 	{Section: "issue 8", Endpoint: "secret parameters by a name rule and Referer userinfo redacted in request logs", Reqs: []string{"LOG-SECRET-002"}},
 	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers rules, name, type", Status: 400, Reqs: []string{"COLL-SYS-001", "COLL-SYS-003"}},

@@ -25,7 +25,8 @@ import (
 // tokens and the auth endpoints; fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
-// API.
+// API; fake_hostile_test.go its redirects of paths that are not
+// canonical.
 
 type fakeCollection struct {
 	id, name, typ   string
@@ -203,6 +204,9 @@ var (
 
 func (f *fakeServer) route(q *fakeReq) error {
 	r, p := q.r, q.r.URL.Path
+	if handled, err := f.redirectPath(q); handled {
+		return err
+	}
 	if r.ContentLength > bodyLimit && !f.bug("no-body-limit") {
 		return ferr(413, msgTooLarge)
 	}

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,6 +37,10 @@ var violations = []violation{
 	// headers and body limit (http.go)
 	{"no-security-headers", []string{"HTTP-HEADERS-001"}},
 	{"no-body-limit", []string{"HTTP-LIMIT-001"}},
+
+	// hostile clients (hostile.go)
+	{"plain-text-redirect", []string{"HTTP-PATH-001"}},
+	{"redirect-drops-query", []string{"HTTP-PATH-001"}},
 
 	// password login (auth_password.go)
 	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
@@ -299,7 +302,7 @@ func TestChecksCatchViolations(t *testing.T) {
 			}
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")
 			fake.bugs[v.bug] = true
-			srv := httptest.NewServer(fake)
+			srv := newFakeHTTPServer(fake)
 			defer srv.Close()
 			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"}, reqs)
 			var passed []string
