@@ -25,8 +25,8 @@ import (
 // tokens and the auth endpoints; fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
-// API; fake_hostile_test.go its redirects of paths that are not
-// canonical.
+// API; fake_hostile_test.go its listener (net/http's own errors as the
+// envelope) and its redirects of paths that are not canonical.
 
 type fakeCollection struct {
 	id, name, typ   string

@@ -1,21 +1,42 @@
 package conformance
 
 import (
+	"bufio"
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Hostile clients (issue 8, section 2): the answers a server gives to
 // requests net/http would answer by itself in plain text or HTML (a path
-// that is not canonical). The interface document says nothing of them and
-// PocketBase answers net/http's there, so these are strongbox promises:
+// that is not canonical, oversized headers, a malformed request line). The
+// interface document says nothing of them and PocketBase answers net/http's
+// there (or accepts the request), so these are strongbox promises:
 // PocketBase fails them.
+//
+// The malformed requests cannot be sent through net/http's client, so
+// rawExchange writes them on a TCP connection of its own and reads the
+// answer with http.ReadResponse.
 
-const sectionRawEnvelope = "issue 8 (strongbox promise: every response is the JSON envelope, including the ones net/http would write by itself); §2.5"
+const (
+	sectionRawEnvelope = "issue 8 (strongbox promise: every response is the JSON envelope, including the ones net/http would write by itself); §2.5"
+
+	// rawTimeout bounds one raw exchange: connecting, writing the request
+	// and reading the whole answer.
+	rawTimeout = 10 * time.Second
+
+	// hugeHeaderLine is the length of the one header line HTTP-RAW-001
+	// sends: above strongbox's 32 KiB header limit, far below a megabyte.
+	hugeHeaderLine = 40000
+)
 
 var hostileRequirements = []*Requirement{
 	{
@@ -28,6 +49,25 @@ var hostileRequirements = []*Requirement{
 			"on the same server, query kept (/api/health?cf=…). PocketBase's router (net/http's ServeMux) " +
 			"answers 301 with an HTML body and fails this; the issue decides.",
 		Run: checkPathRedirect,
+	},
+	{
+		ID:      "HTTP-RAW-001",
+		Section: sectionRawEnvelope,
+		Name:    "oversized request headers are refused with the envelope",
+		Text: "A GET /api/health whose one header line is 40,000 bytes long, sent on a raw connection, " +
+			"answers 431 (or 400) in the error envelope, served as application/json. PocketBase keeps " +
+			"net/http's 1 MiB header limit, so it serves the request (and answers plain text beyond that " +
+			"limit) and fails this; the issue decides.",
+		Run: checkHugeHeader,
+	},
+	{
+		ID:      "HTTP-RAW-002",
+		Section: sectionRawEnvelope,
+		Name:    "a malformed request line is refused with the envelope",
+		Text: "The bytes \"GARBAGE\\r\\n\\r\\n\" sent on a raw connection are answered 400 \"" + msgGenericBad +
+			"\" (a message that begins so) in the error envelope, served as application/json. " +
+			"PocketBase answers net/http's plain-text \"400 Bad Request\" and fails this; the issue decides.",
+		Run: checkMalformedRequestLine,
 	},
 }
 
@@ -75,6 +115,33 @@ func checkPathRedirect(ctx context.Context, c *Client) error {
 	return nil
 }
 
+// checkHugeHeader sends one header line of hugeHeaderLine bytes.
+func checkHugeHeader(ctx context.Context, c *Client) error {
+	const name = "X-Cf-Padding: "
+	req := "GET /api/health HTTP/1.1\r\nHost: %s\r\nUser-Agent: " + userAgent + "\r\n" +
+		name + strings.Repeat("a", hugeHeaderLine-len(name)) + "\r\nConnection: close\r\n\r\n"
+	r, err := rawExchange(ctx, c, "GET /api/health with one header line of 40000 bytes", req)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusRequestHeaderFieldsTooLarge && r.status != http.StatusBadRequest {
+		return Mismatch("431 (or 400) with the error envelope", r.String())
+	}
+	return expectJSONEnvelope(r, r.status, "")
+}
+
+// checkMalformedRequestLine sends a request line that is not HTTP.
+func checkMalformedRequestLine(ctx context.Context, c *Client) error {
+	r, err := rawExchange(ctx, c, "GARBAGE", "GARBAGE\r\n\r\n")
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusBadRequest {
+		return Mismatch(fmt.Sprintf("400 %q with the error envelope", msgGenericBad), r.String())
+	}
+	return expectJSONEnvelope(r, http.StatusBadRequest, msgGenericBad)
+}
+
 // expectJSONEnvelope requires r to be the error envelope with the given
 // status in its status field, served as application/json. A message that
 // is not "" must begin the envelope's message.
@@ -94,4 +161,71 @@ func expectJSONEnvelope(r *response, status int, message string) error {
 		return Mismatch(fmt.Sprintf("a message beginning %q", message), fmt.Sprintf("%q in %s", env.message, r))
 	}
 	return nil
+}
+
+// rawExchange writes req on a connection of its own to the server's host
+// (a %s in req is replaced by the Host value) and reads one response. It
+// never takes longer than rawTimeout. An error connecting is the harness's
+// (an Error); a connection that closes or stalls without an answer is the
+// server's (a Fail, reported with Mismatch). what names the request in
+// failure details.
+func rawExchange(ctx context.Context, c *Client, what, req string) (*response, error) {
+	u, err := url.Parse(c.base)
+	if err != nil {
+		return nil, err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), map[string]string{"http": "80", "https": "443"}[u.Scheme])
+	}
+	if strings.Contains(req, "%s") {
+		req = fmt.Sprintf(req, u.Host)
+	}
+	ctx, cancel := context.WithTimeout(ctx, rawTimeout)
+	defer cancel()
+	var conn net.Conn
+	if u.Scheme == "https" {
+		cfg := &tls.Config{ServerName: u.Hostname()}
+		if t, ok := c.hc.Transport.(*http.Transport); ok && t.TLSClientConfig != nil {
+			cfg = t.TLSClientConfig.Clone()
+			if cfg.ServerName == "" {
+				cfg.ServerName = u.Hostname()
+			}
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		conn, err = (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", host)
+	} else {
+		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", host)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: connecting to %s: %w", what, host, err)
+	}
+	defer conn.Close()
+	deadline, _ := ctx.Deadline()
+	conn.SetDeadline(deadline)
+	// Closing the connection when ctx ends unblocks a read or a write.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+
+	// The server may answer and close before it has read the whole
+	// request, so the write runs beside the read and its error only
+	// matters when no answer comes.
+	wrote := make(chan error, 1)
+	go func() {
+		_, err := io.WriteString(conn, req)
+		wrote <- err
+	}()
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		if werr := <-wrote; werr != nil {
+			err = errors.Join(err, fmt.Errorf("writing the request: %w", werr))
+		}
+		return nil, Mismatch("an answer", fmt.Sprintf("none to %s: %v", what, err))
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, Mismatch("a whole answer", fmt.Sprintf("%d and a body cut short (%v) for %s", resp.StatusCode, err, what))
+	}
+	return &response{method: "raw", path: what, status: resp.StatusCode, header: resp.Header, body: body}, nil
 }

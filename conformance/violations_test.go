@@ -41,6 +41,8 @@ var violations = []violation{
 	// hostile clients (hostile.go)
 	{"plain-text-redirect", []string{"HTTP-PATH-001"}},
 	{"redirect-drops-query", []string{"HTTP-PATH-001"}},
+	{"plain-text-431", []string{"HTTP-RAW-001"}},
+	{"plain-text-400", []string{"HTTP-RAW-002"}},
 
 	// password login (auth_password.go)
 	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
