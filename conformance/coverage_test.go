@@ -178,6 +178,7 @@ var specCases = []specCase{
 	{Section: "issue 8", Endpoint: "GET of a path that is not canonical (//, /./, /../) redirected with the envelope", Status: 307, Reqs: []string{"HTTP-PATH-001"}},
 	{Section: "issue 8", Endpoint: "a request header line of 40,000 bytes", Status: 431, Reqs: []string{"HTTP-RAW-001"}},
 	{Section: "issue 8", Endpoint: "a malformed request line", Status: 400, Message: msgGenericBad, Reqs: []string{"HTTP-RAW-002"}},
+	{Section: "issue 8", Endpoint: "POST auth-with-password with a 2 MiB body", Status: 413, Message: msgTooLarge, Reqs: []string{"HTTP-LIMIT-002"}},
 	{Section: "issue 4", Endpoint: "token query parameter and Authorization redacted in request logs", Reqs: []string{"LOG-SECRET-001"}},
 	{Section: "issue 8", Endpoint: "secret parameters by a name rule and Referer userinfo redacted in request logs", Reqs: []string{"LOG-SECRET-002"}},
 	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers rules, name, type", Status: 400, Reqs: []string{"COLL-SYS-001", "COLL-SYS-003"}},

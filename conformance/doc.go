@@ -21,7 +21,10 @@
 // adds beyond both cites the issue instead of a section (LOG-SECRET-001:
 // request logs never hold the token query parameter or the Authorization
 // value; LOGIN-THROTTLE-001 and -002: failed password logins are throttled
-// per identity and client by default; PocketBase fails them).
+// per identity and client by default; HTTP-PATH-001, HTTP-RAW-001 and -002:
+// the error envelope even where net/http would answer by itself, checked on
+// raw connections; HTTP-LIMIT-002: a 2 MiB body to an auth action is
+// refused; PocketBase fails them).
 //
 // Every check is shown able to fail: the package's own tests run the suite
 // against an in-memory test double of a server, once as it is (everything

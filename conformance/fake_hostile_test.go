@@ -15,12 +15,14 @@ import (
 // answers by itself in plain text before any handler runs (oversized
 // headers, a malformed request line) are rewritten into the error envelope
 // on the way out of the connection; a path that is not canonical is
-// redirected with the envelope.
+// redirected with the envelope; an auth action takes a small body.
 
 const (
 	// fakeMaxHeaderBytes is the fake's header limit (net/http allows 4 KiB
 	// more): well under HTTP-RAW-001's 40,000-byte line.
 	fakeMaxHeaderBytes = 16 << 10
+	// fakeAuthBodyLimit is the largest body of an auth action.
+	fakeAuthBodyLimit = 64 << 10
 
 	fakeMsgRedirect        = "Temporary Redirect."
 	fakeMsgHeadersTooLarge = "Request header fields too large."
@@ -144,4 +146,16 @@ func (f *fakeServer) redirectPath(q *fakeReq) (handled bool, err error) {
 	}
 	q.w.Header().Set("Location", c)
 	return true, ferr(http.StatusTemporaryRedirect, fakeMsgRedirect)
+}
+
+// bodyTooLarge reports whether r's body is over the limit of its route:
+// 64 KiB for an auth action, 32 MiB for the others.
+func (f *fakeServer) bodyTooLarge(r *http.Request) bool {
+	if f.bug("no-body-limit") {
+		return false
+	}
+	if reAuthRoute.MatchString(r.URL.Path) && !f.bug("auth-body-32mib") {
+		return r.ContentLength > fakeAuthBodyLimit
+	}
+	return r.ContentLength > bodyLimit
 }

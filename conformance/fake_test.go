@@ -26,7 +26,8 @@ import (
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
 // API; fake_hostile_test.go its listener (net/http's own errors as the
-// envelope) and its redirects of paths that are not canonical.
+// envelope), its redirects of paths that are not canonical and its body
+// limits.
 
 type fakeCollection struct {
 	id, name, typ   string
@@ -207,7 +208,7 @@ func (f *fakeServer) route(q *fakeReq) error {
 	if handled, err := f.redirectPath(q); handled {
 		return err
 	}
-	if r.ContentLength > bodyLimit && !f.bug("no-body-limit") {
+	if f.bodyTooLarge(r) {
 		return ferr(413, msgTooLarge)
 	}
 	switch {

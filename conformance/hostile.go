@@ -17,10 +17,10 @@ import (
 
 // Hostile clients (issue 8, section 2): the answers a server gives to
 // requests net/http would answer by itself in plain text or HTML (a path
-// that is not canonical, oversized headers, a malformed request line). The
-// interface document says nothing of them and PocketBase answers net/http's
-// there (or accepts the request), so these are strongbox promises:
-// PocketBase fails them.
+// that is not canonical, oversized headers, a malformed request line), and
+// the small body limit of the auth actions. The interface document says
+// nothing of them and PocketBase answers net/http's there (or accepts the
+// request), so these are strongbox promises: PocketBase fails them.
 //
 // The malformed requests cannot be sent through net/http's client, so
 // rawExchange writes them on a TCP connection of its own and reads the
@@ -28,6 +28,7 @@ import (
 
 const (
 	sectionRawEnvelope = "issue 8 (strongbox promise: every response is the JSON envelope, including the ones net/http would write by itself); §2.5"
+	sectionAuthBody    = "issue 8 (strongbox promise: small body limits for auth routes); §2.5"
 
 	// rawTimeout bounds one raw exchange: connecting, writing the request
 	// and reading the whole answer.
@@ -36,6 +37,11 @@ const (
 	// hugeHeaderLine is the length of the one header line HTTP-RAW-001
 	// sends: above strongbox's 32 KiB header limit, far below a megabyte.
 	hugeHeaderLine = 40000
+
+	// authBodyProbe is the size of the body HTTP-LIMIT-002 sends to an auth
+	// action: more than a login could need, twice strongbox's limit for the
+	// other JSON routes, far below PocketBase's 32 MiB.
+	authBodyProbe = 2 << 20
 )
 
 var hostileRequirements = []*Requirement{
@@ -68,6 +74,16 @@ var hostileRequirements = []*Requirement{
 			"\" (a message that begins so) in the error envelope, served as application/json. " +
 			"PocketBase answers net/http's plain-text \"400 Bad Request\" and fails this; the issue decides.",
 		Run: checkMalformedRequestLine,
+	},
+	{
+		ID:      "HTTP-LIMIT-002",
+		Section: sectionAuthBody,
+		Name:    "a 2 MiB body to an auth action is refused",
+		Text: "A POST to /api/collections/users/auth-with-password whose JSON body (sent with its " +
+			"Content-Length) is 2 MiB answers 413 \"" + msgTooLarge + "\" in the error envelope: a login " +
+			"needs a few short strings, and the issue asks for small limits on auth routes. PocketBase " +
+			"accepts bodies up to 32 MiB there, answers 400 and fails this; the issue decides.",
+		Run: checkAuthBodyLimit,
 	},
 }
 
@@ -140,6 +156,24 @@ func checkMalformedRequestLine(ctx context.Context, c *Client) error {
 		return Mismatch(fmt.Sprintf("400 %q with the error envelope", msgGenericBad), r.String())
 	}
 	return expectJSONEnvelope(r, http.StatusBadRequest, msgGenericBad)
+}
+
+// checkAuthBodyLimit sends a login whose identity fills a 2 MiB body.
+func checkAuthBodyLimit(ctx context.Context, c *Client) error {
+	const prefix, suffix = `{"identity":"`, `","password":"Whatever-123"}`
+	fill := int64(authBodyProbe - len(prefix) - len(suffix))
+	body := streamBody{
+		contentType: "application/json",
+		r: io.MultiReader(strings.NewReader(prefix), &repeatReader{b: 'a', n: fill},
+			strings.NewReader(suffix)),
+		n: authBodyProbe,
+	}
+	r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
+	if err != nil {
+		return Mismatch(fmt.Sprintf("413 %q for a body of %d bytes", msgTooLarge, body.n), fmt.Sprintf("no answer: %v", err))
+	}
+	_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
+	return err
 }
 
 // expectJSONEnvelope requires r to be the error envelope with the given

@@ -36,13 +36,14 @@ var violations = []violation{
 
 	// headers and body limit (http.go)
 	{"no-security-headers", []string{"HTTP-HEADERS-001"}},
-	{"no-body-limit", []string{"HTTP-LIMIT-001"}},
+	{"no-body-limit", []string{"HTTP-LIMIT-001", "HTTP-LIMIT-002"}},
 
 	// hostile clients (hostile.go)
 	{"plain-text-redirect", []string{"HTTP-PATH-001"}},
 	{"redirect-drops-query", []string{"HTTP-PATH-001"}},
 	{"plain-text-431", []string{"HTTP-RAW-001"}},
 	{"plain-text-400", []string{"HTTP-RAW-002"}},
+	{"auth-body-32mib", []string{"HTTP-LIMIT-002"}},
 
 	// password login (auth_password.go)
 	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
