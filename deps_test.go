@@ -16,7 +16,7 @@ var depsRules = map[string][]string{
 	"strongbox/filterlang":        {},
 	"strongbox/conformance":       {},
 	"strongbox/httpapi/ratelimit": {},
-	"strongbox/authn":             {"strongbox/logstore/journal"},
+	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/httpapi/settings":  {"strongbox/logstore/journal"},
 	"strongbox/httpapi":           {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit"},
@@ -28,6 +28,10 @@ var depsRules = map[string][]string{
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
+
+	// validation is the vocabulary of input errors that every store
+	// returns and httpapi renders: a leaf, so that any package may import it.
+	"strongbox/authn/validation": {},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -40,6 +44,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/ratelimit": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
+	"strongbox/authn/validation":             {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {
