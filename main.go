@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/authn/validation"
 	"strongbox/conformance"
 	"strongbox/httpapi/app"
 	"strongbox/logstore"
@@ -301,11 +302,8 @@ func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string
 		return nil
 	}
 	if _, err := st.Auth.UpsertSuperuser(ctx, email, password); err != nil {
-		var ve authn.ValidationError
-		if errors.As(err, &ve) {
-			for field, fe := range ve {
-				return fmt.Errorf("invalid %s: %s", field, fe.Message)
-			}
+		if ve, ok := errors.AsType[validation.Errors](err); ok {
+			return fmt.Errorf("invalid %w", ve)
 		}
 		return err
 	}

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"strongbox/authn/validation"
 )
 
 // ErrInvalidJSON wraps a collection body that is not the expected JSON.
@@ -57,7 +59,7 @@ func (s *Store) CreateCollection(body []byte) (*Collection, error) {
 	if err := decodeInto(body, c); err != nil {
 		return nil, err
 	}
-	errs := map[string]any{}
+	errs := validation.Errors{}
 	c.ID = id
 	c.Type = cmp.Or(head.Type, TypeBase)
 	for key, t := range map[string]*Time{"created": &c.Created, "updated": &c.Updated} {
@@ -89,13 +91,13 @@ func (s *Store) CreateCollection(body []byte) (*Collection, error) {
 		case len(head.ID) > 100 || !nameRe.MatchString(head.ID):
 			errs["id"] = errMatch
 		case taken:
-			errs["id"] = &FieldError{Code: "validation_invalid_id", Message: "The id is invalid or already exists."}
+			errs["id"] = validation.New(validation.CodeInvalidID, "The id is invalid or already exists.")
 		}
 	}
 	s.collectionErrors(errs, c, nil)
 	checkApplied(errs, sent, c, nil)
 	if len(errs) > 0 {
-		return nil, CollectionError(errs)
+		return nil, errs
 	}
 	if err := s.commit(&op{Op: "collection", Collection: c}); err != nil {
 		return nil, err
@@ -147,7 +149,7 @@ func (s *Store) UpdateCollection(c *Collection, body []byte) (*Collection, error
 	if err := decodeInto(body, n); err != nil {
 		return nil, err
 	}
-	errs := map[string]any{}
+	errs := validation.Errors{}
 	guardFixed(errs, sent, cur, n)
 	n.ID, n.Type, n.System, n.Created = cur.ID, cur.Type, cur.System, cur.Created
 	n.Updated = Time{s.now().UTC()}
@@ -178,7 +180,7 @@ func (s *Store) UpdateCollection(c *Collection, body []byte) (*Collection, error
 	s.collectionErrors(errs, n, cur)
 	checkApplied(errs, sent, n, cur)
 	if len(errs) > 0 {
-		return nil, CollectionError(errs)
+		return nil, errs
 	}
 	if err := s.commit(&op{Op: "collection", Collection: n}); err != nil {
 		return nil, err
@@ -205,8 +207,8 @@ func (s *Store) DeleteCollection(c *Collection) error {
 // collectionErrors adds the validation failures of c (old is its previous
 // state, nil on create) to errs, leaving keys that already have one. The
 // caller holds s.mu.
-func (s *Store) collectionErrors(errs map[string]any, c, old *Collection) {
-	set := func(key string, e any) {
+func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
+	set := func(key string, e error) {
 		if _, done := errs[key]; !done {
 			errs[key] = e
 		}
@@ -217,14 +219,14 @@ func (s *Store) collectionErrors(errs map[string]any, c, old *Collection) {
 	case len(c.Name) > 255 || !nameRe.MatchString(c.Name):
 		set("name", errMatch)
 	case old == nil && strings.HasPrefix(c.Name, "_"):
-		set("name", &FieldError{Code: "validation_invalid_name", Message: "Collection names starting with an underscore are reserved."})
+		set("name", validation.New(validation.CodeInvalidName, "Collection names starting with an underscore are reserved."))
 	default:
 		if other, ok := s.collection(c.Name); ok && other.ID != c.ID {
-			set("name", &FieldError{Code: "validation_collection_name_exists", Message: "Collection name must be unique (case insensitive)."})
+			set("name", validation.New(validation.CodeCollectionNameExists, "Collection name must be unique (case insensitive)."))
 		}
 	}
 	if c.Type != TypeAuth && c.Type != TypeBase {
-		set("type", &FieldError{Code: "validation_in_invalid", Message: "Must be a valid value.", Params: map[string]any{"note": "strongbox stores auth and base collections"}})
+		set("type", validation.InInvalid(map[string]any{"note": "strongbox stores auth and base collections"}))
 	}
 	for key, r := range map[string]*string{"listRule": c.ListRule, "viewRule": c.ViewRule, "createRule": c.CreateRule, "updateRule": c.UpdateRule, "deleteRule": c.DeleteRule} {
 		if err := checkRule(r); err != nil {
@@ -241,11 +243,11 @@ func (s *Store) collectionErrors(errs map[string]any, c, old *Collection) {
 		if c.ManageRule != nil {
 			set("manageRule", unsupportedRule)
 		}
-		aerrs := map[string]any{}
+		aerrs := validation.Errors{}
 		validateAuthOptions(c, aerrs)
 		for key, e := range aerrs {
-			if m, ok := errs[key].(map[string]any); ok {
-				for k, v := range e.(map[string]any) {
+			if m, ok := errs[key].(validation.Errors); ok {
+				for k, v := range e.(validation.Errors) {
 					if _, done := m[k]; !done {
 						m[k] = v
 					}
@@ -257,52 +259,39 @@ func (s *Store) collectionErrors(errs map[string]any, c, old *Collection) {
 	}
 }
 
-// CollectionError holds the validation failures of a collection, keyed by
-// field; values are *FieldError or nested maps of them.
-type CollectionError map[string]any
-
-func (e CollectionError) Error() string { return "authn: invalid collection" }
-
 var (
-	errMatch        = &FieldError{Code: "validation_match_invalid", Message: "Must be in a valid format."}
-	unsupportedRule = &FieldError{Code: "validation_unsupported_rule", Message: `This server evaluates only null (superusers), "" (anyone) and "` + OwnerRule + `" rules.`}
+	errMatch        = validation.MatchInvalid()
+	unsupportedRule = validation.New(validation.CodeUnsupportedRule, `This server evaluates only null (superusers), "" (anyone) and "`+OwnerRule+`" rules.`)
 )
 
-func checkRule(r *string) *FieldError {
+func checkRule(r *string) *validation.Error {
 	if r == nil || *r == "" || *r == OwnerRule {
 		return nil
 	}
 	return unsupportedRule
 }
 
-func validateFields(fields []Field) map[string]any {
-	errs := map[string]any{}
+func validateFields(fields []Field) validation.Errors {
+	errs := validation.Errors{}
 	seen := map[string]bool{}
 	for i, f := range fields {
 		key := fmt.Sprint(i)
 		switch {
 		case f.Name == "" || !nameRe.MatchString(f.Name):
-			errs[key] = map[string]any{"name": errMatch}
+			errs[key] = validation.Errors{"name": errMatch}
 		case seen[f.Name]:
-			errs[key] = map[string]any{"name": &FieldError{Code: "validation_duplicated_field_name", Message: "Duplicated or invalid field name."}}
+			errs[key] = validation.Errors{"name": validation.New(validation.CodeDuplicatedFieldName, "Duplicated or invalid field name.")}
 		case !f.System && f.Type != FieldAutodate && f.Type != FieldFile && !slices.Contains(customFieldTypes, f.Type):
-			errs[key] = map[string]any{"type": &FieldError{Code: "validation_in_invalid", Message: "Must be a valid value.", Params: map[string]any{"supported": strings.Join(customFieldTypes, ", ")}}}
+			errs[key] = validation.Errors{"type": validation.InInvalid(map[string]any{"supported": strings.Join(customFieldTypes, ", ")})}
 		}
 		seen[f.Name] = true
 	}
 	return errs
 }
 
-func validateAuthOptions(c *Collection, errs map[string]any) {
+func validateAuthOptions(c *Collection, errs validation.Errors) {
 	o := c.AuthOptions
-	sub := func(key string) map[string]any {
-		m, _ := errs[key].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-			errs[key] = m
-		}
-		return m
-	}
+	sub := errs.Sub
 	if o.PasswordAuth.Enabled {
 		if len(o.PasswordAuth.IdentityFields) == 0 {
 			sub("passwordAuth")["identityFields"] = errRequired
@@ -310,7 +299,7 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 		for _, name := range o.PasswordAuth.IdentityFields {
 			f := c.Field(name)
 			if f == nil || (f.Type != FieldText && f.Type != FieldEmail) || f.Hidden {
-				sub("passwordAuth")["identityFields"] = &FieldError{Code: "validation_invalid_identity_field", Message: fmt.Sprintf("Identity field %q must be a text or email field of the collection.", name)}
+				sub("passwordAuth")["identityFields"] = validation.New(validation.CodeInvalidIdentityField, fmt.Sprintf("Identity field %q must be a text or email field of the collection.", name))
 				break
 			}
 		}
@@ -323,7 +312,7 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 			}
 		}
 		if n < 2 {
-			sub("mfa")["enabled"] = &FieldError{Code: "validation_mfa_not_enough_auths", Message: "MFA requires at least 2 auth methods to be enabled."}
+			sub("mfa")["enabled"] = validation.New(validation.CodeMFANotEnoughAuths, "MFA requires at least 2 auth methods to be enabled.")
 		}
 		if e := checkRange(o.MFA.Duration, 10, 86400); e != nil {
 			sub("mfa")["duration"] = e
@@ -337,7 +326,7 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 			sub("otp")["duration"] = e
 		}
 		if o.OTP.Length < 4 {
-			sub("otp")["length"] = &FieldError{Code: "validation_min_greater_equal_than_required", Message: "Must be no less than 4.", Params: map[string]any{"threshold": 4}}
+			sub("otp")["length"] = validation.MinGreaterEqual(4)
 		}
 	}
 	if c.IsSuperusers() && (o.OTP.Enabled || o.MFA.Enabled) {
@@ -345,7 +334,7 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 		// turning them on for _superusers would lock every superuser out.
 		// Lift this once they exist; guardSuperusers already forces MFA
 		// on with OTP, as the reference does.
-		sub("otp")["enabled"] = &FieldError{Code: "validation_not_supported", Message: "OTP and MFA for _superusers need the OTP endpoints, which this server does not serve yet."}
+		sub("otp")["enabled"] = validation.New(validation.CodeNotSupported, "OTP and MFA for _superusers need the OTP endpoints, which this server does not serve yet.")
 	}
 	for _, typ := range TokenTypes {
 		t := o.Token(typ)
@@ -359,7 +348,7 @@ func validateAuthOptions(c *Collection, errs map[string]any) {
 		case n == 0:
 			sub(key)["secret"] = errRequired
 		case n < 30 || n > 255:
-			sub(key)["secret"] = &FieldError{Code: "validation_length_out_of_range", Message: "The length must be between 30 and 255.", Params: map[string]any{"min": 30, "max": 255}}
+			sub(key)["secret"] = validation.LengthOutOfRange(30, 255)
 		}
 	}
 }

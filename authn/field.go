@@ -2,11 +2,12 @@ package authn
 
 import (
 	"encoding/json"
-	"fmt"
 	"math"
 	"regexp"
 	"strconv"
 	"unicode/utf8"
+
+	"strongbox/authn/validation"
 )
 
 // Field types strongbox stores values for. Password, file and autodate only
@@ -115,60 +116,26 @@ func (f *Field) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// FieldError is a validation failure of one input field, reported in the
-// error envelope's data as {code, message[, params]}.
-type FieldError struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Params  map[string]any `json:"params,omitempty"`
-}
-
-func (e *FieldError) Error() string { return e.Message }
-
-// ValidationError maps input field names to their failures.
-type ValidationError map[string]*FieldError
-
-func (e ValidationError) Error() string {
-	for k, v := range e {
-		return fmt.Sprintf("authn: invalid %s: %s", k, v.Message)
-	}
-	return "authn: invalid input"
-}
-
 // Validation failures with PocketBase's codes and messages.
 var (
-	errRequired     = &FieldError{Code: "validation_required", Message: "Cannot be blank."}
-	errEmail        = &FieldError{Code: "validation_is_email", Message: "Must be a valid email address."}
-	errURL          = &FieldError{Code: "validation_is_url", Message: "Must be a valid URL."}
-	errNotUnique    = &FieldError{Code: "validation_not_unique", Message: "Value must be unique."}
-	errInvalidValue = &FieldError{Code: "validation_invalid_value", Message: "Invalid value."}
-	errMismatch     = &FieldError{Code: "validation_values_mismatch", Message: "Values don't match."}
-	errInvalidOld   = &FieldError{Code: "validation_invalid_old_password", Message: "Missing or invalid old password."}
-	errFormat       = &FieldError{Code: "validation_invalid_format", Message: "Invalid value format."}
+	errRequired     = validation.Required()
+	errEmail        = validation.IsEmail()
+	errURL          = validation.IsURL()
+	errNotUnique    = validation.NotUnique()
+	errInvalidValue = validation.InvalidValue()
+	errMismatch     = validation.ValuesMismatch()
+	errInvalidOld   = validation.New(validation.CodeInvalidOldPassword, "Missing or invalid old password.")
+	errFormat       = validation.InvalidFormat()
+	errOnlyInt      = validation.New(validation.CodeOnlyIntConstraint, "Decimal numbers are not allowed.")
+	errNoFiles      = validation.New(validation.CodeFileUnsupported, "File uploads are not supported by this server.")
 )
-
-func errMinText(n int) *FieldError {
-	return &FieldError{Code: "validation_min_text_constraint", Message: fmt.Sprintf("Must be at least %d character(s).", n), Params: map[string]any{"min": n}}
-}
-
-func errMaxText(n int) *FieldError {
-	return &FieldError{Code: "validation_max_text_constraint", Message: fmt.Sprintf("Must be less than %d character(s).", n), Params: map[string]any{"max": n}}
-}
-
-func errMinNumber(v float64) *FieldError {
-	return &FieldError{Code: "validation_min_number_constraint", Message: fmt.Sprintf("Must be larger than %s.", fmtNum(v)), Params: map[string]any{"min": v}}
-}
-
-func errMaxNumber(v float64) *FieldError {
-	return &FieldError{Code: "validation_max_number_constraint", Message: fmt.Sprintf("Must be less than %s.", fmtNum(v)), Params: map[string]any{"max": v}}
-}
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // normalize converts an input value for field f to its stored form, or
 // returns the validation failure. JSON numbers arrive as float64 and form
 // values as strings; both are accepted where PocketBase casts them.
-func (f *Field) normalize(v any) (any, *FieldError) {
+func (f *Field) normalize(v any) (any, *validation.Error) {
 	switch f.Type {
 	case FieldText, FieldEmail, FieldURL:
 		var s string
@@ -212,13 +179,13 @@ func (f *Field) normalize(v any) (any, *FieldError) {
 			return n, errRequired
 		}
 		if f.OnlyInt && n != math.Trunc(n) {
-			return n, &FieldError{Code: "validation_only_int_constraint", Message: "Decimal numbers are not allowed."}
+			return n, errOnlyInt
 		}
 		if f.Min != 0 && n < f.Min {
-			return n, errMinNumber(f.Min)
+			return n, validation.MinNumber(f.Min)
 		}
 		if f.Max != 0 && n > f.Max {
-			return n, errMaxNumber(f.Max)
+			return n, validation.MaxNumber(f.Max)
 		}
 		return n, nil
 	case FieldBool:
@@ -234,12 +201,12 @@ func (f *Field) normalize(v any) (any, *FieldError) {
 		if v == nil || v == "" {
 			return "", nil
 		}
-		return nil, &FieldError{Code: "validation_file_unsupported", Message: "File uploads are not supported by this server."}
+		return nil, errNoFiles
 	}
 	return nil, errInvalidValue
 }
 
-func (f *Field) checkText(s string) *FieldError {
+func (f *Field) checkText(s string) *validation.Error {
 	if s == "" {
 		if f.Required {
 			return errRequired
@@ -248,10 +215,10 @@ func (f *Field) checkText(s string) *FieldError {
 	}
 	n := utf8.RuneCountInString(s)
 	if f.Min > 0 && n < int(f.Min) {
-		return errMinText(int(f.Min))
+		return validation.MinText(int(f.Min))
 	}
 	if f.Max > 0 && n > int(f.Max) {
-		return errMaxText(int(f.Max))
+		return validation.MaxText(int(f.Max))
 	}
 	if f.Pattern != "" {
 		if re, err := regexp.Compile(f.Pattern); err == nil && !re.MatchString(s) {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+
+	"strongbox/authn/validation"
 )
 
 // A change strongbox cannot apply is refused with a code, never answered
@@ -13,38 +15,38 @@ import (
 // v0.31.0 wherever it refuses the same change (core/collection_validate.go,
 // core/field_text.go, core/validators/equal.go), and are strongbox's own
 // where PocketBase would store or silently normalise a value strongbox
-// cannot keep.
+// cannot keep. The codes are package validation's.
 var (
 	// PocketBase's.
-	errSystemRuleChange  = &FieldError{Code: "validation_collection_system_rule_change", Message: "System collection API rule cannot be changed."}
-	errSystemNameChange  = &FieldError{Code: "validation_collection_system_name_change", Message: "System collection name cannot be changed."}
-	errSystemFlagChange  = &FieldError{Code: "validation_collection_system_flag_change", Message: "System collection state cannot be changed."}
-	errTypeChange        = &FieldError{Code: "validation_collection_type_change", Message: "Collection type cannot be changed."}
-	errSystemFieldChange = &FieldError{Code: "validation_system_field_change", Message: "System fields cannot be deleted or renamed."}
-	errReservedFieldName = &FieldError{Code: "validation_reserved_field_name", Message: "The field name is reserved and cannot be used."}
-	errPKChange          = &FieldError{Code: "validation_pk_change", Message: "The record primary key cannot be changed."}
+	errSystemRuleChange  = validation.New(validation.CodeCollectionSystemRule, "System collection API rule cannot be changed.")
+	errSystemNameChange  = validation.New(validation.CodeCollectionSystemName, "System collection name cannot be changed.")
+	errSystemFlagChange  = validation.New(validation.CodeCollectionSystemFlag, "System collection state cannot be changed.")
+	errTypeChange        = validation.New(validation.CodeCollectionTypeChange, "Collection type cannot be changed.")
+	errSystemFieldChange = validation.New(validation.CodeSystemFieldChange, "System fields cannot be deleted or renamed.")
+	errReservedFieldName = validation.New(validation.CodeReservedFieldName, "The field name is reserved and cannot be used.")
+	errPKChange          = validation.New(validation.CodePKChange, "The record primary key cannot be changed.")
 
 	// strongbox's own.
-	errReadOnly           = &FieldError{Code: "validation_read_only", Message: "The field is read-only."}
-	errUnknownField       = &FieldError{Code: "validation_unknown_field", Message: "Unknown field."}
-	errNotStored          = &FieldError{Code: "validation_unsupported_value", Message: "This server cannot store the value as sent."}
-	errBuiltinField       = &FieldError{Code: "validation_builtin_field_change", Message: "The built-in fields of auth collections cannot be changed or deleted on this server."}
-	errSuperusersOAuth2   = &FieldError{Code: "validation_superusers_oauth2", Message: "OAuth2 is not supported for the _superusers collection."}
-	errSuperusersPassword = &FieldError{Code: "validation_superusers_password_auth", Message: "Password authentication cannot be disabled for the _superusers collection."}
-	errSuperusersVerified = &FieldError{Code: "validation_superusers_verified", Message: "Superusers are always verified."}
+	errReadOnly           = validation.New(validation.CodeReadOnly, "The field is read-only.")
+	errUnknownField       = validation.New(validation.CodeUnknownField, "Unknown field.")
+	errNotStored          = validation.New(validation.CodeUnsupportedValue, "This server cannot store the value as sent.")
+	errBuiltinField       = validation.New(validation.CodeBuiltinFieldChange, "The built-in fields of auth collections cannot be changed or deleted on this server.")
+	errSuperusersOAuth2   = validation.New(validation.CodeSuperusersOAuth2, "OAuth2 is not supported for the _superusers collection.")
+	errSuperusersPassword = validation.New(validation.CodeSuperusersPasswordAuth, "Password authentication cannot be disabled for the _superusers collection.")
+	errSuperusersVerified = validation.New(validation.CodeSuperusersVerified, "Superusers are always verified.")
 )
 
 // checkRange validates a number of seconds as PocketBase's TokenConfig,
 // MFA and OTP options do (core/collection_model_auth_options.go): required
 // (0 is blank), then a minimum, then a maximum.
-func checkRange(v, lo, hi int64) *FieldError {
+func checkRange(v, lo, hi int64) *validation.Error {
 	switch {
 	case v == 0:
 		return errRequired
 	case v < lo:
-		return &FieldError{Code: "validation_min_greater_equal_than_required", Message: fmt.Sprintf("Must be no less than %d.", lo), Params: map[string]any{"threshold": lo}}
+		return validation.MinGreaterEqual(lo)
 	case v > hi:
-		return &FieldError{Code: "validation_max_less_equal_than_required", Message: fmt.Sprintf("Must be no greater than %d.", hi), Params: map[string]any{"threshold": hi}}
+		return validation.MaxLessEqual(hi)
 	}
 	return nil
 }
@@ -57,7 +59,7 @@ func sameRule(a, b *string) bool {
 // guardFixed refuses changes to what no update may change (id, type, system
 // flag, timestamps) and, on a system collection, to its name and rules.
 // sent is the request body as generic JSON.
-func guardFixed(errs map[string]any, sent map[string]any, cur, n *Collection) {
+func guardFixed(errs validation.Errors, sent map[string]any, cur, n *Collection) {
 	if v, ok := sent["id"]; ok && v != cur.ID {
 		errs["id"] = errMismatch // PocketBase: validators.Equal(original.Id)
 	}
@@ -102,29 +104,19 @@ func guardFixed(errs map[string]any, sent map[string]any, cur, n *Collection) {
 // second factor. PocketBase forces the first two silently on save; strongbox
 // refuses them instead, so that no sent value is dropped. Enabling OTP turns
 // MFA on, as PocketBase does.
-func guardSuperusers(errs map[string]any, n *Collection) {
+func guardSuperusers(errs validation.Errors, n *Collection) {
 	if n.OAuth2.Enabled {
-		subErrors(errs, "oauth2")["enabled"] = errSuperusersOAuth2
+		errs.Sub("oauth2")["enabled"] = errSuperusersOAuth2
 	}
 	if len(n.OAuth2.Providers) > 0 {
-		subErrors(errs, "oauth2")["providers"] = errSuperusersOAuth2
+		errs.Sub("oauth2")["providers"] = errSuperusersOAuth2
 	}
 	if !n.PasswordAuth.Enabled {
-		subErrors(errs, "passwordAuth")["enabled"] = errSuperusersPassword
+		errs.Sub("passwordAuth")["enabled"] = errSuperusersPassword
 	}
 	if n.OTP.Enabled {
 		n.MFA.Enabled = true
 	}
-}
-
-// subErrors returns the nested error map errs[key], creating it.
-func subErrors(errs map[string]any, key string) map[string]any {
-	m, _ := errs[key].(map[string]any)
-	if m == nil {
-		m = map[string]any{}
-		errs[key] = m
-	}
-	return m
 }
 
 // isBuiltin reports whether f is one of the fields strongbox defines for
@@ -138,10 +130,10 @@ func isBuiltin(f *Field) bool {
 // store. A built-in field may be sent back, but only unchanged; on update
 // (PocketBase's rule for system fields) none may be left out, on create the
 // ones left out are added. Other fields may not take a reserved name.
-func mergeAuthFields(errs map[string]any, sent, builtin []Field, update bool) []Field {
+func mergeAuthFields(errs validation.Errors, sent, builtin []Field, update bool) []Field {
 	seen := make([]bool, len(builtin))
 	out := make([]Field, 0, len(sent)+len(builtin))
-	ferrs := map[string]any{}
+	ferrs := validation.Errors{}
 	for i, f := range sent {
 		j := slices.IndexFunc(builtin, func(b Field) bool {
 			if f.ID != "" {
@@ -160,7 +152,7 @@ func mergeAuthFields(errs map[string]any, sent, builtin []Field, update bool) []
 			seen[j] = true
 			out = append(out, builtin[j])
 		case slices.Contains(reservedFieldNames, f.Name):
-			ferrs[strconv.Itoa(i)] = map[string]any{"name": errReservedFieldName}
+			ferrs[strconv.Itoa(i)] = validation.Errors{"name": errReservedFieldName}
 		case f.System || f.PrimaryKey:
 			// Only the built-in fields are system fields, and id is the
 			// one primary key.
@@ -168,7 +160,7 @@ func mergeAuthFields(errs map[string]any, sent, builtin []Field, update bool) []
 			if f.PrimaryKey {
 				key = "primaryKey"
 			}
-			ferrs[strconv.Itoa(i)] = map[string]any{key: errReadOnly}
+			ferrs[strconv.Itoa(i)] = validation.Errors{key: errReadOnly}
 		default:
 			out = append(out, f)
 		}
@@ -217,7 +209,7 @@ func sameField(a, b Field) bool {
 // does not have is unknown; a value it reports differently was not stored
 // as sent. Secrets are never reported and are checked where they are
 // applied. Top-level keys that already have an error are skipped.
-func checkApplied(errs map[string]any, sent map[string]any, after, before *Collection) {
+func checkApplied(errs validation.Errors, sent map[string]any, after, before *Collection) {
 	now := generic(after.Public())
 	var was map[string]any
 	if before != nil {
@@ -227,7 +219,7 @@ func checkApplied(errs map[string]any, sent map[string]any, after, before *Colle
 		if _, done := errs[key]; done {
 			continue
 		}
-		var e any
+		var e error
 		switch list, isList := v.([]any); {
 		case key == "fields" && isList:
 			e = fieldsApplied(list, now[key], was[key])
@@ -250,7 +242,7 @@ func hasKey(m map[string]any, k string) bool {
 // fieldsApplied is appliedErr for a fields list, whose elements are matched
 // by id, or by name when the element sent has no id: creating an auth
 // collection adds the built-in fields around the ones sent.
-func fieldsApplied(sent []any, after, before any) any {
+func fieldsApplied(sent []any, after, before any) error {
 	find := func(list any, el map[string]any) any {
 		l, _ := list.([]any)
 		for _, x := range l {
@@ -265,7 +257,7 @@ func fieldsApplied(sent []any, after, before any) any {
 		}
 		return nil
 	}
-	errs := map[string]any{}
+	errs := validation.Errors{}
 	for i, v := range sent {
 		el, ok := v.(map[string]any)
 		if !ok {
@@ -288,11 +280,11 @@ func fieldsApplied(sent []any, after, before any) any {
 // appliedErr returns nil when sent matches after or before (the values of
 // key after and before the change), else the error to report for it: a
 // nested map for objects and for lists of the same length.
-func appliedErr(key string, sent, after, before any) any {
+func appliedErr(key string, sent, after, before any) error {
 	if matches(sent, after, key) || (before != nil && matches(sent, before, key)) {
 		return nil
 	}
-	errs := map[string]any{}
+	errs := validation.Errors{}
 	switch s := sent.(type) {
 	case map[string]any:
 		a, ok := after.(map[string]any)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"slices"
 	"unicode/utf8"
+
+	"strongbox/authn/validation"
 )
 
 // RecordInput is the decoded body of a record create or update: field name
@@ -17,7 +19,7 @@ type RecordInput struct {
 	Manager bool
 }
 
-func (in RecordInput) str(key string) (string, bool, *FieldError) {
+func (in RecordInput) str(key string) (string, bool, *validation.Error) {
 	v, ok := in.Values[key]
 	if !ok || v == nil {
 		return "", ok, nil
@@ -30,7 +32,7 @@ func (in RecordInput) str(key string) (string, bool, *FieldError) {
 }
 
 // checkEmail validates the email of an auth record: required, well-formed.
-func checkEmail(email string) *FieldError {
+func checkEmail(email string) *validation.Error {
 	switch {
 	case email == "":
 		return errRequired
@@ -42,25 +44,25 @@ func checkEmail(email string) *FieldError {
 
 // checkPassword validates a new password: at least MinPasswordRunes
 // characters and at most MaxPasswordBytes bytes (bcrypt's input limit).
-func checkPassword(p string) *FieldError {
+func checkPassword(p string) *validation.Error {
 	switch {
 	case p == "":
 		return errRequired
 	case utf8.RuneCountInString(p) < MinPasswordRunes:
-		return errMinText(MinPasswordRunes)
+		return validation.MinText(MinPasswordRunes)
 	case len(p) > MaxPasswordBytes:
-		return errMaxText(MaxPasswordBytes)
+		return validation.MaxText(MaxPasswordBytes)
 	}
 	return nil
 }
 
 // CreateRecord validates in and stores a new record in the auth collection c.
-// Validation failures are returned as a ValidationError.
+// Validation failures are returned as a validation.Errors.
 func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput) (*Record, error) {
 	if !c.IsAuth() {
 		return nil, ErrNotAuthCollection
 	}
-	errs := ValidationError{}
+	errs := validation.Errors{}
 	now := s.now().UTC()
 	r := &Record{CollectionID: c.ID, Created: now, Updated: now, Fields: map[string]any{}}
 
@@ -137,7 +139,7 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 			}
 		}
 	} else if _, taken := s.recs[r.ID]; taken {
-		return nil, ValidationError{"id": errInvalidID}
+		return nil, validation.Errors{"id": errInvalidID}
 	}
 	if err := s.checkUnique(c, r, nil); err != nil {
 		return nil, err
@@ -159,7 +161,7 @@ var recordInputKeys = []string{"passwordConfirm", "oldPassword"}
 // updated) unless they are sent unchanged, the hidden tokenKey, and keys
 // that are no field of the collection. Keys that already have an error
 // keep it.
-func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs ValidationError) {
+func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs validation.Errors) {
 	for key, v := range values {
 		if errs[key] != nil {
 			continue
@@ -201,12 +203,12 @@ func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs Val
 	}
 }
 
-var errInvalidID = &FieldError{Code: "validation_invalid_auth_id", Message: "Invalid or duplicated auth record id."}
+var errInvalidID = validation.New(validation.CodeInvalidAuthID, "Invalid or duplicated auth record id.")
 
 // setCustomFields validates and copies the collection's own fields from
 // values into r. On create every field is set (to its zero value when
 // absent); on update only the fields present in values.
-func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any, create bool, errs ValidationError) {
+func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any, create bool, errs validation.Errors) {
 	for i := range c.Fields {
 		f := &c.Fields[i]
 		if f.System || f.Type == FieldAutodate {
@@ -228,7 +230,7 @@ func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any,
 // checkUnique refuses an email or identity-field value another record of c
 // already has. The caller holds s.mu.
 func (s *Store) checkUnique(c *Collection, r, old *Record) error {
-	errs := ValidationError{}
+	errs := validation.Errors{}
 	if other, ok := s.byEmail[c.ID][r.Email]; ok && other.ID != r.ID {
 		errs["email"] = errNotUnique
 	}
@@ -272,7 +274,7 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 	if !ok {
 		return nil, ErrNotFound
 	}
-	errs := ValidationError{}
+	errs := validation.Errors{}
 	r := old.clone()
 	if r.Fields == nil {
 		r.Fields = map[string]any{}

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"strongbox/authn/validation"
 	"strongbox/logstore/journal"
 )
 
@@ -220,7 +221,7 @@ func TestOwnerRules(t *testing.T) {
 	users, _ := s.Collection(UsersName)
 	ctx := context.Background()
 	_, err := s.UpdateRecord(ctx, users, r.ID, RecordInput{Values: map[string]any{"password": "password2", "passwordConfirm": "password2"}})
-	var ve ValidationError
+	var ve validation.Errors
 	if !errors.As(err, &ve) || ve["oldPassword"] == nil {
 		t.Errorf("password change without oldPassword: %v", err)
 	}
@@ -251,7 +252,7 @@ func TestCollectionValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.CreateCollection([]byte(tt.body))
-			var ce CollectionError
+			var ce validation.Errors
 			if !errors.As(err, &ce) || ce[tt.field] == nil {
 				t.Errorf("CreateCollection(%s) = %v, want an error on %s", tt.body, err, tt.field)
 			}
@@ -259,7 +260,7 @@ func TestCollectionValidation(t *testing.T) {
 	}
 	su := s.Superusers()
 	_, err := s.UpdateCollection(su, []byte(`{"name":"admins","oauth2":{"enabled":true}}`))
-	var ce CollectionError
+	var ce validation.Errors
 	if !errors.As(err, &ce) || ce["name"] != errSystemNameChange || ce["oauth2"] == nil {
 		t.Errorf("rename _superusers and enable OAuth2: %v %v, want both refused", err, ce)
 	}
@@ -308,11 +309,11 @@ func TestTokenDurations(t *testing.T) {
 				key := string(typ) + "Token"
 				body := fmt.Sprintf(`{%q:{"duration":%d}}`, key, tc.d)
 				_, err := s.UpdateCollection(c, []byte(body))
-				var ce CollectionError
+				var ce validation.Errors
 				errors.As(err, &ce)
 				got := ""
-				if m, ok := ce[key].(map[string]any); ok {
-					if fe, ok := m["duration"].(*FieldError); ok {
+				if m, ok := ce[key].(validation.Errors); ok {
+					if fe, ok := m["duration"].(*validation.Error); ok {
 						got = fe.Code
 					}
 				}

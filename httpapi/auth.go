@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/authn/validation"
 )
 
 // authResult is the authentication result of §2.6, keys in the reference's
@@ -71,17 +72,17 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	checkLen := func(key, v string, required bool) {
 		if v == "" {
 			if required {
-				data[key] = fieldError("validation_required", "Cannot be blank.", nil)
+				data[key] = validation.Required()
 			}
 		} else if len(v) > 255 {
-			data[key] = fieldError("validation_length_out_of_range", "The length must be between 1 and 255.", map[string]any{"min": 1, "max": 255})
+			data[key] = validation.LengthOutOfRange(1, 255)
 		}
 	}
 	checkLen("identity", identity, true)
 	checkLen("password", password, true)
 	checkLen("identityField", identityField, false)
 	if identityField != "" && data["identityField"] == nil && !slices.Contains(c.PasswordAuth.IdentityFields, identityField) {
-		data["identityField"] = fieldError("validation_in_invalid", "Must be a valid value.", nil)
+		data["identityField"] = validation.InInvalid(nil)
 	}
 	if len(data) > 0 {
 		return errValidation(msgValidationFailed, data)
@@ -111,10 +112,6 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
 	}
 	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
-}
-
-func fieldError(code, msg string, params map[string]any) *authn.FieldError {
-	return &authn.FieldError{Code: code, Message: msg, Params: params}
 }
 
 // handleAuthRefresh handles POST /api/collections/{collection}/auth-refresh.
@@ -226,7 +223,7 @@ func (s *Server) handleImpersonate(w http.ResponseWriter, r *http.Request) error
 	}
 	if seconds < 0 {
 		return errValidation(msgValidationFailed, map[string]any{
-			"duration": fieldError("validation_min_greater_equal_than_required", "Must be no less than 0.", map[string]any{"threshold": 0}),
+			"duration": validation.MinGreaterEqual(0),
 		})
 	}
 	if seconds > authn.MaxTokenDuration {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"strongbox/authn"
+	"strongbox/authn/validation"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
@@ -93,18 +94,17 @@ func errValidation(msg string, data map[string]any) *Error {
 	return &Error{Status: http.StatusBadRequest, Message: msg, Data: data}
 }
 
-// validationData converts a lower package's validation error to the
-// envelope's data object, or returns nil if err is not one.
+// validationData converts the validation failures a lower package returns
+// (a validation.Errors) to the envelope's data object, or returns nil if
+// err holds none. This is the one place that knows their shape: each field
+// renders as {code, message[, params]}, nested like the input.
 func validationData(err error) map[string]any {
-	if ve, ok := errors.AsType[authn.ValidationError](err); ok {
+	if ve, ok := errors.AsType[validation.Errors](err); ok {
 		data := make(map[string]any, len(ve))
 		for k, v := range ve {
 			data[k] = v
 		}
 		return data
-	}
-	if ce, ok := errors.AsType[authn.CollectionError](err); ok {
-		return map[string]any(ce)
 	}
 	if se, ok := errors.AsType[settings.ValidationError](err); ok {
 		return map[string]any(se)

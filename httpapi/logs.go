@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"strongbox/authn"
+	"strongbox/authn/validation"
 	"strongbox/logstore"
 )
 
@@ -173,7 +173,7 @@ func errorDetails(e *Error) any {
 	if len(e.Data) > 0 {
 		out := make(map[string]any, len(e.Data))
 		for k, v := range e.Data {
-			if fe, ok := v.(*authn.FieldError); ok {
+			if fe, ok := v.(*validation.Error); ok {
 				out[k] = fe.Message
 			} else {
 				out[k] = v
