@@ -6,8 +6,9 @@
 // A Store keeps every collection and record in memory and persists each
 // change as one frame of an append-only journal (package
 // strongbox/logstore/journal): the new full state of the collection or
-// record, or its deletion, as JSON. The frame is fsynced before the change is
-// acknowledged. At start the journal is replayed in order; a torn last frame
+// record, or its deletion, as JSON with a format version (the payloads are
+// documented in package journal, beside the frame format). The frame is
+// fsynced before the change is acknowledged. At start the journal is replayed in order; a torn last frame
 // (a crash during an append) is dropped, and damage in the middle is refused
 // with its offset rather than silently losing a record. When the journal has
 // grown to four times its live data it is compacted: the live state is

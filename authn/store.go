@@ -72,19 +72,34 @@ type Store struct {
 // journal frame holds the JSON array of the ops of one commit, so a commit
 // is all or nothing even when it changes several objects, and a torn write
 // can only ever be a torn last frame.
+//
+// V is the op's format version (opVersion when written; see "Payloads" in
+// the journal package's doc), so that a later change of the format can
+// tell old ops from new ones and migrate them. An op without it was
+// written before the field existed, in version 1.
 type op struct {
+	V          int         `json:"v"`
 	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord"
 	Collection *Collection `json:"collection,omitempty"`
 	Record     *Record     `json:"record,omitempty"`
 	ID         string      `json:"id,omitempty"`
 }
 
+// opVersion is the format version of the ops this strongbox writes, and
+// the newest it reads.
+const opVersion = 1
+
 // check rejects an op that names no object, so that a damaged or foreign
-// journal is refused instead of crashing the replay.
+// journal is refused instead of crashing the replay, and an op of a newer
+// format than this strongbox reads, so that it is not misread.
 func (o *op) check() error {
 	switch {
 	case o == nil:
 		return errors.New("empty change")
+	case o.V > opVersion:
+		return fmt.Errorf("format version %d, but this strongbox reads versions up to %d: run a newer strongbox on this data dir", o.V, opVersion)
+	case o.V < 0:
+		return fmt.Errorf("invalid format version %d", o.V)
 	case o.Op == "collection" && o.Collection != nil && o.Collection.ID != "" && o.Collection.Name != "":
 	case o.Op == "record" && o.Record != nil && o.Record.ID != "" && o.Record.CollectionID != "":
 	case (o.Op == "deleteCollection" || o.Op == "deleteRecord") && o.ID != "":
@@ -322,6 +337,9 @@ func (s *Store) apply(o *op, size int64) {
 // commit persists ops durably, as one frame, then applies them. The caller
 // holds s.mu.
 func (s *Store) commit(ops ...*op) error {
+	for _, o := range ops {
+		o.V = opVersion
+	}
 	payload, err := json.Marshal(ops)
 	if err != nil {
 		return fmt.Errorf("authn: encode: %w", err)
@@ -348,6 +366,7 @@ func (s *Store) compact() error {
 	var live int64
 	err := s.j.Compact(func(w *journal.Writer) error {
 		add := func(o *op) error {
+			o.V = opVersion
 			b, err := json.Marshal([]*op{o})
 			if err != nil {
 				return err

@@ -466,3 +466,71 @@ func TestMalformedJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalVersion: every op is written with its format version; a
+// journal written before the field existed opens as version 1, and one
+// holding a newer version is refused with an error that says so.
+func TestJournalVersion(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	signUp(t, s, "a@example.com", "password1")
+	s.Close()
+	var payloads [][]byte
+	j, err := journal.Open(path, journal.Options{}, func(_ int64, p []byte) error {
+		payloads = append(payloads, bytes.Clone(p))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	for _, p := range payloads {
+		var ops []map[string]any
+		if err := json.Unmarshal(p, &ops); err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range ops {
+			if o["v"] != float64(opVersion) {
+				t.Errorf("op %s %v has v=%v, want %d", o["op"], o["id"], o["v"], opVersion)
+			}
+		}
+	}
+
+	write := func(name string, payloads ...[]byte) string {
+		p := filepath.Join(t.TempDir(), name)
+		j, err := journal.Open(p, journal.Options{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, b := range payloads {
+			if _, err := j.Append(b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := j.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	var old [][]byte
+	for _, p := range payloads {
+		old = append(old, bytes.ReplaceAll(p, []byte(`"v":1,`), nil))
+	}
+	if bytes.Contains(bytes.Join(old, nil), []byte(`"v":`)) {
+		t.Fatal("could not strip the versions")
+	}
+	o := openTestStore(t, write("old.journal", old...), clk)
+	users, _ := o.Collection(UsersName)
+	if _, ok := o.FindByEmail(users, "a@example.com"); !ok {
+		t.Error("a journal without versions lost its record")
+	}
+	o.Close()
+
+	newer := write("newer.journal", append(payloads, []byte(`[{"v":2,"op":"deleteRecord","id":"x"}]`))...)
+	h, _ := NewHasher(bcrypt.MinCost, 1)
+	if n, err := Open(newer, Options{Hasher: h}); err == nil {
+		n.Close()
+		t.Error("Open accepted an op of format version 2")
+	} else if !strings.Contains(err.Error(), "format version 2") {
+		t.Errorf("Open = %v, want an error naming format version 2", err)
+	}
+}

@@ -29,6 +29,31 @@
 // checksum covers the length, so a flipped bit in the length is caught like one
 // in the payload.
 //
+// # Payloads
+//
+// The journal does not interpret payloads: each store defines its own, in
+// JSON, and every record of them carries its format version in the field
+// "v", so that a later change of a format can tell old records from new
+// ones and migrate them (when replaying, and by compaction, which rewrites
+// every live record in the current version). A record without "v" was
+// written before the field existed, and is version 1. A store refuses a
+// record of a version newer than it reads, with the frame's offset, rather
+// than misread it.
+//
+//	file              payload of one frame (version 1)
+//	auth.journal      a JSON array of the changes of one commit (package authn), each
+//	                  {"v":1,"op":"collection","collection":C}: the new state of a collection,
+//	                  {"v":1,"op":"record","record":R}: the new state of a record,
+//	                  {"v":1,"op":"deleteCollection","id":ID} or {"v":1,"op":"deleteRecord","id":ID};
+//	                  C is the collection as the API reports it, with its secrets (token
+//	                  secrets, OAuth2 client secrets); R is authn.Record's JSON: id,
+//	                  collectionId, email, emailVisibility, verified, passwordHash, tokenKey,
+//	                  created, updated and fields (the custom fields by name)
+//
+// The request-log segments hold a binary payload of their own, documented in
+// package logstore; it has no version field (a new format would take a new
+// value of its first byte, the kind).
+//
 // # Recovery
 //
 // Open reads the file from the start. A frame is valid when its marker,
