@@ -13,8 +13,37 @@ import (
 	"strongbox/authn/validation"
 )
 
-// ErrInvalidJSON wraps a collection body that is not the expected JSON.
+// ErrInvalidJSON wraps collection values that do not decode into a
+// collection: not an object, or a value of the wrong JSON type for its key.
 var ErrInvalidJSON = errors.New("authn: invalid collection JSON")
+
+// CollectionInput is a collection create or update as the client sent it:
+// Values is the decoded JSON object (numbers as json.Number, or float64),
+// key by key. It is decoded into the collection as PocketBase decodes a
+// body (see decodeInto), and every key of it is either applied or refused
+// with a code, never dropped (checkApplied).
+type CollectionInput struct {
+	Values map[string]any
+}
+
+// decode returns in.Values as JSON text, to decode into a collection, and as
+// generic JSON (numbers as float64), to compare with what the collection
+// reports. A json.Number is written as it was sent, so that an integer
+// option sent as 1.0 or 1e3 is refused as it would be in a body.
+func (in CollectionInput) decode() ([]byte, map[string]any, error) {
+	if in.Values == nil {
+		return nil, nil, fmt.Errorf("%w: not an object", ErrInvalidJSON)
+	}
+	body, err := json.Marshal(in.Values)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	var sent map[string]any
+	if err := json.Unmarshal(body, &sent); err != nil {
+		return nil, nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
+	}
+	return body, sent, nil
+}
 
 var nameRe = regexp.MustCompile(`^\w+$`)
 
@@ -24,10 +53,10 @@ var reservedFieldNames = []string{"id", "password", "tokenKey", "email", "emailV
 // CreateCollection validates a collection definition (PocketBase's JSON
 // shape: name, type "auth" or "base", rules, fields, auth options) and
 // stores it. Auth collections start from the default options, with fresh
-// secrets, and the body's options applied on top. A key of the body that
+// secrets, and the input's options applied on top. A key of the input that
 // the new collection does not report as sent is refused (see checkApplied).
-func (s *Store) CreateCollection(body []byte) (*Collection, error) {
-	sent, err := decodeBody(body)
+func (s *Store) CreateCollection(in CollectionInput) (*Collection, error) {
+	body, sent, err := in.decode()
 	if err != nil {
 		return nil, err
 	}
@@ -105,18 +134,6 @@ func (s *Store) CreateCollection(body []byte) (*Collection, error) {
 	return c, nil
 }
 
-// decodeBody decodes a request body that must be a JSON object.
-func decodeBody(body []byte) (map[string]any, error) {
-	var sent map[string]any
-	if err := json.Unmarshal(body, &sent); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrInvalidJSON, err)
-	}
-	if sent == nil {
-		return nil, fmt.Errorf("%w: not an object", ErrInvalidJSON)
-	}
-	return sent, nil
-}
-
 // decodeInto decodes body over c, so that keys absent from body keep c's
 // values (nested objects merge, arrays are replaced).
 func decodeInto(body []byte, c *Collection) error {
@@ -127,15 +144,15 @@ func decodeInto(body []byte, c *Collection) error {
 	return nil
 }
 
-// UpdateCollection applies a partial definition to c. Every key of the body
+// UpdateCollection applies a partial definition to c. Every key of the input
 // is either applied or refused with a code, never dropped: the id, type,
 // system flag and timestamps cannot change; a system collection keeps its
 // name and rules; _superusers keeps its invariants (guardSuperusers); the
 // built-in fields of an auth collection stay as they are. A token secret
-// left out of the body keeps its value; setting a new one ends every token
+// left out of the input keeps its value; setting a new one ends every token
 // of that type in the collection.
-func (s *Store) UpdateCollection(c *Collection, body []byte) (*Collection, error) {
-	sent, err := decodeBody(body)
+func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection, error) {
+	body, sent, err := in.decode()
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func sameRule(a, b *string) bool {
 
 // guardFixed refuses changes to what no update may change (id, type, system
 // flag, timestamps) and, on a system collection, to its name and rules.
-// sent is the request body as generic JSON.
+// sent is the input as generic JSON.
 func guardFixed(errs validation.Errors, sent map[string]any, cur, n *Collection) {
 	if v, ok := sent["id"]; ok && v != cur.ID {
 		errs["id"] = errMismatch // PocketBase: validators.Equal(original.Id)
@@ -396,8 +396,8 @@ func generic(v any) map[string]any {
 	return m
 }
 
-// sentSecret reports whether body (generic JSON) sets the secret of the
-// token config key.
+// sentSecret reports whether sent (the input as generic JSON) sets the
+// secret of the token config key.
 func sentSecret(sent map[string]any, key string) bool {
 	m, _ := sent[key].(map[string]any)
 	_, ok := m["secret"]

@@ -35,6 +35,18 @@ func openTestStore(t *testing.T, path string, clk *testClock) *Store {
 	return s
 }
 
+// input decodes a collection body as httpapi does.
+func input(t *testing.T, body string) CollectionInput {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(body))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("input %s: %v", body, err)
+	}
+	return CollectionInput{Values: v}
+}
+
 func newTestStore(t *testing.T) (*Store, *testClock, string) {
 	t.Helper()
 	clk := &testClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
@@ -89,7 +101,7 @@ func TestReplay(t *testing.T) {
 	if err := s.DeleteRecord(users, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.CreateCollection([]byte(`{"name":"members","type":"auth"}`)); err != nil {
+	if _, err := s.CreateCollection(input(t, `{"name":"members","type":"auth"}`)); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -251,7 +263,7 @@ func TestCollectionValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := s.CreateCollection([]byte(tt.body))
+			_, err := s.CreateCollection(input(t, tt.body))
 			var ce validation.Errors
 			if !errors.As(err, &ce) || ce[tt.field] == nil {
 				t.Errorf("CreateCollection(%s) = %v, want an error on %s", tt.body, err, tt.field)
@@ -259,7 +271,7 @@ func TestCollectionValidation(t *testing.T) {
 		})
 	}
 	su := s.Superusers()
-	_, err := s.UpdateCollection(su, []byte(`{"name":"admins","oauth2":{"enabled":true}}`))
+	_, err := s.UpdateCollection(su, input(t, `{"name":"admins","oauth2":{"enabled":true}}`))
 	var ce validation.Errors
 	if !errors.As(err, &ce) || ce["name"] != errSystemNameChange || ce["oauth2"] == nil {
 		t.Errorf("rename _superusers and enable OAuth2: %v %v, want both refused", err, ce)
@@ -271,10 +283,10 @@ func TestCollectionValidation(t *testing.T) {
 		t.Errorf("delete _superusers: %v", err)
 	}
 	old := su.FileToken.Secret
-	if _, err := s.UpdateCollection(su, []byte(`{"authRule":null}`)); !errors.As(err, &ce) || ce["authRule"] != errSystemRuleChange {
+	if _, err := s.UpdateCollection(su, input(t, `{"authRule":null}`)); !errors.As(err, &ce) || ce["authRule"] != errSystemRuleChange {
 		t.Errorf("authRule null on _superusers: %v, want %s", err, errSystemRuleChange.Code)
 	}
-	su, err = s.UpdateCollection(su, []byte(`{"fileToken":{"duration":60}}`))
+	su, err = s.UpdateCollection(su, input(t, `{"fileToken":{"duration":60}}`))
 	if err != nil || su.FileToken.Secret != old || su.FileToken.Duration != 60 {
 		t.Errorf("update without secrets: %v; secret kept %v, duration %d", err, su.FileToken.Secret == old, su.FileToken.Duration)
 	}
@@ -285,7 +297,7 @@ func TestCollectionValidation(t *testing.T) {
 // (§5.9 of the interface document).
 func TestTokenDurations(t *testing.T) {
 	s, _, _ := newTestStore(t)
-	other, err := s.CreateCollection([]byte(`{"name":"members","type":"auth"}`))
+	other, err := s.CreateCollection(input(t, `{"name":"members","type":"auth"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +320,7 @@ func TestTokenDurations(t *testing.T) {
 				c, _ := s.Collection(col)
 				key := string(typ) + "Token"
 				body := fmt.Sprintf(`{%q:{"duration":%d}}`, key, tc.d)
-				_, err := s.UpdateCollection(c, []byte(body))
+				_, err := s.UpdateCollection(c, input(t, body))
 				var ce validation.Errors
 				errors.As(err, &ce)
 				got := ""
@@ -325,7 +337,7 @@ func TestTokenDurations(t *testing.T) {
 	}
 	su := s.Superusers()
 	for _, body := range []string{`{"authToken":{"secret":""}}`, `{"authToken":{"secret":"short"}}`} {
-		if _, err := s.UpdateCollection(su, []byte(body)); err == nil {
+		if _, err := s.UpdateCollection(su, input(t, body)); err == nil {
 			t.Errorf("UpdateCollection(%s) accepted", body)
 		}
 	}
@@ -360,7 +372,7 @@ func TestStaticTokens(t *testing.T) {
 		t.Errorf("superuser token without exp: %v, want ErrTokenExpired", err)
 	}
 	static, _ := s.NewAuthToken(users, u, true, 0)
-	if _, err := s.UpdateCollection(users, []byte(`{"authToken":{"duration":3600}}`)); err != nil {
+	if _, err := s.UpdateCollection(users, input(t, `{"authToken":{"duration":3600}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, _, err := s.VerifyToken(static, TokenAuth); !errors.Is(err, ErrTokenExpired) {

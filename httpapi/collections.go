@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 
@@ -26,6 +29,29 @@ func readBody(r *http.Request) ([]byte, error) {
 		return nil, readError(err)
 	}
 	return b, nil
+}
+
+// readCollectionInput reads a collection definition: a body that must be
+// one JSON object, whatever its Content-Type. Numbers stay json.Number, as
+// sent, so that the store decodes them exactly as it would the body.
+func readCollectionInput(r *http.Request) (authn.CollectionInput, error) {
+	b, err := readBody(r)
+	if err != nil {
+		return authn.CollectionInput{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v map[string]any
+	if err := dec.Decode(&v); err != nil {
+		return authn.CollectionInput{}, errBadRequest(msgLoadFailed, fmt.Errorf("decode collection: %w", err))
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return authn.CollectionInput{}, errBadRequest(msgLoadFailed, errors.New("decode collection: data after the object"))
+	}
+	if v == nil {
+		return authn.CollectionInput{}, errBadRequest(msgLoadFailed, errors.New("decode collection: not an object"))
+	}
+	return authn.CollectionInput{Values: v}, nil
 }
 
 // collectionError maps a store error of a collection change to the response.
@@ -65,11 +91,11 @@ func (s *Server) handleCollectionCreate(w http.ResponseWriter, r *http.Request) 
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
-	b, err := readBody(r)
+	in, err := readCollectionInput(r)
 	if err != nil {
 		return err
 	}
-	c, err := s.auth.CreateCollection(b)
+	c, err := s.auth.CreateCollection(in)
 	if err != nil {
 		return collectionError("Failed to create collection.", err)
 	}
@@ -97,11 +123,11 @@ func (s *Server) handleCollectionUpdate(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	b, err := readBody(r)
+	in, err := readCollectionInput(r)
 	if err != nil {
 		return err
 	}
-	c, err = s.auth.UpdateCollection(c, b)
+	c, err = s.auth.UpdateCollection(c, in)
 	if errors.Is(err, authn.ErrNotFound) {
 		return errNotFound(err)
 	}

@@ -481,3 +481,47 @@ func TestCollectionCreateNeverDrops(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectionBodyDecoding: a collection body must be one JSON object,
+// and its numbers reach the store as sent, so that an integer option sent
+// as 1.0 or 1e3 is refused as a loading error, not rounded; nothing is
+// created or changed either way.
+func TestCollectionBodyDecoding(t *testing.T) {
+	e := newEnv(t)
+	users, _ := e.auth.Collection("users")
+	before, _ := json.Marshal(users)
+	for _, body := range []string{
+		``,
+		`null`,
+		`[]`,
+		`"x"`,
+		`{"name":"d1","type":"base"`,
+		`{"name":"d2","type":"base"} {}`,
+		`{"name":"d3","type":"base"} x`,
+		`{"name":"d4","type":"auth","otp":{"length":6.0}}`,
+		`{"name":"d5","type":"auth","mfa":{"duration":1e3}}`,
+		`{"name":"d6","type":"auth","authToken":{"duration":1e400}}`,
+		`{"name":7,"type":"base"}`,
+	} {
+		res := e.do("POST", "/api/collections", e.su, body)
+		wantError(t, res, 400, msgLoadFailed)
+		res = e.do("PATCH", "/api/collections/users", e.su, body)
+		wantError(t, res, 400, msgLoadFailed)
+	}
+	for _, name := range []string{"d1", "d2", "d3", "d4", "d5", "d6"} {
+		if _, ok := e.auth.Collection(name); ok {
+			t.Errorf("collection %s was created", name)
+		}
+	}
+	users, _ = e.auth.Collection("users")
+	if after, _ := json.Marshal(users); string(after) != string(before) {
+		t.Errorf("a refused PATCH changed users:\n%s\nwant\n%s", after, before)
+	}
+	res := e.do("POST", "/api/collections", e.su, `{"name":"d7","type":"auth","mfa":{"duration":1000},"otp":{"length":6}}`)
+	if res.Status != 200 {
+		t.Fatalf("POST with integer options = %d %s, want 200", res.Status, res.Body)
+	}
+	if c, _ := e.auth.Collection("d7"); c.MFA.Duration != 1000 || c.OTP.Length != 6 {
+		t.Errorf("options stored as mfa.duration %d, otp.length %d, want 1000 and 6", c.MFA.Duration, c.OTP.Length)
+	}
+}
