@@ -68,7 +68,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	data := map[string]any{}
+	data := validation.Errors{}
 	checkLen := func(key, v string, required bool) {
 		if v == "" {
 			if required {
@@ -222,7 +222,7 @@ func (s *Server) handleImpersonate(w http.ResponseWriter, r *http.Request) error
 		return err
 	}
 	if seconds < 0 {
-		return errValidation(msgValidationFailed, map[string]any{
+		return errValidation(msgValidationFailed, validation.Errors{
 			"duration": validation.MinGreaterEqual(0),
 		})
 	}

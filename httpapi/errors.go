@@ -65,7 +65,7 @@ const (
 type Error struct {
 	Status  int
 	Message string
-	Data    map[string]any // per-field validation errors; nil renders as {}
+	Data    validation.Errors // per-field validation errors; nil renders as {}
 	Err     error
 }
 
@@ -89,27 +89,37 @@ func errNotFound(cause error) *Error { return newError(http.StatusNotFound, msgN
 func errUnauthorized() *Error        { return newError(http.StatusUnauthorized, msgAuthRequired, nil) }
 func errForbidden(msg string) *Error { return newError(http.StatusForbidden, msg, nil) }
 
-// errValidation is a 400 with per-field errors in data.
-func errValidation(msg string, data map[string]any) *Error {
-	return &Error{Status: http.StatusBadRequest, Message: msg, Data: data}
+// errValidation is a 400 with the per-field errors errs in data.
+func errValidation(msg string, errs validation.Errors) *Error {
+	return &Error{Status: http.StatusBadRequest, Message: msg, Data: errs}
 }
 
-// validationData converts the validation failures a lower package returns
-// (a validation.Errors) to the envelope's data object, or returns nil if
-// err holds none. This is the one place that knows their shape: each field
-// renders as {code, message[, params]}, nested like the input.
-func validationData(err error) map[string]any {
+// validationData returns the validation failures a lower package returned
+// in err, or nil if it holds none. They render as the envelope's data: each
+// field as {code, message[, params]}, nested like the input.
+func validationData(err error) validation.Errors {
 	if ve, ok := errors.AsType[validation.Errors](err); ok {
-		data := make(map[string]any, len(ve))
-		for k, v := range ve {
-			data[k] = v
-		}
-		return data
+		return ve
 	}
 	if se, ok := errors.AsType[settings.ValidationError](err); ok {
-		return map[string]any(se)
+		return fromSettings(se)
 	}
 	return nil
+}
+
+// fromSettings converts the failures of the settings store, until it
+// returns a validation.Errors itself.
+func fromSettings(m map[string]any) validation.Errors {
+	out := make(validation.Errors, len(m))
+	for k, v := range m {
+		switch v := v.(type) {
+		case map[string]any:
+			out[k] = fromSettings(v)
+		case *settings.FieldError:
+			out[k] = &validation.Error{Code: v.Code, Message: v.Message, Params: v.Params}
+		}
+	}
+	return out
 }
 
 // envelope is the error body of §2.5, keys in the reference's order.
@@ -172,9 +182,9 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 		s.log.Warn("error after the response started", "path", r.URL.Path, "err", e)
 		return
 	}
-	data := e.Data
-	if data == nil {
-		data = map[string]any{}
+	data := make(map[string]any, len(e.Data))
+	for k, v := range e.Data {
+		data[k] = v
 	}
 	s.writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
 }
