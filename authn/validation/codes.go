@@ -5,15 +5,14 @@ import (
 	"strconv"
 )
 
-// The validation codes strongbox answers with, every one of them. The
-// interface document lists none for collections, records or settings (§7:
-// "not shown"), so the reference's codes are PocketBase v0.31.0's (ozzo
-// validation's, core/validators, core/collection_validate.go, the settings
-// and rate limit validators) wherever it refuses the same input, and the
-// rest are strongbox's own, where PocketBase would store or silently
-// normalise a value strongbox cannot keep.
+// The validation codes strongbox answers with, every one of them
+// (TestCodesInOnePlace keeps them here). The interface document lists none
+// for collections, records or settings (§7: "not shown"), so they are
+// PocketBase v0.31.0's wherever it refuses the same input, and strongbox's
+// own (the last group) where PocketBase would store or silently normalise a
+// value strongbox cannot keep, or offers what strongbox does not.
 const (
-	// The reference's generic validators.
+	// Generic checks (ozzo-validation's codes in the reference).
 	CodeRequired         = "validation_required"
 	CodeIsEmail          = "validation_is_email"
 	CodeIsURL            = "validation_is_url"
@@ -28,7 +27,7 @@ const (
 	CodeInvalidValue     = "validation_invalid_value"
 	CodeInvalidFormat    = "validation_invalid_format"
 
-	// The reference's record fields.
+	// Records.
 	CodeMinTextConstraint   = "validation_min_text_constraint"
 	CodeMaxTextConstraint   = "validation_max_text_constraint"
 	CodeMinNumberConstraint = "validation_min_number_constraint"
@@ -38,26 +37,27 @@ const (
 	CodeInvalidAuthID       = "validation_invalid_auth_id"
 	CodePKChange            = "validation_pk_change"
 
-	// The reference's collections.
-	CodeInvalidID                = "validation_invalid_id"
-	CodeInvalidName              = "validation_invalid_name"
-	CodeCollectionNameExists     = "validation_collection_name_exists"
-	CodeCollectionSystemRule     = "validation_collection_system_rule_change"
-	CodeCollectionSystemName     = "validation_collection_system_name_change"
-	CodeCollectionSystemFlag     = "validation_collection_system_flag_change"
-	CodeCollectionTypeChange     = "validation_collection_type_change"
-	CodeSystemFieldChange        = "validation_system_field_change"
-	CodeReservedFieldName        = "validation_reserved_field_name"
-	CodeDuplicatedFieldName      = "validation_duplicated_field_name"
-	CodeInvalidIdentityField     = "validation_invalid_identity_field"
-	CodeMFANotEnoughAuths        = "validation_mfa_not_enough_auths"
+	// Collections.
+	CodeInvalidID            = "validation_invalid_id"
+	CodeInvalidName          = "validation_invalid_name"
+	CodeCollectionNameExists = "validation_collection_name_exists"
+	CodeCollectionSystemRule = "validation_collection_system_rule_change"
+	CodeCollectionSystemName = "validation_collection_system_name_change"
+	CodeCollectionSystemFlag = "validation_collection_system_flag_change"
+	CodeCollectionTypeChange = "validation_collection_type_change"
+	CodeSystemFieldChange    = "validation_system_field_change"
+	CodeReservedFieldName    = "validation_reserved_field_name"
+	CodeDuplicatedFieldName  = "validation_duplicated_field_name"
+	CodeInvalidIdentityField = "validation_invalid_identity_field"
+	CodeMFANotEnoughAuths    = "validation_mfa_not_enough_auths"
+
+	// Settings.
+	CodeInvalidCron              = "validation_invalid_cron"
+	CodeInvalidHeader            = "validation_invalid_header"
 	CodeConflictingRateLimitRule = "validation_conflicting_rate_limit_rule"
 
-	// The reference's settings.
-	CodeInvalidCron   = "validation_invalid_cron"
-	CodeInvalidHeader = "validation_invalid_header"
-
-	// strongbox's own.
+	// strongbox's own: changes it refuses where PocketBase would store or
+	// silently normalise a value, and what it does not support.
 	CodeReadOnly               = "validation_read_only"
 	CodeUnknownField           = "validation_unknown_field"
 	CodeUnsupportedValue       = "validation_unsupported_value"
@@ -70,8 +70,9 @@ const (
 	CodeFileUnsupported        = "validation_file_unsupported"
 )
 
-// The reference's generic failures, with its messages. Each call returns a
-// new *Error, which the caller may keep as its own sentinel.
+// The failures that more than one check reports, with the reference's
+// messages (built from their params where they have any). Each call returns
+// a new *Error, which the caller may keep as its own sentinel.
 
 // Required is a blank value: "Cannot be blank.".
 func Required() *Error { return New(CodeRequired, "Cannot be blank.") }
