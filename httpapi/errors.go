@@ -9,7 +9,6 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/validation"
-	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 
@@ -101,25 +100,7 @@ func validationData(err error) validation.Errors {
 	if ve, ok := errors.AsType[validation.Errors](err); ok {
 		return ve
 	}
-	if se, ok := errors.AsType[settings.ValidationError](err); ok {
-		return fromSettings(se)
-	}
 	return nil
-}
-
-// fromSettings converts the failures of the settings store, until it
-// returns a validation.Errors itself.
-func fromSettings(m map[string]any) validation.Errors {
-	out := make(validation.Errors, len(m))
-	for k, v := range m {
-		switch v := v.(type) {
-		case map[string]any:
-			out[k] = fromSettings(v)
-		case *settings.FieldError:
-			out[k] = &validation.Error{Code: v.Code, Message: v.Message, Params: v.Params}
-		}
-	}
-	return out
 }
 
 // envelope is the error body of §2.5, keys in the reference's order.

@@ -15,9 +15,6 @@ import (
 // codeExemptions are files that may spell a validation code out, and why.
 var codeExemptions = map[string]string{
 	"logstore/seed.go": "sample log entries for benchmarks, not an answer of the server",
-
-	"httpapi/settings/settings.go":   "the settings store moves to package validation last",
-	"httpapi/settings/ratelimits.go": "the settings store moves to package validation last",
 }
 
 // TestCodesInOnePlace: no code of the project, outside this package, spells

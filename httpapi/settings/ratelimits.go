@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"strongbox/authn/validation"
 )
 
 // RateLimits is the reference's rateLimits section: rules that, when
@@ -48,7 +50,7 @@ var rateLimitLabel = regexp.MustCompile(`^(\w+ /[\w/-]*|/[\w/-]*|\w+:\w+|\*:\w+|
 // stopping the ones after it: rules required when enabled; then no two
 // rules conflicting (the first conflict reported, by index); then each
 // rule's fields.
-func (rl RateLimits) validate() any {
+func (rl RateLimits) validate() error {
 	if rl.Enabled && len(rl.Rules) == 0 {
 		return errRequired
 	}
@@ -60,8 +62,8 @@ func (rl RateLimits) validate() any {
 		k := r.Label + "@@" + r.Audience
 		for _, s := range seen {
 			if strings.HasPrefix(s, k) || strings.HasPrefix(k, s) {
-				return map[string]any{fmt.Sprint(i): map[string]any{"label": &FieldError{
-					Code:    "validation_conflicting_rate_limit_rule",
+				return validation.Errors{fmt.Sprint(i): validation.Errors{"label": &validation.Error{
+					Code:    validation.CodeConflictingRateLimitRule,
 					Message: "Rate limit rule configuration with label " + r.Label + " already exists or conflicts with another rule.",
 					Params:  map[string]any{"label": r.Label},
 				}}}
@@ -69,14 +71,14 @@ func (rl RateLimits) validate() any {
 		}
 		seen = append(seen, k)
 	}
-	errs := map[string]any{}
+	errs := validation.Errors{}
 	for i, r := range rl.Rules {
-		m := map[string]any{}
+		m := validation.Errors{}
 		switch {
 		case r.Label == "":
 			m["label"] = errRequired
 		case !rateLimitLabel.MatchString(r.Label):
-			m["label"] = &FieldError{Code: "validation_match_invalid", Message: "Must be in a valid format."}
+			m["label"] = validation.MatchInvalid()
 		}
 		// ozzo's Required rejects the zero value before Min(1) is tried.
 		switch {
@@ -94,7 +96,7 @@ func (rl RateLimits) validate() any {
 		switch r.Audience {
 		case "", "@guest", "@auth":
 		default:
-			m["audience"] = &FieldError{Code: "validation_in_invalid", Message: "Must be a valid value."}
+			m["audience"] = validation.InInvalid(nil)
 		}
 		if len(m) > 0 {
 			errs[fmt.Sprint(i)] = m

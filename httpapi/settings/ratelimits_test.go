@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"strongbox/authn/validation"
 )
 
 func TestRateLimitsDefaults(t *testing.T) {
@@ -68,9 +70,9 @@ func TestRateLimitsValidation(t *testing.T) {
 				}
 				return
 			}
-			ve, ok := errors.AsType[ValidationError](err)
+			ve, ok := errors.AsType[validation.Errors](err)
 			if !ok {
-				t.Fatalf("patch(%s) = %v, want a ValidationError", tt.body, err)
+				t.Fatalf("patch(%s) = %v, want a validation.Errors", tt.body, err)
 			}
 			// Compare the JSON the client sees.
 			b, _ := json.Marshal(ve)

@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"strongbox/authn/validation"
 	"strongbox/logstore/journal"
 )
 
@@ -111,19 +112,6 @@ func (s Settings) Public() Settings {
 	return s
 }
 
-// FieldError is one failed check, reported as {code, message[, params]}.
-type FieldError struct {
-	Code    string         `json:"code"`
-	Message string         `json:"message"`
-	Params  map[string]any `json:"params,omitempty"`
-}
-
-// ValidationError holds the failures of a patch, nested like the document
-// (for example {"logs": {"maxDays": FieldError}}).
-type ValidationError map[string]any
-
-func (e ValidationError) Error() string { return "settings: invalid settings" }
-
 // Options configure Open.
 type Options struct {
 	// Logger receives the journal's warnings, such as an fsync slower than
@@ -157,12 +145,15 @@ func Open(path string, opts Options) (*Store, error) {
 	}
 	cur, found := Defaults(), false
 	jopts := journal.Options{Strict: true, FS: opts.FS, Logger: opts.Logger}
-	j, err := journal.Open(path, jopts, func(_ int64, p []byte) error {
-		v := Defaults()
-		if err := json.Unmarshal(p, &v); err != nil {
+	j, err := journal.Open(path, jopts, func(off int64, p []byte) error {
+		rec := record{Settings: Defaults()}
+		if err := json.Unmarshal(p, &rec); err != nil {
 			return fmt.Errorf("settings: decode %s: %w", path, err)
 		}
-		cur, found = v, true
+		if rec.V > recordVersion || rec.V < 0 {
+			return fmt.Errorf("settings: %s at offset %d: format version %d, but this strongbox reads versions up to %d: run a newer strongbox on this data dir", path, off, rec.V, recordVersion)
+		}
+		cur, found = rec.Settings, true
 		return nil
 	})
 	if err != nil {
@@ -219,7 +210,7 @@ func (s *Store) Get() Settings { return *s.cur.Load() }
 // settings, keeps the stored secret of any secret edit left empty (the
 // public view never shows them, so a client sends them back empty),
 // validates the result and stores it durably. It returns the settings now
-// current, or edit's error as it is, or a ValidationError, or the save's
+// current, or edit's error as it is, or a validation.Errors, or the save's
 // error (wrapping journal.ErrStorageFull or journal.ErrStorageFailed); on
 // an error nothing has changed. Updates are serialised: edit sees the
 // result of every update committed before it.
@@ -302,9 +293,22 @@ func (s *Store) Subscribe(fn func(Settings)) (cancel func()) {
 // subscribed twice is two subscribers.
 type subscriber struct{ fn func(Settings) }
 
+// record is one frame of the settings journal: the whole document with its
+// format version V (recordVersion when written; see "Payloads" in the
+// journal package's doc). A frame without it was written before the field
+// existed, in version 1.
+type record struct {
+	V int `json:"v"`
+	Settings
+}
+
+// recordVersion is the format version of the frames this strongbox writes,
+// and the newest it reads.
+const recordVersion = 1
+
 // save appends v and makes it current. The caller holds s.mu (or is Open).
 func (s *Store) save(v Settings) error {
-	b, err := json.Marshal(v)
+	b, err := json.Marshal(record{V: recordVersion, Settings: v})
 	if err != nil {
 		return err
 	}
@@ -324,31 +328,24 @@ func (s *Store) save(v Settings) error {
 }
 
 var (
-	errRequired = &FieldError{Code: "validation_required", Message: "Cannot be blank."}
-	errEmail    = &FieldError{Code: "validation_is_email", Message: "Must be a valid email address."}
-	errURL      = &FieldError{Code: "validation_is_url", Message: "Must be a valid URL."}
+	errRequired = validation.Required()
+	errEmail    = validation.IsEmail()
+	errURL      = validation.IsURL()
 )
 
-func errMin(n int) *FieldError {
-	return &FieldError{Code: "validation_min_greater_equal_than_required", Message: fmt.Sprintf("Must be no less than %d.", n), Params: map[string]any{"threshold": n}}
-}
+func errMin(n int) *validation.Error { return validation.MinGreaterEqual(int64(n)) }
 
 // validate checks the document and returns its failures, nested by section.
-func (v Settings) validate() ValidationError {
-	errs := ValidationError{}
-	add := func(section, field string, e *FieldError) {
-		m, _ := errs[section].(map[string]any)
-		if m == nil {
-			m = map[string]any{}
-			errs[section] = m
-		}
-		m[field] = e
+func (v Settings) validate() validation.Errors {
+	errs := validation.Errors{}
+	add := func(section, field string, e *validation.Error) {
+		errs.Sub(section)[field] = e
 	}
 	switch {
 	case v.Meta.AppName == "":
 		add("meta", "appName", errRequired)
 	case len(v.Meta.AppName) > 255:
-		add("meta", "appName", &FieldError{Code: "validation_length_too_long", Message: "The length must be no more than 255."})
+		add("meta", "appName", validation.LengthTooLong(255))
 	}
 	switch {
 	case v.Meta.AppURL == "":
@@ -378,7 +375,7 @@ func (v Settings) validate() ValidationError {
 	}
 	if v.Backups.Cron != "" {
 		if !validCron(v.Backups.Cron) {
-			add("backups", "cron", &FieldError{Code: "validation_invalid_cron", Message: "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."})
+			add("backups", "cron", validation.New(validation.CodeInvalidCron, "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."))
 		}
 		if v.Backups.CronMaxKeep < 1 {
 			add("backups", "cronMaxKeep", errRequired)
@@ -388,7 +385,7 @@ func (v Settings) validate() ValidationError {
 		if !s3.Enabled {
 			continue
 		}
-		m := map[string]any{}
+		m := validation.Errors{}
 		for field, val := range map[string]string{"bucket": s3.Bucket, "region": s3.Region, "endpoint": s3.Endpoint, "accessKey": s3.AccessKey, "secret": s3.Secret} {
 			if val == "" {
 				m[field] = errRequired
@@ -401,28 +398,18 @@ func (v Settings) validate() ValidationError {
 			continue
 		}
 		if key == "backups" {
-			sec, _ := errs["backups"].(map[string]any)
-			if sec == nil {
-				sec = map[string]any{}
-				errs["backups"] = sec
-			}
-			sec["s3"] = m
+			errs.Sub("backups")["s3"] = m
 		} else {
 			errs["s3"] = m
 		}
 	}
 	for i, h := range v.TrustedProxy.Headers {
 		if !validHeaderName(h) {
-			m, _ := errs["trustedProxy"].(map[string]any)
-			if m == nil {
-				m = map[string]any{}
-				errs["trustedProxy"] = m
-			}
-			m["headers"] = map[string]any{fmt.Sprint(i): &FieldError{Code: "validation_invalid_header", Message: "Must be a valid HTTP header name."}}
+			errs.Sub("trustedProxy")["headers"] = validation.Errors{fmt.Sprint(i): validation.New(validation.CodeInvalidHeader, "Must be a valid HTTP header name.")}
 		}
 	}
 	if e := v.RateLimits.validate(); e != nil {
-		errs["rateLimits"] = map[string]any{"rules": e}
+		errs["rateLimits"] = validation.Errors{"rules": e}
 	}
 	return errs
 }

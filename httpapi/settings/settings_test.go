@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"strongbox/authn/validation"
 )
 
 // patch updates s with a JSON document decoded over the current settings,
@@ -66,12 +68,12 @@ func TestPatchValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		_, err := patch(s, tt.body)
-		var ve ValidationError
+		var ve validation.Errors
 		if !errors.As(err, &ve) {
-			t.Errorf("patch(%s) = %v, want a ValidationError", tt.body, err)
+			t.Errorf("patch(%s) = %v, want a validation.Errors", tt.body, err)
 			continue
 		}
-		sec, _ := ve[tt.section].(map[string]any)
+		sec, _ := ve[tt.section].(validation.Errors)
 		if sec[tt.field] == nil {
 			t.Errorf("patch(%s) = %v, want an error on %s.%s", tt.body, ve, tt.section, tt.field)
 		}
