@@ -68,10 +68,10 @@ func named(text string) string {
 }
 
 // invocation derives self from the program's argv[0]: go run builds the
-// binary as .../go-build…/exe/NAME in the temporary directory.
+// binary in a go-build folder, a temporary one (.../go-build123/b001/exe/
+// NAME) or, since Go 1.24, the build cache (.../go-build/ab/HASH-d/NAME).
 func invocation(arg0 string) string {
-	p := filepath.ToSlash(arg0)
-	if strings.Contains(p, "/go-build") && strings.Contains(p, "/exe/") {
+	if strings.Contains(filepath.ToSlash(arg0), "/go-build") {
 		return "go run ."
 	}
 	if arg0 == "" {
@@ -138,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintln(stdout, "strongbox", version)
 		return nil
-	case "help", "--help", "-h":
+	case "help", "--help", "-help", "-h":
 		fmt.Fprintln(stdout, named(usage))
 		return nil
 	}
@@ -201,7 +201,11 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
-			printLogin(stdout, base, cfg.Dir, r.Login)
+			if err := printLogin(stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {
+				// A password shown nowhere would be lost: say it on
+				// stderr when stdout cannot take it.
+				printLogin(stderr, base, cfg.Dir, r.Login)
+			}
 			fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.Dir)
 			if ready != nil {
 				ready(base)
@@ -236,17 +240,22 @@ var (
 	cpus      int
 )
 
-func printLogin(w io.Writer, base, dir string, l app.Login) {
+// printLogin tells how to log in, with the first superuser's credentials
+// when they were just created; it reports a failed write.
+func printLogin(w io.Writer, base, dir string, l app.Login) error {
+	var b strings.Builder
 	pw, reset := "PASSWORD", "Forgot the password? Stop the server and run"
 	switch {
 	case l.Password != "":
-		fmt.Fprintf(w, "\nCreated the first superuser (shown only this once):\n  email:    %s\n  password: %s\n", l.Email, l.Password)
+		fmt.Fprintf(&b, "\nCreated the first superuser (shown only this once):\n  email:    %s\n  password: %s\n", l.Email, l.Password)
 		pw, reset = l.Password, "Change the password with the server stopped"
 	case l.Created:
-		fmt.Fprintf(w, "\nCreated the first superuser %s with the password set in STRONGBOX_SUPERUSER_PASSWORD.\n", l.Email)
+		fmt.Fprintf(&b, "\nCreated the first superuser %s with the password set in STRONGBOX_SUPERUSER_PASSWORD.\n", l.Email)
 	}
-	fmt.Fprintf(w, "\nLog in as %s:\n  curl -X POST %s/api/collections/_superusers/auth-with-password \\\n    -H 'Content-Type: application/json' -d '{\"identity\":\"%s\",\"password\":\"%s\"}'\n", l.Email, base, l.Email, pw)
-	fmt.Fprintf(w, "%s: %s superuser update %s NEWPASSWORD --dir %s\n\n", reset, self, l.Email, dir)
+	fmt.Fprintf(&b, "\nLog in as %s:\n  curl -X POST %s/api/collections/_superusers/auth-with-password \\\n    -H 'Content-Type: application/json' -d '{\"identity\":\"%s\",\"password\":\"%s\"}'\n", l.Email, base, l.Email, pw)
+	fmt.Fprintf(&b, "%s: %s superuser update %s NEWPASSWORD --dir %s\n\n", reset, self, l.Email, dir)
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func cmdSuperuser(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {

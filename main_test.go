@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -340,6 +341,7 @@ func TestCommandLine(t *testing.T) {
 		{"logs seed help", []string{"logs", "seed", "--help"}, "", "  -n int"},
 		{"version help", []string{"version", "--help"}, "", "usage: strongbox version"},
 		{"top help", []string{"--help"}, "", "usage:\n  strongbox serve"},
+		{"top -help", []string{"-help"}, "", "usage:\n  strongbox serve"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -395,13 +397,49 @@ func TestServeOperatorPassword(t *testing.T) {
 
 func TestInvocation(t *testing.T) {
 	for arg0, want := range map[string]string{
-		"/tmp/go-build2873/b001/exe/strongbox": "go run .",
-		"./strongbox":                          "./strongbox",
-		"/usr/local/bin/strongbox":             "/usr/local/bin/strongbox",
-		"":                                     "strongbox",
+		"/tmp/go-build2873/b001/exe/strongbox":          "go run .",
+		"/root/.cache/go-build/ed/ed266f0c-d/strongbox": "go run .",
+		"./strongbox":              "./strongbox",
+		"/usr/local/bin/strongbox": "/usr/local/bin/strongbox",
+		"":                         "strongbox",
 	} {
 		if got := invocation(arg0); got != want {
 			t.Errorf("invocation(%q) = %q, want %q", arg0, got, want)
 		}
+	}
+}
+
+// failWriter is an output that cannot be written, as stdout sent to
+// /dev/full.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestServePasswordWhenStdoutFails: a first password that cannot be printed
+// on stdout is printed on stderr, so it is never created unseen.
+func TestServePasswordWhenStdoutFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	errOut := &syncBuffer{}
+	ready, done := make(chan struct{}), make(chan error, 1)
+	go func() {
+		done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--dir", t.TempDir()}, envOf("STRONGBOX_BCRYPT_COST", "4"),
+			failWriter{}, errOut, func(string) { close(ready) })
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("serve exited: %v", err)
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not start within 20 s")
+	}
+	if out := errOut.String(); !strings.Contains(out, "Created the first superuser (shown only this once)") || !strings.Contains(out, "password: ") {
+		t.Errorf("stderr lacks the credentials stdout could not take:\n%s", out)
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve did not stop within 30 s")
 	}
 }

@@ -1,7 +1,7 @@
 // Package filterlang implements the query languages of the API: filter
 // expressions (the `filter` parameter), sort expressions (`sort`) and
 // response projections (`fields`), following the interface document
-// (../shared/spec/interface-v0.31.0.md §4.1, §4.3, §4.4) and the behaviour
+// (PocketBase v0.31.0's interface specification, §4.1, §4.3, §4.4) and the behaviour
 // of PocketBase v0.31.0, except where noted as stricter.
 //
 // A filter is parsed once with Parse, which checks its syntax and limits,
