@@ -89,15 +89,17 @@ const (
 	levelError      = 8
 )
 
-// A query parameter is secret, and its value never reaches the request log
-// (in the URL or the Referer), when its name, decoded, lower-cased and with
+// A parameter is secret, and its value never reaches the request log (in
+// the URL or the Referer), when its name, decoded, lower-cased and with
 // every character but a-z and 0-9 removed, contains one of secretWords or
-// is one of secretNames. So token, Token, TOKEN, token[], access_token,
-// refresh_token, newPassword, client_secret and X-Api-Key are all secret,
-// however their names are escaped; the rule does not depend on a spelling.
+// is one of secretNames. So token, TOKEN, token[], access_token,
+// refresh_token, newPassword, passphrase, client_secret, X-Api-Key,
+// sessionid and code_verifier are all secret, however their names are
+// escaped; the rule does not depend on a spelling.
 var (
-	secretWords = []string{"token", "password", "passwd", "secret", "apikey", "signature"}
-	secretNames = []string{"code", "otp", "key", "sig", "auth", "authorization", "credential", "credentials"}
+	secretWords = []string{"token", "pass", "pwd", "secret", "apikey", "signature", "jwt", "session",
+		"privatekey", "accesskey", "authkey", "bearer", "hmac", "verifier", "credential"}
+	secretNames = []string{"code", "otp", "key", "sig", "sid", "pw", "auth", "authorization"}
 )
 
 // secretParam reports whether a decoded query parameter name is secret.
@@ -187,50 +189,110 @@ func errorDetails(e *Error) any {
 	return nil
 }
 
-// redactURI returns the request URI with the values of secret query
-// parameters replaced.
+// redactURI returns the request URI with the values of secret parameters
+// replaced (see redactParams).
 func redactURI(u *url.URL) string {
-	if u.RawQuery == "" {
-		return u.RequestURI()
+	uri := u.EscapedPath()
+	if u.RawQuery != "" {
+		uri += "?" + u.RawQuery
 	}
-	return u.EscapedPath() + "?" + redactQuery(u.RawQuery)
+	return redactParams(uri)
 }
 
-// redactReferer redacts the query of a Referer header the same way, and
-// its userinfo (http://user:pass@host/), whatever it holds.
+// redactReferer redacts a Referer header's parameters as redactURI does,
+// and its userinfo (http://user:pass@host/), whatever it holds: the part of
+// the authority up to its last '@', in any of the forms a hand-made client
+// may send (no scheme, "//host", backslashes for slashes).
 func redactReferer(ref string) string {
-	base, query, hasQuery := strings.Cut(ref, "?")
-	if scheme, rest, ok := strings.Cut(base, "://"); ok {
-		authority, path, _ := strings.Cut(rest, "/")
-		if i := strings.LastIndexByte(authority, '@'); i >= 0 {
-			base = scheme + "://" + redactedValue + authority[i:]
-			if len(rest) > len(authority) {
-				base += "/" + path
+	start := 0
+	if i := strings.IndexByte(ref, ':'); i > 0 && isScheme(ref[:i]) {
+		start = i + 1
+	}
+	for start < len(ref) && (ref[start] == '/' || ref[start] == '\\') {
+		start++
+	}
+	end := start + strings.IndexAny(ref[start:], "/\\?#")
+	if end < start {
+		end = len(ref)
+	}
+	if at := strings.LastIndexByte(ref[start:end], '@'); at >= 0 {
+		ref = ref[:start] + redactedValue + ref[start+at:]
+	}
+	return redactParams(ref)
+}
+
+// isScheme reports whether s is a URL scheme (RFC 3986 §3.1).
+func isScheme(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
+}
+
+// redactParams replaces the values of secret parameters (secretParam) in a
+// URI. Everything from its first '?' or '#' (or an escaped "%23" in the
+// path) is cut at '?', '&', ';', '#' and "%23", so a query, a fragment
+// (the OAuth2 implicit flow's #access_token=…) and semicolon-separated
+// pairs are all covered; every name=value piece with a secret name has its
+// value replaced. Names are compared decoded, so an escaped name such as
+// %74oken is caught too.
+func redactParams(uri string) string {
+	i := nextDelim(uri, true)
+	if i < 0 {
+		return uri
+	}
+	var b strings.Builder
+	b.WriteString(uri[:i])
+	for rest := uri[i:]; rest != ""; {
+		d := 1
+		if rest[0] == '%' {
+			d = 3
+		}
+		b.WriteString(rest[:d])
+		rest = rest[d:]
+		j := nextDelim(rest, false)
+		if j < 0 {
+			j = len(rest)
+		}
+		piece := rest[:j]
+		if k, _, ok := strings.Cut(piece, "="); ok {
+			name, err := url.QueryUnescape(k)
+			if err != nil {
+				name = k
+			}
+			if secretParam(name) {
+				piece = k + "=" + redactedValue
+			}
+		}
+		b.WriteString(piece)
+		rest = rest[j:]
+	}
+	return b.String()
+}
+
+// nextDelim returns the index of the next parameter delimiter in s ('?',
+// '#', "%23", and with pairs also '&' and ';'), or -1.
+func nextDelim(s string, first bool) int {
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '?', '#':
+			return i
+		case '&', ';':
+			if !first {
+				return i
+			}
+		case '%':
+			if i+2 < len(s) && s[i+1] == '2' && s[i+2] == '3' {
+				return i
 			}
 		}
 	}
-	if !hasQuery {
-		return base
-	}
-	return base + "?" + redactQuery(query)
-}
-
-// redactQuery replaces the values of secret parameters (secretParam) in a
-// raw query. Names are compared decoded, so an escaped name such as %74oken
-// is caught too.
-func redactQuery(raw string) string {
-	parts := strings.Split(raw, "&")
-	for i, part := range parts {
-		k, _, _ := strings.Cut(part, "=")
-		name, err := url.QueryUnescape(k)
-		if err != nil {
-			name = k
-		}
-		if secretParam(name) {
-			parts[i] = k + "=" + redactedValue
-		}
-	}
-	return strings.Join(parts, "&")
+	return -1
 }
 
 // logText makes a client-supplied string valid UTF-8, replacing invalid

@@ -281,36 +281,72 @@ func TestLogText(t *testing.T) {
 }
 
 // TestRedaction: the documented rule (secretParam) catches every spelling
-// of a secret name, and the Referer's userinfo is removed.
+// of a secret name, wherever the URI carries parameters, and a Referer's
+// userinfo is removed in whatever form it comes.
 func TestRedaction(t *testing.T) {
-	queries := []struct{ in, want string }{
-		{"token=a&x=1", "token=REDACTED&x=1"},
-		{"Token=a&TOKEN=b", "Token=REDACTED&TOKEN=REDACTED"},
-		{"token%5B%5D=a&token[]=b", "token%5B%5D=REDACTED&token[]=REDACTED"},
-		{"access_token=a&refresh_token=b&id_token=c", "access_token=REDACTED&refresh_token=REDACTED&id_token=REDACTED"},
-		{"code=a&state=s", "code=REDACTED&state=s"},
-		{"secret=a&client_secret=b&X-Api-Key=c", "secret=REDACTED&client_secret=REDACTED&X-Api-Key=REDACTED"},
-		{"newPassword=a&oldPassword=b&passwordConfirm=c&password=d", "newPassword=REDACTED&oldPassword=REDACTED&passwordConfirm=REDACTED&password=REDACTED"},
-		{"filter=a&perPage=5&page=1&sort=-created&fields=id", "filter=a&perPage=5&page=1&sort=-created&fields=id"},
-		{"%74oken=a&passw%6Frd=b", "%74oken=REDACTED&passw%6Frd=REDACTED"},
-		{"token", "token=REDACTED"},
+	uris := []struct{ in, want string }{
+		{"/p?token=a&x=1", "/p?token=REDACTED&x=1"},
+		{"/p?Token=a&TOKEN=b", "/p?Token=REDACTED&TOKEN=REDACTED"},
+		{"/p?token%5B%5D=a&token[]=b", "/p?token%5B%5D=REDACTED&token[]=REDACTED"},
+		{"/p?access_token=a&refresh_token=b&id_token=c", "/p?access_token=REDACTED&refresh_token=REDACTED&id_token=REDACTED"},
+		{"/p?code=a&state=s", "/p?code=REDACTED&state=s"},
+		{"/p?secret=a&client_secret=b&X-Api-Key=c", "/p?secret=REDACTED&client_secret=REDACTED&X-Api-Key=REDACTED"},
+		{"/p?newPassword=a&oldPassword=b&passwordConfirm=c&password=d", "/p?newPassword=REDACTED&oldPassword=REDACTED&passwordConfirm=REDACTED&password=REDACTED"},
+		{"/p?pass=a&pwd=b&pw=c&passphrase=d&jwt=e&sessionid=f&sid=g&privateKey=h&accessKey=i&authKey=j&bearer=k&hmac=l&code_verifier=m",
+			"/p?pass=REDACTED&pwd=REDACTED&pw=REDACTED&passphrase=REDACTED&jwt=REDACTED&sessionid=REDACTED&sid=REDACTED&privateKey=REDACTED&accessKey=REDACTED&authKey=REDACTED&bearer=REDACTED&hmac=REDACTED&code_verifier=REDACTED"},
+		{"/p?filter=a&perPage=5&page=1&sort=-created&fields=id&mfaId=x&otpId=y", "/p?filter=a&perPage=5&page=1&sort=-created&fields=id&mfaId=x&otpId=y"},
+		{"/p?%74oken=a&passw%6Frd=b", "/p?%74oken=REDACTED&passw%6Frd=REDACTED"},
+		{"/p?a=1;token=b", "/p?a=1;token=REDACTED"},
+		{"/p?x=1#access_token=b&y=2", "/p?x=1#access_token=REDACTED&y=2"},
+		{"/p#access_token=b", "/p#access_token=REDACTED"},
+		{"/api/health%23access_token=b", "/api/health%23access_token=REDACTED"},
+		{"/p?token", "/p?token"},
+		{"/a=b/token=c", "/a=b/token=c"},
+		{"/p", "/p"},
 	}
-	for _, tt := range queries {
-		if got := redactQuery(tt.in); got != tt.want {
-			t.Errorf("redactQuery(%q) = %q, want %q", tt.in, got, tt.want)
+	for _, tt := range uris {
+		if got := redactParams(tt.in); got != tt.want {
+			t.Errorf("redactParams(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 	referers := []struct{ in, want string }{
 		{"http://user:pass@host/", "http://REDACTED@host/"},
 		{"https://user@host:8080/a/b?token=x&y=1", "https://REDACTED@host:8080/a/b?token=REDACTED&y=1"},
 		{"https://a:b@host", "https://REDACTED@host"},
+		{"//user:s3cret@host/", "//REDACTED@host/"},
+		{"user:s3cret@host/", "user:REDACTED@host/"},
+		{"http:\\\\user:s3cret@host/", "http:\\\\REDACTED@host/"},
+		{"https://a:b@c@host/p", "https://REDACTED@host/p"},
+		{"http://app.example/cb#access_token=x", "http://app.example/cb#access_token=REDACTED"},
 		{"https://host/users/@me?x=1", "https://host/users/@me?x=1"},
 		{"https://host/", "https://host/"},
-		{"not a url @ all", "not a url @ all"},
+		{"not a url @ all", "REDACTED@ all"},
+		{"", ""},
 	}
 	for _, tt := range referers {
 		if got := redactReferer(tt.in); got != tt.want {
 			t.Errorf("redactReferer(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
+}
+
+// FuzzRedact: redaction never panics, is idempotent, and leaves no value of
+// a secret parameter it was given in clear.
+func FuzzRedact(f *testing.F) {
+	for _, s := range []string{"/p?token=a&x=1", "/p#access_token=b", "http://u:p@h/?code=c", "//u:p@h", "a%23token=b;c", "", "?", "%2", "http:\\\\u@h"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for name, redact := range map[string]func(string) string{"redactParams": redactParams, "redactReferer": redactReferer} {
+			once := redact(s)
+			if twice := redact(once); twice != once {
+				t.Fatalf("%s not idempotent: %q -> %q -> %q", name, s, once, twice)
+			}
+		}
+		const secret = "S3CR3TVALUE"
+		probe := s + "?access_token=" + secret
+		if got := redactParams(probe); strings.Contains(got, secret) {
+			t.Fatalf("redactParams(%q) = %q keeps the secret", probe, got)
+		}
+	})
 }
