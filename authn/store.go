@@ -187,6 +187,27 @@ func (s *Store) bootstrap() error {
 		s.log.Warn("auth journal: _superusers broke its invariants (written by an older version); restored",
 			"options", strings.Join(what, ", "))
 		ops = append(ops, &op{Op: "collection", Collection: fixed})
+		if opened := slices.ContainsFunc(what, func(o string) bool { return strings.HasSuffix(o, "Rule") }); opened {
+			// Whoever the old rules let in may have made themselves a
+			// superuser: name the accounts for the operator to review.
+			var emails []string
+			for _, r := range s.sortedRecords(SuperusersID) {
+				emails = append(emails, r.Email)
+			}
+			s.log.Warn("auth journal: _superusers had rules that let others create, read or change superusers; review every superuser and delete any you did not create",
+				"superusers", len(emails), "emails", strings.Join(emails[:min(len(emails), 50)], ", "))
+		}
+	}
+	for _, id := range s.colOrder {
+		c := s.cols[id]
+		if c.IsSuperusers() || !c.IsAuth() {
+			continue
+		}
+		if fixed, what := repairDurations(c.clone()); len(what) > 0 {
+			s.log.Warn("auth journal: token durations out of range (written by an older version); set to the defaults",
+				"collection", c.Name, "options", strings.Join(what, ", "))
+			ops = append(ops, &op{Op: "collection", Collection: fixed})
+		}
 	}
 	if len(s.cols) == 0 {
 		c, err := newUsersCollection(s.rnd, now)
@@ -225,13 +246,40 @@ func repairSuperusers(su *Collection) (*Collection, []string) {
 	fix("oauth2", c.OAuth2.Enabled || len(c.OAuth2.Providers) > 0, func() { c.OAuth2.Enabled, c.OAuth2.Providers = false, []Provider{} })
 	fix("passwordAuth", !c.PasswordAuth.Enabled, func() { c.PasswordAuth.Enabled = true })
 	fix("otp/mfa", c.OTP.Enabled || c.MFA.Enabled, func() { c.OTP.Enabled, c.MFA.Enabled = false, false })
-	defaults := map[TokenType]int64{TokenAuth: 86400, TokenPasswordReset: 1800, TokenEmailChange: 1800, TokenVerification: 259200, TokenFile: 180}
-	for _, typ := range TokenTypes {
-		t := c.Token(typ)
-		fix(string(typ)+"Token", checkRange(t.Duration, MinTokenDuration, MaxTokenDuration) != nil, func() { t.Duration = defaults[typ] })
-	}
+	_, durations := repairDurations(c)
+	what = append(what, durations...)
 	slices.Sort(what)
 	return c, what
+}
+
+// repairDurations puts every token duration of c that is out of range (and
+// not the static users authToken of §5.9) back to its default, in place,
+// and returns it with the names of the options it changed. Older versions accepted
+// any duration, 0 included, where tokens now always expire.
+func repairDurations(c *Collection) (*Collection, []string) {
+	var what []string
+	for _, typ := range TokenTypes {
+		t := c.Token(typ)
+		if checkRange(t.Duration, MinTokenDuration, MaxTokenDuration) != nil && !staticAllowed(c, typ, t.Duration) {
+			t.Duration = defaultTokenDuration(c, typ)
+			what = append(what, string(typ)+"Token")
+		}
+	}
+	return c, what
+}
+
+// defaultTokenDuration is the reference's duration of c's tokens of type
+// typ, in seconds (pocketbase-auth.md §3.2).
+func defaultTokenDuration(c *Collection, typ TokenType) int64 {
+	switch typ {
+	case TokenAuth:
+		return int64(defaultAuthDuration(c))
+	case TokenVerification:
+		return 259200
+	case TokenFile:
+		return 180
+	}
+	return 1800 // password reset, email change
 }
 
 // Snapshot writes a consistent copy of the store's journal (everything

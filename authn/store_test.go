@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -408,6 +409,63 @@ func TestRepairSuperusers(t *testing.T) {
 	got := s.Superusers()
 	if got.CreateRule != nil || got.ListRule != nil || got.AuthToken.Duration != 86400 || got.OAuth2.Enabled {
 		t.Errorf("after reopen: createRule %v listRule %v authToken %d oauth2 %v", got.CreateRule, got.ListRule, got.AuthToken.Duration, got.OAuth2.Enabled)
+	}
+}
+
+// TestRepairOnOpen: token durations an older version let out of range are
+// put back to their defaults when the store opens (but users' static
+// authToken of §5.9 is kept), and a _superusers whose rules were opened is
+// reported with every superuser for the operator to review.
+func TestRepairOnOpen(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	members, err := s.CreateCollection(input(t, `{"name":"members","type":"auth"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSuperuser(t.Context(), "planted@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	m := members.clone()
+	m.AuthToken.Duration, m.FileToken.Duration = 0, 5
+	users, _ := s.Collection(UsersName)
+	u := users.clone()
+	u.AuthToken.Duration, u.VerificationToken.Duration = 0, 0
+	su := s.Superusers().clone()
+	su.CreateRule = strp("")
+	s.mu.Lock()
+	if err := s.commit(&op{Op: "collection", Collection: m}, &op{Op: "collection", Collection: u}, &op{Op: "collection", Collection: su}); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Unlock()
+	s.Close()
+
+	var log bytes.Buffer
+	h, err := NewHasher(bcrypt.MinCost, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(path, Options{Hasher: h, Now: clk.Now, Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, _ := s.Collection("members")
+	if got.AuthToken.Duration != 604800 || got.FileToken.Duration != 180 {
+		t.Errorf("members after reopen: authToken %d fileToken %d, want 604800 and 180", got.AuthToken.Duration, got.FileToken.Duration)
+	}
+	gotUsers, _ := s.Collection(UsersName)
+	if gotUsers.AuthToken.Duration != 0 || gotUsers.VerificationToken.Duration != 259200 {
+		t.Errorf("users after reopen: authToken %d verificationToken %d, want 0 (static, §5.9) and 259200", gotUsers.AuthToken.Duration, gotUsers.VerificationToken.Duration)
+	}
+	for _, want := range []string{
+		`collection=members options="authToken, fileToken"`,
+		`collection=users options=verificationToken`,
+		"review every superuser",
+		"planted@example.com",
+	} {
+		if !strings.Contains(log.String(), want) {
+			t.Errorf("the log lacks %q:\n%s", want, log.String())
+		}
 	}
 }
 
