@@ -136,7 +136,17 @@ func TestFullDuringCompaction(t *testing.T) {
 		t.Errorf("compaction left its temporary file: %v", err)
 	}
 	full := s.j.Size()
+	// A failed compaction is not retried at once, but after compactBackoff.
 	fsys.SetFree(-1)
+	if err := setName(s, a.ID, names[(i+1)%2]); err != nil {
+		t.Fatal(err)
+	}
+	if s.j.Size() < full {
+		t.Errorf("journal compacted again at once after a failed compaction (%d bytes, was %d)", s.j.Size(), full)
+	}
+	full = s.j.Size()
+	clk.t = clk.t.Add(compactBackoff)
+	i++
 	want = names[(i+1)%2]
 	if err := setName(s, a.ID, want); err != nil {
 		t.Fatal(err)

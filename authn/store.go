@@ -56,6 +56,7 @@ type Store struct {
 	mu        sync.RWMutex // guards everything below; writers also hold it across the journal append
 	j         *journal.File
 	compactAt int64
+	noCompact time.Time // no compaction before this, after one failed (compactBackoff)
 	live      int64                         // bytes of the latest frame of each live object
 	sizes     map[string]int64              // frame size of each object's latest state, by key
 	cols      map[string]*Collection        // by id
@@ -146,11 +147,11 @@ func Open(path string, opts Options) (*Store, error) {
 	}, func(off int64, payload []byte) error {
 		var ops []*op
 		if err := json.Unmarshal(payload, &ops); err != nil {
-			return fmt.Errorf("authn: decode journal entry at offset %d: %w", off, err)
+			return fmt.Errorf("decode %s entry at offset %d: %w", path, off, err)
 		}
 		for _, o := range ops {
 			if err := o.check(); err != nil {
-				return fmt.Errorf("authn: journal entry at offset %d: %w", off, err)
+				return fmt.Errorf("%s entry at offset %d: %w", path, off, err)
 			}
 		}
 		s.applyFrame(ops, journal.FrameSize(len(payload)))
@@ -399,14 +400,21 @@ func (s *Store) commit(ops ...*op) error {
 		return err
 	}
 	s.applyFrame(ops, journal.FrameSize(len(payload)))
-	if size := s.j.Size(); size > s.compactAt && size > 4*s.live {
+	if size := s.j.Size(); size > s.compactAt && size > 4*s.live && !s.now().Before(s.noCompact) {
 		if err := s.compact(); err != nil {
-			// The journal is still whole and correct, just longer than needed.
-			s.log.Warn("auth journal: compaction failed", "err", err)
+			// The journal is still whole and correct, just longer than
+			// needed. A compaction that failed (most often for lack of
+			// space) is not tried again at every write: each try would
+			// write the whole live state again, and log again.
+			s.noCompact = s.now().Add(compactBackoff)
+			s.log.Warn("auth journal: compaction failed; the journal stays as it is", "err", err, "retry after", compactBackoff)
 		}
 	}
 	return nil
 }
+
+// compactBackoff is how long a failed compaction waits before the next try.
+const compactBackoff = 10 * time.Second
 
 // compact rewrites the journal with the live state only. The caller holds s.mu.
 func (s *Store) compact() error {

@@ -156,7 +156,19 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	if st != nil {
 		st.err = e
 	}
-	if e.Status >= 500 && e.Err != nil { // a nil cause was logged where it arose, or is the busy 503
+	switch {
+	case e.Status < 500 || e.Err == nil: // a nil cause was logged where it arose, or is the busy 503
+	case errors.Is(e.Err, journal.ErrStorageFull) || errors.Is(e.Err, journal.ErrStorageFailed):
+		// A full or failing disk refuses every write until it recovers:
+		// one line every capLogEvery at most, with the count, not one per request
+		// (the stores log when a failure starts and ends).
+		s.storageLogMu.Lock()
+		refused, ok := s.storageLog.event()
+		s.storageLogMu.Unlock()
+		if ok {
+			s.log.Warn("requests refused: storage cannot save changes", "refused", refused, "last", r.Method+" "+r.URL.Path, "err", e.Err)
+		}
+	default:
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", e.Err)
 	}
 	if st != nil && st.wrote {

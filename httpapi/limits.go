@@ -140,12 +140,11 @@ func (b *requestBody) release() {
 // waits: a body that does not fit is refused, so the memory taken by
 // bodies stays under its size whatever clients send.
 type budget struct {
-	mu      sync.Mutex
-	size    int64
-	free    int64
-	log     *slog.Logger
-	lastLog time.Time
-	refused int // since the last log line
+	mu   sync.Mutex
+	size int64
+	free int64
+	log  *slog.Logger
+	logs logEvery // the "budget exhausted" line
 }
 
 func newBudget(size int64, log *slog.Logger) *budget {
@@ -160,10 +159,8 @@ func (b *budget) take(n int64) bool {
 		b.free -= n
 		return true
 	}
-	b.refused++
-	if now := time.Now(); now.Sub(b.lastLog) >= capLogEvery {
-		b.log.Warn("request body budget exhausted: refusing bodies with 503", "budget", b.size, "refused", b.refused)
-		b.lastLog, b.refused = now, 0
+	if refused, ok := b.logs.event(); ok {
+		b.log.Warn("request body budget exhausted: refusing bodies with 503", "budget", b.size, "refused", refused)
 	}
 	return false
 }

@@ -118,8 +118,7 @@ type capListener struct {
 	mu        sync.Mutex
 	open      int            // connections open
 	perClient map[string]int // connections open per client address (at most open keys)
-	lastLog   time.Time
-	refused   int // since the last log line
+	logs      logEvery       // the "cap reached" line
 }
 
 func newCapListener(ln net.Listener, n, perClient int, log *slog.Logger) *capListener {
@@ -187,10 +186,8 @@ func (l *capListener) refuse(c net.Conn) {
 	c.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.refused++
-	if now := time.Now(); now.Sub(l.lastLog) >= capLogEvery {
-		l.log.Warn("connection cap reached: refusing new connections", "cap", l.max, "perClient", l.maxPerClient, "open", l.open, "refused", l.refused)
-		l.lastLog, l.refused = now, 0
+	if refused, ok := l.logs.event(); ok {
+		l.log.Warn("connection cap reached: refusing new connections", "cap", l.max, "perClient", l.maxPerClient, "open", l.open, "refused", refused)
 	}
 }
 
@@ -303,4 +300,24 @@ func errorResponse(code int, msg string) []byte {
 	b.WriteString("\r\n")
 	b.Write(body)
 	return b.Bytes()
+}
+
+// logEvery limits a log line about a repeated event (a refusal, a failed
+// write) to one per capLogEvery, with the number of events it stands for,
+// so that a flood of them cannot flood the log. The zero value is ready;
+// callers serialise its use.
+type logEvery struct {
+	last   time.Time
+	events int // since the last line
+}
+
+// event records one event and reports whether to log a line now, and how
+// many events that line stands for.
+func (e *logEvery) event() (events int, now bool) {
+	e.events++
+	if t := time.Now(); t.Sub(e.last) >= capLogEvery {
+		events, e.last, e.events = e.events, t, 0
+		return events, true
+	}
+	return 0, false
 }

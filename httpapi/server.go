@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -92,6 +93,9 @@ type Server struct {
 	login      *ratelimit.Guard        // the password-login throttle
 	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter  Restarter
+
+	storageLogMu sync.Mutex
+	storageLog   logEvery // requests refused for a full or failing disk
 }
 
 // NewServer builds the API with its routes and middleware.

@@ -64,7 +64,7 @@ func newEnv(t *testing.T) *env {
 }
 
 // newEnvWith is newEnv with limits and timeouts from cfg and hc (the
-// stores, clock and logger are the env's own).
+// stores and clock are the env's own; so is the logger unless cfg has one).
 func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 	t.Helper()
 	return newEnvOn(t, cfg, hc, nil)
@@ -99,7 +99,10 @@ func newEnvOn(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS) *env {
 	}
 	t.Cleanup(func() { logs.Close() })
 	followLogSettings(t, set, logs)
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(testWriter{t}, nil))
+	}
 	cfg.Auth, cfg.Logs, cfg.Settings, cfg.Now, cfg.Logger = auth, logs, set, clk.Now, logger
 	if hc.Logger == nil {
 		hc.Logger = logger

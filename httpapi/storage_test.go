@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"fmt"
+	"log/slog"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -149,5 +151,25 @@ func TestSettingsStorageFull(t *testing.T) {
 	wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
 	if res := e.do("GET", "/api/health", "", nil); res.Status != 429 {
 		t.Errorf("GET /api/health once the limit is saved = %d %s, want 429", res.Status, res.Body)
+	}
+}
+
+// TestStorageFullLogsOnce: a flood of writes refused for a full disk makes
+// one log line with their count, not one line each.
+func TestStorageFullLogsOnce(t *testing.T) {
+	var log syncLog
+	fsys := journaltest.New()
+	e := newEnvOn(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}, HTTPConfig{}, fsys)
+	fsys.SetFree(0)
+	for i := range 20 {
+		res := e.do("POST", "/api/collections/users/records", "", map[string]string{
+			"email": fmt.Sprintf("u%d@example.com", i), "password": "password123", "passwordConfirm": "password123"})
+		wantError(t, res, 507, "Storage is full: the change was not saved.")
+	}
+	if n := strings.Count(log.String(), "requests refused: storage cannot save changes"); n != 1 {
+		t.Errorf("%d log lines about refused writes, want 1:\n%s", n, log.String())
+	}
+	if strings.Contains(log.String(), "request failed") {
+		t.Errorf("a refused write was logged as a failed request:\n%s", log.String())
 	}
 }

@@ -148,10 +148,10 @@ func Open(path string, opts Options) (*Store, error) {
 	j, err := journal.Open(path, jopts, func(off int64, p []byte) error {
 		rec := record{Settings: Defaults()}
 		if err := json.Unmarshal(p, &rec); err != nil {
-			return fmt.Errorf("settings: decode %s: %w", path, err)
+			return fmt.Errorf("decode %s at offset %d: %w", path, off, err)
 		}
 		if rec.V > recordVersion || rec.V < 0 {
-			return fmt.Errorf("settings: %s at offset %d: format version %d, but this strongbox reads versions up to %d: run a newer strongbox on this data dir", path, off, rec.V, recordVersion)
+			return fmt.Errorf("%s at offset %d: format version %d, but this strongbox reads versions up to %d: run a newer strongbox on this data dir", path, off, rec.V, recordVersion)
 		}
 		cur, found = rec.Settings, true
 		return nil
