@@ -56,7 +56,7 @@ type Store struct {
 	mu        sync.RWMutex // guards everything below; writers also hold it across the journal append
 	j         *journal.File
 	compactAt int64
-	noCompact time.Time // no compaction before this, after one failed (compactBackoff)
+	noCompact time.Time                     // no compaction before this, after one failed (compactBackoff)
 	live      int64                         // bytes of the latest frame of each live object
 	sizes     map[string]int64              // frame size of each object's latest state, by key
 	cols      map[string]*Collection        // by id
