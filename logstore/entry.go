@@ -109,6 +109,14 @@ func clampMs(t time.Time) int64 {
 	return min(max(ms, minCreatedMs), maxCreatedMs)
 }
 
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && (a < 0) != (b < 0) {
+		q--
+	}
+	return q
+}
+
 // fromMs converts Unix milliseconds back to a UTC time.
 func fromMs(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 

@@ -1,0 +1,117 @@
+package logstore
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"strongbox/logstore/journal"
+)
+
+// load opens and indexes the existing segments.
+func (s *Store) load() error {
+	ents, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("logstore: open %s: %w", s.dir, err)
+	}
+	for _, de := range ents {
+		first, key, ok := parseSegmentName(de.Name())
+		if !ok || !de.Type().IsRegular() {
+			continue
+		}
+		s.segs = append(s.segs, &segment{
+			path:     filepath.Join(s.dir, de.Name()),
+			firstSeq: first,
+			key:      key,
+			lastSeq:  first - 1,
+		})
+	}
+	slices.SortFunc(s.segs, func(a, b *segment) int { return cmp.Compare(a.firstSeq, b.firstSeq) })
+
+	// Segments are independent: index each into its own partial index,
+	// on all cores, then merge the partial indexes in order.
+	parts := make([]*index, len(s.segs))
+	errs := make([]error, len(s.segs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(s.segs)) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(s.segs) {
+					return
+				}
+				limit := int64(math.MaxInt64)
+				if i+1 < len(s.segs) {
+					limit = s.segs[i+1].firstSeq
+				}
+				parts[i], errs[i] = s.loadSegment(s.segs[i], limit)
+			}
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if len(parts) > 0 {
+		s.idx = parts[0]
+		s.idx.merge(parts[1:])
+	}
+	s.segs = slices.DeleteFunc(s.segs, func(seg *segment) bool {
+		if seg.f == nil {
+			// Never reuse the sequence numbers of a set-aside segment.
+			s.nextSeq = max(s.nextSeq, seg.firstSeq+1)
+			return true
+		}
+		return false
+	})
+	return nil
+}
+
+// loadSegment opens seg and indexes its records (sequence numbers below
+// limit) into a new partial index.
+func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
+	x := newIndex()
+	var rec record
+	opts := s.journalOptions()
+	opts.OnDamage = func(d journal.Damage) {
+		s.log.Warn("logstore: damaged segment bytes dropped",
+			"path", seg.path, "offset", d.Offset, "length", d.Length, "tornTail", d.Tail)
+	}
+	f, err := journal.Open(seg.path, opts, func(off int64, p []byte) error {
+		if err := decodeRecord(p, &rec); err != nil || rec.seq >= limit {
+			s.log.Warn("logstore: malformed record skipped", "path", seg.path, "offset", off)
+			return nil
+		}
+		if err := x.add(seg, off, &rec); err != nil {
+			s.log.Warn("logstore: record skipped", "path", seg.path, "offset", off, "error", err)
+		}
+		return nil
+	})
+	if errors.Is(err, journal.ErrNotJournal) {
+		// Not a journal: its header is damaged. Keep the file for manual
+		// recovery, out of the way, and carry on without it.
+		s.log.Error("logstore: segment header damaged, segment set aside",
+			"path", seg.path, "renamedTo", seg.path+".broken")
+		if err := os.Rename(seg.path, seg.path+".broken"); err != nil {
+			return nil, fmt.Errorf("logstore: open %s: %w", s.dir, err)
+		}
+		return newIndex(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("logstore: open %s: %w", s.dir, err)
+	}
+	seg.f = f
+	seg.day = floorDiv(clampMs(s.now()), dayMs)
+	if len(x.chunks) > 0 {
+		seg.day = floorDiv(x.chunks[0].created[0], dayMs)
+	}
+	return x, nil
+}

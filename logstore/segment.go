@@ -1,0 +1,96 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"strongbox/logstore/journal"
+)
+
+// segment is one segment file: a journal of records with consecutive
+// sequence numbers from firstSeq on.
+type segment struct {
+	path     string
+	firstSeq int64
+	key      uint64
+	f        *journal.File
+
+	// Guarded by Store.mu (written with Store.wmu held as well).
+	lastSeq    int64 // last indexed sequence number; firstSeq-1 when empty
+	rows       int
+	maxCreated int64   // newest Created of its rows (Unix ms)
+	day        int64   // UTC day it holds entries of, for rotation
+	extras     []extra // see chunk.ext
+}
+
+func segmentName(firstSeq int64, key uint64) string {
+	return fmt.Sprintf("%016x-%016x.seg", firstSeq, key)
+}
+
+// parseSegmentName is the inverse of segmentName.
+func parseSegmentName(name string) (firstSeq int64, key uint64, ok bool) {
+	if len(name) != 37 || name[16] != '-' || name[33:] != ".seg" {
+		return 0, 0, false
+	}
+	a, err1 := strconv.ParseUint(name[:16], 16, 64)
+	b, err2 := strconv.ParseUint(name[17:33], 16, 64)
+	if err1 != nil || err2 != nil || a < 1 || a > maxSeq {
+		return 0, 0, false
+	}
+	return int64(a), b, true
+}
+
+// journalOptions returns the options segments are opened with: an fsync
+// slower than the group-commit window breaks the store's promise that an
+// entry is durable within it, and is logged.
+func (s *Store) journalOptions() journal.Options {
+	return journal.Options{FS: s.fs, Logger: s.log, SyncWindow: s.window}
+}
+
+// createSegment creates an empty segment file whose first record will have
+// sequence number first. If that fails, no file is left behind.
+func (s *Store) createSegment(first int64, key uint64) (*segment, error) {
+	path := filepath.Join(s.dir, segmentName(first, key))
+	f, err := journal.Open(path, s.journalOptions(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("logstore: create segment: %w", err)
+	}
+	return &segment{
+		path:     path,
+		firstSeq: first,
+		key:      key,
+		f:        f,
+		lastSeq:  first - 1,
+		day:      floorDiv(clampMs(s.now()), dayMs),
+	}, nil
+}
+
+// errRotateWait is returned by rotate during its back-off.
+var errRotateWait = errors.New("logstore: rotation failed recently, not retried yet")
+
+// rotate starts a new active segment. If that fails it logs why, and
+// further calls fail at once (errRotateWait) until a back-off has passed:
+// the active segment takes the entries meanwhile. The caller holds wmu.
+func (s *Store) rotate() error {
+	now := time.Now()
+	if now.Before(s.rotAfter) {
+		return errRotateWait
+	}
+	old := s.segs[len(s.segs)-1]
+	seg, err := s.createSegment(s.nextSeq, old.key)
+	if err != nil {
+		s.rotWait = min(max(2*s.rotWait, minRotateWait), maxRotateWait)
+		s.rotAfter = now.Add(s.rotWait)
+		s.log.Error("logstore: rotate segment: the active segment takes new entries meanwhile",
+			"error", err, "retryIn", s.rotWait)
+		return err
+	}
+	s.rotWait, s.rotAfter = 0, time.Time{}
+	s.mu.Lock()
+	s.segs = append(s.segs, seg)
+	s.mu.Unlock()
+	return nil
+}
