@@ -11,6 +11,10 @@ import (
 	"strongbox/logstore/journal"
 )
 
+// faultLogEvery is how often, at most, the writer logs that writes keep
+// failing, so that a full disk does not flood the server's log.
+const faultLogEvery = time.Minute
+
 // commit writes batch to the active segment, fsyncs it and indexes it, then
 // enforces the size cap.
 func (s *Store) commit(batch []Entry) error {

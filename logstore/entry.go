@@ -109,6 +109,8 @@ func clampMs(t time.Time) int64 {
 	return min(max(ms, minCreatedMs), maxCreatedMs)
 }
 
+// floorDiv is a/b rounded toward minus infinity, so that times before
+// 1970 fall in the right day or hour.
 func floorDiv(a, b int64) int64 {
 	q := a / b
 	if a%b != 0 && (a < 0) != (b < 0) {

@@ -10,6 +10,14 @@ import (
 	"strongbox/logstore/journal"
 )
 
+const (
+	// Rotation that fails (a full disk cannot take a new segment file) is
+	// retried after a back-off that doubles from minRotateWait to
+	// maxRotateWait; meanwhile the active segment grows past its size.
+	minRotateWait = time.Second
+	maxRotateWait = time.Minute
+)
+
 // segment is one segment file: a journal of records with consecutive
 // sequence numbers from firstSeq on.
 type segment struct {
@@ -26,6 +34,8 @@ type segment struct {
 	extras     []extra // see chunk.ext
 }
 
+// segmentName is the file name of the segment whose first record has
+// sequence number firstSeq, in a directory whose id key is key.
 func segmentName(firstSeq int64, key uint64) string {
 	return fmt.Sprintf("%016x-%016x.seg", firstSeq, key)
 }

@@ -52,26 +52,10 @@ const (
 	// DefaultMaxBytes is the size cap of a store whose Options.MaxBytes is 0.
 	DefaultMaxBytes = 1 << 30
 
-	// bigBatch is the queue length at which the writer commits at once
-	// instead of waiting for the rest of the window.
-	bigBatch = 16384
-
-	// maxBatch is the most entries the writer commits in one batch.
-	maxBatch = 65536
-
 	// DefaultSegmentSize is the size at which the active segment is rotated.
 	DefaultSegmentSize = 64 << 20
 
-	// Rotation that fails (a full disk cannot take a new segment file) is
-	// retried after a back-off that doubles from minRotateWait to
-	// maxRotateWait; meanwhile the active segment grows past its size.
-	minRotateWait = time.Second
-	maxRotateWait = time.Minute
-
-	// faultLogEvery is how often, at most, the writer logs that writes keep
-	// failing, so that a full disk does not flood the server's log.
-	faultLogEvery = time.Minute
-
+	// dayMs is a day in Unix milliseconds: segments hold one UTC day.
 	dayMs = 24 * 60 * 60 * 1000
 )
 

@@ -1,7 +1,14 @@
 package logstore
 
-import (
-	"time"
+import "time"
+
+const (
+	// bigBatch is the queue length at which the writer commits at once
+	// instead of waiting for the rest of the window.
+	bigBatch = 16384
+
+	// maxBatch is the most entries the writer commits in one batch.
+	maxBatch = 65536
 )
 
 // Add queues e for the writer and returns at once: it never waits for the
