@@ -86,8 +86,34 @@ func mustOpen(t testing.TB, dir string, opts Options) *Store {
 	if err != nil {
 		t.Fatalf("Open(%s): %v", dir, err)
 	}
-	t.Cleanup(func() { s.Close() })
+	t.Cleanup(func() { within(t, waitLimit, "Close in cleanup", func() { s.Close() }) })
 	return s
+}
+
+// waitLimit bounds the waits of the tests: far longer than any of them
+// takes, far shorter than go test's timeout.
+const waitLimit = 30 * time.Second
+
+// within runs fn and waits for it to return, at most d: past that it marks
+// the test failed, naming what, and returns false, leaving fn running. A
+// stuck writer or lock then fails the test with a message instead of
+// hanging it until go test's timeout.
+func within(t testing.TB, d time.Duration, what string, fn func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		t.Errorf("%s: not done after %v", what, d)
+		return false
+	}
 }
 
 // req returns a request log entry.
@@ -268,7 +294,9 @@ func TestCloseLosesNothing(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	if !within(t, waitLimit, "the writers to stop", wg.Wait) {
+		t.FailNow()
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -514,7 +542,9 @@ func TestSnapshotCopiesOpen(t *testing.T) {
 		}
 	}
 	stop.Store(true)
-	wg.Wait()
+	if !within(t, waitLimit, "the writer to stop", wg.Wait) {
+		t.FailNow()
+	}
 	h2 := &logRecorder{}
 	s2 := mustOpen(t, cp, testOptions(c, h2))
 	if n := s2.Len(); n < want {
@@ -624,7 +654,9 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	})
 	time.Sleep(300 * time.Millisecond)
 	stop.Store(true)
-	wg.Wait()
+	if !within(t, waitLimit, "the writers, readers and retention to stop", wg.Wait) {
+		t.FailNow()
+	}
 }
 
 // TestDictCompaction: when retention drops most rows, the dictionary is

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -294,7 +295,17 @@ func TestConcurrentAppend(t *testing.T) {
 			}
 		})
 	}
-	wg.Wait()
+	// A stuck lock fails the test with a message, not at go test's timeout.
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("concurrent appends not done after 30s")
+	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
