@@ -112,6 +112,9 @@ func newEnvOn(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS) *env {
 	srv.Config, srv.Listener = NewHTTPServer(api, srv.Listener, hc)
 	srv.Start()
 	t.Cleanup(srv.Close)
+	// A request the server never answers fails the test with the client's
+	// timeout error instead of hanging it until go test's timeout.
+	srv.Client().Timeout = 30 * time.Second
 	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk, dir: dir}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
