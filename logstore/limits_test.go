@@ -138,6 +138,7 @@ func TestCompareParts(t *testing.T) {
 // a commit (whole files, with an Info log), the newest entries stay, and
 // the index drops the rows of the deleted segments.
 func TestSizeCap(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)

@@ -71,6 +71,7 @@ func withFile(t *testing.T, seg string, data []byte) string {
 // frame included) and checks that Open keeps exactly the entries whose
 // frames are whole, truncates the torn rest, and goes on appending.
 func TestTruncation(t *testing.T) {
+	t.Parallel()
 	_, seg, want, offs := fixture(t, 6)
 	data, err := os.ReadFile(seg)
 	if err != nil {
@@ -78,7 +79,27 @@ func TestTruncation(t *testing.T) {
 	}
 	ends := append(offs[1:], int64(len(data)))
 	c := newClock()
-	for cut := journal.HeaderSize; cut <= len(data); cut++ {
+	// The cuts of each frame run in parallel, those of the first frame
+	// starting right after the file header, those of the last one ending
+	// with the whole file.
+	for k := range ends {
+		lo, hi := int(offs[k]), int(ends[k]) // cuts lo … hi-1
+		if k == 0 {
+			lo = journal.HeaderSize
+		}
+		if k == len(ends)-1 {
+			hi++
+		}
+		t.Run(fmt.Sprint("frame", k), func(t *testing.T) {
+			t.Parallel()
+			testTruncation(t, c, seg, data, want, ends, lo, hi)
+		})
+	}
+}
+
+// testTruncation is TestTruncation for the cuts lo … hi-1 of data.
+func testTruncation(t *testing.T, c *clock, seg string, data []byte, want []Entry, ends []int64, lo, hi int) {
+	for cut := lo; cut < hi; cut++ {
 		h := &logRecorder{}
 		dir := withFile(t, seg, data[:cut])
 		s, err := Open(dir, testOptions(c, h))
@@ -120,6 +141,7 @@ func TestTruncation(t *testing.T) {
 // TestBitFlips flips every bit of a frame in the middle of the segment:
 // Open must skip that frame with a warning and keep all the others.
 func TestBitFlips(t *testing.T) {
+	t.Parallel()
 	_, seg, want, offs := fixture(t, 5)
 	data, err := os.ReadFile(seg)
 	if err != nil {
@@ -129,7 +151,21 @@ func TestBitFlips(t *testing.T) {
 	start, end := offs[victim], offs[victim+1]
 	keep := slices.Delete(slices.Clone(want), victim, victim+1)
 	c := newClock()
-	for bit := start * 8; bit < end*8; bit++ {
+	// The frame's bytes in four parts, flipped in parallel.
+	const parts = 4
+	for p := range int64(parts) {
+		lo, hi := start+(end-start)*p/parts, start+(end-start)*(p+1)/parts
+		t.Run(fmt.Sprintf("bytes%d-%d", lo, hi-1), func(t *testing.T) {
+			t.Parallel()
+			testBitFlips(t, c, seg, data, want, keep, victim, start, lo, hi)
+		})
+	}
+}
+
+// testBitFlips is TestBitFlips for the bits of the bytes lo … hi-1 of the
+// victim frame, which starts at start.
+func testBitFlips(t *testing.T, c *clock, seg string, data []byte, want, keep []Entry, victim int, start, lo, hi int64) {
+	for bit := lo * 8; bit < hi*8; bit++ {
 		d := slices.Clone(data)
 		d[bit/8] ^= 1 << (bit % 8)
 		h := &logRecorder{}
@@ -217,8 +253,10 @@ func TestCrash(t *testing.T) {
 	if os.Getenv("LOGSTORE_CRASH_DIR") != "" {
 		t.Skip("in the child")
 	}
+	t.Parallel()
 	for round := range 3 {
 		t.Run(fmt.Sprint("round", round), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v")
 			cmd.Env = append(os.Environ(), "LOGSTORE_CRASH_DIR="+dir)

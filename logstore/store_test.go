@@ -279,6 +279,7 @@ func TestGroupCommitWithoutFlush(t *testing.T) {
 }
 
 func TestCloseLosesNothing(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -393,6 +394,7 @@ func TestMinLevelAndLoggingOff(t *testing.T) {
 }
 
 func TestRetentionAndRotation(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -507,6 +509,7 @@ func TestQueueBound(t *testing.T) {
 }
 
 func TestSnapshotCopiesOpen(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -596,6 +599,7 @@ func TestJSONShapes(t *testing.T) {
 }
 
 func TestConcurrentReadersAndWriters(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	opts := testOptions(c, h)
 	opts.FlushInterval = 5 * time.Millisecond
@@ -662,6 +666,7 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 // TestDictCompaction: when retention drops most rows, the dictionary is
 // rebuilt from the remaining ones, and every string still reads back.
 func TestDictCompaction(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
