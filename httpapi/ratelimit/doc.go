@@ -1,5 +1,5 @@
 // Package ratelimit holds strongbox's request limiters, free of HTTP so
-// that tests drive them with a fake clock:
+// that tests drive them with a fake clock. There are two:
 //
 //   - [Limiter] enforces the reference's rateLimits rules (PocketBase
 //     v0.31 settings: label, audience, maxRequests, duration), matched by
