@@ -75,6 +75,10 @@ func startServer(t *testing.T, dir string, edit func(*Config), wrap func(*Server
 	var stopErr error
 	ts.stop = func() error {
 		once.Do(func() {
+			// A connection the client dialed but never used (it lost a race
+			// to an idle one) is new to the server, and Shutdown waits 5 s
+			// before it counts such a connection as idle: close them first.
+			transport.CloseIdleConnections()
 			cancel()
 			select {
 			case stopErr = <-done:
