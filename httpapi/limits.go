@@ -183,8 +183,8 @@ func (b *budget) inUse() int64 {
 // plain text or HTML, with the envelope and the same status: "OPTIONS *"
 // (400), and a path that is not canonical, with empty segments, "." or
 // ".." (307 to the cleaned path, query kept, as Go 1.22+'s ServeMux does:
-// a client repeats its method and body). CONNECT requests are not
-// canonicalised, as in ServeMux.
+// a client repeats its method and body). CONNECT, which no route takes, is
+// the JSON 404 whatever its target.
 func (s *Server) canonicalPath(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.RequestURI == "*" {
@@ -193,7 +193,11 @@ func (s *Server) canonicalPath(next http.Handler) http.Handler {
 			return
 		}
 		if r.Method == http.MethodConnect {
-			next.ServeHTTP(w, r)
+			// No route takes CONNECT, and its authority form
+			// (CONNECT host:port) has no path the catch-all route could
+			// match, so ServeMux would answer in plain text.
+			w.Header().Set("Connection", "close")
+			s.renderError(w, r, errNotFound(nil))
 			return
 		}
 		p := r.URL.EscapedPath()

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"container/list"
 	"fmt"
 	"log/slog"
 	"net"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"strongbox/httpapi/ratelimit"
 )
 
 // Connection-level defaults of NewHTTPServer. Per-request deadlines (the
@@ -43,7 +46,7 @@ type HTTPConfig struct {
 	IdleTimeout       time.Duration
 	MaxHeaderBytes    int
 	MaxConns          int          // concurrent connections; 0 = MaxConns()
-	MaxConnsPerClient int          // concurrent connections of one client address; 0 = MaxConns/4
+	MaxConnsPerClient int          // concurrent connections of one client address (an IPv6 /64); 0 = MaxConns/8
 	Logger            *slog.Logger // nil = discard
 }
 
@@ -85,7 +88,7 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 		cfg.MaxConns = MaxConns()
 	}
 	if cfg.MaxConnsPerClient <= 0 {
-		cfg.MaxConnsPerClient = max(cfg.MaxConns/4, 1)
+		cfg.MaxConnsPerClient = max(cfg.MaxConns/8, 1)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -103,26 +106,39 @@ func NewHTTPServer(h http.Handler, ln net.Listener, cfg HTTPConfig) (*http.Serve
 		DisableGeneralOptionsHandler: true,
 		ErrorLog:                     slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn),
 	}
-	return srv, newCapListener(ln, cfg.MaxConns, cfg.MaxConnsPerClient, cfg.Logger)
+	l := newCapListener(ln, cfg.MaxConns, cfg.MaxConnsPerClient, cfg.Logger)
+	srv.ConnState = l.connState
+	return srv, l
 }
 
 // capListener caps the connections it has accepted and not yet closed, in
-// all and per client address: one client (one IP address) can hold at
-// most a quarter of the slots by default, so a single flooding client
-// cannot shut every other client out.
+// all and per client address (an IPv4 address or an IPv6 /64): one client
+// can hold at most an eighth of the slots by default, so a few flooding
+// clients cannot shut every other client out. At the cap, a new
+// connection takes the slot of the connection that has waited longest
+// without a request in progress (idle between keep-alive requests, or
+// accepted and not yet sent one): closing it costs its client a reconnect
+// at most, and it keeps connections that hold slots while doing nothing
+// from refusing those that want to work. Only when every connection is
+// busy with a request is a new one refused. Likewise a client at its own
+// share gives up the slot of its own connection that has waited longest.
 type capListener struct {
 	net.Listener
 	max, maxPerClient int
 	log               *slog.Logger
 
 	mu        sync.Mutex
-	open      int            // connections open
-	perClient map[string]int // connections open per client address (at most open keys)
-	logs      logEvery       // the "cap reached" line
+	open      int                   // connections open
+	perClient map[string]int        // connections open per client (at most open keys)
+	waiting   list.List             // *serverConn without a request in progress, longest waiting first
+	byClient  map[string]*list.List // the same, per client
+	elems     map[*serverConn][2]*list.Element
+	logs      logEvery // the "cap reached" line
 }
 
 func newCapListener(ln net.Listener, n, perClient int, log *slog.Logger) *capListener {
-	return &capListener{Listener: ln, max: n, maxPerClient: perClient, log: log, perClient: map[string]int{}}
+	return &capListener{Listener: ln, max: n, maxPerClient: perClient, log: log,
+		perClient: map[string]int{}, byClient: map[string]*list.List{}, elems: map[*serverConn][2]*list.Element{}}
 }
 
 // Accept returns the next connection that fits under the caps, refusing
@@ -137,33 +153,123 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if host, _, err := net.SplitHostPort(client); err == nil {
 			client = host
 		}
-		if l.take(client) {
-			return &serverConn{Conn: c, release: func() { l.give(client) }}, nil
+		client = ratelimit.ClientKey(client)
+		sc := &serverConn{Conn: c}
+		sc.release = func() { l.give(sc, client) }
+		if l.take(sc, client) {
+			return sc, nil
 		}
 		l.refuse(c)
 	}
 }
 
-// take reserves a slot for a connection of client, if both caps allow.
-func (l *capListener) take(client string) bool {
+// take reserves a slot for sc, a connection of client, if the client's
+// share allows: a free slot, or else the slot of the connection waiting
+// longest without a request, which it closes.
+func (l *capListener) take(sc *serverConn, client string) bool {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.open >= l.max || l.perClient[client] >= l.maxPerClient {
-		return false
+	var from *list.List // where a victim must come from, when at a cap
+	full := true
+	switch {
+	case l.perClient[client] >= l.maxPerClient:
+		from = l.byClient[client] // nil when none of the client's waits
+	case l.open >= l.max:
+		from = &l.waiting
+	default:
+		full = false
+	}
+	var victim *serverConn
+	if full {
+		if from == nil || from.Len() == 0 {
+			l.mu.Unlock()
+			return false
+		}
+		victim = from.Front().Value.(*serverConn)
+		l.forget(victim)
+		victim.evicted = true
+		l.drop(victim.client)
 	}
 	l.open++
 	l.perClient[client]++
+	sc.client = client
+	l.wait(sc)
+	l.mu.Unlock()
+	if victim != nil {
+		victim.Conn.Close()
+	}
 	return true
 }
 
-// give frees the slot of a closed connection of client.
-func (l *capListener) give(client string) {
+// give frees the slot of a closed connection, unless it was taken over.
+func (l *capListener) give(sc *serverConn, client string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.forget(sc)
+	if !sc.evicted {
+		l.drop(client)
+	}
+}
+
+// drop counts one connection of client less. The caller holds l.mu.
+func (l *capListener) drop(client string) {
 	l.open--
 	if l.perClient[client]--; l.perClient[client] <= 0 {
 		delete(l.perClient, client)
 	}
+}
+
+// wait puts sc at the back of the waiting lists. The caller holds l.mu.
+func (l *capListener) wait(sc *serverConn) {
+	l.forget(sc)
+	cl := l.byClient[sc.client]
+	if cl == nil {
+		cl = list.New()
+		l.byClient[sc.client] = cl
+	}
+	l.elems[sc] = [2]*list.Element{l.waiting.PushBack(sc), cl.PushBack(sc)}
+}
+
+// forget takes sc off the waiting lists. The caller holds l.mu.
+func (l *capListener) forget(sc *serverConn) {
+	e, ok := l.elems[sc]
+	if !ok {
+		return
+	}
+	l.waiting.Remove(e[0])
+	cl := l.byClient[sc.client]
+	cl.Remove(e[1])
+	if cl.Len() == 0 {
+		delete(l.byClient, sc.client)
+	}
+	delete(l.elems, sc)
+}
+
+// connState is the http.Server's ConnState hook: a connection waits while
+// it is new or idle, and works while a request is in progress.
+func (l *capListener) connState(c net.Conn, state http.ConnState) {
+	sc, ok := c.(*serverConn)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if sc.evicted || sc.closed.Load() {
+		return
+	}
+	switch state {
+	case http.StateActive:
+		l.forget(sc)
+	case http.StateIdle:
+		l.wait(sc)
+	}
+}
+
+// waitingConns returns the number of connections without a request in
+// progress.
+func (l *capListener) waitingConns() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting.Len()
 }
 
 // openConns returns the number of connections open.
@@ -197,6 +303,8 @@ type serverConn struct {
 	net.Conn
 	release func()
 	closed  atomic.Bool
+	client  string // its client key; set under the listener's lock
+	evicted bool   // its slot was given to another connection (listener's lock)
 }
 
 func (c *serverConn) Close() error {

@@ -96,6 +96,8 @@ func TestServerWrittenErrors(t *testing.T) {
 		{"trailing slash kept", "GET /api//health/ HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health/", false},
 		{"escaped", "GET /api/a%20b//c HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/a%20b/c", false},
 		{"absolute form", "GET http://x//api/health HTTP/1.1\r\nHost: x\r\n\r\n", 307, msgRedirect, "/api/health", false},
+		{"CONNECT authority form", "CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n", 404, msgNotFound, "", true},
+		{"CONNECT path", "CONNECT /api/health HTTP/1.1\r\nHost: x\r\n\r\n", 404, msgNotFound, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -188,9 +190,19 @@ func (l *syncLog) String() string {
 	return l.b.String()
 }
 
-// TestConnectionCap checks that connections over the cap are answered 503
-// and closed at once, with one log line for all of them, and that a slot
-// is free again once a connection closes.
+// busyConn opens a connection whose request is in progress: a body that
+// has not arrived (the handler waits for it until the read deadline).
+func (e *env) busyConn() net.Conn {
+	e.t.Helper()
+	c := e.dial()
+	io.WriteString(c, "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+	return c
+}
+
+// TestConnectionCap checks that when every slot holds a request in
+// progress, connections over the cap are answered 503 and closed at once,
+// with one log line for all of them, and that a slot is free again once a
+// connection closes.
 func TestConnectionCap(t *testing.T) {
 	var log syncLog
 	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 2, MaxConnsPerClient: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
@@ -199,8 +211,13 @@ func TestConnectionCap(t *testing.T) {
 	e.srv.Client().CloseIdleConnections()
 	ln := e.srv.Listener.(*capListener)
 	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
-	held := []net.Conn{e.dial(), e.dial()}
-	waitFor(t, "two connections accepted", func() bool { return ln.openConns() == 2 })
+	held := []net.Conn{e.busyConn(), e.busyConn()}
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	waitFor(t, "two requests in progress", func() bool { return ln.openConns() == 2 && ln.waitingConns() == 0 })
 	for i := range 3 {
 		c := e.dial()
 		start := time.Now()
@@ -228,32 +245,84 @@ func TestConnectionCap(t *testing.T) {
 	}
 }
 
-// TestConnectionCapPerClient checks that one client address cannot take
-// every slot: at its own cap it is refused while another address is served.
-func TestConnectionCapPerClient(t *testing.T) {
-	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 4, MaxConnsPerClient: 2})
+// TestConnectionCapEvictsWaiting checks that at the cap a new connection
+// takes the slot of the one that has waited longest without a request (a
+// connection flood that sends nothing, or idle keep-alives), not that a
+// working client is refused.
+func TestConnectionCapEvictsWaiting(t *testing.T) {
+	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 3, MaxConnsPerClient: 10})
 	e.srv.Client().CloseIdleConnections()
 	ln := e.srv.Listener.(*capListener)
 	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
-	held := []net.Conn{e.dial(), e.dial()}
-	defer func() {
-		for _, c := range held {
-			c.Close()
-		}
-	}()
-	waitFor(t, "two connections accepted", func() bool { return ln.openConns() == 2 })
+	busy := e.busyConn()
+	defer busy.Close()
+	waitFor(t, "a request in progress", func() bool { return ln.openConns() == 1 && ln.waitingConns() == 0 })
+	oldest, newer := e.dial(), e.dial()
+	defer newer.Close()
+	waitFor(t, "two waiting connections", func() bool { return ln.waitingConns() == 2 })
+
+	c := e.dial()
+	defer c.Close()
+	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
+		t.Errorf("at the cap with waiting connections: %d %s, want 200", res.Status, res.Body)
+	}
+	wantClosed(t, bufio.NewReader(oldest), time.Second)
+	if got := ln.openConns(); got != 3 {
+		t.Errorf("%d connections open, want 3 (the busy one, the newer waiting one, the new one)", got)
+	}
+	// The busy connection was not touched: its request still completes
+	// (with the 400 of a body that is not JSON) once the body arrives.
+	io.WriteString(busy, strings.Repeat(" ", 98)+"}")
+	if res := readRaw(t, bufio.NewReader(busy), "POST"); res.Status != 400 {
+		t.Errorf("the busy connection's request: %d %s, want 400", res.Status, res.Body)
+	}
+}
+
+// TestConnectionCapPerClient checks that one client address cannot take
+// every slot: at its share, its connections that wait give way to its new
+// ones, a new one is refused when all of its own are busy, and another
+// address is served meanwhile.
+func TestConnectionCapPerClient(t *testing.T) {
+	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 8, MaxConnsPerClient: 2})
+	e.srv.Client().CloseIdleConnections()
+	ln := e.srv.Listener.(*capListener)
+	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
+	busy := e.busyConn()
+	defer busy.Close()
+	waiting := e.dial()
+	waitFor(t, "one busy and one waiting connection", func() bool { return ln.openConns() == 2 && ln.waitingConns() == 1 })
+
+	// At its share, the client's new connection takes its waiting one's slot.
+	c := e.dial()
+	defer c.Close()
+	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
+		t.Errorf("at the client's share with a waiting connection: %d %s, want 200", res.Status, res.Body)
+	}
+	wantClosed(t, bufio.NewReader(waiting), time.Second)
+
+	// With both of its connections busy, the next one is refused.
+	busy2 := e.busyConn()
+	defer busy2.Close()
+	c.Close()
+	waitFor(t, "two busy connections", func() bool { return ln.openConns() == 2 && ln.waitingConns() == 0 })
+	busy2.Close()
+	busy3 := e.busyConn()
+	defer busy3.Close()
+	waitFor(t, "two busy connections again", func() bool { return ln.openConns() == 2 && ln.waitingConns() == 0 })
 	wantError(t, readRaw(t, bufio.NewReader(e.dial()), "GET"), 503, msgTooManyConns)
 
 	// Another loopback address is another client (Linux routes 127/8 to lo).
 	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: time.Second}
-	c, err := d.Dial("tcp", e.srv.Listener.Addr().String())
+	other, err := d.Dial("tcp", e.srv.Listener.Addr().String())
 	if err != nil {
 		t.Skipf("cannot dial from 127.0.0.2: %v", err)
 	}
-	defer c.Close()
-	io.WriteString(c, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
-	if res := readRaw(t, bufio.NewReader(c), "GET"); res.Status != 200 {
-		t.Errorf("another client at the first one's cap: %d %s, want 200", res.Status, res.Body)
+	defer other.Close()
+	io.WriteString(other, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(other), "GET"); res.Status != 200 {
+		t.Errorf("another client at the first one's share: %d %s, want 200", res.Status, res.Body)
 	}
 }
 
