@@ -7,6 +7,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -83,24 +84,39 @@ func bind(r *http.Request) (*body, error) {
 	return b, nil
 }
 
-// readAll reads the whole body. A body of declared length is read into a
-// buffer of that length, taken from the body budget first: it then costs
-// its size, without the slack and garbage of a growing buffer.
+// readAll reads the whole body into a buffer that grows with the bytes
+// received, doubling from 512 bytes but never past the declared length: a
+// body that stalls holds a buffer of at most twice the bytes it sent (and
+// the budget has taken those bytes), not one of the length it declared.
 func readAll(r *http.Request) ([]byte, error) {
-	n := r.ContentLength
-	if n <= 0 {
-		return io.ReadAll(r.Body)
+	return readGrowing(r.Body, r.ContentLength)
+}
+
+// readGrowing reads rd to its end; size is the expected length, or
+// negative if unknown.
+func readGrowing(rd io.Reader, size int64) ([]byte, error) {
+	c := int64(512)
+	if size >= 0 && size < c {
+		c = size + 1 // +1: room to read the end
 	}
-	if b, ok := r.Body.(*requestBody); ok {
-		if err := b.take(); err != nil {
-			return nil, err
+	buf := make([]byte, 0, c)
+	for {
+		if len(buf) == cap(buf) {
+			c := 2 * cap(buf)
+			if size > int64(len(buf)) && int64(c) > size {
+				c = int(size) + 1
+			}
+			buf = slices.Grow(buf, c-len(buf))
+		}
+		n, err := rd.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
 		}
 	}
-	buf := make([]byte, n)
-	if _, err := io.ReadFull(r.Body, buf); err != nil {
-		return nil, err
-	}
-	return buf, nil
 }
 
 // readError is the error of a failed read of the body: the route's own
@@ -116,8 +132,8 @@ func readError(err error) error {
 }
 
 // decodeJSONObject decodes data, which must be one JSON object and
-// nothing else but white space. json.Unmarshal decodes in place, where a
-// json.Decoder would first copy the whole body into its own buffer.
+// nothing else but white space. json.Unmarshal decodes in place, where a json.Decoder would
+// first copy the whole body into its own buffer.
 func decodeJSONObject(data []byte, v *map[string]any) error {
 	if err := json.Unmarshal(data, v); err != nil {
 		return err

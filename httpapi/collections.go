@@ -24,7 +24,7 @@ func (s *Server) collectionArg(r *http.Request) (*authn.Collection, error) {
 
 // readBody reads a raw request body (a JSON document).
 func readBody(r *http.Request) ([]byte, error) {
-	b, err := io.ReadAll(r.Body)
+	b, err := readAll(r)
 	if err != nil {
 		return nil, readError(err)
 	}

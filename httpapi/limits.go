@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"strongbox/httpapi/ratelimit"
 )
 
 // Limits bound one request of a route. The deadlines count from the
@@ -18,9 +20,10 @@ import (
 // route can have its own: long ones only where a route needs them (backup
 // upload and download, server-sent events).
 //
-// Body counts against the shared body budget when read, so it must not
-// exceed DefaultBodyBudget: a route that takes larger bodies (a backup
-// upload) has to stream them to disk and be exempted from the budget.
+// The bytes of a body count against the shared body budget as they
+// arrive, so Body must not exceed the budget's share of one client: a
+// route that takes larger bodies (a backup upload) has to stream them to
+// disk and be exempted from the budget.
 type Limits struct {
 	Body  int64         // largest request body, in bytes
 	Read  time.Duration // to receive the whole body
@@ -49,15 +52,11 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 				s.renderError(w, r, newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil))
 				return
 			}
-			need := r.ContentLength
-			if need < 0 {
-				need = l.Body
-			}
 			b := &requestBody{
 				body:   http.MaxBytesReader(w, r.Body, l.Body),
 				w:      w,
 				budget: s.budget,
-				need:   need,
+				client: ratelimit.ClientKey(remoteIP(r)),
 			}
 			defer b.release()
 			r.Body = b
@@ -82,40 +81,37 @@ func setDeadlines(w http.ResponseWriter, r *http.Request, st *state) {
 	}
 }
 
-// requestBody is a route's request body. Its first read takes its size
-// from the shared budget (the declared Content-Length, or the route's
-// limit for a chunked body), given back when the handler returns. A read
-// that misses the deadline fails with errBodyTimeout; the end of the body
-// lifts the read deadline, since net/http then reads the connection in the
-// background and a deadline there would cancel the request's context.
-// After any failure the connection is closed once answered: what is left
-// of the body cannot be trusted to frame the next request.
+// requestBody is a route's request body. Each read takes the bytes it
+// received from the shared budget, in the name of the client's address;
+// all are given back when the handler returns. A body that stalls thus
+// holds only the bytes it sent, whatever length it declared. A read whose
+// bytes do not fit fails with errBodyBudget (503): the bytes of that one
+// read are the most by which the bodies in memory can exceed the budget,
+// per connection. A read that misses the deadline fails with
+// errBodyTimeout; the end of the body lifts the read deadline, since
+// net/http then reads the connection in the background and a deadline
+// there would cancel the request's context. After any failure the
+// connection is closed once answered: what is left of the body cannot be
+// trusted to frame the next request.
 type requestBody struct {
 	body   io.ReadCloser // http.MaxBytesReader over the original body
 	w      http.ResponseWriter
 	budget *budget
-	need   int64 // bytes to take from the budget
-	held   int64 // bytes taken
-}
-
-// take takes the body's size from the budget, once; the first read does
-// it if no one did before.
-func (b *requestBody) take() error {
-	if b.held == 0 && b.need > 0 {
-		if !b.budget.take(b.need) {
-			b.w.Header().Set("Connection", "close")
-			return errBodyBudget
-		}
-		b.held = b.need
-	}
-	return nil
+	client string // the client's key in the budget (ratelimit.ClientKey)
+	held   int64  // bytes taken
+	err    error  // the budget's refusal, returned by every later read
 }
 
 func (b *requestBody) Read(p []byte) (int, error) {
-	if err := b.take(); err != nil {
-		return 0, err
+	if b.err != nil {
+		return 0, b.err
 	}
 	n, err := b.body.Read(p)
+	if n > 0 {
+		if err := b.take(int64(n)); err != nil {
+			return 0, err
+		}
+	}
 	switch {
 	case err == nil:
 	case err == io.EOF:
@@ -129,47 +125,80 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// take takes n more bytes from the budget for this body, the bytes it
+// received. When they do not fit, the body fails with errBodyBudget.
+func (b *requestBody) take(n int64) error {
+	if b.err != nil {
+		return b.err
+	}
+	if !b.budget.take(b.client, n) {
+		b.w.Header().Set("Connection", "close")
+		b.err = errBodyBudget
+		return b.err
+	}
+	b.held += n
+	return nil
+}
+
 func (b *requestBody) Close() error { return b.body.Close() }
 
 func (b *requestBody) release() {
-	b.budget.give(b.held)
+	b.budget.give(b.client, b.held)
 	b.held = 0
 }
 
-// budget is a byte semaphore for the request bodies being read. It never
-// waits: a body that does not fit is refused, so the memory taken by
-// bodies stays under its size whatever clients send.
+// budget is a byte semaphore for the request bodies being read. It
+// never waits: bytes that do not fit are refused, so the
+// memory taken by bodies stays under its size whatever clients send. One
+// client address may hold at most share bytes of it (a quarter, or one
+// body's limit if that is more), so that no single client can fill it and
+// shut the others out.
 type budget struct {
-	mu   sync.Mutex
-	size int64
-	free int64
-	log  *slog.Logger
-	logs logEvery // the "budget exhausted" line
+	mu    sync.Mutex
+	size  int64
+	share int64 // most bytes one client may hold
+	free  int64
+	held  map[string]int64 // bytes held per client; only clients holding some
+	log   *slog.Logger
+	logs  logEvery // the "budget exhausted" line
 }
 
-func newBudget(size int64, log *slog.Logger) *budget {
-	return &budget{size: size, free: size, log: log}
+// newBudget returns a budget of size bytes, of which one client may hold
+// a quarter, or minShare if that is more (the largest body a route takes).
+func newBudget(size, minShare int64, log *slog.Logger) *budget {
+	return &budget{size: size, share: min(size, max(size/4, minShare)), free: size, held: map[string]int64{}, log: log}
 }
 
-// take takes n bytes if they are free.
-func (b *budget) take(n int64) bool {
+// take takes n bytes for client if they are free and within its share.
+func (b *budget) take(client string, n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if n <= b.free {
+	if n <= b.free && b.held[client]+n <= b.share {
 		b.free -= n
+		b.held[client] += n
 		return true
 	}
 	if refused, ok := b.logs.event(); ok {
-		b.log.Warn("request body budget exhausted: refusing bodies with 503", "budget", b.size, "refused", refused)
+		what := "request body budget exhausted"
+		if n <= b.free {
+			what = "a client's share of the request body budget exhausted"
+		}
+		b.log.Warn(what+": refusing bodies with 503", "budget", b.size, "share", b.share, "refused", refused)
 	}
 	return false
 }
 
-// give returns n bytes.
-func (b *budget) give(n int64) {
+// give returns n bytes of client.
+func (b *budget) give(client string, n int64) {
+	if n == 0 {
+		return
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.free += n
+	if b.held[client] -= n; b.held[client] <= 0 {
+		delete(b.held, client)
+	}
 }
 
 // inUse is the number of bytes taken.
@@ -177,6 +206,13 @@ func (b *budget) inUse() int64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.size - b.free
+}
+
+// heldBy is the number of bytes client holds.
+func (b *budget) heldBy(client string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held[client]
 }
 
 // canonicalPath answers the requests ServeMux would answer by itself in

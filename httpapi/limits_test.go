@@ -152,36 +152,108 @@ func TestBodyLimits(t *testing.T) {
 	}
 }
 
+// dialFrom connects to the server from the loopback address ip (any of
+// 127.0.0.0/8), so that the server sees another client.
+func (e *env) dialFrom(ip string) net.Conn {
+	e.t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+	c, err := d.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	return c
+}
+
+// rawLogin sends a failed login on c and returns the answer.
+func rawLogin(t *testing.T, c net.Conn) *response {
+	t.Helper()
+	body := `{"identity":"nobody@example.com","password":"wrong-password"}`
+	fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", loginPath, len(body), body)
+	return readRaw(t, bufio.NewReader(c), "POST")
+}
+
+// TestBodyBudgetLockOut checks that bodies declared and not sent take
+// nothing from the budget: 32 connections that each declare the largest
+// body (32 MiB in all, the whole budget) and send none of it leave every
+// other request its body, from their address or another, until their
+// deadline cuts them.
+func TestBodyBudgetLockOut(t *testing.T) {
+	const deadline = time.Second
+	e := newEnvWith(t, Config{ReadTimeout: deadline}, HTTPConfig{})
+	start := time.Now()
+	stalled := make([]net.Conn, 32)
+	for i := range stalled {
+		stalled[i] = e.dialFrom("127.0.0.1")
+		fmt.Fprintf(stalled[i], "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", DefaultBodyLimit)
+	}
+	time.Sleep(100 * time.Millisecond) // every handler waits for its body
+	if n := e.api.budget.inUse(); n != 0 {
+		t.Errorf("budget in use: %d bytes by bodies not sent", n)
+	}
+	for _, ip := range []string{"127.0.0.2", "127.0.0.1"} {
+		wantError(t, rawLogin(t, e.dialFrom(ip)), 400, msgAuthFailed)
+	}
+	if took := time.Since(start); took >= deadline {
+		t.Fatalf("the test took %v, past the stalled bodies' deadline: it proves nothing", took)
+	}
+	for _, c := range stalled {
+		res := readRaw(t, bufio.NewReader(c), "POST")
+		wantError(t, res, 408, msgBodyTimeout)
+	}
+	waitFor(t, "the budget given back", func() bool { return e.api.budget.inUse() == 0 })
+}
+
 // TestBodyBudget checks the bound on memory taken by request bodies: the
-// bodies being read share a budget, and one that does not fit is refused
-// with 503 at once, whatever the number of connections.
+// bytes received of the bodies being read share a budget, one client
+// address may hold at most a quarter of it, and a body whose bytes do not
+// fit is refused with 503 at once, whatever the number of connections.
 func TestBodyBudget(t *testing.T) {
 	const limit = 1 << 10
-	e := newEnvWith(t, Config{BodyLimit: limit, BodyBudget: 2 * limit, ReadTimeout: 5 * time.Second}, HTTPConfig{})
-	stall := func() net.Conn {
-		c := e.dial()
-		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"id", loginPath, limit)
+	e := newEnvWith(t, Config{BodyLimit: limit, BodyBudget: 8 * limit, ReadTimeout: 5 * time.Second}, HTTPConfig{})
+	if e.api.budget.share != 2*limit {
+		t.Fatalf("share %d, want a quarter of the budget, %d", e.api.budget.share, 2*limit)
+	}
+	// stall sends all but 4 bytes of a body of limit bytes from ip.
+	const sent = limit - 4 // the 8 leave less than a login body free
+	stall := func(ip string) net.Conn {
+		c := e.dialFrom(ip)
+		fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{\"identity\":\"%s", loginPath, limit, strings.Repeat("a", sent-len(`{"identity":"`)))
 		return c
 	}
-	c1, c2 := stall(), stall()
-	waitFor(t, "two stalled bodies in the budget", func() bool { return e.api.budget.inUse() == 2*limit })
+	var conns []net.Conn
+	conns = append(conns, stall("127.0.0.1"), stall("127.0.0.1"))
+	waitFor(t, "two stalled bodies in the budget", func() bool { return e.api.budget.heldBy("127.0.0.1") == 2*sent })
 
-	body := `{"identity":"nobody@example.com","password":"wrong-password"}`
-	res := e.doRaw("POST", loginPath, "", "application/json", strings.NewReader(body))
+	// 127.0.0.1 has its share: its next body is refused, another
+	// client's is read.
+	res := rawLogin(t, e.dialFrom("127.0.0.1"))
 	wantError(t, res, 503, msgServerBusy)
 	if !res.Close {
 		t.Error("no Connection: close")
 	}
+	wantError(t, rawLogin(t, e.dialFrom("127.0.0.2")), 400, msgAuthFailed)
 	// A request without a body needs none of it.
 	if res := e.do("GET", "/api/health", "", nil); res.Status != 200 {
 		t.Errorf("GET /api/health = %d, want 200", res.Status)
 	}
 
-	c1.Close()
-	c2.Close()
+	// Four clients holding their share fill the budget: a fifth is refused.
+	for _, ip := range []string{"127.0.0.2", "127.0.0.3", "127.0.0.4"} {
+		conns = append(conns, stall(ip), stall(ip))
+	}
+	waitFor(t, "eight stalled bodies in the budget", func() bool { return e.api.budget.inUse() == 8*sent })
+	wantError(t, rawLogin(t, e.dialFrom("127.0.0.5")), 503, msgServerBusy)
+
+	for _, c := range conns {
+		c.Close()
+	}
 	waitFor(t, "the budget given back", func() bool { return e.api.budget.inUse() == 0 })
-	res = e.doRaw("POST", loginPath, "", "application/json", strings.NewReader(body))
-	wantError(t, res, 400, msgAuthFailed)
+	if len(e.api.budget.held) != 0 {
+		t.Errorf("budget still keeps clients: %v", e.api.budget.held)
+	}
+	wantError(t, rawLogin(t, e.dialFrom("127.0.0.1")), 400, msgAuthFailed)
 }
 
 // TestMultipartLeavesNoTempFiles checks that multipart bodies sent to the

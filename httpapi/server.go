@@ -118,7 +118,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s.authLimits = s.jsonLimits
 	s.authLimits.Body = min(s.jsonLimits.Body, DefaultAuthBodyLimit)
-	s.budget = newBudget(max(orDefault(cfg.BodyBudget, DefaultBodyBudget), s.jsonLimits.Body), s.log)
+	s.budget = newBudget(max(orDefault(cfg.BodyBudget, DefaultBodyBudget), s.jsonLimits.Body), s.jsonLimits.Body, s.log)
 	policy := ratelimit.DefaultPolicy
 	if cfg.LoginPolicy != nil {
 		policy = *cfg.LoginPolicy
