@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -35,6 +36,9 @@ func bind(r *http.Request) (*body, error) {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return b, nil
 		}
+		if err := checkJSONShape(r, data); err != nil {
+			return nil, err
+		}
 		if err := decodeJSONObject(data, &b.vals); err != nil {
 			return nil, errBadRequest(msgLoadFailed, err)
 		}
@@ -64,6 +68,9 @@ func bind(r *http.Request) (*body, error) {
 		if p, ok := b.vals["@jsonPayload"].(string); ok {
 			delete(b.vals, "@jsonPayload")
 			var extra map[string]any
+			if err := checkJSONShape(r, []byte(p)); err != nil {
+				return nil, err
+			}
 			if err := decodeJSONObject([]byte(p), &extra); err != nil {
 				return nil, errBadRequest(msgLoadFailed, err)
 			}
@@ -131,8 +138,88 @@ func readError(err error) error {
 	return errBadRequest(msgLoadFailed, err)
 }
 
+// The shape a JSON request body may have, checked before it is decoded
+// (checkJSONShape): decoding makes a value for each element, and a map or
+// a slice costs many times the two or three bytes of "{}," that made it.
+const (
+	// maxJSONValues bounds the '{', '[' and ',' of a body outside its
+	// strings: a body decodes to at most one more value than that. The
+	// users collection as served, with a hundred text fields added, has
+	// 1,478; the settings as served 63 (and 6 more per rate limit rule).
+	maxJSONValues = 10000
+	// maxJSONDepth bounds the nesting of objects and arrays.
+	maxJSONDepth = 64
+	// jsonValueCost is what one value is charged in the body budget on
+	// top of the body's bytes: more than any value costs once decoded
+	// into map[string]any (an empty map, a map entry, a slice element
+	// with its share of the slice's growth; see TestDecodedBodyMemory).
+	jsonValueCost = 128
+)
+
+// checkJSONShape checks data, a JSON request body about to be decoded,
+// against maxJSONValues and maxJSONDepth, and takes the cost of its values
+// from the body budget (requestBody.take), so that the budget bounds the
+// decoded bodies as it does their bytes. Past a limit the body is a
+// loading error, like any malformed body; the cause goes to the log. Every
+// JSON request body goes through it before it is decoded.
+func checkJSONShape(r *http.Request, data []byte) error {
+	values, depth := jsonShape(data, maxJSONValues, maxJSONDepth)
+	if values > maxJSONValues {
+		return errBadRequest(msgLoadFailed, fmt.Errorf("JSON body with more than %d values", maxJSONValues))
+	}
+	if depth > maxJSONDepth {
+		return errBadRequest(msgLoadFailed, fmt.Errorf("JSON body nested deeper than %d", maxJSONDepth))
+	}
+	if b, ok := r.Body.(*requestBody); ok {
+		return b.take(int64(values+1) * jsonValueCost)
+	}
+	return nil
+}
+
+// jsonShape counts, in one pass over data, the '{', '[' and ',' outside
+// strings (values) and the deepest nesting of '{' and '[' (depth), and
+// stops as soon as either passes its max. It does not validate: a
+// malformed body is the decoder's to refuse, and it counts it as if the
+// structural characters were where they are.
+func jsonShape(data []byte, maxValues, maxDepth int) (values, depth int) {
+	open, inString, escaped := 0, false, false
+	for _, c := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			values++
+			if open++; open > depth {
+				depth = open
+			}
+		case '}', ']':
+			open--
+		case ',':
+			values++
+		default:
+			continue
+		}
+		if values > maxValues || depth > maxDepth {
+			return values, depth
+		}
+	}
+	return values, depth
+}
+
 // decodeJSONObject decodes data, which must be one JSON object and
-// nothing else but white space. json.Unmarshal decodes in place, where a json.Decoder would
+// nothing else but white space, and whose shape checkJSONShape has
+// checked. json.Unmarshal decodes in place, where a json.Decoder would
 // first copy the whole body into its own buffer.
 func decodeJSONObject(data []byte, v *map[string]any) error {
 	if err := json.Unmarshal(data, v); err != nil {

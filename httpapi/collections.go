@@ -39,6 +39,9 @@ func readCollectionInput(r *http.Request) (authn.CollectionInput, error) {
 	if err != nil {
 		return authn.CollectionInput{}, err
 	}
+	if err := checkJSONShape(r, b); err != nil {
+		return authn.CollectionInput{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v map[string]any

@@ -125,8 +125,9 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// take takes n more bytes from the budget for this body, the bytes it
-// received. When they do not fit, the body fails with errBodyBudget.
+// take takes n more bytes from the budget for this body: the bytes it
+// received, or the cost of the values decoded from them (see
+// checkJSONShape). When they do not fit, the body fails with errBodyBudget.
 func (b *requestBody) take(n int64) error {
 	if b.err != nil {
 		return b.err
@@ -147,8 +148,8 @@ func (b *requestBody) release() {
 	b.held = 0
 }
 
-// budget is a byte semaphore for the request bodies being read. It
-// never waits: bytes that do not fit are refused, so the
+// budget is a byte semaphore for the request bodies being read and
+// decoded. It never waits: bytes that do not fit are refused, so the
 // memory taken by bodies stays under its size whatever clients send. One
 // client address may hold at most share bytes of it (a quarter, or one
 // body's limit if that is more), so that no single client can fill it and

@@ -39,6 +39,9 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
+	if err := checkJSONShape(r, b); err != nil {
+		return err
+	}
 	v, err := s.settings.Update(func(next *settings.Settings) error { return decodeSettings(b, next) })
 	if data := validationData(err); data != nil {
 		return errValidation("An error occurred while saving the new settings.", data)
