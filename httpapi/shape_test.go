@@ -281,3 +281,36 @@ func TestJSONShapeLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyCharge checks what a body holds of the budget once bound: its
+// bytes, and jsonValueCost for each value it decodes to (JSON) or each
+// '&' (a urlencoded form).
+func TestBodyCharge(t *testing.T) {
+	e := newEnv(t)
+	e.api.mux.Handle("POST /test/held", e.api.route(e.api.jsonLimits, func(w http.ResponseWriter, r *http.Request) error {
+		if _, err := bind(r); err != nil {
+			return err
+		}
+		return writeJSON(w, r, 200, map[string]int64{"held": e.api.budget.heldBy("127.0.0.1")})
+	}))
+	jsonBody := `{"a":[{},{},[1,2]],"b":"x,{["}`
+	formBody := "a=1&b=2&c=%26&d="
+	tests := []struct {
+		name, ct, body string
+		want           int64
+	}{
+		{"json", "application/json", jsonBody, int64(len(jsonBody)) + 10*jsonValueCost}, // 9 counted, +1
+		{"form", "application/x-www-form-urlencoded", formBody, int64(len(formBody)) + 3*jsonValueCost},
+		{"json payload in a form", "application/x-www-form-urlencoded", "@jsonPayload=" + url.QueryEscape(jsonBody),
+			int64(len("@jsonPayload="+url.QueryEscape(jsonBody))) + 10*jsonValueCost},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := e.doRaw("POST", "/test/held", "", tt.ct, strings.NewReader(tt.body))
+			if want := fmt.Sprintf(`{"held":%d}`, tt.want); res.Status != 200 || strings.TrimSpace(string(res.Body)) != want {
+				t.Errorf("got %d %s, want 200 %s", res.Status, res.Body, want)
+			}
+		})
+	}
+	waitFor(t, "the budget given back", func() bool { return e.api.budget.inUse() == 0 })
+}
