@@ -60,8 +60,11 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 				budget: s.budget,
 				client: ratelimit.ClientKey(remoteIP(r)),
 			}
-			if ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct == "application/x-www-form-urlencoded" {
-				b.form = true
+			switch ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct {
+			case "application/x-www-form-urlencoded":
+				b.sep = '&'
+			case "multipart/form-data":
+				b.sep = '\n'
 			}
 			defer b.release()
 			r.Body = b
@@ -87,8 +90,9 @@ func setDeadlines(w http.ResponseWriter, r *http.Request, st *state) {
 }
 
 // requestBody is a route's request body. Each read takes the bytes it
-// received from the shared budget (and, for a urlencoded form, the cost of
-// a value for each '&'), in the name of the client's address;
+// received from the shared budget (and, for a form, the cost of a value
+// for each '&' of a urlencoded one, each line of a multipart one), in the
+// name of the client's address;
 // all are given back when the handler returns. A body that stalls thus
 // holds only the bytes it sent, whatever length it declared. A read whose
 // bytes do not fit fails with errBodyBudget (503): the bytes of that one
@@ -105,7 +109,7 @@ type requestBody struct {
 	budget *budget
 	client string // the client's key in the budget (ratelimit.ClientKey)
 	held   int64  // bytes taken
-	form   bool   // a urlencoded form: each '&' is charged a value
+	sep    byte   // of a form: each one in the body is charged a value
 	err    error  // the budget's refusal, returned by every later read
 }
 
@@ -116,11 +120,14 @@ func (b *requestBody) Read(p []byte) (int, error) {
 	n, err := b.body.Read(p)
 	if n > 0 {
 		charge := int64(n)
-		if b.form {
-			// ParseForm makes a value for each pair, as decoding JSON
-			// does for each element (see checkJSONShape); net/url
-			// refuses more than 10,000.
-			charge += int64(bytes.Count(p[:n], []byte{'&'})) * jsonValueCost
+		if b.sep != 0 {
+			// Parsing a form makes values for each pair ('&') or for
+			// each line of a multipart body's headers (part, header),
+			// as decoding JSON does for each element (see
+			// checkJSONShape): net/url keeps at most 10,000 pairs,
+			// mime/multipart 1,000 parts, and a part costs less than
+			// the four lines it takes at least.
+			charge += int64(bytes.Count(p[:n], []byte{b.sep})) * jsonValueCost
 		}
 		if err := b.take(charge); err != nil {
 			return 0, err

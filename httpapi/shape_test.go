@@ -283,8 +283,8 @@ func TestJSONShapeLimits(t *testing.T) {
 }
 
 // TestBodyCharge checks what a body holds of the budget once bound: its
-// bytes, and jsonValueCost for each value it decodes to (JSON) or each
-// '&' (a urlencoded form).
+// bytes, and jsonValueCost for each value it decodes to (JSON), each '&'
+// (a urlencoded form) or each line (a multipart form).
 func TestBodyCharge(t *testing.T) {
 	e := newEnv(t)
 	e.api.mux.Handle("POST /test/held", e.api.route(e.api.jsonLimits, func(w http.ResponseWriter, r *http.Request) error {
@@ -294,6 +294,11 @@ func TestBodyCharge(t *testing.T) {
 		return writeJSON(w, r, 200, map[string]int64{"held": e.api.budget.heldBy("127.0.0.1")})
 	}))
 	jsonBody := `{"a":[{},{},[1,2]],"b":"x,{["}`
+	var mp bytes.Buffer
+	mw := multipart.NewWriter(&mp)
+	mw.WriteField("a", "1\n2")
+	mw.WriteField("b", "3")
+	mw.Close()
 	formBody := "a=1&b=2&c=%26&d="
 	tests := []struct {
 		name, ct, body string
@@ -301,6 +306,7 @@ func TestBodyCharge(t *testing.T) {
 	}{
 		{"json", "application/json", jsonBody, int64(len(jsonBody)) + 10*jsonValueCost}, // 9 counted, +1
 		{"form", "application/x-www-form-urlencoded", formBody, int64(len(formBody)) + 3*jsonValueCost},
+		{"multipart form", mw.FormDataContentType(), mp.String(), int64(mp.Len()) + int64(bytes.Count(mp.Bytes(), []byte{'\n'}))*jsonValueCost},
 		{"json payload in a form", "application/x-www-form-urlencoded", "@jsonPayload=" + url.QueryEscape(jsonBody),
 			int64(len("@jsonPayload="+url.QueryEscape(jsonBody))) + 10*jsonValueCost},
 	}
