@@ -16,18 +16,33 @@ import "net/http"
 // Requests no route handles (a CORS preflight, a redirect to a canonical
 // path) get the json deadlines.
 //
-// Memory under hostile bodies. All bodies being read share a budget of
-// 32 MiB (DefaultBodyBudget): a body takes its declared length (or the
-// route's limit, if chunked) when the handler first reads it, and gives it
-// back when the handler returns; one that does not fit is refused at once
-// with 503. The bodies being read are therefore at most 32 MiB together
-// whatever the number of connections. A JSON body is read into a buffer of
-// its declared size and decoded in place, so it is held about twice (its
-// bytes and its decoded strings): at most 64 MiB live, which the garbage
-// collector (GOGC=100) lets the heap double. Measured with the built
-// binary on the records route: 30 concurrent 1 MiB bodies, peak RSS 38 MB;
-// three rounds of 200 concurrent ones (a third refused), peak 110 MB and
-// 50 MB 20 s later.
+// Memory under hostile bodies. All bodies being read and decoded share a
+// budget of 32 MiB (DefaultBodyBudget), of which one client address (an
+// IPv6 one by its /64) may hold a quarter. A body is charged as its bytes
+// arrive, after each read, and given back when the handler returns: a body
+// declared and not sent holds nothing, a stalled one only what it sent.
+// Bytes that do not fit are refused with 503, and the connection closed.
+// Decoding is charged too, before it happens: a JSON body may have at most
+// 10,000 values and 64 levels (checkJSONShape; past them the 400 loading
+// error), and is charged 128 bytes per value; a form 128 bytes per '&' or,
+// multipart, per line. The bound:
+//
+//	live memory of request bodies ≤ 2.1 × 32 MiB + 512 B per connection reading one
+//
+// since what a body holds, its buffer (which doubles from 512 bytes as
+// bytes arrive, up to the declared length) and its decoded value, is at
+// most 2.1 times its charge. TestDecodedBodyMemory measures it for the
+// worst shapes the check allows: a 1 MiB string, 2.08 × (the buffer and
+// the decoded copy); 5,000 objects of one key padded to 1 MiB, 1.68 ×
+// (such a map costs ~360 bytes); 10,000 values in 15 to 60 KB, 0.14 to
+// 1.36 ×. A read that does not fit overshoots by its own
+// bytes, within that buffer. So about 70 MiB live with 4096 connections,
+// which the garbage collector (GOGC=100) lets the heap double: request
+// bodies cannot take the process much past 150 MiB. Not counted: the
+// copies a handler makes of what it decoded (the collection routes,
+// superusers only, re-encode the definition once).
+// Measured with the built binary (go test -tags loadfault): see the
+// README's "Limits" section.
 // Headers are bounded apart: at most 4096 connections (listen.go) each
 // holding at most MaxHeaderBytes + 4 KiB = 36 KiB while they are read,
 // 144 MiB in the worst case.

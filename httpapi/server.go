@@ -26,9 +26,10 @@ const (
 	// DefaultAuthBodyLimit is the largest request body of an auth action
 	// (login, refresh, impersonate, file token): a few short strings.
 	DefaultAuthBodyLimit = 64 << 10
-	// DefaultBodyBudget is the total size of the request bodies being read
-	// at once, across all requests: 32 bodies of 1 MiB. A request whose
-	// body does not fit is refused with 503 instead of waiting.
+	// DefaultBodyBudget bounds the request bodies being read and decoded
+	// at once, across all requests: the bytes they received and the cost
+	// of their values (see routes.go), a quarter of it per client address.
+	// A body that does not fit is refused with 503 instead of waiting.
 	DefaultBodyBudget = 32 << 20
 	// DefaultReadTimeout is the time a client has to send a request's
 	// body, from the end of its headers.

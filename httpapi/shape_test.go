@@ -189,8 +189,8 @@ func TestDecodedBodyMemory(t *testing.T) {
 			runtime.KeepAlive(buf)
 			runtime.KeepAlive(v)
 			perValue := float64(grown-2*int64(len(data))) / float64(values+1)
-			t.Logf("%d bytes, %d values: live %d KiB = %.2f × its charge of %d KiB (%.0f B per value beyond twice the bytes)",
-				len(data), values, grown>>10, float64(grown)/float64(charge), charge>>10, perValue)
+			t.Logf("%s: %d bytes, %d values: live %d KiB = %.2f × its charge of %d KiB (%.0f B per value beyond twice the bytes)",
+				name, len(data), values, grown>>10, float64(grown)/float64(charge), charge>>10, perValue)
 			if grown > 3*charge {
 				t.Errorf("live %d bytes, over three times the charge %d", grown, charge)
 			}
