@@ -48,6 +48,14 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 		st := stateOf(r)
 		st.limits = l
 		setDeadlines(w, r, st)
+		if len(r.TransferEncoding) > 0 {
+			// A chunked request may also have carried a Content-Length,
+			// which net/http drops before the handler sees it; such a
+			// request may be an attempt at request smuggling, after which
+			// the connection must not be reused (RFC 9112 §6.1). Chunked
+			// requests are rare, so each one closes its connection.
+			w.Header().Set("Connection", "close")
+		}
 		if hasBody(r) {
 			if r.ContentLength > l.Body {
 				w.Header().Set("Connection", "close")

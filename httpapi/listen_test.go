@@ -333,3 +333,21 @@ func TestMaxConns(t *testing.T) {
 		t.Errorf("MaxConns() = %d, want under the descriptor limit %d", n, lim)
 	}
 }
+
+// TestChunkedCloses: a chunked request, which may have carried a
+// Content-Length as well (net/http drops it), is answered and its
+// connection closed, so nothing smuggled after it is read as a request.
+func TestChunkedCloses(t *testing.T) {
+	e := newEnv(t)
+	c := e.dial()
+	defer c.Close()
+	io.WriteString(c, "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"+
+		"Transfer-Encoding: chunked\r\nContent-Length: 4\r\n\r\n2\r\n{}\r\n0\r\n\r\n"+
+		"GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	br := bufio.NewReader(c)
+	res := readRaw(t, br, "POST")
+	if res.Status != 400 || !res.Close {
+		t.Errorf("chunked request: %d, Connection: close %v; want 400 and close", res.Status, res.Close)
+	}
+	wantClosed(t, br, 2*time.Second)
+}
