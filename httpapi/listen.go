@@ -159,7 +159,7 @@ func (l *capListener) Accept() (net.Conn, error) {
 		if l.take(sc, client) {
 			return sc, nil
 		}
-		l.refuse(c)
+		l.refuse(c, client)
 	}
 }
 
@@ -286,14 +286,17 @@ var refusal = errorResponse(http.StatusServiceUnavailable, msgTooManyConns)
 // an empty socket buffer, so it does not block; the deadline is a
 // safeguard. The client may still see a reset instead of the answer if
 // its request was already in flight: this is best effort.
-func (l *capListener) refuse(c net.Conn) {
+func (l *capListener) refuse(c net.Conn, client string) {
 	c.SetWriteDeadline(time.Now().Add(100 * time.Millisecond))
 	c.Write(refusal)
 	c.Close()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if refused, ok := l.logs.event(); ok {
-		l.log.Warn("connection cap reached: refusing new connections", "cap", l.max, "perClient", l.maxPerClient, "open", l.open, "refused", refused)
+		// The line names the last client refused, and whether it was at
+		// its own share (a flood from one address) or all slots were busy.
+		l.log.Warn("connection cap reached: refusing new connections", "cap", l.max, "perClient", l.maxPerClient, "open", l.open,
+			"refused", refused, "lastClient", client, "atClientShare", l.perClient[client] >= l.maxPerClient)
 	}
 }
 
