@@ -193,41 +193,9 @@ type probeResult struct {
 }
 
 func (c *child) probe(ctx context.Context) probeResult {
-	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DialContext: dialer.DialContext}}
-	defer client.CloseIdleConnections()
-	var lat []time.Duration
-	var r probeResult
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for ctx.Err() == nil {
-		start := time.Now()
-		res, err := client.Get(c.base + "/api/health")
-		if err == nil {
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode != 200 {
-				err = fmt.Errorf("status %d", res.StatusCode)
-			}
-		}
-		lat = append(lat, time.Since(start))
-		r.n++
-		if err != nil {
-			r.errs++
-			if r.firstErr == "" {
-				r.firstErr = err.Error()
-			}
-		}
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		}
-	}
-	slices.Sort(lat)
-	if len(lat) > 0 {
-		r.p50, r.p99 = lat[len(lat)/2], lat[len(lat)*99/100]
-	}
-	return r
+	return c.poll(ctx, 20*time.Millisecond, http.StatusOK, func(client *http.Client) (*http.Response, error) {
+		return client.Get(c.base + "/api/health")
+	})
 }
 
 // bodyProbe is the well-behaved client of a route that reads a body, from
@@ -239,25 +207,34 @@ func (c *child) probe(ctx context.Context) probeResult {
 // other floods' small stalled bodies left crumbs of the budget free, in
 // which its small bodies fit. httpapi's TestBodyBudgetLockOut does.
 func (c *child) bodyProbe(ctx context.Context) probeResult {
+	return c.poll(ctx, 50*time.Millisecond, http.StatusBadRequest, func(client *http.Client) (*http.Response, error) {
+		return client.Post(c.base+"/api/collections/users/records", "application/json", strings.NewReader(`{"email":"x"}`))
+	})
+}
+
+// poll sends a request every interval from 127.0.0.2, on one keep-alive
+// connection (a new one when the server closes it) with a 5 s timeout,
+// until ctx ends; an answer other than want, or no answer, is an error.
+func (c *child) poll(ctx context.Context, interval time.Duration, want int, send func(*http.Client) (*http.Response, error)) probeResult {
 	dialer := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}, Timeout: 5 * time.Second}
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 1, DialContext: dialer.DialContext}}
 	defer client.CloseIdleConnections()
 	var lat []time.Duration
 	var r probeResult
-	tick := time.NewTicker(50 * time.Millisecond)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for ctx.Err() == nil {
 		start := time.Now()
-		res, err := client.Post(c.base+"/api/collections/users/records", "application/json", strings.NewReader(`{"email":"x"}`))
+		res, err := send(client)
 		if err == nil {
 			io.Copy(io.Discard, res.Body)
 			res.Body.Close()
-			if res.StatusCode != 400 {
+			if res.StatusCode != want {
 				err = fmt.Errorf("status %d", res.StatusCode)
 			}
 		}
 		if ctx.Err() != nil {
-			break
+			break // a request the end of the run cut short
 		}
 		lat = append(lat, time.Since(start))
 		r.n++
