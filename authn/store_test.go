@@ -17,6 +17,7 @@ import (
 
 	"strongbox/authn/validation"
 	"strongbox/logstore/journal"
+	"strongbox/logstore/journal/journaltest"
 )
 
 type testClock struct{ t time.Time }
@@ -565,22 +566,6 @@ func TestJournalVersion(t *testing.T) {
 		}
 	}
 
-	write := func(name string, payloads ...[]byte) string {
-		p := filepath.Join(t.TempDir(), name)
-		j, err := journal.Open(p, journal.Options{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range payloads {
-			if _, err := j.Append(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := j.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	var old [][]byte
 	for _, p := range payloads {
 		old = append(old, bytes.ReplaceAll(p, []byte(`"v":1,`), nil))
@@ -588,14 +573,14 @@ func TestJournalVersion(t *testing.T) {
 	if bytes.Contains(bytes.Join(old, nil), []byte(`"v":`)) {
 		t.Fatal("could not strip the versions")
 	}
-	o := openTestStore(t, write("old.journal", old...), clk)
+	o := openTestStore(t, journaltest.Write(t, "old.journal", old...), clk)
 	users, _ := o.Collection(UsersName)
 	if _, ok := o.FindByEmail(users, "a@example.com"); !ok {
 		t.Error("a journal without versions lost its record")
 	}
 	o.Close()
 
-	newer := write("newer.journal", append(payloads, []byte(`[{"v":2,"op":"deleteRecord","id":"x"}]`))...)
+	newer := journaltest.Write(t, "newer.journal", append(payloads, []byte(`[{"v":2,"op":"deleteRecord","id":"x"}]`))...)
 	h, _ := NewHasher(bcrypt.MinCost, 1)
 	if n, err := Open(newer, Options{Hasher: h}); err == nil {
 		n.Close()

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"strongbox/logstore/journal"
+	"strongbox/logstore/journal/journaltest"
 )
 
 // TestSettingsVersion: each saved document carries its format version; a
@@ -37,24 +38,8 @@ func TestSettingsVersion(t *testing.T) {
 		}
 	}
 
-	write := func(name string, payloads ...[]byte) string {
-		p := filepath.Join(t.TempDir(), name)
-		j, err := journal.Open(p, journal.Options{}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, b := range payloads {
-			if _, err := j.Append(b); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := j.Close(); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
 	last := payloads[len(payloads)-1]
-	old, err := Open(write("old.journal", bytes.Replace(last, []byte(`"v":1,`), nil, 1)), Options{})
+	old, err := Open(journaltest.Write(t, "old.journal", bytes.Replace(last, []byte(`"v":1,`), nil, 1)), Options{})
 	if err != nil {
 		t.Fatalf("Open of a journal without versions: %v", err)
 	}
@@ -64,7 +49,7 @@ func TestSettingsVersion(t *testing.T) {
 	old.Close()
 
 	newer := bytes.Replace(last, []byte(`"v":1,`), []byte(`"v":2,`), 1)
-	if n, err := Open(write("newer.journal", last, newer), Options{}); err == nil {
+	if n, err := Open(journaltest.Write(t, "newer.journal", last, newer), Options{}); err == nil {
 		n.Close()
 		t.Error("Open accepted a document of format version 2")
 	} else if !strings.Contains(err.Error(), "format version 2") {

@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"syscall"
+	"testing"
 	"time"
 
 	"strongbox/logstore/journal"
@@ -228,3 +230,24 @@ func (h *file) Sync() error {
 
 // ErrIO is a stand-in for a failing disk (EIO).
 var ErrIO error = syscall.EIO
+
+// Write creates a journal named name in a new temporary folder of tb, holds
+// one frame per payload, and returns its path: for tests of what a store
+// makes of a journal written by another version.
+func Write(tb testing.TB, name string, payloads ...[]byte) string {
+	tb.Helper()
+	p := filepath.Join(tb.TempDir(), name)
+	j, err := journal.Open(p, journal.Options{}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, b := range payloads {
+		if _, err := j.Append(b); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if err := j.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
