@@ -16,6 +16,7 @@ var depsRules = map[string][]string{
 	"strongbox/filterlang":        {},
 	"strongbox/conformance":       {},
 	"strongbox/httpapi/ratelimit": {},
+	"strongbox/backup/cron":       {},
 	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/httpapi/settings":  {"strongbox/logstore/journal", "strongbox/authn/validation"},
@@ -42,6 +43,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/authn":             {"net/http"},
 	"strongbox/httpapi/settings":  {"net/http"},
 	"strongbox/httpapi/ratelimit": {"net/http"},
+	"strongbox/backup/cron":       {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
