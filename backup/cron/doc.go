@@ -1,6 +1,7 @@
 // Package cron does one job: it decides when the automatic backup runs. It
-// parses the cron expression of the settings field backups.cron and answers
-// whether a given minute, in UTC, matches it.
+// parses the cron expression of the settings field backups.cron, answers
+// whether a given minute matches it, and runs one job on that schedule,
+// checked once a minute in UTC.
 //
 // # Expressions
 //
@@ -34,4 +35,12 @@
 // A refused expression gives a *SyntaxError. Its Message is the text
 // PocketBase puts under the code validation_invalid_cron for the same input;
 // InvalidMessage is the most common of them.
+//
+// # Scheduler
+//
+// Scheduler wakes at every minute boundary and runs its job if that minute
+// matches. It never runs the job twice for the same minute, and never runs
+// it concurrently with itself: a minute that comes due while the previous
+// run is still going is skipped and logged. Set replaces the schedule at any
+// time (the settings reload); Stop waits for a running job.
 package cron
