@@ -64,8 +64,9 @@ func (s *Scheduler) Set(expr string, job func(time.Time)) error {
 }
 
 // Start starts the loop that runs the job; it returns at once. The loop ends
-// when ctx ends or Stop is called. Calling Start on a started Scheduler does
-// nothing.
+// when ctx ends or Stop is called; either way, Stop is what waits for the
+// loop and for a running job to finish. Calling Start on a started Scheduler
+// does nothing.
 func (s *Scheduler) Start(ctx context.Context) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
