@@ -8,6 +8,7 @@ package settings
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -20,6 +21,7 @@ import (
 	"time"
 
 	"strongbox/authn/validation"
+	"strongbox/backup/cron"
 	"strongbox/logstore/journal"
 )
 
@@ -374,8 +376,13 @@ func (v Settings) validate() validation.Errors {
 		}
 	}
 	if v.Backups.Cron != "" {
-		if !validCron(v.Backups.Cron) {
-			add("backups", "cron", validation.New(validation.CodeInvalidCron, "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."))
+		if _, err := cron.Parse(v.Backups.Cron); err != nil {
+			// PocketBase answers with its parser's own text for the fault.
+			msg := cron.InvalidMessage
+			if se, ok := errors.AsType[*cron.SyntaxError](err); ok {
+				msg = se.Message()
+			}
+			add("backups", "cron", validation.New(validation.CodeInvalidCron, msg))
 		}
 		if v.Backups.CronMaxKeep < 1 {
 			add("backups", "cronMaxKeep", errRequired)
@@ -422,25 +429,6 @@ func validURL(s string) bool {
 func validEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
 	return err == nil && a.Address == s
-}
-
-// validCron accepts a macro or five space-separated fields of digits and
-// the cron punctuation * , - /.
-func validCron(s string) bool {
-	switch s {
-	case "@yearly", "@annually", "@monthly", "@weekly", "@daily", "@midnight", "@hourly":
-		return true
-	}
-	fields := strings.Fields(s)
-	if len(fields) != 5 {
-		return false
-	}
-	for _, f := range fields {
-		if strings.Trim(f, "0123456789*,-/") != "" {
-			return false
-		}
-	}
-	return true
 }
 
 // validHeaderName reports whether h is an HTTP field name (RFC 9110 §5.1: a

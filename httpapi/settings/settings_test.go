@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"strongbox/authn/validation"
@@ -109,5 +110,41 @@ func TestTornSettings(t *testing.T) {
 			t.Errorf("cut %d: maxDays %d, want 3 (the last whole change)", cut, got)
 		}
 		s2.Close()
+	}
+}
+
+// TestBackupsCron: backups.cron is checked by backup/cron's parser, with
+// PocketBase's message for each fault.
+func TestBackupsCron(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "settings.journal"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, tt := range []struct{ cron, msg string }{
+		{"@daily", ""},
+		{"0 3 * * 1-5", ""},
+		{"*/15 * * * *", ""},
+		{"60 * * * *", "Invalid segment value - must be between the min and max of the segment."},
+		{"0 0 * * 7", "Invalid segment value - must be between the min and max of the segment."},
+		{"* * * *", "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."},
+		{"@every", "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."},
+	} {
+		_, err := patch(s, `{"backups":{"cron":`+strconv.Quote(tt.cron)+`,"cronMaxKeep":3}}`)
+		if tt.msg == "" {
+			if err != nil {
+				t.Errorf("cron %q: %v, want it accepted", tt.cron, err)
+			}
+			continue
+		}
+		var ve validation.Errors
+		if !errors.As(err, &ve) {
+			t.Errorf("cron %q: %v, want a validation.Errors", tt.cron, err)
+			continue
+		}
+		fe, _ := ve["backups"].(validation.Errors)["cron"].(*validation.Error)
+		if fe == nil || fe.Code != validation.CodeInvalidCron || fe.Message != tt.msg {
+			t.Errorf("cron %q: %v, want %s %q", tt.cron, ve, validation.CodeInvalidCron, tt.msg)
+		}
 	}
 }
