@@ -33,6 +33,10 @@ var depsRules = map[string][]string{
 	// validation is the vocabulary of input errors that every store
 	// returns and httpapi renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
+
+	// backup takes files and hooks from its caller instead of importing
+	// the stores: stdlib only.
+	"strongbox/backup": {},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -44,6 +48,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/settings":  {"net/http"},
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
+	"strongbox/backup":            {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},

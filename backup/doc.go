@@ -1,0 +1,36 @@
+// Package backup keeps the archives of the data directory: it writes,
+// lists, deletes, verifies and extracts the zip files in
+// <data dir>/backups/, and nothing else.
+//
+// It imports no store and knows nothing of HTTP. A caller that wants a
+// backup captures the stores itself and hands Create a [Source]: a list of
+// files, each with the length that was committed at one instant and a way
+// to open it (see [Source] for that contract). httpapi renders the errors
+// of this package as PocketBase messages; the mapping is documented on
+// [Lock] and on the sentinel errors.
+//
+// # Archive format
+//
+// An archive is a zip file whose entries are the files of the source,
+// deflated, plus one entry named manifest.json:
+//
+//	{"format":1,"strongbox":"0.1.0","created":"2026-11-23T15:23:09Z",
+//	 "files":[{"name":"auth.journal","size":1234,"sha256":"…"}]}
+//
+// Names are slash-separated paths relative to the data directory. [Verify]
+// accepts an archive only if the manifest is present and of a known format,
+// every entry is a regular file (or a directory) with a clean local name,
+// the entries are exactly the files the manifest lists, every size and
+// SHA-256 matches, and the bytes actually decompressed stay under the
+// given [Limits].
+//
+// # Durability
+//
+// Create streams the archive into a temporary file in the backups folder
+// (named ".tmp-…", which the name rule never matches, so List never shows
+// it), fsyncs it, links it into place under its key (refusing an existing
+// key, never overwriting), removes the temporary name and fsyncs the
+// folder. A failed or cancelled create removes its temporary file; a
+// temporary file left by a crash is removed by [Dir.CleanTemp], which the
+// server calls at start.
+package backup
