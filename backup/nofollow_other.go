@@ -1,0 +1,5 @@
+//go:build !unix
+
+package backup
+
+const noFollow = 0

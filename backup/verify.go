@@ -1,0 +1,289 @@
+package backup
+
+import (
+	"archive/zip"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// ErrInvalidArchive wraps every reason [Verify] refuses an archive. The
+// message after it says what is wrong in terms of the archive's own entry
+// names, never a server path.
+var ErrInvalidArchive = errors.New("backup: invalid archive")
+
+// Limits bound what Verify and Extract accept, against zip bombs. A zero
+// field takes its value from [DefaultLimits].
+type Limits struct {
+	// MaxUncompressed bounds the total bytes decompressed, counted as
+	// they are read (headers are not trusted).
+	MaxUncompressed int64
+	// MaxRatio bounds each entry's decompressed bytes over its
+	// compressed bytes. Entries under ratioFloor decompressed bytes are
+	// exempt: a small file of zeros legitimately compresses a thousandfold.
+	MaxRatio float64
+	// MaxFiles bounds the number of entries.
+	MaxFiles int
+}
+
+// DefaultLimits are the limits a zero [Limits] field takes.
+var DefaultLimits = Limits{MaxUncompressed: 64 << 30, MaxRatio: 1000, MaxFiles: 100_000}
+
+// ratioFloor is the decompressed size under which an entry's compression
+// ratio is not checked.
+const ratioFloor = 1 << 20
+
+// maxManifest bounds manifest.json.
+const maxManifest = 16 << 20
+
+func (l Limits) withDefaults() Limits {
+	if l.MaxUncompressed <= 0 {
+		l.MaxUncompressed = DefaultLimits.MaxUncompressed
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = DefaultLimits.MaxRatio
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = DefaultLimits.MaxFiles
+	}
+	return l
+}
+
+// Verify checks the archive key (see the package documentation for what
+// it checks) and returns its manifest.
+func (d *Dir) Verify(key string, limits Limits) (*Manifest, error) {
+	f, err := d.Open(key)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, keyErr("verify", key, err)
+	}
+	m, err := Verify(f, fi.Size(), limits)
+	if err != nil {
+		return nil, fmt.Errorf("backup: verify %s: %w", key, err)
+	}
+	return m, nil
+}
+
+// Verify checks the archive held by r, of size bytes, reading every entry
+// through once, and returns its manifest. Every error wraps
+// [ErrInvalidArchive] unless reading r itself failed.
+func Verify(r io.ReaderAt, size int64, limits Limits) (*Manifest, error) {
+	v, err := open(r, size, limits)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range v.entries {
+		if err := v.check(f, io.Discard); err != nil {
+			return nil, err
+		}
+	}
+	return v.m, nil
+}
+
+// verifier holds an archive whose structure and manifest are checked; its
+// entries still need their content checked.
+type verifier struct {
+	limits  Limits
+	m       *Manifest
+	want    map[string]ManifestFile
+	entries []*zip.File // the regular files, in archive order
+	dirs    []string
+	total   int64 // bytes decompressed so far
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArchive}, args...)...)
+}
+
+func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
+	limits = limits.withDefaults()
+	zr, err := zip.NewReader(r, size)
+	if errors.Is(err, zip.ErrInsecurePath) {
+		err = nil // checked below, with a clearer message
+	}
+	if err != nil {
+		return nil, invalid("not a zip file")
+	}
+	if len(zr.File) > limits.MaxFiles {
+		return nil, invalid("%d entries, more than the limit of %d", len(zr.File), limits.MaxFiles)
+	}
+	v := &verifier{limits: limits}
+	seen := make(map[string]bool, len(zr.File))
+	var manifest *zip.File
+	for _, f := range zr.File {
+		name, isDir := f.Name, false
+		mode := f.Mode()
+		if mode.IsDir() {
+			isDir = true
+			name = strings.TrimSuffix(name, "/")
+		} else if !mode.IsRegular() {
+			return nil, invalid("entry %q is not a regular file (%v)", f.Name, mode.Type())
+		}
+		if !validEntryName(name) {
+			return nil, invalid("entry %q has an unsafe name", f.Name)
+		}
+		if seen[name] {
+			return nil, invalid("entry %q appears twice", f.Name)
+		}
+		seen[name] = true
+		switch {
+		case isDir:
+			v.dirs = append(v.dirs, name)
+		case name == ManifestName:
+			manifest = f
+		default:
+			v.entries = append(v.entries, f)
+		}
+	}
+	if manifest == nil {
+		return nil, invalid("no %s", ManifestName)
+	}
+	var buf bytes.Buffer
+	if n, err := v.copyEntry(manifest, &buf, maxManifest+1); err != nil {
+		return nil, err
+	} else if n > maxManifest {
+		return nil, invalid("%s is larger than %d bytes", ManifestName, maxManifest)
+	}
+	var m Manifest
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		return nil, invalid("%s: %v", ManifestName, err)
+	}
+	if m.Format != Format {
+		return nil, invalid("%s: unknown format %d", ManifestName, m.Format)
+	}
+	v.m = &m
+	v.want = make(map[string]ManifestFile, len(m.Files))
+	var sum int64
+	for _, mf := range m.Files {
+		if !validEntryName(mf.Name) || mf.Name == ManifestName {
+			return nil, invalid("%s lists an unsafe name %q", ManifestName, mf.Name)
+		}
+		if _, dup := v.want[mf.Name]; dup {
+			return nil, invalid("%s lists %q twice", ManifestName, mf.Name)
+		}
+		if mf.Size < 0 || len(mf.SHA256) != 64 {
+			return nil, invalid("%s: bad size or checksum for %q", ManifestName, mf.Name)
+		}
+		sum += mf.Size
+		if sum > limits.MaxUncompressed || sum < 0 {
+			return nil, invalid("files total more than the limit of %d bytes", limits.MaxUncompressed)
+		}
+		v.want[mf.Name] = mf
+	}
+	for _, f := range v.entries {
+		if _, ok := v.want[f.Name]; !ok {
+			return nil, invalid("entry %q is not listed in %s", f.Name, ManifestName)
+		}
+	}
+	for _, mf := range m.Files {
+		if !seen[mf.Name] || slicesContains(v.dirs, mf.Name) {
+			return nil, invalid("%q listed in %s is missing", mf.Name, ManifestName)
+		}
+	}
+	return v, nil
+}
+
+func slicesContains(s []string, x string) bool {
+	for _, e := range s {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// check copies one listed entry to w and checks its size and SHA-256.
+func (v *verifier) check(f *zip.File, w io.Writer) error {
+	want := v.want[f.Name]
+	h := sha256.New()
+	// Reading one byte past the listed size tells "too long" from "exact".
+	n, err := v.copyEntry(f, io.MultiWriter(w, h), want.Size+1)
+	if err != nil {
+		return err
+	}
+	if n != want.Size {
+		return invalid("entry %q is not the %d bytes %s lists", f.Name, want.Size, ManifestName)
+	}
+	if got := hex.EncodeToString(h.Sum(nil)); got != strings.ToLower(want.SHA256) {
+		return invalid("entry %q: SHA-256 mismatch", f.Name)
+	}
+	return nil
+}
+
+// copyEntry decompresses f into w, at most max bytes, counting the bytes
+// actually produced (not what the headers claim) against the total and
+// ratio limits. It returns the bytes written; an error writing to w is
+// returned as it is, not as an invalid archive.
+func (v *verifier) copyEntry(f *zip.File, w io.Writer, max int64) (int64, error) {
+	rc, err := f.Open()
+	if err != nil {
+		return 0, invalid("entry %q: %v", f.Name, err)
+	}
+	defer rc.Close()
+	ratioMax := int64(v.limits.MaxRatio * float64(f.CompressedSize64))
+	if ratioMax < ratioFloor || ratioMax < 0 {
+		ratioMax = ratioFloor
+	}
+	budget := min(max, v.limits.MaxUncompressed-v.total+1, ratioMax+1)
+	cw := &countWriter{w: w}
+	_, err = io.Copy(cw, io.LimitReader(rc, budget))
+	v.total += cw.n
+	switch {
+	case cw.err != nil:
+		return cw.n, cw.err
+	case v.total > v.limits.MaxUncompressed:
+		return cw.n, invalid("entries total more than the limit of %d bytes", v.limits.MaxUncompressed)
+	case cw.n > ratioMax:
+		return cw.n, invalid("entry %q expands more than %g times", f.Name, v.limits.MaxRatio)
+	case err != nil:
+		return cw.n, invalid("entry %q: %v", f.Name, err)
+	}
+	return cw.n, nil
+}
+
+// countWriter counts the bytes written through it and keeps the first
+// write error, so that it can be told apart from a read error.
+type countWriter struct {
+	w   io.Writer
+	n   int64
+	err error
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// validEntryName reports whether name is a clean, local, slash-separated
+// relative path: not empty, not absolute, no "." or ".." element, no
+// backslash, colon or NUL (a Windows drive or stream, or a separator on
+// another system), and filepath.IsLocal on this system.
+func validEntryName(name string) bool {
+	if name == "" || strings.ContainsAny(name, "\\:\x00") || strings.HasPrefix(name, "/") {
+		return false
+	}
+	if path.Clean(name) != name {
+		return false // "a//b", "a/./b", "a/", "./a"
+	}
+	for _, el := range strings.Split(name, "/") {
+		if el == "." || el == ".." {
+			return false
+		}
+	}
+	return filepath.IsLocal(filepath.FromSlash(name))
+}
