@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -50,8 +51,14 @@ type Info struct {
 // OpenDir opens the backups folder at path, creating it (mode 0700) if it
 // does not exist.
 func OpenDir(path string) (*Dir, error) {
-	if err := os.MkdirAll(path, 0o700); err != nil {
-		return nil, fmt.Errorf("backup: create backups folder: %w", unpath(err))
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(path, 0o700); err != nil {
+			return nil, fmt.Errorf("backup: create backups folder: %w", unpath(err))
+		}
+		// The new folder's entry in the data dir survives a crash.
+		if err := syncPath(filepath.Dir(path)); err != nil {
+			return nil, fmt.Errorf("backup: create backups folder: %w", err)
+		}
 	}
 	root, err := os.OpenRoot(path)
 	if err != nil {
