@@ -55,7 +55,7 @@ type Meta struct {
 	// Version is the strongbox version that writes the archive.
 	Version string
 	// Created is the instant of the capture; it is stored in UTC to the
-	// second.
+	// second. The zero time means now.
 	Created time.Time
 }
 
@@ -108,6 +108,9 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 		}
 	}()
 
+	if meta.Created.IsZero() {
+		meta.Created = time.Now()
+	}
 	created := meta.Created.UTC().Truncate(time.Second)
 	m := Manifest{Format: Format, Strongbox: meta.Version, Created: created, Files: make([]ManifestFile, 0, len(src))}
 	bw := bufio.NewWriterSize(fd, 256<<10)

@@ -44,6 +44,7 @@ func (k Kind) String() string {
 //   - /api/health reports canBackup as !Held().
 type Lock struct {
 	mu   sync.Mutex
+	held bool
 	kind Kind
 	key  string
 }
@@ -53,15 +54,15 @@ type Lock struct {
 func (l *Lock) TryLock(kind Kind, key string) (release func(), ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.kind != 0 {
+	if l.held {
 		return nil, false
 	}
-	l.kind, l.key = kind, key
+	l.held, l.kind, l.key = true, kind, key
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			l.mu.Lock()
-			l.kind, l.key = 0, ""
+			l.held, l.kind, l.key = false, 0, ""
 			l.mu.Unlock()
 		})
 	}, true
@@ -72,12 +73,12 @@ func (l *Lock) TryLock(kind Kind, key string) (release func(), ok bool) {
 func (l *Lock) Busy(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kind != 0 && key != "" && l.key == key
+	return l.held && key != "" && l.key == key
 }
 
 // Held reports the running operation, if any.
 func (l *Lock) Held() (kind Kind, key string, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.kind, l.key, l.kind != 0
+	return l.kind, l.key, l.held
 }

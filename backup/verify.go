@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path"
 	"path/filepath"
 	"strings"
@@ -181,7 +182,21 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 		}
 		v.want[mf.Name] = mf
 	}
+	// A name that is a file must not also be a folder of another name:
+	// extraction could not create both.
+	parents := make(map[string]bool)
+	for name := range seen {
+		for dir := path.Dir(name); dir != "."; dir = path.Dir(dir) {
+			parents[dir] = true
+		}
+	}
+	if parents[ManifestName] {
+		return nil, invalid("entry %q is both a file and a folder", ManifestName)
+	}
 	for _, f := range v.entries {
+		if parents[f.Name] {
+			return nil, invalid("entry %q is both a file and a folder", f.Name)
+		}
 		if _, ok := v.want[f.Name]; !ok {
 			return nil, invalid("entry %q is not listed in %s", f.Name, ManifestName)
 		}
@@ -221,21 +236,21 @@ func (v *verifier) check(f *zip.File, w io.Writer) error {
 	return nil
 }
 
-// copyEntry decompresses f into w, at most max bytes, counting the bytes
+// copyEntry decompresses f into w, at most limit bytes, counting the bytes
 // actually produced (not what the headers claim) against the total and
 // ratio limits. It returns the bytes written; an error writing to w is
 // returned as it is, not as an invalid archive.
-func (v *verifier) copyEntry(f *zip.File, w io.Writer, max int64) (int64, error) {
+func (v *verifier) copyEntry(f *zip.File, w io.Writer, limit int64) (int64, error) {
 	rc, err := f.Open()
 	if err != nil {
 		return 0, invalid("entry %q: %v", f.Name, err)
 	}
 	defer rc.Close()
-	ratioMax := int64(v.limits.MaxRatio * float64(f.CompressedSize64))
-	if ratioMax < ratioFloor || ratioMax < 0 {
-		ratioMax = ratioFloor
+	ratioMax := int64(math.MaxInt64 / 2)
+	if r := v.limits.MaxRatio * float64(f.CompressedSize64); r < float64(ratioMax) {
+		ratioMax = max(int64(r), ratioFloor)
 	}
-	budget := min(max, v.limits.MaxUncompressed-v.total+1, ratioMax+1)
+	budget := min(limit, v.limits.MaxUncompressed-v.total+1, ratioMax+1)
 	cw := &countWriter{w: w}
 	_, err = io.Copy(cw, io.LimitReader(rc, budget))
 	v.total += cw.n

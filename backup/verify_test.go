@@ -116,6 +116,8 @@ var verifyCases = []struct {
 	{"named pipe", archive{entries: []entry{{name: "fifo", data: "", mode: fs.ModeNamedPipe | 0o600}}}, "not a regular file"},
 	{"duplicate entry", archive{entries: []entry{{name: "a", data: "x"}, {name: "a", data: "x", unlisted: true}}}, `"a" appears twice`},
 	{"duplicate manifest", archive{entries: []entry{{name: ManifestName, data: "{}", unlisted: true}}}, "appears twice"},
+	{"file and folder", archive{entries: []entry{{name: "a", data: "x"}, {name: "a/b", data: "y"}}}, `"a" is both a file and a folder`},
+	{"manifest and folder", archive{entries: []entry{{name: "manifest.json/b", data: "y"}}}, "both a file and a folder"},
 	{"duplicate in manifest", archive{entries: []entry{{name: "a", data: "x"}}, mutate: func(m *Manifest) {
 		m.Files = append(m.Files, m.Files[0])
 	}}, `lists "a" twice`},
