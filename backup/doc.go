@@ -30,7 +30,8 @@
 // (named ".tmp-…", which the name rule never matches, so List never shows
 // it), fsyncs it, links it into place under its key (refusing an existing
 // key, never overwriting), removes the temporary name and fsyncs the
-// folder. A failed or cancelled create removes its temporary file; a
+// folder. [Dir.Put] stores an upload the same way, after verifying it. A
+// failed or cancelled create or upload removes its temporary file; a
 // temporary file left by a crash is removed by [Dir.CleanTemp], which the
 // server calls at start.
 package backup

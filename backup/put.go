@@ -1,0 +1,59 @@
+package backup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// ErrTooLarge: an uploaded archive is larger than the allowed maximum.
+var ErrTooLarge = errors.New("backup: archive too large")
+
+// Put stores an uploaded archive under key: it streams r into a temporary
+// file in the backups folder (at most maxSize bytes, or [ErrTooLarge]),
+// fsyncs it, checks it with [Verify] and limits, then links it into place
+// as Create does, never overwriting ([ErrExists]). An archive that is not a
+// valid strongbox archive is refused with [ErrInvalidArchive], so it never
+// reaches a restore. Whatever the outcome, no temporary file remains.
+func (d *Dir) Put(ctx context.Context, key string, r io.Reader, maxSize int64, limits Limits) (Info, error) {
+	if !ValidName(key) {
+		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
+	}
+	if d.Exists(key) {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, ErrExists)
+	}
+	tmp := tempName()
+	fd, err := d.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
+	}
+	defer func() {
+		fd.Close()
+		d.root.Remove(tmp)
+	}()
+	n, err := io.Copy(fd, io.LimitReader(ctxReader{ctx, r}, maxSize+1))
+	if err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
+	}
+	if n > maxSize {
+		return Info{}, fmt.Errorf("backup: upload %s: %w (limit %d bytes)", key, ErrTooLarge, maxSize)
+	}
+	if err := fd.Sync(); err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
+	}
+	if _, err := Verify(fd, n, limits); err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, err)
+	}
+	if err := fd.Close(); err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
+	}
+	if err := ctx.Err(); err != nil {
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, err)
+	}
+	if err := d.publishTemp(tmp, key); err != nil {
+		return Info{}, err
+	}
+	return d.Stat(key)
+}
