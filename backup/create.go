@@ -85,7 +85,7 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	if d.Exists(key) {
-		return Info{}, fmt.Errorf("backup: create %s: %w", key, ErrExists)
+		return Info{}, fmt.Errorf("%w: %s", ErrExists, key)
 	}
 	seen := make(map[string]bool, len(src))
 	for _, f := range src {
@@ -173,12 +173,12 @@ func (d *Dir) publishTemp(tmp, key string) error {
 			return fmt.Errorf("backup: create %s: %w", key, unpath(err))
 		}
 	case errors.Is(err, fs.ErrExist):
-		return fmt.Errorf("backup: create %s: %w", key, ErrExists)
+		return fmt.Errorf("%w: %s", ErrExists, key)
 	default:
 		d.publish.Lock()
 		defer d.publish.Unlock()
 		if d.Exists(key) {
-			return fmt.Errorf("backup: create %s: %w", key, ErrExists)
+			return fmt.Errorf("%w: %s", ErrExists, key)
 		}
 		if err := d.root.Rename(tmp, key); err != nil {
 			return fmt.Errorf("backup: create %s: %w", key, unpath(err))

@@ -120,7 +120,7 @@ func (d *Dir) Stat(key string) (Info, error) {
 		return Info{}, keyErr("stat", key, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Info{}, fmt.Errorf("backup: stat %s: %w", key, ErrNotFound)
+		return Info{}, fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
 	return Info{Key: key, Modified: fi.ModTime().UTC(), Size: fi.Size()}, nil
 }
@@ -155,7 +155,7 @@ func (d *Dir) Open(key string) (*os.File, error) {
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("backup: open %s: %w", key, ErrNotFound)
+		return nil, fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
 	return f, nil
 }
@@ -211,7 +211,7 @@ func tempName() string {
 // key only.
 func keyErr(op, key string, err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("backup: %s %s: %w", op, key, ErrNotFound)
+		return fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
 	return fmt.Errorf("backup: %s %s: %w", op, key, unpath(err))
 }

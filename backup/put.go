@@ -15,14 +15,14 @@ var ErrTooLarge = errors.New("backup: archive too large")
 // file in the backups folder (at most maxSize bytes, or [ErrTooLarge]),
 // fsyncs it, checks it with [Verify] and limits, then links it into place
 // as Create does, never overwriting ([ErrExists]). An archive that is not a
-// valid strongbox archive is refused with [ErrInvalidArchive], so it never
+// valid strongbox archive is refused with an [*ArchiveError], so it never
 // reaches a restore. Whatever the outcome, no temporary file remains.
 func (d *Dir) Put(ctx context.Context, key string, r io.Reader, maxSize int64, limits Limits) (Info, error) {
 	if !ValidName(key) {
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	if d.Exists(key) {
-		return Info{}, fmt.Errorf("backup: upload %s: %w", key, ErrExists)
+		return Info{}, fmt.Errorf("%w: %s", ErrExists, key)
 	}
 	tmp := tempName()
 	fd, err := d.root.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
@@ -38,13 +38,13 @@ func (d *Dir) Put(ctx context.Context, key string, r io.Reader, maxSize int64, l
 		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
 	}
 	if n > maxSize {
-		return Info{}, fmt.Errorf("backup: upload %s: %w (limit %d bytes)", key, ErrTooLarge, maxSize)
+		return Info{}, fmt.Errorf("%w: %s: more than %d bytes", ErrTooLarge, key, maxSize)
 	}
 	if err := fd.Sync(); err != nil {
 		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
 	}
 	if _, err := Verify(fd, n, limits); err != nil {
-		return Info{}, fmt.Errorf("backup: upload %s: %w", key, err)
+		return Info{}, fmt.Errorf("backup: upload %s: %w", key, errors.Unwrap(err))
 	}
 	if err := fd.Close(); err != nil {
 		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))

@@ -15,10 +15,21 @@ import (
 	"strings"
 )
 
-// ErrInvalidArchive wraps every reason [Verify] refuses an archive. The
-// message after it says what is wrong in terms of the archive's own entry
-// names, never a server path.
+// ErrInvalidArchive matches every [*ArchiveError]: errors.Is(err,
+// ErrInvalidArchive) tells a refused archive from a failure to read it.
 var ErrInvalidArchive = errors.New("backup: invalid archive")
+
+// ArchiveError is why [Verify] refuses an archive. Reason says what is
+// wrong in terms of the archive's own entry names, never a server path,
+// so httpapi may show it to the client as it is.
+type ArchiveError struct {
+	Reason string
+}
+
+func (e *ArchiveError) Error() string { return "invalid archive: " + e.Reason }
+
+// Is makes errors.Is(err, ErrInvalidArchive) true.
+func (e *ArchiveError) Is(target error) bool { return target == ErrInvalidArchive }
 
 // Limits bound what Verify and Extract accept, against zip bombs. A zero
 // field takes its value from [DefaultLimits].
@@ -71,22 +82,22 @@ func (d *Dir) Verify(key string, limits Limits) (*Manifest, error) {
 	}
 	m, err := Verify(f, fi.Size(), limits)
 	if err != nil {
-		return nil, fmt.Errorf("backup: verify %s: %w", key, err)
+		return nil, fmt.Errorf("backup: verify %s: %w", key, errors.Unwrap(err))
 	}
 	return m, nil
 }
 
 // Verify checks the archive held by r, of size bytes, reading every entry
-// through once, and returns its manifest. Every error wraps
-// [ErrInvalidArchive] unless reading r itself failed.
+// through once, and returns its manifest. A refused archive gives an
+// [*ArchiveError] (matching [ErrInvalidArchive]).
 func Verify(r io.ReaderAt, size int64, limits Limits) (*Manifest, error) {
 	v, err := open(r, size, limits)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("backup: %w", err)
 	}
 	for _, f := range v.entries {
 		if err := v.check(f, io.Discard); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("backup: %w", err)
 		}
 	}
 	return v.m, nil
@@ -104,7 +115,7 @@ type verifier struct {
 }
 
 func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArchive}, args...)...)
+	return &ArchiveError{Reason: fmt.Sprintf(format, args...)}
 }
 
 func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {

@@ -131,8 +131,9 @@ func TestVerifyRejects(t *testing.T) {
 			if !errors.Is(err, ErrInvalidArchive) {
 				t.Fatalf("Verify() = %v, want ErrInvalidArchive", err)
 			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Verify() = %q, want it to say %q", err, tt.want)
+			ae, ok := errors.AsType[*ArchiveError](err)
+			if !ok || !strings.Contains(ae.Reason, tt.want) {
+				t.Errorf("Verify() = %q, want an ArchiveError saying %q", err, tt.want)
 			}
 		})
 	}
