@@ -1,5 +1,5 @@
 // Package backup keeps the archives of the data directory: it writes,
-// lists, deletes, verifies and extracts the zip files in
+// stores (uploads), lists, deletes, verifies and extracts the zip files in
 // <data dir>/backups/, and nothing else.
 //
 // It imports no store and knows nothing of HTTP. A caller that wants a

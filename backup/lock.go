@@ -13,6 +13,7 @@ const (
 	KindRestore
 )
 
+// String names the kind: "create", "restore", or "none".
 func (k Kind) String() string {
 	switch k {
 	case KindCreate:

@@ -26,6 +26,7 @@ type ArchiveError struct {
 	Reason string
 }
 
+// Error returns "invalid archive: " and the reason.
 func (e *ArchiveError) Error() string { return "invalid archive: " + e.Reason }
 
 // Is makes errors.Is(err, ErrInvalidArchive) true.
