@@ -301,7 +301,18 @@ func TestCreateFailureLeavesNothing(t *testing.T) {
 }
 
 func TestCreateConcurrentSameKey(t *testing.T) {
-	d, path := openDir(t)
+	for _, links := range []bool{true, false} {
+		t.Run(fmt.Sprintf("links=%v", links), func(t *testing.T) {
+			d, path := openDir(t)
+			if !links {
+				d.link = func(string, string) error { return errors.ErrUnsupported }
+			}
+			testCreateConcurrentSameKey(t, d, path)
+		})
+	}
+}
+
+func testCreateConcurrentSameKey(t *testing.T, d *Dir, path string) {
 	src := memSource(map[string]string{"a": strings.Repeat("data", 10000)})
 	const n = 8
 	errs := make([]error, n)

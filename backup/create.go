@@ -166,7 +166,7 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 // and a check make do (a second process on the same folder is kept out by
 // the data dir's lock file).
 func (d *Dir) publishTemp(tmp, key string) error {
-	err := d.root.Link(tmp, key)
+	err := d.link(tmp, key)
 	switch {
 	case err == nil:
 		if err := d.root.Remove(tmp); err != nil {

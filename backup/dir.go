@@ -39,6 +39,8 @@ type Dir struct {
 	// publish serialises the "is the key free? then rename" step on
 	// file systems without hard links.
 	publish sync.Mutex
+	// link is d.root.Link; tests replace it to run the fallback.
+	link func(oldname, newname string) error
 }
 
 // Info describes one archive, as GET /api/backups lists it.
@@ -64,7 +66,7 @@ func OpenDir(path string) (*Dir, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backup: open backups folder: %w", unpath(err))
 	}
-	return &Dir{root: root}, nil
+	return &Dir{root: root, link: root.Link}, nil
 }
 
 // Close releases the folder.
