@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"path"
 	"path/filepath"
@@ -137,7 +138,7 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 	for _, f := range zr.File {
 		name, isDir := f.Name, false
 		mode := f.Mode()
-		if mode.IsDir() {
+		if mode.Type() == fs.ModeDir {
 			isDir = true
 			name = strings.TrimSuffix(name, "/")
 		} else if !mode.IsRegular() {

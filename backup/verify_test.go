@@ -112,6 +112,7 @@ var verifyCases = []struct {
 		m.Files = append(m.Files, ManifestFile{Name: "../x", SHA256: sum("")})
 	}}, "unsafe name"},
 	{"symlink", archive{entries: []entry{{name: "link", data: "/etc/passwd", mode: fs.ModeSymlink | 0o777}}}, "not a regular file"},
+	{"symlink named as folder", archive{entries: []entry{{name: "link/", data: "/etc", mode: fs.ModeSymlink | 0o777}}}, "not a regular file"},
 	{"device", archive{entries: []entry{{name: "dev", data: "", mode: fs.ModeDevice | 0o600}}}, "not a regular file"},
 	{"named pipe", archive{entries: []entry{{name: "fifo", data: "", mode: fs.ModeNamedPipe | 0o600}}}, "not a regular file"},
 	{"duplicate entry", archive{entries: []entry{{name: "a", data: "x"}, {name: "a", data: "x", unlisted: true}}}, `"a" appears twice`},
