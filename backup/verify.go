@@ -13,6 +13,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -215,20 +216,11 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 		}
 	}
 	for _, mf := range m.Files {
-		if !seen[mf.Name] || slicesContains(v.dirs, mf.Name) {
+		if !seen[mf.Name] || slices.Contains(v.dirs, mf.Name) {
 			return nil, invalid("%q listed in %s is missing", mf.Name, ManifestName)
 		}
 	}
 	return v, nil
-}
-
-func slicesContains(s []string, x string) bool {
-	for _, e := range s {
-		if e == x {
-			return true
-		}
-	}
-	return false
 }
 
 // check copies one listed entry to w and checks its size and SHA-256.
