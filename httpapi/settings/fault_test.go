@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,4 +133,66 @@ func TestSlowSyncLogged(t *testing.T) {
 	if got := buf.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, "slow fsync") {
 		t.Errorf("log after a slow fsync = %q, want a slow fsync warning", got)
 	}
+}
+
+// TestCompactionAfterCommit: a change is durable before the journal is
+// compacted, so a compaction that fails after putting its new file in place
+// (the folder sync failed) neither refuses the change nor leaves a refused
+// change on disk: the change is answered as saved, and holds after a
+// reopen.
+func TestCompactionAfterCommit(t *testing.T) {
+	fsys := journaltest.New()
+	path := filepath.Join(t.TempDir(), "settings.journal")
+	s, err := Open(path, Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Grow the journal until the next change takes it past the 256 KiB at
+	// which save compacts.
+	set := func(name string) error {
+		_, err := s.Update(func(v *Settings) error { v.Meta.AppName = name; return nil })
+		return err
+	}
+	before := fileSize(t, path)
+	if err := set("app 1000"); err != nil {
+		t.Fatal(err)
+	}
+	delta := fileSize(t, path) - before
+	for i := 1001; fileSize(t, path)+delta <= 256<<10; i++ {
+		if i > 2000 {
+			t.Fatal("the journal does not grow")
+		}
+		if err := set("app " + strconv.Itoa(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fsys.FailDirSyncs(syscall.EIO)
+	if err := set("Kept"); err != nil {
+		t.Fatalf("Update whose compaction fails afterwards = %v, want the change saved", err)
+	}
+	if got := s.Get().Meta.AppName; got != "Kept" {
+		t.Errorf("current appName = %q, want Kept", got)
+	}
+	if size := fileSize(t, path); size > 64<<10 {
+		t.Errorf("journal is %d bytes: the failed compaction's file was not put in place, so the test tested nothing", size)
+	}
+	fsys.FailDirSyncs(nil)
+	s.Close()
+	s, err = Open(path, Options{FS: fsys})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Get().Meta.AppName; got != "Kept" {
+		t.Errorf("after reopen appName = %q, want Kept", got)
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

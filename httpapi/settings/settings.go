@@ -133,6 +133,7 @@ type Store struct {
 	cur  atomic.Pointer[Settings]
 	j    *journal.File
 	now  func() time.Time
+	log  *slog.Logger
 	subs []*subscriber // guarded by mu
 
 	lastProbe atomic.Int64 // Unix ns of Health's last probe
@@ -141,9 +142,12 @@ type Store struct {
 // Open opens the settings journal at path (created with the defaults if
 // missing).
 func Open(path string, opts Options) (*Store, error) {
-	s := &Store{now: opts.Now}
+	s := &Store{now: opts.Now, log: opts.Logger}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
 	}
 	cur, found := Defaults(), false
 	jopts := journal.Options{Strict: true, FS: opts.FS, Logger: opts.Logger}
@@ -309,23 +313,31 @@ type record struct {
 const recordVersion = 1
 
 // save appends v and makes it current. The caller holds s.mu (or is Open).
+// The change is durable, and current, before the journal is compacted:
+// compaction only reclaims space, so a compaction that fails (even one
+// whose new file is in place but whose folder could not be synced) leaves
+// the change applied, never answered with an error and kept on disk.
 func (s *Store) save(v Settings) error {
 	b, err := json.Marshal(record{V: recordVersion, Settings: v})
 	if err != nil {
 		return err
 	}
-	if s.j.Size() > 256<<10 {
-		err = s.j.Compact(func(w *journal.Writer) error {
-			_, err := w.Append(b)
-			return err
-		})
-	} else if _, err = s.j.Append(b); err == nil {
+	if _, err = s.j.Append(b); err == nil {
 		err = s.j.Sync()
 	}
 	if err != nil {
 		return fmt.Errorf("settings: save: %w", err)
 	}
 	s.cur.Store(&v)
+	if s.j.Size() > 256<<10 {
+		err := s.j.Compact(func(w *journal.Writer) error {
+			_, err := w.Append(b)
+			return err
+		})
+		if err != nil {
+			s.log.Warn("settings journal: compaction failed; the journal stays as it is", "err", err)
+		}
+	}
 	return nil
 }
 

@@ -654,22 +654,6 @@ func (f *File) Compact(fill func(w *Writer) error) error {
 	return nil
 }
 
-// Create writes a new journal at path holding the frames that fill writes,
-// replacing any file there atomically, and returns it open for appending.
-// Of opts, FS, Logger and SyncWindow apply.
-func Create(path string, opts Options, fill func(w *Writer) error) (*File, error) {
-	f := newFile(path, nil, opts)
-	fd, size, err := f.writeNew(fill)
-	if err != nil {
-		if fd != nil {
-			fd.Close()
-		}
-		return nil, err
-	}
-	f.fd, f.size, f.committed = fd, size, size
-	return f, nil
-}
-
 // writeNew builds a journal in a temporary file and renames it to f.path.
 // If the rename succeeded but the directory could not be synced, it returns
 // the new file together with the error: the caller must stop using the old
