@@ -96,6 +96,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
+	defer attempt.abandon()
 	rec, err := s.auth.AuthWithPassword(r.Context(), c, identity, identityField, password)
 	attempt.end(err)
 	if errors.Is(err, authn.ErrAuthFailed) {

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -130,9 +129,11 @@ type loginAttempt struct{ a *ratelimit.Attempt }
 // Config.LoginPolicy says otherwise) to a password login, whatever the
 // rateLimits settings say: it refuses an attempt the throttle blocks with
 // 429 and a Retry-After header, before any password hashing is done, and
-// otherwise returns the attempt, whose end records the outcome. Should the
-// handler never get there (a panic), the attempt is abandoned when the
-// request ends. The password never reaches the throttle.
+// otherwise returns the attempt, whose end records the outcome; the
+// handler defers its abandon, for the paths that never get there (a panic).
+// Not the request's context: net/http cancels it when the client merely
+// half-closes its side after sending the body, and a check that still runs
+// and answers must still count. The password never reaches the throttle.
 func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
 	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
 	a, wait := s.login.Begin(c.ID, identity, client)
@@ -140,9 +141,11 @@ func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Col
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
 		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", wait.Round(time.Second)))
 	}
-	context.AfterFunc(r.Context(), a.Abandon)
 	return &loginAttempt{a}, nil
 }
+
+// abandon ends the attempt without counting it, unless end recorded it.
+func (l *loginAttempt) abandon() { l.a.Abandon() }
 
 // end records the outcome of the attempt: err from authn.AuthWithPassword.
 // Only a wrong password or unknown identity counts as a failure; other

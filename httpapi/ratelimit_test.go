@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -345,5 +348,31 @@ func TestLoginThrottleClientCap(t *testing.T) {
 	}
 	if res := login("u1@example.com", "password1"); res.Status != 200 {
 		t.Errorf("login of the known user from the same address = %d %s, want 200", res.Status, res.Body)
+	}
+}
+
+// TestLoginThrottleHalfClose: a client that half-closes its side of the
+// connection once its body is sent (net/http then cancels the request's
+// context) still has each failed check counted, so it cannot guess past
+// the throttle.
+func TestLoginThrottleHalfClose(t *testing.T) {
+	e := newEnv(t)
+	e.signUp("u1@example.com", "password1")
+	body := `{"identity":"u1@example.com","password":"wrong-password"}`
+	req := "POST /api/collections/users/auth-with-password HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" +
+		"Content-Length: " + strconv.Itoa(len(body)) + "\r\n\r\n" + body
+	for i := range 6 {
+		c := e.dial()
+		io.WriteString(c, req)
+		c.(*net.TCPConn).CloseWrite()
+		res := readRaw(t, bufio.NewReader(c), "POST")
+		c.Close()
+		want := 400
+		if i == 5 {
+			want = 429
+		}
+		if res.Status != want {
+			t.Fatalf("half-closed wrong login %d = %d %s, want %d", i+1, res.Status, res.Body, want)
+		}
 	}
 }
