@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -92,14 +91,15 @@ const (
 // A parameter is secret, and its value never reaches the request log (in
 // the URL or the Referer), when its name, decoded, lower-cased and with
 // every character but a-z and 0-9 removed, contains one of secretWords or
-// is one of secretNames. So token, TOKEN, token[], access_token,
+// ends with one of secretSuffixes. So token, TOKEN, token[], access_token,
 // refresh_token, newPassword, passphrase, client_secret, X-Api-Key,
-// sessionid and code_verifier are all secret, however their names are
-// escaped; the rule does not depend on a spelling.
+// privateKey, sessionid, code_verifier, auth_code and resetCode are all
+// secret, however their names are escaped; the rule does not depend on a
+// spelling.
 var (
 	secretWords = []string{"token", "pass", "pwd", "secret", "apikey", "signature", "jwt", "session",
-		"privatekey", "accesskey", "authkey", "bearer", "hmac", "verifier", "credential"}
-	secretNames = []string{"code", "otp", "key", "sig", "sid", "pw", "auth", "authorization"}
+		"bearer", "hmac", "verifier", "credential"}
+	secretSuffixes = []string{"code", "otp", "key", "sig", "sid", "pw", "auth", "authorization"}
 )
 
 // secretParam reports whether a decoded query parameter name is secret.
@@ -119,7 +119,12 @@ func secretParam(name string) bool {
 			return true
 		}
 	}
-	return slices.Contains(secretNames, n)
+	for _, w := range secretSuffixes {
+		if strings.HasSuffix(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // logRequest hands the request's log entry to the store's batcher. It runs
@@ -266,6 +271,14 @@ func redactParams(uri string) string {
 				name = k
 			}
 			if secretParam(name) {
+				// The value runs to the next '&': a '?', ';', '#' or %23
+				// inside it (a password may hold any of them) is part of
+				// the secret, not the start of another parameter.
+				if amp := strings.IndexByte(rest[j:], '&'); amp >= 0 {
+					j += amp
+				} else {
+					j = len(rest)
+				}
 				piece = k + "=" + redactedValue
 			}
 		}
