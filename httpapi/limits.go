@@ -66,7 +66,7 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 				body:   http.MaxBytesReader(w, r.Body, l.Body),
 				w:      w,
 				budget: s.budget,
-				client: ratelimit.ClientKey(remoteIP(r)),
+				client: ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r))),
 			}
 			switch ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct {
 			case "application/x-www-form-urlencoded":
@@ -164,6 +164,11 @@ func (b *requestBody) take(n int64) error {
 	if !b.budget.take(b.client, n) {
 		b.w.Header().Set("Connection", "close")
 		b.err = errBodyBudget
+		if b.held+n > b.budget.share {
+			// This body alone is more than a client may hold: retrying
+			// cannot help, so it is too large, not the server busy.
+			b.err = newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil)
+		}
 		return b.err
 	}
 	b.held += n

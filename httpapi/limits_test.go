@@ -333,3 +333,25 @@ func TestMultipartLeavesNoTempFiles(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyOverShare: a body whose charge alone is more than a client's
+// share of the budget (a multipart text of 70,000 lines, each charged as a
+// value) can never fit, so it is too large (413), not "busy, try again".
+func TestBodyOverShare(t *testing.T) {
+	e := newEnv(t)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	mw.WriteField("name", strings.Repeat("a\n", 70000))
+	mw.Close()
+	req, _ := http.NewRequest("POST", e.srv.URL+"/api/collections/users/records", &buf)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if got := strings.TrimSpace(string(b)); res.StatusCode != 413 || got != `{"data":{},"message":"`+msgTooLarge+`","status":413}` {
+		t.Errorf("got %d %s, want 413 %q", res.StatusCode, b, msgTooLarge)
+	}
+}
