@@ -129,6 +129,12 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cols[c.ID] != c {
+		// The collection was deleted or changed while the record was
+		// being prepared against it: it was not validated against what
+		// stands now.
+		return nil, ErrNotFound
+	}
 	if r.ID == "" {
 		for {
 			if r.ID, err = s.rnd.ID(); err != nil {
@@ -364,6 +370,9 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.cols[c.ID] != c {
+		return nil, ErrNotFound // as in CreateRecord
+	}
 	if cur, ok := s.byCol[c.ID][id]; !ok {
 		return nil, ErrNotFound
 	} else if cur != old {

@@ -589,3 +589,31 @@ func TestJournalVersion(t *testing.T) {
 		t.Errorf("Open = %v, want an error naming format version 2", err)
 	}
 }
+
+// TestRecordAgainstStaleCollection: a record prepared against a collection
+// that was deleted (or replaced) meanwhile is not committed.
+func TestRecordAgainstStaleCollection(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	c, err := s.CreateCollection(input(t, `{"name":"members","type":"auth"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.CreateRecord(t.Context(), c, RecordInput{Values: map[string]any{
+		"email": "a@example.com", "password": "password1", "passwordConfirm": "password1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteCollection(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateRecord(t.Context(), c, RecordInput{Values: map[string]any{
+		"email": "b@example.com", "password": "password1", "passwordConfirm": "password1"}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("CreateRecord in a deleted collection = %v, want ErrNotFound", err)
+	}
+	if _, err := s.UpdateRecord(t.Context(), c, r.ID, RecordInput{Values: map[string]any{"emailVisibility": true}}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("UpdateRecord in a deleted collection = %v, want ErrNotFound", err)
+	}
+	if n := len(s.recs); n != len(s.byCol[SuperusersID])+len(s.byCol[UsersID]) {
+		t.Errorf("%d records held, want only those of live collections", n)
+	}
+}
