@@ -131,12 +131,8 @@ var rateLimitRequirements = []*Requirement{
 				if err != nil {
 					return err
 				}
-				if i == 2 {
-					if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests); err != nil {
-						return fmt.Errorf("third guest request: %w", err)
-					}
-				} else if r.status == http.StatusTooManyRequests {
-					return fmt.Errorf("request %d (%s): %w", i+1, who, Mismatch("no 429", r.String()))
+				if err := limitedOnlyAt(r, i, 2); err != nil {
+					return fmt.Errorf("request %d (%s): %w", i+1, who, err)
 				}
 			}
 			return nil
@@ -167,12 +163,8 @@ var rateLimitRequirements = []*Requirement{
 				if err != nil {
 					return err
 				}
-				if i == 1 {
-					if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests); err != nil {
-						return fmt.Errorf("second request to %s: %w", coll, err)
-					}
-				} else if r.status == http.StatusTooManyRequests {
-					return fmt.Errorf("request %d (to %s): %w", i+1, coll, Mismatch("no 429", r.String()))
+				if err := limitedOnlyAt(r, i, 1); err != nil {
+					return fmt.Errorf("request %d (to %s): %w", i+1, coll, err)
 				}
 			}
 			return nil
@@ -392,4 +384,18 @@ func randomClientAddr() string {
 	var b [4]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("2001:db8:%x:%x::1", binary.BigEndian.Uint16(b[:2]), binary.BigEndian.Uint16(b[2:]))
+}
+
+// limitedOnlyAt checks request i of a sequence in which only request
+// limited must be refused by a rate limit: that one with 429 and the
+// message, any other with anything but 429.
+func limitedOnlyAt(r *response, i, limited int) error {
+	if i == limited {
+		_, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests)
+		return err
+	}
+	if r.status == http.StatusTooManyRequests {
+		return Mismatch("no 429", r.String())
+	}
+	return nil
 }
