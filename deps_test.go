@@ -19,12 +19,12 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
-	"strongbox/httpapi/settings":  {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
-	"strongbox/httpapi":           {"strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
+	"strongbox/httpapi":           {"strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/settings"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings"},
 	"strongbox":             {"*"},
 
 	// journaltest is a test helper: a file system that fails on demand.
@@ -45,7 +45,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore":          {"net/http"},
 	"strongbox/logstore/journal":  {"net/http"},
 	"strongbox/authn":             {"net/http"},
-	"strongbox/httpapi/settings":  {"net/http"},
+	"strongbox/logstore/settings": {"net/http"},
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},

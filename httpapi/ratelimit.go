@@ -12,7 +12,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/httpapi/ratelimit"
-	"strongbox/httpapi/settings"
+	"strongbox/logstore/settings"
 )
 
 // msgTooManyLogins answers a password login the login throttle refuses.

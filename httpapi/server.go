@@ -13,8 +13,8 @@ import (
 
 	"strongbox/authn"
 	"strongbox/httpapi/ratelimit"
-	"strongbox/httpapi/settings"
 	"strongbox/logstore"
+	"strongbox/logstore/settings"
 )
 
 // Defaults of the per-route limits (see the table in routes.go) and of the

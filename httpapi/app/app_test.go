@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"strongbox/httpapi/settings"
+	"strongbox/logstore/settings"
 )
 
 const (

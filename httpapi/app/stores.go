@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 
 	"strongbox/authn"
-	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
+	"strongbox/logstore/settings"
 )
 
 // Options says where a data dir is and how to open its stores.
