@@ -20,7 +20,7 @@ var depsRules = map[string][]string{
 	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
-	"strongbox/httpapi":           {"strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.

@@ -62,6 +62,9 @@ type Config struct {
 	// Restarter restarts the server this API runs in; nil = it cannot be
 	// restarted. The backups restore route will use it.
 	Restarter Restarter
+	// Backups serves the backup routes (§4.2); nil = the backups folder
+	// cannot be loaded, and the routes answer as the reference does then.
+	Backups Backups
 }
 
 // Restarter restarts the running server in place: it waits for the
