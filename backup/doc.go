@@ -34,4 +34,18 @@
 // failed or cancelled create or upload removes its temporary file; a
 // temporary file left by a crash is removed by [Dir.CleanTemp], which the
 // server calls at start.
+//
+// # Restore
+//
+// A restore replaces the entries of the data dir (never the dir itself,
+// which is often a mount point) with an archive's files, in a work folder
+// inside the data dir, .sb_restore, so that every move is a rename on one
+// file system. [Prepare] starts it, the caller extracts into the folder
+// Prepare names, [Swap] moves the live entries out and the restored ones
+// in, recording each phase durably first, and [Recover], run at every
+// start before any store opens, undoes a swap that a crash interrupted or
+// reports one pending confirmation, which the caller ends with [Commit]
+// once the stores open on it or [Rollback] if they do not. Swap documents
+// the protocol. backups/, the lock file, .sb_restore and lost+found are
+// never moved and never archived ([Excluded]).
 package backup
