@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"strongbox/backup"
 	"strongbox/httpapi"
 	"strongbox/logstore/journal"
 )
@@ -53,6 +54,10 @@ type Config struct {
 	// RestartHold bounds how long a request waits for a restart to end;
 	// 0 = DefaultRestartHold.
 	RestartHold time.Duration
+	// Exec replaces the process image after a restore (see Server.Restore);
+	// nil = syscall.Exec. Tests inject one: returning nil stands for an
+	// exec that succeeded (Run then returns as if the process had ended).
+	Exec func(path string, argv, envv []string) error
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -77,6 +82,8 @@ type Server struct {
 	state   int     // notStarted, running or stopped
 	stores  *Stores // the open stores; nil after a failed reopen
 	downErr error   // why stores is nil
+	serving serving // the http.Server and listener, for a restore to close (restore.go)
+	bk      backups // the backups folder and its lock (backups.go)
 }
 
 const (
@@ -108,25 +115,43 @@ func New(cfg Config) *Server {
 // could not serve, or stopped while its stores could not be reopened.
 func (s *Server) Run(ctx context.Context) error {
 	s.life <- struct{}{}
-	srv, ln, lock, login, err := s.start(ctx)
+	srv, ln, lock, login, pending, err := s.start(ctx)
 	<-s.life
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if s.cfg.OnReady != nil {
-		s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
-	}
-
 	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
+	for first := true; ; first = false {
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		if first {
+			if s.cfg.OnReady != nil {
+				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
+			}
+			if pending.Pending {
+				s.confirmRestore(pending)
+			}
+		}
+		select {
+		case serveErr = <-errc:
+		case <-ctx.Done():
+		}
+		s.life <- struct{}{} // wait for a restart under way
+		if next := s.serving.resume; next != nil {
+			// A restore closed the server to re-exec, the exec failed, and
+			// it serves again on the old data: go on serving.
+			srv, ln, serveErr, s.serving.resume = next.srv, next.ln, nil, nil
+			<-s.life
+			continue
+		}
+		break
 	}
-	s.life <- struct{}{} // wait for a restart under way
 	defer func() { <-s.life }()
 	s.state = stopped
+	if s.serving.execed {
+		// Only a test's Exec returns: the process "ended" there.
+		return lock.Unlock()
+	}
 	var errs []error
 	if serveErr != nil {
 		errs = append(errs, serveErr)
@@ -151,18 +176,18 @@ func (s *Server) Run(ctx context.Context) error {
 
 // start opens the stores, binds and creates the first superuser: all
 // that comes before serving. The caller holds life.
-func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, err error) {
+func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, pending backup.Recovery, err error) {
 	if s.state != notStarted {
-		return nil, nil, nil, Login{}, errors.New("app: Run called twice")
+		return nil, nil, nil, Login{}, pending, errors.New("app: Run called twice")
 	}
 	s.state = stopped // a failed start is final too
 	lock, err := LockDir(s.cfg.Dir)
 	if err != nil {
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
-	st, err := openStores(s.cfg.Options, true)
+	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
 	if err != nil {
-		return nil, nil, nil, Login{}, errors.Join(err, lock.Unlock())
+		return nil, nil, nil, Login{}, pending, errors.Join(err, lock.Unlock())
 	}
 	defer func() {
 		if err != nil {
@@ -174,23 +199,23 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	// account whose password nobody saw.
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
 	login, err := ensureSuperuser(ctx, st.Auth, s.cfg.SuperuserEmail, s.cfg.SuperuserPassword)
 	if err != nil {
 		ln.Close()
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
 	s.stores, s.state = st, running
 	s.gate.open(s.api(st))
-	srv, capped := httpapi.NewHTTPServer(s.gate, ln, httpapi.HTTPConfig{Logger: s.log})
-	return srv, capped, lock, login, nil
+	srv, capped := s.serving.set(s.gate, ln, s.log)
+	return srv, capped, lock, login, pending, nil
 }
 
 // api builds the HTTP API over st.
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
-		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
+		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s, Backups: s,
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"strongbox/authn"
+	"strongbox/backup"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
 	"strongbox/logstore/settings"
@@ -43,15 +44,23 @@ func LockDir(dir string) (*journal.DirLock, error) {
 }
 
 // Open locks the data dir and opens its auth and settings stores, and the
-// log store too when withLogs is set. Close releases the lock.
+// log store too when withLogs is set. Close releases the lock. Like Run, it
+// first finishes a restore that was interrupted or is pending confirmation
+// (see restore.go): opening the stores confirms restored data, which is
+// then committed, or rolls it back if it does not open.
 func Open(opts Options, withLogs bool) (*Stores, error) {
 	lock, err := LockDir(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStores(opts, withLogs)
+	st, pending, err := openRecovered(opts, withLogs, opts.Logger)
 	if err != nil {
 		return nil, errors.Join(err, lock.Unlock())
+	}
+	if pending.Pending {
+		if err := backup.Commit(opts.Dir); err != nil {
+			return nil, errors.Join(err, st.Close(), lock.Unlock())
+		}
 	}
 	st.lock = lock
 	return st, nil
