@@ -74,6 +74,7 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/logs/stats", r(json, s.handleLogsStats))
 	m.Handle("GET /api/logs/{id}", r(json, s.handleLogView))
 
+	m.Handle("POST /api/backups/{key}/restore", r(json, s.handleBackupRestore))
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
 
