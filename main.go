@@ -43,9 +43,10 @@ const (
 	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
+	restoreUsage     = "strongbox backup restore KEY [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
 
-	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + versionUsage
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + restoreUsage + "\n  " + versionUsage
 )
 
 // self is how the user started this program, for the commands it prints:
@@ -122,6 +123,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdConformance(ctx, args[1:], getenv, stdout, stderr)
 	case "logs":
 		return cmdLogs(args[1:], getenv, stdout, stderr)
+	case "backup":
+		return cmdBackup(args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		if _, done, err := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), args[1:], versionUsage, 0, 0, stdout); done || err != nil {
 			return err
@@ -403,5 +406,34 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.Dir, "logs"), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// cmdBackup runs `strongbox backup ACTION`.
+func cmdBackup(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "restore" {
+		return cmdBackupRestore(args[1:], getenv, stdout, stderr)
+	}
+	return fmt.Errorf("unknown or missing backup action\nusage: %s", named(restoreUsage))
+}
+
+// cmdBackupRestore runs `strongbox backup restore KEY`: offline, on the
+// data dir of a stopped server (see app.RestoreOffline).
+func cmdBackupRestore(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup restore", flag.ContinueOnError)
+	cfg := baseConfig(fs, getenv)
+	pos, done, err := parseArgs(fs, args, restoreUsage, 1, 1, stdout)
+	if done || err != nil {
+		return err
+	}
+	if cfg.err != nil {
+		return cfg.err
+	}
+	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	start := time.Now()
+	if err := app.RestoreOffline(cfg.Options, pos[0]); err != nil {
+		return fmt.Errorf("restore %s: %w", pos[0], err)
+	}
+	fmt.Fprintf(stdout, "Restored %s into %s in %s; the previous data is deleted.\n", pos[0], cfg.Dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }

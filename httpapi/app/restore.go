@@ -280,6 +280,9 @@ func RestoreOffline(opts Options, key string) (err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	log = log.With("key", key)
+	if fi, err := os.Stat(opts.Dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("data dir %s does not exist", opts.Dir)
+	}
 	lock, err := journal.LockDir(opts.Dir)
 	if errors.Is(err, journal.ErrLocked) {
 		return fmt.Errorf("data dir %s is in use by a running strongbox server (%w): restore through its API instead (POST /api/backups/%s/restore), or stop it first", opts.Dir, err, key)
