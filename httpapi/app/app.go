@@ -129,7 +129,9 @@ func (s *Server) Run(ctx context.Context) error {
 				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
 			}
 			if pending.Pending {
+				s.life <- struct{}{} // no restart or restore meanwhile
 				s.confirmRestore(pending)
+				<-s.life
 			}
 		}
 		select {

@@ -53,4 +53,22 @@
 // handler calling it in line fails instead of waiting for itself, and one
 // calling it from a goroutine with its request's context fails every time
 // rather than only when the goroutine wins the race with the response.
+//
+// # Restoring a backup
+//
+// Server.Restore is the one operation that leaves the process: it closes
+// the gate and every store as Restart does, extracts the archive into the
+// data dir's work folder and swaps it in (backup.Swap), then shuts the
+// http.Server down and re-execs the same executable with the same
+// arguments and environment (Config.Exec, syscall.Exec by default), so the
+// PID stays. If the extraction or the swap fails, the stores reopen on the
+// untouched data; if the exec fails, the swap is rolled back, the stores
+// reopen and the server listens again on the same address.
+//
+// Every start (Run, and Open for the offline commands) first runs
+// backup.Recover: an interrupted swap is undone; a swap pending
+// confirmation is tried, committed once the server serves (or, offline,
+// once the stores opened) and rolled back, with an error in the log, if
+// the stores do not open on it. RestoreOffline is the same swap for a
+// stopped server's data dir, with no exec: it works on every system.
 package app

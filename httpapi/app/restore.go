@@ -243,8 +243,16 @@ func openRecovered(opts Options, withLogs bool, log *slog.Logger) (*Stores, back
 	case r.Phase != "" && !r.Pending:
 		log.Warn("an interrupted restore was undone: the data dir holds the data it had before", "key", r.Key, "phase", r.Phase)
 	case r.Pending:
+		// Every store is tried, the log store too, whatever the caller
+		// wants open: data that a later start could not open is no
+		// restore.
 		t := time.Now()
-		st, err := openStores(opts, withLogs)
+		st, err := openStores(opts, true)
+		if err == nil && !withLogs {
+			if err = st.Close(); err == nil {
+				st, err = openStores(opts, false)
+			}
+		}
 		if err == nil {
 			log.Info("restore: the restored data opened", "key", r.Key, "took", time.Since(t))
 			return st, r, nil
