@@ -78,32 +78,32 @@ func (s swapper) step(name string) error {
 	return nil
 }
 
-func (s swapper) mkdir(path string) error {
-	if err := s.step("mkdir " + s.rel(path)); err != nil {
+// do runs the step named name, failing it as the fault says. Its error
+// names the step in terms of the data dir's entries, never a server path.
+func (s swapper) do(name string, op func() error) error {
+	if err := s.step(name); err != nil {
 		return err
 	}
-	return unpath(os.Mkdir(path, 0o700))
+	if err := op(); err != nil {
+		return fmt.Errorf("backup: restore: %s: %w", name, unpath(err))
+	}
+	return nil
+}
+
+func (s swapper) mkdir(path string) error {
+	return s.do("mkdir "+s.rel(path), func() error { return os.Mkdir(path, 0o700) })
 }
 
 func (s swapper) rename(from, to string) error {
-	if err := s.step("rename " + s.rel(from) + " " + s.rel(to)); err != nil {
-		return err
-	}
-	return unpath(os.Rename(from, to))
+	return s.do("rename "+s.rel(from)+" "+s.rel(to), func() error { return os.Rename(from, to) })
 }
 
 func (s swapper) sync(dir string) error {
-	if err := s.step("sync " + s.rel(dir)); err != nil {
-		return err
-	}
-	return syncDirPath(dir)
+	return s.do("sync "+s.rel(dir), func() error { return syncDirPath(dir) })
 }
 
 func (s swapper) removeAll(path string) error {
-	if err := s.step("remove " + s.rel(path)); err != nil {
-		return err
-	}
-	return unpath(os.RemoveAll(path))
+	return s.do("remove "+s.rel(path), func() error { return os.RemoveAll(path) })
 }
 
 // rel names path relative to the data dir, for step names and errors.
