@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -249,4 +250,46 @@ func archiveLive(t *testing.T, dir, key string) {
 	if _, err := d.Create(t.Context(), key, src, backup.Meta{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestBackupRestoreCLI: `strongbox backup restore` on a stopped server's
+// data dir, and its refusal while a server runs there.
+func TestBackupRestoreCLI(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf("STRONGBOX_BCRYPT_COST", "4")
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(t.Context(), append(args, "--dir", dir), env, &out, io.Discard)
+		return out.String(), err
+	}
+	if _, err := cli("superuser", "create", "a@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	archiveLive(t, dir, "one.zip")
+	if _, err := cli("superuser", "create", "b@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli("backup", "restore", "one.zip")
+	if err != nil || !strings.Contains(out, "Restored one.zip into "+dir) {
+		t.Fatalf("backup restore = %q, %v", out, err)
+	}
+	if out, err := cli("superuser", "delete", "b@example.com"); err != nil || !strings.Contains(out, "missing or already deleted") {
+		t.Errorf("b@example.com after the restore: %q, %v; want it gone", out, err)
+	}
+	if out, err := cli("superuser", "create", "a@example.com", "password123"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a@example.com after the restore: %q, %v; want it there", out, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, backup.WorkDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the work folder is left after the restore: %v", err)
+	}
+	if _, err := cli("backup", "restore", "nope.zip"); !errors.Is(err, backup.ErrNotFound) {
+		t.Errorf("restore of a missing key = %v, want ErrNotFound", err)
+	}
+
+	ts := startServer(t, dir, nil)
+	if _, err := cli("backup", "restore", "one.zip"); err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "POST /api/backups/one.zip/restore") {
+		t.Errorf("restore while a server runs = %v, want an in-use error pointing to the API", err)
+	}
+	ts.stop()
 }

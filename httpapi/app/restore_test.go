@@ -8,6 +8,8 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,4 +293,39 @@ func TestRestoreOffline(t *testing.T) {
 		t.Errorf("RestoreOffline while a server runs = %v, want an in-use error pointing to the API", err)
 	}
 	ts.stop()
+}
+
+// TestGateStop: once a restore is about to re-exec, the requests held at
+// the gate and any new one get the restarting 503 at once, without
+// waiting for the hold; opening the gate again serves them.
+func TestGateStop(t *testing.T) {
+	g := newGate(time.Hour) // a request that waited for the hold would hang the test
+	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	g.open(ok)
+	if err := g.close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	serve := func() *httptest.ResponseRecorder {
+		w := httptest.NewRecorder()
+		g.ServeHTTP(w, httptest.NewRequest("GET", "/api/health", nil))
+		return w
+	}
+	held := make(chan *httptest.ResponseRecorder, 1)
+	go func() { held <- serve() }() // held at the gate, or arrives after stop
+	g.stop()
+	var first *httptest.ResponseRecorder
+	select {
+	case first = <-held:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a request held at the gate was not answered within 10 s of stop")
+	}
+	for _, w := range []*httptest.ResponseRecorder{first, serve()} {
+		if !isUnavailable(w.Code, w.Body.Bytes(), msgRestarting) {
+			t.Errorf("during the re-exec: %d %s, want the 503 %q", w.Code, w.Body, msgRestarting)
+		}
+	}
+	g.open(ok)
+	if w := serve(); w.Code != http.StatusOK {
+		t.Errorf("after reopening: %d %s, want 200", w.Code, w.Body)
+	}
 }
