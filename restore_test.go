@@ -188,19 +188,19 @@ func TestRestoreReexec(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
 		t.Errorf(".lock holds %q, want the PID %d", b, pid)
 	}
-	// Once it serves, the old data is deleted. This waits on the child,
-	// bounded by the test's deadline.
-	for {
-		if _, err := os.Lstat(filepath.Join(dir, backup.WorkDir)); errors.Is(err, fs.ErrNotExist) {
-			break
-		}
+	// Once it serves, the old data is deleted, and the log says so. This
+	// waits on the child, bounded by the test's deadline.
+	for !strings.Contains(stderr.String(), "restore: complete, serving the restored data") {
 		select {
 		case <-ctx.Done():
-			t.Fatal("the old data was not deleted after the restored data served")
+			t.Fatal("the restore did not complete after the restored data served")
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	for _, want := range []string{"restore: extracted", "restore: restarting the process", "restore: complete, serving the restored data"} {
+	if _, err := os.Lstat(filepath.Join(dir, backup.WorkDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old data is kept after the restore completed: %v", err)
+	}
+	for _, want := range []string{"restore: extracted", "restore: restarting the process"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("the child's log lacks %q", want)
 		}

@@ -93,7 +93,7 @@ type Server struct {
 	login      *ratelimit.Guard        // the password-login throttle
 	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter  Restarter
-	backups    Backups
+	backups    Backups // nil: the backups folder cannot be loaded
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk

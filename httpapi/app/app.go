@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
 	"strongbox/backup"
@@ -54,7 +55,7 @@ type Config struct {
 	// RestartHold bounds how long a request waits for a restart to end;
 	// 0 = DefaultRestartHold.
 	RestartHold time.Duration
-	// Exec replaces the process image after a restore (see Server.Restore);
+	// Exec replaces the process image after a restore (see restore.go);
 	// nil = syscall.Exec. Tests inject one: returning nil stands for an
 	// exec that succeeded (Run then returns as if the process had ended).
 	Exec func(path string, argv, envv []string) error
@@ -83,7 +84,12 @@ type Server struct {
 	stores  *Stores // the open stores; nil after a failed reopen
 	downErr error   // why stores is nil
 	serving serving // the http.Server and listener, for a restore to close (restore.go)
-	bk      backups // the backups folder and its lock (backups.go)
+
+	// Backups. bdir and block live as long as the process serves,
+	// across restarts.
+	bdirMu sync.Mutex
+	bdir   *backup.Dir
+	block  backup.Lock
 }
 
 const (
@@ -218,7 +224,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 // api builds the HTTP API over st.
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
-		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s, Backups: s,
+		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s, Backups: backups{s},
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)

@@ -56,7 +56,7 @@
 //
 // # Restoring a backup
 //
-// Server.Restore is the one operation that leaves the process: it closes
+// A restore (backups.Restore, restore.go) is the one operation that leaves the process: it closes
 // the gate and every store as Restart does, extracts the archive into the
 // data dir's work folder and swaps it in (backup.Swap), then shuts the
 // http.Server down and re-execs the same executable with the same

@@ -21,7 +21,7 @@ import (
 // Restoring a backup. The data dir's entries are swapped by the protocol
 // of backup.Swap; this file runs it around the stores' lifecycle:
 //
-//   - Server.Restore (POST /api/backups/{key}/restore, after the handler
+//   - backups.Restore (POST /api/backups/{key}/restore, after the handler
 //     answered 204): close the gate and wait for the requests in flight,
 //     close every store, extract the archive into the work folder, swap,
 //     shut the http.Server down (closing the listener), and re-exec the
@@ -45,7 +45,13 @@ const restoreShutdownTimeout = 5 * time.Second
 
 // CanRestore reports whether this process can restore a backup while it
 // runs, which needs exec: not on Windows.
-func (s *Server) CanRestore() error {
+func (b backups) CanRestore() error { return b.srv.canRestore() }
+
+// Restore replaces the data dir's contents with the archive key and
+// re-execs the process on it: see Server.restore.
+func (b backups) Restore(ctx context.Context, key string) error { return b.srv.restore(ctx, key) }
+
+func (s *Server) canRestore() error {
 	if runtime.GOOS == "windows" && s.cfg.Exec == nil {
 		return errors.New("Restoring a backup while the server runs is not supported on Windows, because the server cannot restart itself there. Stop the server and run `strongbox backup restore KEY` instead.")
 	}
@@ -69,7 +75,7 @@ func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http
 	return srv, capped
 }
 
-// Restore replaces the data dir's contents with the archive key and
+// restore replaces the data dir's contents with the archive key and
 // re-execs the process on it (same PID, same command line and
 // environment). The caller holds the backup lock, has verified the archive
 // and answered the request, and calls Restore from a goroutine with a
@@ -92,8 +98,8 @@ func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http
 //
 // Every step is logged at info level with the key and its duration, every
 // failure at error level.
-func (s *Server) Restore(ctx context.Context, key string) error {
-	if err := s.CanRestore(); err != nil {
+func (s *Server) restore(ctx context.Context, key string) error {
+	if err := s.canRestore(); err != nil {
 		return err
 	}
 	if s.gate.fromRequest(ctx) {
@@ -115,18 +121,14 @@ func (s *Server) Restore(ctx context.Context, key string) error {
 		log.Error("restore: the requests in flight did not finish; nothing changed", "err", err)
 		return fmt.Errorf("app: restore: waiting for the requests in flight: %w", err)
 	}
-	if s.stores != nil {
-		err := s.stores.Close()
-		s.stores = nil
-		if err != nil {
-			err = fmt.Errorf("app: restore: close the stores: %w", err)
-			log.Error("restore: a store did not close; reopening the old data", "err", err)
-			return s.reopen(start, err)
-		}
+	if err := s.closeStores(); err != nil {
+		err = fmt.Errorf("app: restore: close the stores: %w", err)
+		log.Error("restore: a store did not close; reopening the old data", "err", err)
+		return s.reopen(start, err)
 	}
 	log.Info("restore: stores closed", "took", time.Since(start))
 
-	if err := swapIn(s.cfg.Dir, s.Dir(), key, s.Limits(), log); err != nil {
+	if err := swapIn(s.cfg.Dir, backups{s}.Dir(), key, backups{s}.Limits(), log); err != nil {
 		log.Error("restore failed; the data dir holds the old data", "err", err)
 		if _, rerr := backup.Recover(s.cfg.Dir); rerr != nil {
 			// Recover at the next start finishes it; opening the stores
@@ -157,6 +159,17 @@ func (s *Server) Restore(ctx context.Context, key string) error {
 	if lerr := s.serveAgain(log); lerr != nil {
 		err = errors.Join(err, lerr)
 	}
+	return err
+}
+
+// closeStores closes the open stores, if any. The caller holds life and
+// has closed the gate.
+func (s *Server) closeStores() error {
+	if s.stores == nil {
+		return nil
+	}
+	err := s.stores.Close()
+	s.stores = nil
 	return err
 }
 

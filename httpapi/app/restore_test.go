@@ -140,7 +140,7 @@ func TestRestoreExecFails(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := ts.Restore(ctx, "r.zip")
+	err := (backups{ts.Server}).Restore(ctx, "r.zip")
 	if err == nil || !strings.Contains(err.Error(), "exec format error") {
 		t.Fatalf("Restore with a failing exec = %v, want the exec's error", err)
 	}
@@ -192,7 +192,7 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			makeArchive(t, dir, "r.zip", "Restored", tt.journal)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			if err := ts.Restore(ctx, "r.zip"); err != nil {
+			if err := (backups{ts.Server}).Restore(ctx, "r.zip"); err != nil {
 				t.Fatalf("Restore: %v", err)
 			}
 			if c := <-calls; c.listenerUp {
@@ -242,7 +242,7 @@ func TestRestoreExtractFails(t *testing.T) {
 	token := ts.login(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := ts.Restore(ctx, "missing.zip"); !errors.Is(err, backup.ErrNotFound) {
+	if err := (backups{ts.Server}).Restore(ctx, "missing.zip"); !errors.Is(err, backup.ErrNotFound) {
 		t.Fatalf("Restore of a missing archive = %v, want ErrNotFound", err)
 	}
 	if got := ts.appName(t, token); got != "Acme" {
