@@ -417,8 +417,7 @@ func cmdBackup(args []string, getenv func(string) string, stdout, stderr io.Writ
 	return fmt.Errorf("unknown or missing backup action\nusage: %s", named(restoreUsage))
 }
 
-// cmdBackupRestore runs `strongbox backup restore KEY`: offline, on the
-// data dir of a stopped server (see app.RestoreOffline).
+// cmdBackupRestore runs `strongbox backup restore KEY`.
 func cmdBackupRestore(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("backup restore", flag.ContinueOnError)
 	cfg := baseConfig(fs, getenv)
@@ -429,11 +428,18 @@ func cmdBackupRestore(args []string, getenv func(string) string, stdout, stderr 
 	if cfg.err != nil {
 		return cfg.err
 	}
-	cfg.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return backupRestore(cfg.Options, pos[0], stdout, stderr)
+}
+
+// backupRestore restores the archive key offline, on the data dir of a
+// stopped server (see app.RestoreOffline), logging warnings and errors to
+// stderr.
+func backupRestore(opts app.Options, key string, stdout, stderr io.Writer) error {
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	start := time.Now()
-	if err := app.RestoreOffline(cfg.Options, pos[0]); err != nil {
-		return fmt.Errorf("restore %s: %w", pos[0], err)
+	if err := app.RestoreOffline(opts, key); err != nil {
+		return fmt.Errorf("restore %s: %w", key, err)
 	}
-	fmt.Fprintf(stdout, "Restored %s into %s in %s; the previous data is deleted.\n", pos[0], cfg.Dir, time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "Restored %s into %s in %s; the previous data is deleted.\n", key, opts.Dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }
