@@ -14,9 +14,9 @@ import (
 	"strongbox/backup"
 )
 
-// fakeBackups is a Backups over a real backups folder whose Restore only
+// restoreFake is a Backups over a real backups folder whose Restore only
 // reports its calls.
-type fakeBackups struct {
+type restoreFake struct {
 	dir        *backup.Dir
 	lock       backup.Lock
 	canRestore error
@@ -24,13 +24,13 @@ type fakeBackups struct {
 	calls      chan string // keys Restore was called with
 }
 
-func (f *fakeBackups) Dir() *backup.Dir                                    { return f.dir }
-func (f *fakeBackups) Lock() *backup.Lock                                  { return &f.lock }
-func (f *fakeBackups) Limits() backup.Limits                               { return backup.Limits{} }
-func (f *fakeBackups) MaxUpload() int64                                    { return 1 << 20 }
-func (f *fakeBackups) Create(context.Context, string) (backup.Info, error) { return backup.Info{}, nil }
-func (f *fakeBackups) CanRestore() error                                   { return f.canRestore }
-func (f *fakeBackups) Restore(ctx context.Context, key string) error {
+func (f *restoreFake) Dir() *backup.Dir                                    { return f.dir }
+func (f *restoreFake) Lock() *backup.Lock                                  { return &f.lock }
+func (f *restoreFake) Limits() backup.Limits                               { return backup.Limits{} }
+func (f *restoreFake) MaxUpload() int64                                    { return 1 << 20 }
+func (f *restoreFake) Create(context.Context, string) (backup.Info, error) { return backup.Info{}, nil }
+func (f *restoreFake) CanRestore() error                                   { return f.canRestore }
+func (f *restoreFake) Restore(ctx context.Context, key string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		return errors.New("restore without a deadline")
 	}
@@ -38,7 +38,7 @@ func (f *fakeBackups) Restore(ctx context.Context, key string) error {
 	return f.restoreErr
 }
 
-func newFakeBackups(t *testing.T) *fakeBackups {
+func newRestoreFake(t *testing.T) *restoreFake {
 	t.Helper()
 	d, err := backup.OpenDir(filepath.Join(t.TempDir(), "backups"))
 	if err != nil {
@@ -49,12 +49,12 @@ func newFakeBackups(t *testing.T) *fakeBackups {
 	if _, err := d.Create(t.Context(), "good.zip", src, backup.Meta{}); err != nil {
 		t.Fatal(err)
 	}
-	return &fakeBackups{dir: d, calls: make(chan string, 1)}
+	return &restoreFake{dir: d, calls: make(chan string, 1)}
 }
 
 // waitRestore returns the key Restore was called with, or "" if it was
 // not called before the deadline.
-func (f *fakeBackups) waitRestore(t *testing.T) string {
+func (f *restoreFake) waitRestore(t *testing.T) string {
 	t.Helper()
 	select {
 	case k := <-f.calls:
@@ -65,7 +65,7 @@ func (f *fakeBackups) waitRestore(t *testing.T) string {
 }
 
 // waitFree waits until the restore goroutine released the lock.
-func (f *fakeBackups) waitFree(t *testing.T) {
+func (f *restoreFake) waitFree(t *testing.T) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -83,7 +83,7 @@ func TestBackupRestoreChecks(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
 		nilFS   bool
-		edit    func(t *testing.T, f *fakeBackups)
+		edit    func(t *testing.T, f *restoreFake)
 		key     string
 		token   string // "su", "user" or "" (guest)
 		status  int
@@ -93,15 +93,15 @@ func TestBackupRestoreChecks(t *testing.T) {
 		{name: "guest", key: "good.zip", status: 401, message: msgAuthRequired},
 		{name: "not a superuser", key: "good.zip", token: "user", status: 403, message: msgNotAllowed},
 		{name: "no backups folder", nilFS: true, key: "good.zip", token: "su", status: 400, message: msgRestoreNoFS},
-		{name: "lock busy", key: "good.zip", token: "su", status: 400, message: msgRestoreBusy, held: true, edit: func(t *testing.T, f *fakeBackups) {
+		{name: "lock busy", key: "good.zip", token: "su", status: 400, message: msgRestoreBusy, held: true, edit: func(t *testing.T, f *restoreFake) {
 			f.lock.TryLock(backup.KindCreate, "other.zip")
 		}},
 		{name: "missing key", key: "nope.zip", token: "su", status: 400, message: msgRestoreMissing},
 		{name: "invalid key", key: "Bad.zip", token: "su", status: 400, message: msgRestoreMissing},
-		{name: "cannot restore here", key: "good.zip", token: "su", status: 400, message: "Not on this system.", edit: func(t *testing.T, f *fakeBackups) {
+		{name: "cannot restore here", key: "good.zip", token: "su", status: 400, message: "Not on this system.", edit: func(t *testing.T, f *restoreFake) {
 			f.canRestore = errors.New("Not on this system.")
 		}},
-		{name: "not an archive", key: "junk.zip", token: "su", status: 400, message: msgRestoreInvalid + "not a zip file.", edit: func(t *testing.T, f *fakeBackups) {
+		{name: "not an archive", key: "junk.zip", token: "su", status: 400, message: msgRestoreInvalid + "not a zip file.", edit: func(t *testing.T, f *restoreFake) {
 			// Put would refuse it: write it by hand.
 			path := filepath.Join(f.backupsPath(t), "junk.zip")
 			if err := os.WriteFile(path, []byte("not a zip at all"), 0o600); err != nil {
@@ -111,7 +111,7 @@ func TestBackupRestoreChecks(t *testing.T) {
 		{name: "ok", key: "good.zip", token: "su", status: 204, held: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFakeBackups(t)
+			f := newRestoreFake(t)
 			if tt.edit != nil {
 				tt.edit(t, f)
 			}
@@ -156,7 +156,7 @@ func TestBackupRestoreChecks(t *testing.T) {
 	}
 }
 
-func (f *fakeBackups) backupsPath(t *testing.T) string {
+func (f *restoreFake) backupsPath(t *testing.T) string {
 	t.Helper()
 	// Found from an archive's open file.
 	r, err := f.dir.Open("good.zip")
@@ -170,7 +170,7 @@ func (f *fakeBackups) backupsPath(t *testing.T) string {
 // TestBackupRestoreFails: a restore that could not restart the process is
 // logged and releases the lock, so that a later operation can run.
 func TestBackupRestoreFails(t *testing.T) {
-	f := newFakeBackups(t)
+	f := newRestoreFake(t)
 	f.restoreErr = errors.New("exec failed")
 	var log syncLog
 	e := newEnvWith(t, Config{Backups: f, Logger: slog.New(slog.NewTextHandler(&log, nil))}, HTTPConfig{})
