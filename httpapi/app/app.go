@@ -114,9 +114,10 @@ func New(cfg Config) *Server {
 }
 
 // Run locks the data dir, recovers a restore that was interrupted or
-// awaits confirmation (see Restore), opens its stores, binds Addr, creates
-// the first superuser of a new data dir, calls OnReady, confirms a pending
-// restore (deletes the old data) and serves until ctx ends. Then it stops gracefully: it waits for the requests in flight (and for a
+// awaits confirmation (see restore.go), opens its stores, binds Addr,
+// creates the first superuser of a new data dir, calls OnReady, confirms a
+// pending restore (deletes the old data) and serves until ctx ends. Then
+// it stops gracefully: it waits for the requests in flight (and for a
 // restart under way), closes the stores and releases the dir. It returns
 // nil after a graceful stop, and an error if the server could not start,
 // could not serve, or stopped while its stores could not be reopened.

@@ -56,12 +56,12 @@
 //
 // # Restoring a backup
 //
-// A restore (backups.Restore, restore.go) is the one operation that leaves the process: it closes
-// the gate and every store as Restart does, extracts the archive into the
-// data dir's work folder and swaps it in (backup.Swap), then shuts the
-// http.Server down and re-execs the same executable with the same
-// arguments and environment (Config.Exec, syscall.Exec by default), so the
-// PID stays. If the extraction or the swap fails, the stores reopen on the
+// A restore (backups.Restore, restore.go) is the one operation that
+// leaves the process: it closes the gate and every store as Restart does,
+// extracts the archive into the data dir's work folder and swaps it in
+// (backup.Swap), then shuts the http.Server down and re-execs the same
+// executable with the same arguments and environment (Config.Exec,
+// syscall.Exec by default), so the PID stays. If the extraction or the swap fails, the stores reopen on the
 // untouched data; if the exec fails, the swap is rolled back, the stores
 // reopen and the server listens again on the same address.
 //
