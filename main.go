@@ -192,6 +192,7 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		Addr:              *addr,
 		SuperuserEmail:    getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
+		NoExec:            inProcess(ready),
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
 			if err := printLogin(stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {
@@ -206,6 +207,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		},
 	})
 	return srv.Run(ctx)
+}
+
+// inProcess returns why a server started with a ready callback (by a test
+// or by `strongbox conformance`, inside their process) must not restart
+// itself by exec, which would replace the process it runs in; nil for the
+// server of `strongbox serve`.
+func inProcess(ready func(string)) error {
+	if ready == nil {
+		return nil
+	}
+	return errors.New("Restoring a backup needs a server started by `strongbox serve`: this one runs inside another command, which restarting it would replace.")
 }
 
 // reserveScheduler gives Go's scheduler two slots (Ps) more than there are

@@ -287,6 +287,27 @@ func TestBackupRestoreCLI(t *testing.T) {
 	}
 
 	ts := startServer(t, dir, nil)
+	// A server inside this test's process refuses to restart by exec,
+	// which would replace the test.
+	res, err := http.Post(ts.base+"/api/collections/_superusers/auth-with-password", "application/json",
+		strings.NewReader(`{"identity":"a@example.com","password":"password123"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auth struct{ Token string }
+	json.NewDecoder(res.Body).Decode(&auth)
+	res.Body.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.base+"/api/backups/one.zip/restore", nil)
+	req.Header.Set("Authorization", auth.Token)
+	res, err = (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 400 || !strings.Contains(string(body), "needs a server started by `strongbox serve`") {
+		t.Errorf("restore through an in-process server: %d %s, want a 400 saying why", res.StatusCode, body)
+	}
 	if _, err := cli("backup", "restore", "one.zip"); err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "POST /api/backups/one.zip/restore") {
 		t.Errorf("restore while a server runs = %v, want an in-use error pointing to the API", err)
 	}

@@ -59,6 +59,9 @@ type Config struct {
 	// nil = syscall.Exec. Tests inject one: returning nil stands for an
 	// exec that succeeded (Run then returns as if the process had ended).
 	Exec func(path string, argv, envv []string) error
+	// NoExec, if set, says why this process must not re-exec (it serves
+	// inside another program, such as a test): restore refuses with it.
+	NoExec error
 }
 
 // Ready is what OnReady learns once the server serves.

@@ -52,6 +52,9 @@ func (b backups) CanRestore() error { return b.srv.canRestore() }
 func (b backups) Restore(ctx context.Context, key string) error { return b.srv.restore(ctx, key) }
 
 func (s *Server) canRestore() error {
+	if s.cfg.NoExec != nil {
+		return s.cfg.NoExec
+	}
 	if runtime.GOOS == "windows" && s.cfg.Exec == nil {
 		return errors.New("Restoring a backup while the server runs is not supported on Windows, because the server cannot restart itself there. Stop the server and run `strongbox backup restore KEY` instead.")
 	}
