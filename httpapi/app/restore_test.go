@@ -329,3 +329,67 @@ func TestGateStop(t *testing.T) {
 		t.Errorf("after reopening: %d %s, want 200", w.Code, w.Body)
 	}
 }
+
+// TestStartRecovers: Run and Open finish what a restore left in the data
+// dir before they open anything: an extraction a crash interrupted is
+// discarded (the old data opens), a swap pending confirmation opens and is
+// committed.
+func TestStartRecovers(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		swap  bool   // Swap after extracting
+		want  string // appName after the start
+		start func(t *testing.T, dir string) string
+	}{
+		{"Run, interrupted extraction", false, "Acme", runAppName},
+		{"Run, swap pending", true, "Restored", runAppName},
+		{"Open, interrupted extraction", false, "Acme", openAppName},
+		{"Open, swap pending", true, "Restored", openAppName},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			st, err := Open(Options{Dir: dir, BcryptCost: 4}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st.Close()
+			makeArchive(t, dir, "r.zip", "Restored", nil)
+			d, err := backup.OpenDir(filepath.Join(dir, "backups"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			newDir, err := backup.Prepare(dir, "r.zip")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Extract("r.zip", newDir, backup.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			if tt.swap {
+				if err := backup.Swap(dir); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := tt.start(t, dir); got != tt.want {
+				t.Errorf("appName = %q, want %q", got, tt.want)
+			}
+			noPending(t, dir)
+		})
+	}
+}
+
+func runAppName(t *testing.T, dir string) string {
+	ts := startServer(t, dir, nil, nil)
+	defer ts.stop()
+	return ts.appName(t, ts.login(t))
+}
+
+func openAppName(t *testing.T, dir string) string {
+	st, err := Open(Options{Dir: dir, BcryptCost: 4}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	return st.Settings.Get().Meta.AppName
+}
