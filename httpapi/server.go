@@ -93,6 +93,7 @@ type Server struct {
 	login      *ratelimit.Guard        // the password-login throttle
 	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter  Restarter
+	backups    Backups // nil: the backups folder cannot be loaded
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
@@ -109,6 +110,7 @@ func NewServer(cfg Config) *Server {
 		mux:      http.NewServeMux(),
 	}
 	s.restarter = cfg.Restarter
+	s.backups = cfg.Backups
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
