@@ -41,7 +41,7 @@ func main() {
 const (
 	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
-	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
 
@@ -316,10 +316,11 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	email := fs.String("email", "", "superuser email")
 	password := fs.String("password", "", "superuser password")
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
+	destructive := fs.Bool("destructive", false, "also run the checks that replace the server's data (a full backup restore, which restarts it)")
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
-	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only}
+	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Destructive: *destructive}
 	if cfg.BaseURL == "" {
 		stop, base, err := startThrowaway(ctx, getenv, stderr)
 		if err != nil {

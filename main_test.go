@@ -337,6 +337,7 @@ func TestCommandLine(t *testing.T) {
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
 		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
+		{"conformance help names --destructive", []string{"conformance", "--help"}, "", "  -destructive\n"},
 		{"logs help", []string{"logs", "--help"}, "", "usage: strongbox logs seed"},
 		{"logs seed help", []string{"logs", "seed", "--help"}, "", "  -n int"},
 		{"version help", []string{"version", "--help"}, "", "usage: strongbox version"},
