@@ -169,9 +169,12 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 		w.Header().Set("Connection", "close")
 		return uploadInvalid(validation.FileSizeLimit(maxSize))
 	}
+	// The whole body, whatever parts it has besides the file, is bounded
+	// as its declared length is.
+	r.Body = http.MaxBytesReader(w, r.Body, maxSize+uploadOverhead)
 	part, err := firstFile(r, "file")
 	if err != nil {
-		return err
+		return uploadReadError(w, err, maxSize)
 	}
 	if part == nil {
 		return uploadInvalid(validation.Required())
@@ -180,7 +183,7 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 	head := make([]byte, 4)
 	n, err := io.ReadFull(part, head)
 	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
-		return readError(err)
+		return uploadReadError(w, err, maxSize)
 	}
 	head = head[:n]
 	if !isZip(head) {
@@ -201,17 +204,35 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 	case errors.Is(err, backup.ErrExists):
 		return uploadInvalid(validation.BackupFileExists())
 	case errors.Is(err, backup.ErrTooLarge):
-		w.Header().Set("Connection", "close")
-		return uploadInvalid(validation.FileSizeLimit(maxSize))
+		return uploadReadError(w, &http.MaxBytesError{Limit: maxSize}, maxSize)
 	}
 	if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {
 		return uploadInvalid(validation.InvalidBackup(ae.Reason))
 	}
-	if e, ok := errors.AsType[*Error](err); ok {
-		return e // the body's own failure: deadline, budget
+	if r.Context().Err() != nil {
+		// The client went away: nothing was stored, and nobody reads
+		// the answer.
+		return errBadRequest(msgBackupUploadFailed, err)
+	}
+	if e := uploadReadError(w, err, maxSize); e != nil {
+		return e
 	}
 	s.log.Error("backup upload failed", "key", name, "err", err)
 	return errBadRequest(msgBackupUploadFailed, err)
+}
+
+// uploadReadError is the answer to an upload whose body failed as it was
+// read: past the maximum, a data.file size error; the body's own failure
+// (deadline, budget) as it is; nil for any other error.
+func uploadReadError(w http.ResponseWriter, err error, maxSize int64) error {
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		w.Header().Set("Connection", "close")
+		return uploadInvalid(validation.FileSizeLimit(maxSize))
+	}
+	return nil
 }
 
 // uploadInvalid is a refused upload: §7 row 3 names the generic message,
@@ -222,8 +243,9 @@ func uploadInvalid(fe *validation.Error) error {
 
 // firstFile returns the first file part of field in the multipart body of
 // r, positioned at its content, or nil if there is none. A body that is not
-// multipart has no file (the reference ignores parse errors too); a body
-// that fails as it is read (deadline, budget) is that failure.
+// multipart, or not well formed, has no file (the reference ignores parse
+// errors too); a body that fails as it is read (deadline, budget, size) is
+// that failure.
 func firstFile(r *http.Request, field string) (*multipart.Part, error) {
 	mr, err := r.MultipartReader()
 	if err != nil {
@@ -235,8 +257,11 @@ func firstFile(r *http.Request, field string) (*multipart.Part, error) {
 			return nil, nil
 		}
 		if err != nil {
-			if e, ok := errors.AsType[*Error](err); ok {
-				return nil, e
+			if _, ok := errors.AsType[*Error](err); ok {
+				return nil, err
+			}
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				return nil, err
 			}
 			return nil, nil
 		}

@@ -480,7 +480,17 @@ func TestBackupUploadTooLarge(t *testing.T) {
 		}
 		wantBody(t, res, 400, want)
 	})
-	if fb.dir.Exists("big.zip") {
+	t.Run("chunked, other fields past the maximum", func(t *testing.T) {
+		small := archiveBytes(t, []byte("x"))
+		if len(small) >= 1024 {
+			t.Fatalf("small archive of %d bytes", len(small))
+		}
+		ct, body := multipartBody(t, map[string]string{"padding": strings.Repeat("x", 2*uploadOverhead)}, "file", "small.zip", small)
+		// A reader of unknown length is sent chunked: no length to refuse early.
+		res := e.doRaw("POST", "/api/backups/upload", e.su, ct, io.MultiReader(body))
+		wantBody(t, res, 400, want)
+	})
+	if fb.dir.Exists("big.zip") || fb.dir.Exists("small.zip") {
 		t.Error("an upload over the maximum was stored")
 	}
 	wantNoTemp(t, fb)
