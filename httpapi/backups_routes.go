@@ -290,9 +290,16 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 	if s.backups == nil {
 		return errBadRequest(msgBackupsLoad, errNoBackups)
 	}
+	// §3 rule 2: the archive being created or restored is in use
+	// (reference §1.6's message); §3's table and §7 row 2: any other delete
+	// while an operation runs is refused too, which the reference allows.
 	key := r.PathValue("key")
-	if s.backups.Lock().Busy(key) {
+	lock := s.backups.Lock()
+	if lock.Busy(key) {
 		return errBadRequest(msgBackupInUse, nil)
+	}
+	if _, _, held := lock.Held(); held {
+		return errBadRequest(msgBackupBusy, nil)
 	}
 	err := s.backups.Dir().Delete(key)
 	switch {

@@ -536,7 +536,9 @@ func TestBackupDeleteBusy(t *testing.T) {
 	release, _ := fb.lock.TryLock(backup.KindRestore, "a.zip")
 	defer release()
 	wantError(t, e.do("DELETE", "/api/backups/a.zip", e.su, nil), 400, msgBackupInUse)
-	// Any other archive may go during an operation (reference §1.10).
+	// Any other archive waits too (§3, §7 row 2; the reference lets it go).
+	wantError(t, e.do("DELETE", "/api/backups/b.zip", e.su, nil), 400, msgBackupBusy)
+	release()
 	wantBody(t, e.do("DELETE", "/api/backups/b.zip", e.su, nil), 204, "")
 }
 
