@@ -81,7 +81,7 @@ type ManifestFile struct {
 //
 // The caller holds the [Lock] for the whole call.
 func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (Info, error) {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	if d.Exists(key) {
