@@ -396,9 +396,15 @@ func (v Settings) validate() validation.Errors {
 			}
 			add("backups", "cron", validation.New(validation.CodeInvalidCron, msg))
 		}
-		if v.Backups.CronMaxKeep < 1 {
-			add("backups", "cronMaxKeep", errRequired)
-		}
+	}
+	// PocketBase: When(cron != "", Required), Min(1). Min skips the empty
+	// value, so 0 is refused only when cron is set ("Cannot be blank."),
+	// and a negative value always, by Min.
+	switch {
+	case v.Backups.CronMaxKeep < 0:
+		add("backups", "cronMaxKeep", errMin(1))
+	case v.Backups.CronMaxKeep == 0 && v.Backups.Cron != "":
+		add("backups", "cronMaxKeep", errRequired)
 	}
 	for key, s3 := range map[string]S3{"s3": v.S3, "backups": v.Backups.S3} {
 		if !s3.Enabled {
