@@ -208,6 +208,21 @@ func (s *Store) Health() error {
 // backups.
 func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
+// Capture pauses Update and returns the settings journal's durable prefix
+// as a section, for a backup that captures every store at one instant.
+// Update waits until release is called (Get does not); the caller releases
+// as soon as every store is captured, and copies the section afterwards.
+// On error nothing stays paused. The caller closes the section.
+func (s *Store) Capture() (_ []*journal.Section, release func(), err error) {
+	s.mu.Lock()
+	sec, err := s.j.Capture()
+	if err != nil {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("settings: capture: %w", err)
+	}
+	return []*journal.Section{sec}, sync.OnceFunc(s.mu.Unlock), nil
+}
+
 // Get returns the current settings, secrets included. The slices in it are
 // shared and must not be modified.
 func (s *Store) Get() Settings { return *s.cur.Load() }
