@@ -413,3 +413,56 @@ func TestCaptureManifest(t *testing.T) {
 		t.Errorf("manifest version %q created %v, want 9.9.9 and %v", m.Strongbox, m.Created, captureTime)
 	}
 }
+
+// BenchmarkCapturePause measures how long a capture pauses the writers of
+// the stores (Capture.Paused: from taking the first store's lock to
+// releasing the last), over log stores of many segments and entries: one
+// segment per UTC day at least, so days sets the segment count. It
+// reports the mean and the longest pause; ns/op also counts closing the
+// descriptors, which happens after the pause.
+//
+//	go test ./httpapi/app -run '^$' -bench CapturePause -benchtime 200x
+func BenchmarkCapturePause(b *testing.B) {
+	for _, tc := range []struct{ days, perDay int }{{1, 100_000}, {30, 5_000}, {365, 1_000}} {
+		b.Run(fmt.Sprintf("days=%d/entries=%d", tc.days, tc.days*tc.perDay), func(b *testing.B) {
+			dir := b.TempDir()
+			end := captureTime
+			for day := tc.days - 1; day >= 0; day-- {
+				now := end.Add(-time.Duration(day) * 24 * time.Hour)
+				err := logstore.Seed(filepath.Join(dir, "logs"), tc.perDay, logstore.Options{MaxDays: tc.days + 2, Now: func() time.Time { return now }})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			st, err := Open(Options{Dir: dir, BcryptCost: 4, BcryptSlots: 2}, false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for i := range 100 {
+				if _, err := st.Auth.CreateSuperuser(b.Context(), fmt.Sprintf("u%d@example.com", i), "password123"); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if st.Logs, err = logstore.Open(filepath.Join(dir, "logs"), logstore.Options{MaxDays: tc.days + 2, Now: func() time.Time { return end }}); err != nil {
+				b.Fatal(err)
+			}
+			defer st.Close()
+			segs, _ := filepath.Glob(filepath.Join(dir, "logs", "*.seg"))
+
+			var total, longest time.Duration
+			for b.Loop() {
+				c, err := st.Capture(nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				total += c.Paused
+				longest = max(longest, c.Paused)
+				c.Close()
+			}
+			b.ReportMetric(float64(len(segs)), "segments")
+			b.ReportMetric(float64(st.Logs.Len()), "entries")
+			b.ReportMetric(float64(total.Microseconds())/float64(b.N), "pause-µs/op")
+			b.ReportMetric(float64(longest.Microseconds()), "max-pause-µs")
+		})
+	}
+}
