@@ -43,9 +43,10 @@ const (
 	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
+	backupUsage      = "strongbox backup list|create [NAME] [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
 
-	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + versionUsage
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + versionUsage
 )
 
 // self is how the user started this program, for the commands it prints:
@@ -122,6 +123,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdConformance(ctx, args[1:], getenv, stdout, stderr)
 	case "logs":
 		return cmdLogs(args[1:], getenv, stdout, stderr)
+	case "backup":
+		return cmdBackup(ctx, args[1:], getenv, stdout)
 	case "version", "--version", "-v":
 		if _, done, err := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), args[1:], versionUsage, 0, 0, stdout); done || err != nil {
 			return err
@@ -182,10 +185,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.err != nil {
 		return cfg.err
 	}
+	var maxUpload int64
+	if v := getenv("STRONGBOX_BACKUP_MAX_UPLOAD_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<30 {
+			return fmt.Errorf("STRONGBOX_BACKUP_MAX_UPLOAD_MB=%q is not a size in MiB", v)
+		}
+		maxUpload = n << 20
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(getenv)
 	srv := app.New(app.Config{
 		Options:           cfg.Options,
+		Version:           version,
+		MaxUpload:         maxUpload,
 		Addr:              *addr,
 		SuperuserEmail:    getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
@@ -405,4 +418,43 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.Dir, "logs"), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// cmdBackup runs `strongbox backup list` and `strongbox backup create`.
+func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	cfg := baseConfig(fs, getenv)
+	pos, done, err := parseArgs(fs, args, backupUsage, 1, 2, stdout)
+	if done || err != nil {
+		return err
+	}
+	if cfg.err != nil {
+		return cfg.err
+	}
+	switch pos[0] {
+	case "list":
+		if len(pos) > 1 {
+			return fmt.Errorf("unexpected argument %q: list takes none\nusage: %s", pos[1], named(backupUsage))
+		}
+		list, err := app.ListBackups(cfg.Dir)
+		if err != nil {
+			return err
+		}
+		for _, b := range list {
+			fmt.Fprintf(stdout, "%s\t%d\t%s\n", b.Key, b.Size, b.Modified.UTC().Format(time.RFC3339))
+		}
+		return nil
+	case "create":
+		name := ""
+		if len(pos) > 1 {
+			name = pos[1]
+		}
+		info, err := app.CreateBackup(ctx, cfg.Options, name, version)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, info.Key)
+		return nil
+	}
+	return fmt.Errorf("unknown backup action %q (want list or create)\nusage: %s", pos[0], named(backupUsage))
 }
