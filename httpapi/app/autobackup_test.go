@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -211,4 +212,32 @@ func TestAutoBackupSchedule(t *testing.T) {
 			t.Errorf("archives at the end: %q, want %q", got, want)
 		}
 	})
+}
+
+// TestAutoBackupFollowsSettings: the running server's schedule follows
+// PATCH /api/settings, at start and after a restart in place (which
+// subscribes it to the reopened settings store).
+func TestAutoBackupFollowsSettings(t *testing.T) {
+	ts := startServer(t, t.TempDir(), nil, nil)
+	token := ts.login(t)
+	keep := func() int {
+		ts.auto.mu.Lock()
+		defer ts.auto.mu.Unlock()
+		return ts.auto.keep
+	}
+	for round, restart := range []bool{false, true} {
+		if restart {
+			if err := ts.Restart(t.Context(), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want := 5 + round
+		body := `{"backups":{"cron":"@daily","cronMaxKeep":` + strconv.Itoa(want) + `}}`
+		if code, b, err := ts.do(t, "PATCH", "/api/settings", token, body); err != nil || code != 200 {
+			t.Fatalf("PATCH /api/settings: %d %s %v", code, b, err)
+		}
+		if got := keep(); got != want {
+			t.Errorf("round %d: the schedule has cronMaxKeep %d, want %d", round, got, want)
+		}
+	}
 }
