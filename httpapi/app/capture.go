@@ -24,13 +24,16 @@ type capturer interface {
 // capturers lists the open stores in the order a capture pauses them. The
 // order is fixed, and agrees with the only nesting of their locks that
 // exists elsewhere: a settings change applies the log settings while it
-// holds the settings lock.
+// holds the settings lock, so settings come before logs. The auth store
+// comes last, so the writes users wait for (sign-ups, password changes) are
+// paused only while its own journal is captured, not while the log
+// segments are opened: the log writer's pause delays no response.
 func (s *Stores) capturers() []capturer {
-	cs := []capturer{s.Auth, s.Settings}
+	cs := []capturer{s.Settings}
 	if s.Logs != nil {
 		cs = append(cs, s.Logs)
 	}
-	return cs
+	return append(cs, s.Auth)
 }
 
 // Capture is every store of a data dir as it was at one instant: the
