@@ -41,12 +41,12 @@ func main() {
 const (
 	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
-	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
-	restoreUsage     = "strongbox backup restore KEY [--dir ./sb_data]"
+	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
 
-	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + restoreUsage + "\n  " + versionUsage
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + versionUsage
 )
 
 // self is how the user started this program, for the commands it prints:
@@ -124,7 +124,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "logs":
 		return cmdLogs(args[1:], getenv, stdout, stderr)
 	case "backup":
-		return cmdBackup(args[1:], getenv, stdout, stderr)
+		return cmdBackup(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		if _, done, err := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), args[1:], versionUsage, 0, 0, stdout); done || err != nil {
 			return err
@@ -185,10 +185,20 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.err != nil {
 		return cfg.err
 	}
+	var maxUpload int64
+	if v := getenv("STRONGBOX_BACKUP_MAX_UPLOAD_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<30 {
+			return fmt.Errorf("STRONGBOX_BACKUP_MAX_UPLOAD_MB=%q is not a size in MiB", v)
+		}
+		maxUpload = n << 20
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(getenv)
 	srv := app.New(app.Config{
 		Options:           cfg.Options,
+		Version:           version,
+		MaxUpload:         maxUpload,
 		Addr:              *addr,
 		SuperuserEmail:    getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
@@ -331,10 +341,11 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	email := fs.String("email", "", "superuser email")
 	password := fs.String("password", "", "superuser password")
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
+	destructive := fs.Bool("destructive", false, "also run the checks that replace the server's data (a full backup restore, which restarts it)")
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
-	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only}
+	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Destructive: *destructive}
 	if cfg.BaseURL == "" {
 		stop, base, err := startThrowaway(ctx, getenv, stderr)
 		if err != nil {
@@ -421,26 +432,48 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 	return nil
 }
 
-// cmdBackup runs `strongbox backup ACTION`.
-func cmdBackup(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "restore" {
-		return cmdBackupRestore(args[1:], getenv, stdout, stderr)
-	}
-	return fmt.Errorf("unknown or missing backup action\nusage: %s", named(restoreUsage))
-}
-
-// cmdBackupRestore runs `strongbox backup restore KEY`.
-func cmdBackupRestore(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup restore", flag.ContinueOnError)
+// cmdBackup runs `strongbox backup list|create|restore`.
+func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
 	cfg := baseConfig(fs, getenv)
-	pos, done, err := parseArgs(fs, args, restoreUsage, 1, 1, stdout)
+	pos, done, err := parseArgs(fs, args, backupUsage, 1, 2, stdout)
 	if done || err != nil {
 		return err
 	}
 	if cfg.err != nil {
 		return cfg.err
 	}
-	return backupRestore(cfg.Options, pos[0], stdout, stderr)
+	switch pos[0] {
+	case "list":
+		if len(pos) > 1 {
+			return fmt.Errorf("unexpected argument %q: list takes none\nusage: %s", pos[1], named(backupUsage))
+		}
+		list, err := app.ListBackups(cfg.Dir)
+		if err != nil {
+			return err
+		}
+		for _, b := range list {
+			fmt.Fprintf(stdout, "%s\t%d\t%s\n", b.Key, b.Size, b.Modified.UTC().Format(time.RFC3339))
+		}
+		return nil
+	case "create":
+		name := ""
+		if len(pos) > 1 {
+			name = pos[1]
+		}
+		info, err := app.CreateBackup(ctx, cfg.Options, name, version)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, info.Key)
+		return nil
+	case "restore":
+		if len(pos) < 2 {
+			return fmt.Errorf("restore needs the KEY of an archive (see strongbox backup list)\nusage: %s", named(backupUsage))
+		}
+		return backupRestore(cfg.Options, pos[1], stdout, stderr)
+	}
+	return fmt.Errorf("unknown backup action %q (want list, create or restore)\nusage: %s", pos[0], named(backupUsage))
 }
 
 // backupRestore restores the archive key offline, on the data dir of a

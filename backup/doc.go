@@ -9,6 +9,16 @@
 // of this package as PocketBase messages; the mapping is documented on
 // [Lock] and on the sentinel errors.
 //
+// # Keys
+//
+// An archive's key is its file name in the backups folder. A client names
+// the archives it creates or uploads with a [ValidName] (reference §1.4);
+// the auto-backup schedule names its own [AutoPrefix] + a ValidName
+// ([NewAutoName]), which no client can choose, so that pruning the oldest
+// automatic backups never touches a manual or uploaded one. [ValidKey]
+// accepts both: List shows them, and Create, Stat, Open, Delete, Verify and
+// Extract take them; Put takes a ValidName only.
+//
 // # Archive format
 //
 // An archive is a zip file whose entries are the files of the source,

@@ -24,23 +24,23 @@ func (k Kind) String() string {
 	return "none"
 }
 
-// Lock allows one create or restore at a time, as the reference's
-// @activeBackup does (reference §1.10). It lives in memory only; a second
-// process on the same data dir is kept out by the data dir's lock file.
-// The zero Lock is free.
+// Lock allows one create or restore at a time (interface §3 rules 1-2), as
+// the reference's @activeBackup does (reference §1.10). It lives in memory
+// only; a second process on the same data dir is kept out by the data dir's
+// lock file. The zero Lock is free.
 //
-// How httpapi renders it, operation by operation (§1.10):
+// How httpapi renders it, operation by operation:
 //
 //   - list, download and upload neither check nor take the lock.
 //   - create (API) and restore (API): TryLock; when it fails, 400 "Try
 //     again later - another backup/restore process has already been
-//     started." Create holds the lock for the whole synchronous run, with
-//     the given name as key, or "" for a generated name (so, as in the
-//     reference, an auto-named create does not block deletes). Restore
-//     holds it from the check until the process restarts.
+//     started." Create holds the lock for the whole synchronous run, keyed
+//     by the archive's key, generated or given (the reference keys an
+//     auto-named create by "", so its archive can be deleted while it is
+//     written). Restore holds it from its checks until the process restarts.
 //   - delete: if Busy(key), 400 "The backup is currently being used and
-//     cannot be deleted."; deleting any other key goes on during an
-//     operation.
+//     cannot be deleted."; else, while any operation runs, the "Try again
+//     later" 400 of §7 (the reference lets other keys go).
 //   - auto backups: TryLock as create; a failure is logged.
 //   - /api/health reports canBackup as !Held().
 type Lock struct {

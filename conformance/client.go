@@ -34,6 +34,7 @@ type Client struct {
 	password string
 	su       string // superuser auth token, set by loginSuperuser
 	shared   *shared
+	opts     options // what Config allows beyond the base URL and credentials
 
 	cleanups []cleanup
 }
@@ -55,6 +56,18 @@ type shared struct {
 	settingsMu   sync.Mutex
 	settingsDone bool
 	loggingOff   bool
+
+	// backupsErr caches whether the server can load its backup storage;
+	// see Client.requireBackups.
+	backupsMu   sync.Mutex
+	backupsDone bool
+	backupsErr  error
+}
+
+// options are the parts of Config a check may consult.
+type options struct {
+	destructive    bool
+	restartTimeout time.Duration
 }
 
 func newClient(cfg Config) (*Client, error) {
@@ -67,12 +80,16 @@ func newClient(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}}, nil
+	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout}
+	if opts.restartTimeout <= 0 {
+		opts.restartTimeout = DefaultRestartTimeout
+	}
+	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}, opts: opts}, nil
 }
 
 // forCheck returns a copy of c with an empty cleanup list.
 func (c *Client) forCheck() *Client {
-	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared}
+	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared, opts: c.opts}
 }
 
 // loginSuperuser obtains the superuser token every check may use.

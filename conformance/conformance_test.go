@@ -428,7 +428,7 @@ func TestSuiteAgainstFake(t *testing.T) {
 	fake := newFakeServer("admin@example.com", "Passw0rd!123")
 	srv := newFakeHTTPServer(fake)
 	t.Cleanup(srv.Close)
-	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"})
+	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Destructive: true})
 	if len(rep.Results) != len(Requirements) {
 		t.Fatalf("got %d results for %d requirements", len(rep.Results), len(Requirements))
 	}
@@ -447,6 +447,9 @@ func TestSuiteAgainstFake(t *testing.T) {
 	}
 	if n := len(fake.collection("users").records); n != 0 {
 		t.Errorf("%d users left behind", n)
+	}
+	if len(fake.backups) != 0 {
+		t.Errorf("%d backups left behind", len(fake.backups))
 	}
 	if got, want := mustJSON(fake.settings), mustJSON(fakeDefaultSettings()); got != want {
 		t.Errorf("settings left changed: %s, want %s", got, want)

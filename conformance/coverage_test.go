@@ -19,7 +19,17 @@ type specCase struct {
 }
 
 const (
-	pendingBackups = "backups: later issue"
+	// The storage failures of §7 rows 1 and 5 cannot be caused from
+	// outside: a black-box check has no way to break the server's disk.
+	pendingStorage = "backups: needs the server's backup storage to fail, which no request can cause"
+	// A create, delete or restore while another operation runs needs an
+	// operation that lasts long enough to overlap, which a black-box check
+	// cannot guarantee (BKP-CREATE-007 checks the answers when it happens);
+	// a delete during an operation is refused only for the archive in use
+	// (reference §1.6, §1.10), with its own message.
+	pendingBackupBusy = "backups: needs a create or restore that overlaps, which no request can guarantee"
+	// The restore route is its own issue's (its guards come with it).
+	pendingRestore = "backups: restore guards come with the restore route"
 	pendingOTP     = "otp/mfa: later issue"
 	pendingOAuth2  = "oauth2: later issue"
 )
@@ -36,7 +46,7 @@ var specCases = []specCase{
 	{Section: "§2.5", Endpoint: "error envelope", Reqs: []string{"ERR-001"}},
 	{Section: "§2.6", Endpoint: "authentication result", Reqs: []string{"AUTH-PW-001", "AUTH-PW-002"}},
 	{Section: "§2.7", Endpoint: "auth methods descriptor", Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
-	{Section: "§2.1", Endpoint: "backup entry", Pending: pendingBackups},
+	{Section: "§2.1", Endpoint: "backup entry", Reqs: []string{"BKP-LIST-001"}},
 	{Section: "§2.8", Endpoint: "OTP request result", Pending: pendingOTP},
 
 	// §4.1 fields
@@ -44,33 +54,41 @@ var specCases = []specCase{
 	{Section: "§4.1", Endpoint: "GET /api/logs fields :excerpt", Status: 200, Reqs: []string{"LOG-FIELDS-002", "LOG-FIELDS-003"}},
 	{Section: "§4.1", Endpoint: "GET /api/logs/{id} fields", Status: 200, Reqs: []string{"LOG-VIEW-003", "LOG-VIEW-004"}},
 	{Section: "§4.1", Endpoint: "GET /api/logs/stats fields", Status: 200, Reqs: []string{"LOG-STATS-004"}},
-	{Section: "§4.1", Endpoint: "GET /api/backups fields", Status: 200, Pending: pendingBackups},
+	{Section: "§4.1", Endpoint: "GET /api/backups fields", Status: 200, Reqs: []string{"BKP-LIST-002"}},
 
 	// §4.2 backups
-	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 1", Endpoint: "GET /api/backups", Status: 400, Message: "Failed to load backups filesystem.", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 7", Endpoint: "GET /api/backups", Status: 403, Message: "Only superusers can perform this action.", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 3", Endpoint: "POST /api/backups/upload", Status: 400, Message: msgGenericBad + " (data.file validation_invalid_mime_type)", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/upload", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 2", Endpoint: "DELETE /api/backups/{key}", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 8", Endpoint: "DELETE /api/backups/{key}", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups/{key}/restore", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups/{key}/restore", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "POST /api/backups/{key}/restore", Status: 401, Message: msgNeedsToken, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/{key}/restore", Status: 403, Message: msgNotAllowed, Pending: pendingBackups},
-	{Section: "§4.2", Endpoint: "GET /api/backups/{key}", Status: 200, Pending: pendingBackups},
-	{Section: "§4.2; §7 row 5", Endpoint: "GET /api/backups/{key}", Status: 400, Message: "Filesystem initialization failure.", Pending: pendingBackups},
-	{Section: "§4.2; §7 row 9", Endpoint: "GET /api/backups/{key}", Status: 404, Message: msgNotFound, Pending: pendingBackups},
-	{Section: "§8", Endpoint: "backup limits (one operation at a time, name format, zip only)", Pending: pendingBackups},
+	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 200, Reqs: []string{"BKP-LIST-001"}},
+	{Section: "§4.2; §7 row 1", Endpoint: "GET /api/backups", Status: 400, Message: "Failed to load backups filesystem.", Pending: pendingStorage},
+	{Section: "§4.2", Endpoint: "GET /api/backups", Status: 401, Message: msgNeedsToken, Reqs: []string{"BKP-LIST-003"}},
+	{Section: "§4.2; §7 row 7", Endpoint: "GET /api/backups", Status: 403, Message: "Only superusers can perform this action.", Reqs: []string{"BKP-LIST-004"}},
+	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 204, Reqs: []string{"BKP-CREATE-001", "BKP-CREATE-002"}},
+	{Section: "§4.2; §8 (name format; codes: reference §1.4)", Endpoint: "POST /api/backups invalid name", Status: 400, Message: msgValidation,
+		Reqs: []string{"BKP-CREATE-003", "BKP-CREATE-004", "BKP-CREATE-005", "BKP-CREATE-006"}},
+	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Reqs: []string{"BKP-CREATE-007"}},
+	{Section: "§4.2", Endpoint: "POST /api/backups", Status: 401, Message: msgNeedsToken, Reqs: []string{"BKP-CREATE-008"}},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups", Status: 403, Message: msgNotAllowed, Reqs: []string{"BKP-CREATE-009"}},
+	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 204, Reqs: []string{"BKP-UPLOAD-004"}},
+	{Section: "§4.2; §7 row 3", Endpoint: "POST /api/backups/upload", Status: 400, Message: msgGenericBad + " (data.file validation_invalid_mime_type)", Reqs: []string{"BKP-UPLOAD-001"}},
+	{Section: "§4.2; §7 row 3", Endpoint: "POST /api/backups/upload missing file, existing name", Status: 400, Message: msgGenericBad, Reqs: []string{"BKP-UPLOAD-002", "BKP-UPLOAD-003"}},
+	{Section: "§4.2", Endpoint: "POST /api/backups/upload", Status: 401, Message: msgNeedsToken, Reqs: []string{"BKP-UPLOAD-005"}},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/upload", Status: 403, Message: msgNotAllowed, Reqs: []string{"BKP-UPLOAD-006"}},
+	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 204, Reqs: []string{"BKP-DEL-001"}},
+	{Section: "§4.2 (message: reference §1.6, without its path)", Endpoint: "DELETE /api/backups/{key} missing", Status: 400, Reqs: []string{"BKP-DEL-002"}},
+	{Section: "§4.2; §7 row 2", Endpoint: "DELETE /api/backups/{key}", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackupBusy},
+	{Section: "§4.2", Endpoint: "DELETE /api/backups/{key}", Status: 401, Message: msgNeedsToken, Reqs: []string{"BKP-DEL-003"}},
+	{Section: "§4.2; §7 row 8", Endpoint: "DELETE /api/backups/{key}", Status: 403, Message: msgNotAllowed, Reqs: []string{"BKP-DEL-004"}},
+	{Section: "§4.2; §3 rule 3", Endpoint: "POST /api/backups/{key}/restore", Status: 204, Reqs: []string{"BKP-FULLRESTORE-001"}},
+	{Section: "§4.2 (message: reference §1.7)", Endpoint: "POST /api/backups/{key}/restore missing key", Status: 400, Message: "Missing or invalid backup file.", Reqs: []string{"BKP-RESTORE-001"}},
+	{Section: "§4.2; §7 row 2", Endpoint: "POST /api/backups/{key}/restore", Status: 400, Message: "Try again later - another backup/restore process has already been started.", Pending: pendingBackupBusy},
+	{Section: "§4.2", Endpoint: "POST /api/backups/{key}/restore", Status: 401, Message: msgNeedsToken, Pending: pendingRestore},
+	{Section: "§4.2; §7 row 8", Endpoint: "POST /api/backups/{key}/restore", Status: 403, Message: msgNotAllowed, Pending: pendingRestore},
+	{Section: "§4.2", Endpoint: "GET /api/backups/{key}", Status: 200, Reqs: []string{"BKP-DL-001"}},
+	{Section: "§4.2; §5.10 (message: reference §1.8)", Endpoint: "GET /api/backups/{key} without a superuser file token", Status: 403, Message: "Insufficient permissions to access the resource.",
+		Reqs: []string{"BKP-DL-002", "BKP-DL-003", "BKP-DL-004", "BKP-DL-005", "BKP-DL-006"}},
+	{Section: "§4.2; §7 row 5", Endpoint: "GET /api/backups/{key}", Status: 400, Message: "Filesystem initialization failure.", Pending: pendingStorage},
+	{Section: "§4.2; §7 row 9", Endpoint: "GET /api/backups/{key}", Status: 404, Message: msgNotFound, Reqs: []string{"BKP-DL-007"}},
+	{Section: "§8", Endpoint: "backup limits (one operation at a time, name format, zip only)",
+		Reqs: []string{"BKP-CREATE-007", "BKP-CREATE-003", "BKP-CREATE-004", "BKP-UPLOAD-001"}},
 
 	// §4.3 logs
 	{Section: "§4.3", Endpoint: "GET /api/logs", Status: 200, Reqs: []string{"LOG-LIST-001", "LOG-LIST-002"}},
@@ -137,7 +155,7 @@ var specCases = []specCase{
 			"AUTH-TAMPER-006", "AUTH-TAMPER-007", "AUTH-TAMPER-008", "AUTH-TAMPER-009"}},
 	{Section: "§5.9", Endpoint: "users password tokens are static", Reqs: []string{"AUTH-TOKEN-001"}},
 	{Section: "§5.10", Endpoint: "log endpoints need a superuser token", Status: 403, Message: msgNotAllowed, Reqs: []string{"LOG-AUTH-002", "LOG-AUTH-004", "LOG-AUTH-006"}},
-	{Section: "§5.10", Endpoint: "backup download takes a superuser file token", Pending: pendingBackups},
+	{Section: "§5.10", Endpoint: "backup download takes a superuser file token", Reqs: []string{"BKP-DL-001", "BKP-DL-003", "BKP-DL-004"}},
 	{Section: "§5", Endpoint: "400 invalid credentials", Status: 400, Message: msgFailedAuth, Reqs: []string{"AUTH-PW-003", "AUTH-PW-004"}},
 	{Section: "§5", Endpoint: "401 missing or invalid token", Status: 401, Message: msgNeedsToken, Reqs: []string{"AUTH-REFRESH-003", "AUTH-REFRESH-004"}},
 	{Section: "§5", Endpoint: "403 method not enabled for the collection", Status: 403, Message: msgPasswordOff, Reqs: []string{"AUTH-PW-008"}},

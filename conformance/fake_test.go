@@ -25,7 +25,7 @@ import (
 // tokens and the auth endpoints; fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
-// API; fake_hostile_test.go its listener (net/http's own errors as the
+// API; fake_backups_test.go the backups; fake_hostile_test.go its listener (net/http's own errors as the
 // envelope), its redirects of paths that are not canonical and its body
 // limits.
 
@@ -60,8 +60,9 @@ type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
 	logs        []*fakeLog
-	settings    map[string]any  // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
-	limits      fakeLimits      // rate limiter and login throttle state
+	settings    map[string]any // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
+	limits      fakeLimits     // rate limiter and login throttle state
+	backups     map[string]*fakeBackup
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 }
 
@@ -76,7 +77,7 @@ func fakeDefaultSettings() map[string]any {
 }
 
 func newFakeServer(suEmail, suPassword string) *fakeServer {
-	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings()}
+	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{}}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
 	su.duration, su.system = 86400, true
 	f.addCollection("_pb_users_auth_", "users", "auth") // static password tokens (§5.9)
@@ -224,6 +225,8 @@ func (f *fakeServer) route(q *fakeReq) error {
 			return ferr(401, msgNeedsToken)
 		}
 		return q.json(200, map[string]any{"token": f.sign(q.authColl, q.auth, "file", 180, nil)})
+	case p == "/api/backups" || strings.HasPrefix(p, "/api/backups/"):
+		return f.handleBackups(q)
 	case p == "/api/logs" || strings.HasPrefix(p, "/api/logs/"):
 		if r.Method != "GET" {
 			if f.bug("405") {

@@ -6,15 +6,16 @@ import "slices"
 // and body limit, hostile clients (issue 8), password login, records
 // (sign-up, access), collections, system collections, tokens (refresh,
 // tampering, impersonation, file tokens), auth-methods, settings, rate
-// limits and the login throttle, then logs and log secrecy. Each area keeps
-// its table in the file named after it (hostile.go for issue 8's hostile
-// clients); the logs have one file per section (logs_auth.go …
+// limits and the login throttle, logs and log secrecy, then backups. Each
+// area keeps its table in the file named after it (hostile.go for issue
+// 8's hostile clients); the logs have one file per section (logs_auth.go …
 // logs_fields.go), concatenated in logs.go. IDs are stable: a requirement
 // that is dropped leaves its ID unused, and testdata/requirements.txt
 // (checked by a test) lists every ID.
 //
-// Backups (§4.2) and OTP, OAuth2 and MFA (§4.5, §5.5, §5.6) have no checks
-// yet; the coverage test lists them as pending.
+// Backups (§4.2, backups.go) run last: a full restore (only with
+// Config.Destructive) restarts the server. OTP, OAuth2 and MFA (§4.5,
+// §5.5, §5.6) have no checks yet; the coverage test lists them as pending.
 var Requirements = slices.Concat(
 	errorRequirements,
 	httpRequirements,
@@ -29,4 +30,5 @@ var Requirements = slices.Concat(
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,
+	backupRequirements,
 )

@@ -26,7 +26,19 @@ type Config struct {
 	// it (for example "LOG-" or "AUTH-PW-003"). The others are left out of
 	// the report entirely.
 	Only string
+	// Destructive allows the checks that replace the server's data: a full
+	// backup restore (BKP-FULLRESTORE-001) restarts the server on an
+	// archive it made a moment before, losing whatever else was written
+	// meanwhile. Off by default; those checks are then skipped.
+	Destructive bool
+	// RestartTimeout bounds the wait for a server restarting after a
+	// restore to answer again with the restored data. Zero means
+	// DefaultRestartTimeout.
+	RestartTimeout time.Duration
 }
+
+// DefaultRestartTimeout is the default of Config.RestartTimeout.
+const DefaultRestartTimeout = 60 * time.Second
 
 // Outcome is the verdict on one requirement. The four kinds are never
 // merged: a server that violates the interface fails, a check that could not

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A check that can never fail proves nothing. For every requirement, the
@@ -97,11 +98,11 @@ var violations = []violation{
 	{"users-exp", []string{"AUTH-TOKEN-001"}},
 	{"superuser-static-login", []string{"AUTH-TOKEN-002"}},
 	{"no-refreshable-claim", []string{"AUTH-TOKEN-003"}},
-	{"no-signature-check", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004"}},
+	{"no-signature-check", []string{"AUTH-TAMPER-001", "AUTH-TAMPER-004", "BKP-DL-005"}},
 	{"trust-alg-header", []string{"AUTH-TAMPER-002", "AUTH-TAMPER-003"}},
 	{"ignore-extra-segments", []string{"AUTH-TAMPER-005"}},
 	{"ignore-exp", []string{"AUTH-TAMPER-006"}},
-	{"any-token-type", []string{"AUTH-TAMPER-007"}},
+	{"any-token-type", []string{"AUTH-TAMPER-007", "BKP-DL-006"}},
 	{"no-key-rotation", []string{"AUTH-TAMPER-008"}},
 	{"deleted-records-authenticate", []string{"AUTH-TAMPER-009"}},
 	{"impersonate-refreshable", []string{"AUTH-IMP-001"}},
@@ -190,6 +191,31 @@ var violations = []violation{
 	// log secrecy (logs_secrecy.go)
 	{"log-token", []string{"LOG-SECRET-001", "LOG-SECRET-002"}},
 	{"log-secret-names", []string{"LOG-SECRET-002"}},
+
+	// backups (backups.go)
+	{"backups-list-descending", []string{"BKP-LIST-001"}},
+	{"backups-ignore-fields", []string{"BKP-LIST-002"}},
+	{"backups-guest-403", []string{"BKP-LIST-003", "BKP-CREATE-008", "BKP-UPLOAD-005", "BKP-DEL-003"}},
+	{"backups-list-reference-message", []string{"BKP-LIST-004"}},
+	{"backups-users-allowed", []string{"BKP-LIST-004", "BKP-CREATE-009", "BKP-UPLOAD-006", "BKP-DEL-004"}},
+	{"create-returns-200", []string{"BKP-CREATE-001", "BKP-CREATE-002"}},
+	{"create-requires-name", []string{"BKP-CREATE-002", "BKP-CREATE-007"}},
+	{"lax-backup-name", []string{"BKP-CREATE-003", "BKP-CREATE-004"}},
+	{"no-length-check", []string{"BKP-CREATE-005"}},
+	{"create-overwrites", []string{"BKP-CREATE-006"}},
+	{"generated-names-collide", []string{"BKP-CREATE-007"}},
+	{"upload-trusts-extension", []string{"BKP-UPLOAD-001"}},
+	{"upload-missing-file-500", []string{"BKP-UPLOAD-002"}},
+	{"upload-overwrites", []string{"BKP-UPLOAD-003"}},
+	{"upload-drops-file", []string{"BKP-UPLOAD-004"}},
+	{"download-octet-stream", []string{"BKP-DL-001"}},
+	{"download-open", []string{"BKP-DL-002", "BKP-DL-003"}},
+	{"download-any-file-token", []string{"BKP-DL-004"}},
+	{"download-unknown-400", []string{"BKP-DL-007"}},
+	{"delete-keeps-file", []string{"BKP-DEL-001"}},
+	{"delete-leaks-path", []string{"BKP-DEL-002"}},
+	{"restore-missing-204", []string{"BKP-RESTORE-001"}},
+	{"restore-noop", []string{"BKP-FULLRESTORE-001"}},
 }
 
 // exemptions lists the requirements no violation of the fake can make fail,
@@ -307,7 +333,8 @@ func TestChecksCatchViolations(t *testing.T) {
 			fake.bugs[v.bug] = true
 			srv := newFakeHTTPServer(fake)
 			defer srv.Close()
-			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"}, reqs)
+			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+				Destructive: true, RestartTimeout: time.Second}, reqs)
 			var passed []string
 			for _, res := range rep.Results {
 				switch res.Outcome {

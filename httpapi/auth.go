@@ -261,7 +261,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := health{Message: "API is healthy.", Code: http.StatusOK, Data: map[string]any{}}
 	if stateOf(r).isSuperuser() {
-		h.Data = map[string]any{"canBackup": true, "possibleProxyHeader": "", "realIP": remoteIP(r)}
+		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": remoteIP(r)}
 	}
 	// The reference's health is always 200. A store that cannot save
 	// changes is reported the only way a monitor or a load balancer reads

@@ -27,10 +27,19 @@ import (
 // route that takes larger bodies (a backup upload) has to stream them to
 // disk and be exempted from the budget.
 type Limits struct {
-	Body  int64         // largest request body, in bytes
+	Body  int64         // largest request body, in bytes; unused when Stream
 	Read  time.Duration // to receive the whole body
 	Write time.Duration // to handle the request and write the whole response
+	// Stream marks a route whose handler streams the body to disk and
+	// bounds its size itself (the backup upload): the body is charged
+	// streamCharge once, for the buffers reading it, instead of its
+	// bytes, and has no limit here.
+	Stream bool
 }
+
+// streamCharge is what a streamed body holds in the body budget: the
+// buffers of a multipart reader and of the copy to disk.
+const streamCharge = 64 << 10
 
 // Errors of reading a request body, rendered as they are.
 var (
@@ -56,7 +65,21 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 			// requests are rare, so each one closes its connection.
 			w.Header().Set("Connection", "close")
 		}
-		if hasBody(r) {
+		if hasBody(r) && l.Stream {
+			b := &requestBody{
+				body:   r.Body,
+				w:      w,
+				budget: s.budget,
+				client: ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r))),
+				stream: true,
+			}
+			defer b.release()
+			if err := b.take(streamCharge); err != nil {
+				s.renderError(w, r, err)
+				return
+			}
+			r.Body = b
+		} else if hasBody(r) {
 			if r.ContentLength > l.Body {
 				w.Header().Set("Connection", "close")
 				s.renderError(w, r, newError(http.StatusRequestEntityTooLarge, msgTooLarge, nil))
@@ -118,6 +141,7 @@ type requestBody struct {
 	client string // the client's key in the budget (ratelimit.ClientKey)
 	held   int64  // bytes taken
 	sep    byte   // of a form: each one in the body is charged a value
+	stream bool   // charged streamCharge once, not per byte (Limits.Stream)
 	err    error  // the budget's refusal, returned by every later read
 }
 
@@ -126,7 +150,7 @@ func (b *requestBody) Read(p []byte) (int, error) {
 		return 0, b.err
 	}
 	n, err := b.body.Read(p)
-	if n > 0 {
+	if n > 0 && !b.stream {
 		charge := int64(n)
 		if b.sep != 0 {
 			// Parsing a form makes values for each pair ('&') or for

@@ -8,11 +8,14 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token
+//	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download)
+//	upload      stream  1 h   1 h    POST /api/backups/upload
 //
 // (Config can lower or raise the body limit and deadlines; the auth body
-// limit stays at most 64 KiB.) No route accepts files yet, so none takes
-// PocketBase's 32 MiB or streams to disk; backup upload and download and
-// server-sent events will need limits of their own with long deadlines.
+// limit stays at most 64 KiB; the backup deadlines are BackupTimeout.) No
+// route reads PocketBase's 32 MiB into memory: the upload streams its body
+// to disk (Limits.Stream), charged 64 KiB of the budget, at most
+// Backups.MaxUpload bytes.
 // Requests no route handles (a CORS preflight, a redirect to a canonical
 // path) get the json deadlines.
 //
@@ -74,7 +77,13 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/logs/stats", r(json, s.handleLogsStats))
 	m.Handle("GET /api/logs/{id}", r(json, s.handleLogView))
 
+	m.Handle("GET /api/backups", r(json, s.handleBackupsList))
+	m.Handle("POST /api/backups", r(backupLimits(json), s.handleBackupCreate))
+	m.Handle("POST /api/backups/upload", r(uploadLimits(), s.handleBackupUpload))
+	m.Handle("GET /api/backups/{key}", r(backupLimits(json), s.handleBackupDownload))
+	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
 	m.Handle("POST /api/backups/{key}/restore", r(json, s.handleBackupRestore))
+
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
 

@@ -20,8 +20,9 @@ import (
 // Defaults of the per-route limits (see the table in routes.go) and of the
 // budget shared by all request bodies.
 const (
-	// DefaultBodyLimit is the largest request body of a JSON route. No
-	// route takes files yet, so none needs PocketBase's 32 MiB.
+	// DefaultBodyLimit is the largest request body of a JSON route. The
+	// one route that takes a file, the backup upload, streams it to disk
+	// (Limits.Stream), so none needs PocketBase's 32 MiB.
 	DefaultBodyLimit = 1 << 20
 	// DefaultAuthBodyLimit is the largest request body of an auth action
 	// (login, refresh, impersonate, file token): a few short strings.

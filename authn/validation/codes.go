@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // The validation codes strongbox answers with, every one of them
@@ -56,6 +57,11 @@ const (
 	CodeInvalidHeader            = "validation_invalid_header"
 	CodeConflictingRateLimitRule = "validation_conflicting_rate_limit_rule"
 
+	// Backups (reference pocketbase-backups-logs-filter.md §1.4, §1.5).
+	CodeBackupNameExists = "validation_backup_name_exists"
+	CodeInvalidMimeType  = "validation_invalid_mime_type"
+	CodeFileSizeLimit    = "validation_file_size_limit"
+
 	// strongbox's own: changes it refuses where PocketBase would store or
 	// silently normalise a value, and what it does not support.
 	CodeReadOnly               = "validation_read_only"
@@ -68,6 +74,7 @@ const (
 	CodeSuperusersVerified     = "validation_superusers_verified"
 	CodeNotSupported           = "validation_not_supported"
 	CodeFileUnsupported        = "validation_file_unsupported"
+	CodeInvalidBackup          = "validation_invalid_backup"
 )
 
 // The failures that more than one check reports, with the reference's
@@ -144,3 +151,32 @@ func MaxNumber(v float64) *Error {
 }
 
 func formatNumber(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// BackupNameExists is the name of a backup to create that another archive
+// already has.
+func BackupNameExists() *Error {
+	return New(CodeBackupNameExists, "The backup file name is invalid or already exists.")
+}
+
+// BackupFileExists is an uploaded backup whose file name another archive
+// already has.
+func BackupFileExists() *Error {
+	return New(CodeBackupNameExists, "Backup file with the specified name already exists.")
+}
+
+// InvalidMimeType is an uploaded file, named name, whose content is none
+// of the allowed types.
+func InvalidMimeType(name string, allowed ...string) *Error {
+	return New(CodeInvalidMimeType, fmt.Sprintf("%q mime type must be one of: %s.", name, strings.Join(allowed, ", ")))
+}
+
+// FileSizeLimit is an uploaded file larger than max bytes.
+func FileSizeLimit(max int64) *Error {
+	return &Error{Code: CodeFileSizeLimit, Message: fmt.Sprintf("The maximum allowed file size is %d bytes.", max), Params: map[string]any{"maxSize": max}}
+}
+
+// InvalidBackup is an uploaded zip that is not a strongbox archive;
+// reason says why, in terms of the archive's own entries.
+func InvalidBackup(reason string) *Error {
+	return New(CodeInvalidBackup, "The file is not a valid backup archive: "+reason+".")
+}

@@ -62,6 +62,16 @@ type Config struct {
 	// NoExec, if set, says why this process must not re-exec (it serves
 	// inside another program, such as a test): restore refuses with it.
 	NoExec error
+
+	// Version is the strongbox version, recorded in the manifest of every
+	// archive the server creates.
+	Version string
+	// MaxUpload is the largest archive an upload may send; 0 =
+	// DefaultMaxUpload.
+	MaxUpload int64
+	// BackupLimits bound what verifying, extracting and uploading an
+	// archive accept; zero fields take backup.DefaultLimits.
+	BackupLimits backup.Limits
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -88,11 +98,17 @@ type Server struct {
 	downErr error   // why stores is nil
 	serving serving // the http.Server and listener, for a restore to close (restore.go)
 
+	// capMu is held for reading by a backup while it captures the stores,
+	// and for writing while stores is closed or replaced: a capture never
+	// sees closed stores. A writer holds life too.
+	capMu sync.RWMutex
+
 	// Backups. bdir and block live as long as the process serves,
-	// across restarts.
-	bdirMu sync.Mutex
-	bdir   *backup.Dir
-	block  backup.Lock
+	// across restarts; auto runs the auto-backup schedule.
+	bdir  *backup.Dir
+	block backup.Lock
+	auto  *autoBackups
+	now   func() time.Time // the clock of backups and of their schedule
 }
 
 const (
@@ -113,7 +129,28 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1)}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	cfg.BackupLimits = withDefaults(cfg.BackupLimits)
+	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now}
+	s.auto = newAutoBackups(s)
+	return s
+}
+
+// withDefaults fills the zero fields of l from backup.DefaultLimits.
+func withDefaults(l backup.Limits) backup.Limits {
+	d := backup.DefaultLimits
+	if l.MaxUncompressed <= 0 {
+		l.MaxUncompressed = d.MaxUncompressed
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = d.MaxRatio
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	return l
 }
 
 // Run locks the data dir, recovers a restore that was interrupted or
@@ -144,6 +181,7 @@ func (s *Server) Run(ctx context.Context) error {
 				s.confirmRestore(pending)
 				<-s.life
 			}
+			s.auto.start()
 		}
 		select {
 		case serveErr = <-errc:
@@ -159,11 +197,14 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 		break
 	}
+	// An automatic backup under way is cancelled; one that cannot start
+	// any more.
+	s.auto.stop()
 	defer func() { <-s.life }()
 	s.state = stopped
 	if s.serving.execed {
 		// Only a test's Exec returns: the process "ended" there.
-		return lock.Unlock()
+		return errors.Join(s.bdir.Close(), lock.Unlock())
 	}
 	var errs []error
 	if serveErr != nil {
@@ -178,12 +219,15 @@ func (s *Server) Run(ctx context.Context) error {
 			srv.Close()
 		}
 	}
+	s.capMu.Lock()
 	if s.stores != nil {
 		errs = append(errs, s.stores.Close())
+		s.stores = nil
 	} else {
 		errs = append(errs, fmt.Errorf("app: stopped with the data dir closed: %w", s.downErr))
 	}
-	errs = append(errs, lock.Unlock())
+	s.capMu.Unlock()
+	errs = append(errs, s.bdir.Close(), lock.Unlock())
 	return errors.Join(errs...)
 }
 
@@ -198,13 +242,19 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, err
 	}
-	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
+	// The backups folder, before anything runs that could create a
+	// backup: CleanTemp removes the temporary files of a crashed create.
+	bdir, err := openBackups(s.cfg.Dir)
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, errors.Join(err, lock.Unlock())
 	}
+	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
+	if err != nil {
+		return nil, nil, nil, Login{}, pending, errors.Join(err, bdir.Close(), lock.Unlock())
+	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, st.Close(), lock.Unlock())
+			err = errors.Join(err, st.Close(), bdir.Close(), lock.Unlock())
 		}
 	}()
 	// Bind first: the first superuser is created only once the server can
@@ -219,7 +269,9 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 		ln.Close()
 		return nil, nil, nil, Login{}, pending, err
 	}
-	s.stores, s.state = st, running
+	s.bdir = bdir
+	s.setStores(st)
+	s.state = running
 	s.gate.open(s.api(st))
 	srv, capped := s.serving.set(s.gate, ln, s.log)
 	return srv, capped, lock, login, pending, nil
@@ -228,12 +280,23 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 // api builds the HTTP API over st.
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
-		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s, Backups: backups{s},
+		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
+		Backups: backups{s},
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)
 	}
 	return h
+}
+
+// setStores makes st the open stores and subscribes the auto-backup
+// schedule to its settings (the subscription ends when st closes). The
+// caller holds life.
+func (s *Server) setStores(st *Stores) {
+	st.follows = append(st.follows, st.Settings.Subscribe(s.auto.reload))
+	s.capMu.Lock()
+	s.stores = st
+	s.capMu.Unlock()
 }
 
 // Restart closes every store, runs step (if not nil) over the data dir
@@ -265,8 +328,10 @@ func (s *Server) Restart(ctx context.Context, step func(dir string) error) error
 	}
 	// No request is inside the API, and new ones wait at the gate.
 	if s.stores != nil {
+		s.capMu.Lock()
 		err := s.stores.Close()
 		s.stores = nil
+		s.capMu.Unlock()
 		if err != nil {
 			// A store may not have been flushed: the step does not run
 			// over it, and the stores reopen on what is on disk.
@@ -304,7 +369,8 @@ func (s *Server) reopen(start time.Time, prior error) error {
 		s.log.Error("restart failed: answering 503 until a restart reopens the stores", "dir", s.cfg.Dir, "err", s.downErr, "stepErr", prior)
 		return errors.Join(prior, s.downErr)
 	}
-	s.stores, s.downErr = st, nil
+	s.setStores(st)
+	s.downErr = nil
 	s.gate.open(s.api(st))
 	if prior != nil {
 		s.log.Warn("restarted on the data as the failed step left it", "dir", s.cfg.Dir, "took", time.Since(start), "err", prior)

@@ -168,6 +168,8 @@ func (s *Server) restore(ctx context.Context, key string) error {
 // closeStores closes the open stores, if any. The caller holds life and
 // has closed the gate.
 func (s *Server) closeStores() error {
+	s.capMu.Lock()
+	defer s.capMu.Unlock()
 	if s.stores == nil {
 		return nil
 	}

@@ -29,8 +29,10 @@ type Stores struct {
 	Settings *settings.Store
 	Logs     *logstore.Store // nil unless opened with logs
 
+	dir        string           // the data dir, which Capture names files relative to
 	lock       *journal.DirLock // nil when the caller holds the lock
 	logsFollow func()           // cancels the log store's settings subscription
+	follows    []func()         // cancel the server's own settings subscriptions
 	closed     bool
 }
 
@@ -68,7 +70,7 @@ func Open(opts Options, withLogs bool) (*Stores, error) {
 
 // openStores opens the stores of a data dir whose lock the caller holds.
 func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
-	st := &Stores{}
+	st := &Stores{dir: opts.Dir}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -121,6 +123,9 @@ func (s *Stores) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	for _, cancel := range s.follows {
+		cancel()
+	}
 	if s.logsFollow != nil {
 		s.logsFollow()
 	}
