@@ -43,9 +43,10 @@ const (
 	superuserUsage   = "strongbox superuser upsert|create|update|delete EMAIL [PASSWORD] [--dir ./sb_data]"
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
+	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
 
-	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + versionUsage
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + versionUsage
 )
 
 // self is how the user started this program, for the commands it prints:
@@ -122,6 +123,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return cmdConformance(ctx, args[1:], getenv, stdout, stderr)
 	case "logs":
 		return cmdLogs(args[1:], getenv, stdout, stderr)
+	case "backup":
+		return cmdBackup(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-v":
 		if _, done, err := parseArgs(flag.NewFlagSet("version", flag.ContinueOnError), args[1:], versionUsage, 0, 0, stdout); done || err != nil {
 			return err
@@ -182,13 +185,24 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.err != nil {
 		return cfg.err
 	}
+	var maxUpload int64
+	if v := getenv("STRONGBOX_BACKUP_MAX_UPLOAD_MB"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 1 || n > 1<<30 {
+			return fmt.Errorf("STRONGBOX_BACKUP_MAX_UPLOAD_MB=%q is not a size in MiB", v)
+		}
+		maxUpload = n << 20
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(getenv)
 	srv := app.New(app.Config{
 		Options:           cfg.Options,
+		Version:           version,
+		MaxUpload:         maxUpload,
 		Addr:              *addr,
 		SuperuserEmail:    getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: getenv("STRONGBOX_SUPERUSER_PASSWORD"),
+		NoExec:            inProcess(ready),
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
 			if err := printLogin(stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {
@@ -203,6 +217,17 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 		},
 	})
 	return srv.Run(ctx)
+}
+
+// inProcess returns why a server started with a ready callback (by a test
+// or by `strongbox conformance`, inside their process) must not restart
+// itself by exec, which would replace the process it runs in; nil for the
+// server of `strongbox serve`.
+func inProcess(ready func(string)) error {
+	if ready == nil {
+		return nil
+	}
+	return errors.New("Restoring a backup needs a server started by `strongbox serve`: this one runs inside another command, which restarting it would replace.")
 }
 
 // reserveScheduler gives Go's scheduler two slots (Ps) more than there are
@@ -404,5 +429,62 @@ func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer
 		return err
 	}
 	fmt.Fprintf(stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.Dir, "logs"), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// cmdBackup runs `strongbox backup list|create|restore`.
+func cmdBackup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	cfg := baseConfig(fs, getenv)
+	pos, done, err := parseArgs(fs, args, backupUsage, 1, 2, stdout)
+	if done || err != nil {
+		return err
+	}
+	if cfg.err != nil {
+		return cfg.err
+	}
+	switch pos[0] {
+	case "list":
+		if len(pos) > 1 {
+			return fmt.Errorf("unexpected argument %q: list takes none\nusage: %s", pos[1], named(backupUsage))
+		}
+		list, err := app.ListBackups(cfg.Dir)
+		if err != nil {
+			return err
+		}
+		for _, b := range list {
+			fmt.Fprintf(stdout, "%s\t%d\t%s\n", b.Key, b.Size, b.Modified.UTC().Format(time.RFC3339))
+		}
+		return nil
+	case "create":
+		name := ""
+		if len(pos) > 1 {
+			name = pos[1]
+		}
+		info, err := app.CreateBackup(ctx, cfg.Options, name, version)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, info.Key)
+		return nil
+	case "restore":
+		if len(pos) < 2 {
+			return fmt.Errorf("restore needs the KEY of an archive (see strongbox backup list)\nusage: %s", named(backupUsage))
+		}
+		return backupRestore(cfg.Options, pos[1], stdout, stderr)
+	}
+	return fmt.Errorf("unknown backup action %q (want list, create or restore)\nusage: %s", pos[0], named(backupUsage))
+}
+
+// backupRestore restores the archive key offline, on the data dir of a
+// stopped server (see app.RestoreOffline), logging warnings and errors to
+// stderr.
+func backupRestore(opts app.Options, key string, stdout, stderr io.Writer) error {
+	opts.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	start := time.Now()
+	if err := app.RestoreOffline(opts, key); err != nil {
+		return fmt.Errorf("restore %s: %w", key, err)
+	}
+	fmt.Fprintf(stdout, "Restored %s into %s in %s; the previous data is deleted.\n", key, opts.Dir, time.Since(start).Round(time.Millisecond))
 	return nil
 }

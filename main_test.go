@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -238,7 +239,7 @@ func TestVersionAndUsage(t *testing.T) {
 	if err := run(t.Context(), []string{"bogus"}, noEnv, io.Discard, io.Discard); err == nil {
 		t.Errorf("unknown command: want an error")
 	}
-	for _, kv := range [][2]string{{"STRONGBOX_BCRYPT_COST", "ten"}, {"STRONGBOX_BCRYPT_COST", "99"}, {"STRONGBOX_LOGS_MAX_MB", "-5"}} {
+	for _, kv := range [][2]string{{"STRONGBOX_BCRYPT_COST", "ten"}, {"STRONGBOX_BCRYPT_COST", "99"}, {"STRONGBOX_LOGS_MAX_MB", "-5"}, {"STRONGBOX_BACKUP_MAX_UPLOAD_MB", "0"}, {"STRONGBOX_BACKUP_MAX_UPLOAD_MB", "lots"}} {
 		// A bad value stops serve before it listens: a serve that gets
 		// ready has accepted it, and is stopped at once.
 		if served, err := serveUntilReady(t, envOf(kv[0], kv[1])); served || err == nil {
@@ -333,6 +334,11 @@ func TestCommandLine(t *testing.T) {
 		{"logs stray", []string{"logs", "seed", "more"}, `unexpected argument "more"`, ""},
 		{"conformance stray", []string{"conformance", "http://x"}, `unexpected argument "http://x"`, ""},
 		{"version stray", []string{"version", "x"}, `unexpected argument "x"`, ""},
+		{"backup restore too few", []string{"backup", "restore", "--dir", dir}, "restore needs the KEY of an archive", ""},
+		{"backup restore stray", []string{"backup", "restore", "a.zip", "b.zip", "--dir", dir}, `unexpected argument "b.zip"`, ""},
+		{"backup unknown action", []string{"backup", "wipe"}, `unknown backup action "wipe" (want list, create or restore)`, ""},
+		{"backup restore no data dir", []string{"backup", "restore", "a.zip", "--dir", filepath.Join(dir, "nope")}, "does not exist", ""},
+		{"backup restore help", []string{"backup", "restore", "--help"}, "", "usage: strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]\n  -dir string"},
 		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]\n  -dir string"},
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
@@ -442,5 +448,65 @@ func TestServePasswordWhenStdoutFails(t *testing.T) {
 	case <-done:
 	case <-time.After(30 * time.Second):
 		t.Fatal("serve did not stop within 30 s")
+	}
+}
+
+// TestBackupCLI: backup list and create, offline, and refused while a
+// server holds the data dir.
+func TestBackupCLI(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf("STRONGBOX_BCRYPT_COST", "4")
+	if err := run(t.Context(), []string{"superuser", "create", "a@example.com", "password123", "--dir", dir}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	// Each step runs in order over dir; {KEY} in wantOut is the key the
+	// last create printed.
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+		wantOut string // a regular expression the whole output must match
+	}{
+		{"list empty", []string{"backup", "list"}, "", `^$`},
+		{"create named", []string{"backup", "create", "first.zip"}, "", `^first\.zip\n$`},
+		{"create generated", []string{"backup", "create"}, "", `^sb_backup_\d{14}\.zip\n$`},
+		{"create taken", []string{"backup", "create", "first.zip"}, `invalid backup name "first.zip": The backup file name is invalid or already exists.`, `^$`},
+		{"create bad name", []string{"backup", "create", "Bad Name.zip"}, `invalid backup name "Bad Name.zip": Must be in a valid format.`, `^$`},
+		{"create auto name", []string{"backup", "create", "@auto_x.zip"}, "Must be in a valid format.", `^$`},
+		{"create long name", []string{"backup", "create", strings.Repeat("a", 147) + ".zip"}, "The length must be between 1 and 150.", `^$`},
+		{"list two", []string{"backup", "list"}, "", `^first\.zip\t\d+\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\nsb_backup_\d{14}\.zip\t\d+\t\S+Z\n$`},
+		{"list extra", []string{"backup", "list", "x"}, `unexpected argument "x"`, `^$`},
+		{"unknown action", []string{"backup", "restore-all"}, "unknown backup action", `^$`},
+		{"no action", []string{"backup"}, "missing arguments", `^$`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			err := run(t.Context(), append(tt.args, "--dir", dir), env, &out, io.Discard)
+			switch {
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("%v: err = %v, want %q", tt.args, err, tt.wantErr)
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("%v: %v", tt.args, err)
+			}
+			if !regexp.MustCompile(tt.wantOut).MatchString(out.String()) {
+				t.Errorf("%v: output %q, want it to match %s", tt.args, out.String(), tt.wantOut)
+			}
+		})
+	}
+	if err := run(t.Context(), []string{"backup", "create", "--dir", filepath.Join(dir, "missing")}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "not found") {
+		t.Errorf("create on a missing data dir: %v, want not found", err)
+	}
+
+	// While a server runs on the dir, create is refused, and says to use
+	// the API; list still works.
+	startServer(t, dir, nil)
+	err := run(t.Context(), []string{"backup", "create", "second.zip", "--dir", dir}, env, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "API") {
+		t.Errorf("backup create on a running server's dir: %v, want an in-use error that points to the API", err)
+	}
+	var out bytes.Buffer
+	if err := run(t.Context(), []string{"backup", "list", "--dir", dir}, env, &out, io.Discard); err != nil || strings.Count(out.String(), "\n") != 2 {
+		t.Errorf("backup list while serving: %q, %v; want the two archives", out.String(), err)
 	}
 }

@@ -287,6 +287,22 @@ func defaultTokenDuration(c *Collection, typ TokenType) int64 {
 // acknowledged so far) to w, for backups; writers are not stopped.
 func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
+// Capture pauses the store's writers and returns its journal's durable
+// prefix as a section, for a backup that captures every store at one
+// instant. The writers stay paused (readers do not) until release is
+// called; the caller releases them as soon as every store is captured, and
+// copies the sections afterwards. On error nothing stays paused. The caller
+// closes the section.
+func (s *Store) Capture() (_ []*journal.Section, release func(), err error) {
+	s.mu.RLock() // writers hold s.mu across their append and fsync
+	sec, err := s.j.Capture()
+	if err != nil {
+		s.mu.RUnlock()
+		return nil, nil, fmt.Errorf("authn: capture: %w", err)
+	}
+	return []*journal.Section{sec}, sync.OnceFunc(s.mu.RUnlock), nil
+}
+
 // Health returns nil while the store can save changes, or the error of the
 // last failed write, which wraps journal.ErrStorageFull or
 // journal.ErrStorageFailed. A failed write changes nothing: the next one is

@@ -170,6 +170,8 @@ func TestDirErrors(t *testing.T) {
 	os.Mkdir(filepath.Join(path, "dir.zip"), 0o700)
 	os.WriteFile(filepath.Join(path, "Bad.zip"), []byte("x"), 0o600)
 	os.WriteFile(filepath.Join(path, "a.zip"), []byte("xy"), 0o600)
+	os.WriteFile(filepath.Join(path, "@auto_b.zip"), []byte("xy"), 0o600)
+	os.WriteFile(filepath.Join(path, "@other_b.zip"), []byte("xy"), 0o600)
 
 	list, err := d.List()
 	if err != nil {
@@ -179,7 +181,7 @@ func TestDirErrors(t *testing.T) {
 	for _, i := range list {
 		keys = append(keys, i.Key)
 	}
-	if diff := cmp.Diff([]string{"a.zip", "z.zip"}, keys); diff != "" {
+	if diff := cmp.Diff([]string{"@auto_b.zip", "a.zip", "z.zip"}, keys); diff != "" {
 		t.Errorf("List() keys mismatch (-want +got):\n%s", diff)
 	}
 
@@ -198,6 +200,13 @@ func TestDirErrors(t *testing.T) {
 		{"verify not a zip", func() error { _, err := d.Verify("z.zip", Limits{}); return err }, ErrInvalidArchive},
 		{"extract missing", func() error { return d.Extract("missing.zip", t.TempDir()+"/x", Limits{}) }, ErrNotFound},
 		{"create bad name", func() error { _, err := d.Create(t.Context(), "a b.zip", nil, Meta{}); return err }, ErrInvalidName},
+		{"create bad key", func() error { _, err := d.Create(t.Context(), "@other_b.zip", nil, Meta{}); return err }, ErrInvalidName},
+		{"create existing auto key", func() error { _, err := d.Create(t.Context(), "@auto_b.zip", nil, Meta{}); return err }, ErrExists},
+		{"put auto key", func() error {
+			_, err := d.Put(t.Context(), "@auto_c.zip", strings.NewReader(""), 1<<20, Limits{})
+			return err
+		}, ErrInvalidName},
+		{"delete bad key", func() error { return d.Delete("@other_b.zip") }, ErrInvalidName},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,4 +408,22 @@ func (p *patternReader) Read(b []byte) (int, error) {
 		b[k] = byte(p.i>>24) & 0x0f
 	}
 	return len(b), nil
+}
+
+func TestCreateAutoKey(t *testing.T) {
+	d, _ := openDir(t)
+	key := NewAutoName(testTime, d.Exists)
+	if _, err := d.Create(t.Context(), key, memSource(map[string]string{"auth.journal": "x"}), Meta{Created: testTime}); err != nil {
+		t.Fatalf("Create(%q): %v", key, err)
+	}
+	if _, err := d.Verify(key, Limits{}); err != nil {
+		t.Errorf("Verify(%q): %v", key, err)
+	}
+	list, err := d.List()
+	if err != nil || len(list) != 1 || list[0].Key != key {
+		t.Fatalf("List() = %v, %v; want the one key %q", list, err, key)
+	}
+	if err := d.Delete(key); err != nil {
+		t.Errorf("Delete(%q): %v", key, err)
+	}
 }

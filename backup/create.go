@@ -44,8 +44,8 @@ type File struct {
 // length, and to open a descriptor of any file that a compaction or
 // retention could replace or delete), record those lengths as Size, and
 // resume the writers before calling Create. Stores must be append-only or
-// keep the captured descriptor readable (a journal's Snapshot, a logstore's
-// SegmentSnapshot), so that copying the first Size bytes after the pause
+// keep the captured descriptor readable (a journal.Section, which each
+// store's Capture returns), so that copying the first Size bytes after the pause
 // still yields that instant. Compression then happens with writers running.
 // The source excludes backups/, the lock file and temporary folders.
 type Source []File
@@ -81,7 +81,7 @@ type ManifestFile struct {
 //
 // The caller holds the [Lock] for the whole call.
 func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (Info, error) {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	if d.Exists(key) {

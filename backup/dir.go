@@ -20,7 +20,7 @@ import (
 var (
 	// ErrNotFound: no archive has this key.
 	ErrNotFound = errors.New("backup: not found")
-	// ErrInvalidName: the key does not pass [ValidName].
+	// ErrInvalidName: the key does not pass [ValidKey].
 	ErrInvalidName = errors.New("backup: invalid name")
 	// ErrExists: an archive with this key already exists
 	// (validation_backup_name_exists).
@@ -72,8 +72,8 @@ func OpenDir(path string) (*Dir, error) {
 // Close releases the folder.
 func (d *Dir) Close() error { return d.root.Close() }
 
-// List returns the archives, ascending by key (reference §1.3). Files whose
-// names are not valid archive names, and anything that is not a regular
+// List returns the archives, ascending by key (reference §1.3), automatic
+// backups included. Files whose names are not valid keys ([ValidKey]), and anything that is not a regular
 // file, are left out.
 func (d *Dir) List() ([]Info, error) {
 	f, err := d.root.Open(".")
@@ -87,7 +87,7 @@ func (d *Dir) List() ([]Info, error) {
 	}
 	out := []Info{}
 	for _, e := range entries {
-		if !ValidName(e.Name()) || !e.Type().IsRegular() {
+		if !ValidKey(e.Name()) || !e.Type().IsRegular() {
 			continue
 		}
 		fi, err := e.Info()
@@ -105,7 +105,7 @@ func (d *Dir) List() ([]Info, error) {
 
 // Exists reports whether an archive with this key exists.
 func (d *Dir) Exists(key string) bool {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return false
 	}
 	_, err := d.root.Lstat(key)
@@ -114,7 +114,7 @@ func (d *Dir) Exists(key string) bool {
 
 // Stat returns the Info of one archive.
 func (d *Dir) Stat(key string) (Info, error) {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	fi, err := d.root.Lstat(key)
@@ -130,7 +130,7 @@ func (d *Dir) Stat(key string) (Info, error) {
 // Delete removes an archive. The caller checks [Lock.Busy] first: the
 // archive being created or restored must not be deleted (reference §1.6).
 func (d *Dir) Delete(key string) error {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	if err := d.root.Remove(key); err != nil {
@@ -143,7 +143,7 @@ func (d *Dir) Delete(key string) error {
 // closes it. The file stays readable even if the archive is deleted
 // meanwhile.
 func (d *Dir) Open(key string) (*os.File, error) {
-	if !ValidName(key) {
+	if !ValidKey(key) {
 		return nil, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
 	f, err := d.root.OpenFile(key, os.O_RDONLY|noFollow, 0)

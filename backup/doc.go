@@ -9,6 +9,16 @@
 // of this package as PocketBase messages; the mapping is documented on
 // [Lock] and on the sentinel errors.
 //
+// # Keys
+//
+// An archive's key is its file name in the backups folder. A client names
+// the archives it creates or uploads with a [ValidName] (reference §1.4);
+// the auto-backup schedule names its own [AutoPrefix] + a ValidName
+// ([NewAutoName]), which no client can choose, so that pruning the oldest
+// automatic backups never touches a manual or uploaded one. [ValidKey]
+// accepts both: List shows them, and Create, Stat, Open, Delete, Verify and
+// Extract take them; Put takes a ValidName only.
+//
 // # Archive format
 //
 // An archive is a zip file whose entries are the files of the source,
@@ -34,4 +44,18 @@
 // failed or cancelled create or upload removes its temporary file; a
 // temporary file left by a crash is removed by [Dir.CleanTemp], which the
 // server calls at start.
+//
+// # Restore
+//
+// A restore replaces the entries of the data dir (never the dir itself,
+// which is often a mount point) with an archive's files, in a work folder
+// inside the data dir, .sb_restore, so that every move is a rename on one
+// file system. [Prepare] starts it, the caller extracts into the folder
+// Prepare names, [Swap] moves the live entries out and the restored ones
+// in, recording each phase durably first, and [Recover], run at every
+// start before any store opens, undoes a swap that a crash interrupted or
+// reports one pending confirmation, which the caller ends with [Commit]
+// once the stores open on it or [Rollback] if they do not. Swap documents
+// the protocol. backups/, the lock file, .sb_restore and lost+found are
+// never moved and never archived ([Excluded]).
 package backup

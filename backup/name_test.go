@@ -73,3 +73,48 @@ func TestNewName(t *testing.T) {
 		})
 	}
 }
+
+func TestValidKey(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		want     bool
+		wantAuto bool
+	}{
+		{"name", "a.zip", true, false},
+		{"auto", "@auto_sb_backup_20261123152309.zip", true, true},
+		{"auto of a max-length name", "@auto_" + strings.Repeat("a", 146) + ".zip", true, true},
+		{"auto of a too long name", "@auto_" + strings.Repeat("a", 147) + ".zip", false, false},
+		{"prefix only", "@auto_", false, false},
+		{"prefix and suffix", "@auto_.zip", false, false},
+		{"doubled prefix", "@auto_@auto_a.zip", false, false},
+		{"other at", "@a.zip", false, false},
+		{"prefix upper case", "@AUTO_a.zip", false, false},
+		{"prefix not first", "x@auto_a.zip", false, false},
+		{"auto of a bad name", "@auto_A.zip", false, false},
+		{"auto path", "@auto_../a.zip", false, false},
+		{"empty", "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ValidKey(tt.in); got != tt.want {
+				t.Errorf("ValidKey(%q) = %v, want %v", tt.in, got, tt.want)
+			}
+			if got := IsAuto(tt.in); got != tt.wantAuto {
+				t.Errorf("IsAuto(%q) = %v, want %v", tt.in, got, tt.wantAuto)
+			}
+		})
+	}
+}
+
+func TestNewAutoName(t *testing.T) {
+	now := time.Date(2026, 11, 23, 16, 4, 5, 0, time.FixedZone("x", 3600))
+	taken := map[string]bool{"@auto_sb_backup_20261123150405.zip": true, "sb_backup_20261123150405_2.zip": true}
+	got := NewAutoName(now, func(k string) bool { return taken[k] })
+	if want := "@auto_sb_backup_20261123150405_2.zip"; got != want {
+		t.Errorf("NewAutoName(%v) = %q, want %q", now, got, want)
+	}
+	if !ValidKey(got) || ValidName(got) || !IsAuto(got) {
+		t.Errorf("NewAutoName(%v) = %q: ValidKey %v, ValidName %v, IsAuto %v; want true, false, true", now, got, ValidKey(got), ValidName(got), IsAuto(got))
+	}
+}

@@ -82,6 +82,7 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/backups/upload", r(uploadLimits(), s.handleBackupUpload))
 	m.Handle("GET /api/backups/{key}", r(backupLimits(json), s.handleBackupDownload))
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
+	m.Handle("POST /api/backups/{key}/restore", r(json, s.handleBackupRestore))
 
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))

@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"time"
 
+	"strongbox/backup"
 	"strongbox/httpapi"
 	"strongbox/logstore/journal"
 )
@@ -53,6 +55,23 @@ type Config struct {
 	// RestartHold bounds how long a request waits for a restart to end;
 	// 0 = DefaultRestartHold.
 	RestartHold time.Duration
+	// Exec replaces the process image after a restore (see restore.go);
+	// nil = syscall.Exec. Tests inject one: returning nil stands for an
+	// exec that succeeded (Run then returns as if the process had ended).
+	Exec func(path string, argv, envv []string) error
+	// NoExec, if set, says why this process must not re-exec (it serves
+	// inside another program, such as a test): restore refuses with it.
+	NoExec error
+
+	// Version is the strongbox version, recorded in the manifest of every
+	// archive the server creates.
+	Version string
+	// MaxUpload is the largest archive an upload may send; 0 =
+	// DefaultMaxUpload.
+	MaxUpload int64
+	// BackupLimits bound what verifying, extracting and uploading an
+	// archive accept; zero fields take backup.DefaultLimits.
+	BackupLimits backup.Limits
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -77,6 +96,19 @@ type Server struct {
 	state   int     // notStarted, running or stopped
 	stores  *Stores // the open stores; nil after a failed reopen
 	downErr error   // why stores is nil
+	serving serving // the http.Server and listener, for a restore to close (restore.go)
+
+	// capMu is held for reading by a backup while it captures the stores,
+	// and for writing while stores is closed or replaced: a capture never
+	// sees closed stores. A writer holds life too.
+	capMu sync.RWMutex
+
+	// Backups. bdir and block live as long as the process serves,
+	// across restarts; auto runs the auto-backup schedule.
+	bdir  *backup.Dir
+	block backup.Lock
+	auto  *autoBackups
+	now   func() time.Time // the clock of backups and of their schedule
 }
 
 const (
@@ -97,36 +129,83 @@ func New(cfg Config) *Server {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1)}
+	if cfg.MaxUpload <= 0 {
+		cfg.MaxUpload = DefaultMaxUpload
+	}
+	cfg.BackupLimits = withDefaults(cfg.BackupLimits)
+	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now}
+	s.auto = newAutoBackups(s)
+	return s
 }
 
-// Run locks the data dir, opens its stores, binds Addr, creates the first
-// superuser of a new data dir, calls OnReady and serves until ctx ends.
-// Then it stops gracefully: it waits for the requests in flight (and for a
+// withDefaults fills the zero fields of l from backup.DefaultLimits.
+func withDefaults(l backup.Limits) backup.Limits {
+	d := backup.DefaultLimits
+	if l.MaxUncompressed <= 0 {
+		l.MaxUncompressed = d.MaxUncompressed
+	}
+	if l.MaxRatio <= 0 {
+		l.MaxRatio = d.MaxRatio
+	}
+	if l.MaxFiles <= 0 {
+		l.MaxFiles = d.MaxFiles
+	}
+	return l
+}
+
+// Run locks the data dir, recovers a restore that was interrupted or
+// awaits confirmation (see restore.go), opens its stores, binds Addr,
+// creates the first superuser of a new data dir, calls OnReady, confirms a
+// pending restore (deletes the old data) and serves until ctx ends. Then
+// it stops gracefully: it waits for the requests in flight (and for a
 // restart under way), closes the stores and releases the dir. It returns
 // nil after a graceful stop, and an error if the server could not start,
 // could not serve, or stopped while its stores could not be reopened.
 func (s *Server) Run(ctx context.Context) error {
 	s.life <- struct{}{}
-	srv, ln, lock, login, err := s.start(ctx)
+	srv, ln, lock, login, pending, err := s.start(ctx)
 	<-s.life
 	if err != nil {
 		return err
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	if s.cfg.OnReady != nil {
-		s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
-	}
-
 	var serveErr error
-	select {
-	case serveErr = <-errc:
-	case <-ctx.Done():
+	for first := true; ; first = false {
+		errc := make(chan error, 1)
+		go func() { errc <- srv.Serve(ln) }()
+		if first {
+			if s.cfg.OnReady != nil {
+				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
+			}
+			if pending.Pending {
+				s.life <- struct{}{} // no restart or restore meanwhile
+				s.confirmRestore(pending)
+				<-s.life
+			}
+			s.auto.start()
+		}
+		select {
+		case serveErr = <-errc:
+		case <-ctx.Done():
+		}
+		s.life <- struct{}{} // wait for a restart under way
+		if next := s.serving.resume; next != nil {
+			// A restore closed the server to re-exec, the exec failed, and
+			// it serves again on the old data: go on serving.
+			srv, ln, serveErr, s.serving.resume = next.srv, next.ln, nil, nil
+			<-s.life
+			continue
+		}
+		break
 	}
-	s.life <- struct{}{} // wait for a restart under way
+	// An automatic backup under way is cancelled; one that cannot start
+	// any more.
+	s.auto.stop()
 	defer func() { <-s.life }()
 	s.state = stopped
+	if s.serving.execed {
+		// Only a test's Exec returns: the process "ended" there.
+		return errors.Join(s.bdir.Close(), lock.Unlock())
+	}
 	var errs []error
 	if serveErr != nil {
 		errs = append(errs, serveErr)
@@ -140,33 +219,42 @@ func (s *Server) Run(ctx context.Context) error {
 			srv.Close()
 		}
 	}
+	s.capMu.Lock()
 	if s.stores != nil {
 		errs = append(errs, s.stores.Close())
+		s.stores = nil
 	} else {
 		errs = append(errs, fmt.Errorf("app: stopped with the data dir closed: %w", s.downErr))
 	}
-	errs = append(errs, lock.Unlock())
+	s.capMu.Unlock()
+	errs = append(errs, s.bdir.Close(), lock.Unlock())
 	return errors.Join(errs...)
 }
 
 // start opens the stores, binds and creates the first superuser: all
 // that comes before serving. The caller holds life.
-func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, err error) {
+func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, pending backup.Recovery, err error) {
 	if s.state != notStarted {
-		return nil, nil, nil, Login{}, errors.New("app: Run called twice")
+		return nil, nil, nil, Login{}, pending, errors.New("app: Run called twice")
 	}
 	s.state = stopped // a failed start is final too
 	lock, err := LockDir(s.cfg.Dir)
 	if err != nil {
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
-	st, err := openStores(s.cfg.Options, true)
+	// The backups folder, before anything runs that could create a
+	// backup: CleanTemp removes the temporary files of a crashed create.
+	bdir, err := openBackups(s.cfg.Dir)
 	if err != nil {
-		return nil, nil, nil, Login{}, errors.Join(err, lock.Unlock())
+		return nil, nil, nil, Login{}, pending, errors.Join(err, lock.Unlock())
+	}
+	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
+	if err != nil {
+		return nil, nil, nil, Login{}, pending, errors.Join(err, bdir.Close(), lock.Unlock())
 	}
 	defer func() {
 		if err != nil {
-			err = errors.Join(err, st.Close(), lock.Unlock())
+			err = errors.Join(err, st.Close(), bdir.Close(), lock.Unlock())
 		}
 	}()
 	// Bind first: the first superuser is created only once the server can
@@ -174,28 +262,41 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	// account whose password nobody saw.
 	ln, err := net.Listen("tcp", s.cfg.Addr)
 	if err != nil {
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
 	login, err := ensureSuperuser(ctx, st.Auth, s.cfg.SuperuserEmail, s.cfg.SuperuserPassword)
 	if err != nil {
 		ln.Close()
-		return nil, nil, nil, Login{}, err
+		return nil, nil, nil, Login{}, pending, err
 	}
-	s.stores, s.state = st, running
+	s.bdir = bdir
+	s.setStores(st)
+	s.state = running
 	s.gate.open(s.api(st))
-	srv, capped := httpapi.NewHTTPServer(s.gate, ln, httpapi.HTTPConfig{Logger: s.log})
-	return srv, capped, lock, login, nil
+	srv, capped := s.serving.set(s.gate, ln, s.log)
+	return srv, capped, lock, login, pending, nil
 }
 
 // api builds the HTTP API over st.
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
+		Backups: backups{s},
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)
 	}
 	return h
+}
+
+// setStores makes st the open stores and subscribes the auto-backup
+// schedule to its settings (the subscription ends when st closes). The
+// caller holds life.
+func (s *Server) setStores(st *Stores) {
+	st.follows = append(st.follows, st.Settings.Subscribe(s.auto.reload))
+	s.capMu.Lock()
+	s.stores = st
+	s.capMu.Unlock()
 }
 
 // Restart closes every store, runs step (if not nil) over the data dir
@@ -227,8 +328,10 @@ func (s *Server) Restart(ctx context.Context, step func(dir string) error) error
 	}
 	// No request is inside the API, and new ones wait at the gate.
 	if s.stores != nil {
+		s.capMu.Lock()
 		err := s.stores.Close()
 		s.stores = nil
+		s.capMu.Unlock()
 		if err != nil {
 			// A store may not have been flushed: the step does not run
 			// over it, and the stores reopen on what is on disk.
@@ -266,7 +369,8 @@ func (s *Server) reopen(start time.Time, prior error) error {
 		s.log.Error("restart failed: answering 503 until a restart reopens the stores", "dir", s.cfg.Dir, "err", s.downErr, "stepErr", prior)
 		return errors.Join(prior, s.downErr)
 	}
-	s.stores, s.downErr = st, nil
+	s.setStores(st)
+	s.downErr = nil
 	s.gate.open(s.api(st))
 	if prior != nil {
 		s.log.Warn("restarted on the data as the failed step left it", "dir", s.cfg.Dir, "took", time.Since(start), "err", prior)

@@ -38,14 +38,22 @@ type testServer struct {
 func startServer(t *testing.T, dir string, edit func(*Config), wrap func(*Server, http.Handler) http.Handler) *testServer {
 	t.Helper()
 	ready := make(chan Ready, 1)
+	_, err := os.Stat(filepath.Join(dir, "auth.journal"))
+	fresh := err != nil
 	cfg := Config{
 		Options:        Options{Dir: dir, BcryptCost: 4, BcryptSlots: 2},
 		Addr:           "127.0.0.1:0",
 		SuperuserEmail: testEmail, SuperuserPassword: testPassword,
-		OnReady: func(r Ready) { ready <- r },
 	}
 	if edit != nil {
 		edit(&cfg)
+	}
+	onReady := cfg.OnReady // an edit's, called first
+	cfg.OnReady = func(r Ready) {
+		if onReady != nil {
+			onReady(r)
+		}
+		ready <- r
 	}
 	s := New(cfg)
 	if wrap != nil {
@@ -58,7 +66,7 @@ func startServer(t *testing.T, dir string, edit func(*Config), wrap func(*Server
 	select {
 	case r := <-ready:
 		ts.base = "http://" + r.Addr.String()
-		if !r.Login.Created || r.Login.Email != testEmail || r.Login.Password != "" {
+		if fresh && (!r.Login.Created || r.Login.Email != testEmail || r.Login.Password != "") {
 			t.Errorf("Ready.Login = %+v, want created %s with the password given (not echoed)", r.Login, testEmail)
 		}
 	case err := <-done:

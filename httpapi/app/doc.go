@@ -53,4 +53,52 @@
 // handler calling it in line fails instead of waiting for itself, and one
 // calling it from a goroutine with its request's context fails every time
 // rather than only when the goroutine wins the race with the response.
+//
+// # Backups
+//
+// The Server is the API's httpapi.Backups (interface §4.2). Run opens
+// <data dir>/backups once, and removes the temporary files of a create
+// that crashed, before anything can start a backup; the folder and the
+// one-operation lock (backup.Lock) last as long as the process serves,
+// across restarts.
+//
+// A backup captures every store at one instant (Stores.Capture): it takes
+// each store's writer lock, in a fixed order (settings, logs, auth) and
+// all at once, reads the length each file has committed (fsynced), opens a
+// read descriptor for it, and releases the locks. Only that is done with
+// writers paused; the copy and the compression (backup.Dir.Create) read
+// the descriptors afterwards, up to the captured lengths, while writers
+// run. A frame half-written at the instant of the capture is not copied,
+// and a compaction or a retention pass that replaces or deletes a file
+// afterwards does not change what is copied. A capture is taken under the
+// same lock a restart closes and reopens the stores under, so it never
+// sees closed stores: during a restart it fails with ErrNotOpen. Archive
+// entries are named relative to the data dir (auth.journal,
+// settings.journal, logs/<segment>); backups/, the lock file and anything
+// else in the dir are not copied.
+//
+// The auto-backup schedule follows settings.backups (reference §1.11):
+// while cron is set, each due UTC minute creates
+// @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with a warning, while
+// another backup or a restore runs), and after a successful create only,
+// deletes the automatic backups beyond the newest cronMaxKeep. Manual and
+// uploaded archives are never pruned.
+//
+// # Restoring a backup
+//
+// A restore (backups.Restore, restore.go) is the one operation that
+// leaves the process: it closes the gate and every store as Restart does,
+// extracts the archive into the data dir's work folder and swaps it in
+// (backup.Swap), then shuts the http.Server down and re-execs the same
+// executable with the same arguments and environment (Config.Exec,
+// syscall.Exec by default), so the PID stays. If the extraction or the swap fails, the stores reopen on the
+// untouched data; if the exec fails, the swap is rolled back, the stores
+// reopen and the server listens again on the same address.
+//
+// Every start (Run, and Open for the offline commands) first runs
+// backup.Recover: an interrupted swap is undone; a swap pending
+// confirmation is tried, committed once the server serves (or, offline,
+// once the stores opened) and rolled back, with an error in the log, if
+// the stores do not open on it. RestoreOffline is the same swap for a
+// stopped server's data dir, with no exec: it works on every system.
 package app

@@ -34,6 +34,7 @@ type gate struct {
 	reopened chan struct{} // closed when a restart ends; nil unless restarting
 	inflight int           // requests inside api
 	idle     chan struct{} // closed when inflight drops to 0; nil unless a restart waits
+	stopping bool          // the process is about to re-exec: every request gets the restarting 503
 }
 
 func newGate(hold time.Duration) *gate {
@@ -64,6 +65,10 @@ func (g *gate) enter(ctx context.Context) (api, unavailable http.Handler) {
 	for {
 		g.mu.Lock()
 		api, wait := g.api, g.reopened
+		if g.stopping {
+			g.mu.Unlock()
+			return nil, g.restarting
+		}
 		if api != nil {
 			g.inflight++
 		}
@@ -134,7 +139,7 @@ func (g *gate) close(ctx context.Context) error {
 func (g *gate) open(api http.Handler) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.api = api
+	g.api, g.stopping = api, false
 	if g.reopened != nil {
 		close(g.reopened)
 		g.reopened = nil
@@ -145,7 +150,21 @@ func (g *gate) open(api http.Handler) {
 func (g *gate) fail() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.api = nil
+	g.api, g.stopping = nil, false
+	if g.reopened != nil {
+		close(g.reopened)
+		g.reopened = nil
+	}
+}
+
+// stop answers the held requests and every new one with the restarting
+// 503, at once: the process is about to re-exec, and the http.Server's
+// shutdown must not wait for requests that cannot be served. open or fail
+// ends it. The caller has closed the gate.
+func (g *gate) stop() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.api, g.stopping = nil, true
 	if g.reopened != nil {
 		close(g.reopened)
 		g.reopened = nil

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"strongbox/authn"
+	"strongbox/backup"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
 	"strongbox/logstore/settings"
@@ -28,8 +29,10 @@ type Stores struct {
 	Settings *settings.Store
 	Logs     *logstore.Store // nil unless opened with logs
 
+	dir        string           // the data dir, which Capture names files relative to
 	lock       *journal.DirLock // nil when the caller holds the lock
 	logsFollow func()           // cancels the log store's settings subscription
+	follows    []func()         // cancel the server's own settings subscriptions
 	closed     bool
 }
 
@@ -43,15 +46,23 @@ func LockDir(dir string) (*journal.DirLock, error) {
 }
 
 // Open locks the data dir and opens its auth and settings stores, and the
-// log store too when withLogs is set. Close releases the lock.
+// log store too when withLogs is set. Close releases the lock. Like Run, it
+// first finishes a restore that was interrupted or is pending confirmation
+// (see restore.go): opening the stores confirms restored data, which is
+// then committed, or rolls it back if it does not open.
 func Open(opts Options, withLogs bool) (*Stores, error) {
 	lock, err := LockDir(opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStores(opts, withLogs)
+	st, pending, err := openRecovered(opts, withLogs, opts.Logger)
 	if err != nil {
 		return nil, errors.Join(err, lock.Unlock())
+	}
+	if pending.Pending {
+		if err := backup.Commit(opts.Dir); err != nil {
+			return nil, errors.Join(err, st.Close(), lock.Unlock())
+		}
 	}
 	st.lock = lock
 	return st, nil
@@ -59,7 +70,7 @@ func Open(opts Options, withLogs bool) (*Stores, error) {
 
 // openStores opens the stores of a data dir whose lock the caller holds.
 func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
-	st := &Stores{}
+	st := &Stores{dir: opts.Dir}
 	defer func() {
 		if err != nil {
 			st.Close()
@@ -112,6 +123,9 @@ func (s *Stores) Close() error {
 	}
 	s.closed = true
 	var errs []error
+	for _, cancel := range s.follows {
+		cancel()
+	}
 	if s.logsFollow != nil {
 		s.logsFollow()
 	}

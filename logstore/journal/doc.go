@@ -110,5 +110,9 @@
 // frame back. Committed reports the length of the durable prefix, and
 // Snapshot copies that prefix, as of the start of the call, while writers
 // keep appending: a backup captures one consistent instant of the journal
-// without stopping them.
+// without stopping them. Capture is Snapshot's first half: it returns that
+// prefix as a Section with a descriptor of its own, so that a backup can
+// capture several journals while their stores' writers are paused (each
+// store's Capture method) and copy them after the writers resume; neither a
+// compaction nor the removal of the file changes what a Section reads.
 package journal

@@ -561,26 +561,12 @@ func readFrameInto(r io.ReaderAt, path string, buf []byte, off, size int64) ([]b
 // on even if Compact replaces it, so the bytes copied are one consistent
 // instant of the journal however long the copy takes.
 func (f *File) Snapshot(w io.Writer) (int64, error) {
-	f.fdmu.RLock()
-	f.mu.Lock()
-	n, closed := f.committed, f.closed
-	f.mu.Unlock()
-	var (
-		fd  Handle
-		err error
-	)
-	if !closed {
-		fd, err = f.fs.OpenFile(f.path, os.O_RDONLY, 0)
-	}
-	f.fdmu.RUnlock()
-	if closed {
-		return 0, ErrClosed
-	}
+	sec, err := f.Capture()
 	if err != nil {
-		return 0, fmt.Errorf("journal: snapshot %s: %w", f.path, err)
+		return 0, err
 	}
-	defer fd.Close()
-	return io.Copy(w, io.NewSectionReader(fd, 0, n))
+	defer sec.Close()
+	return io.Copy(w, sec.Reader())
 }
 
 // Writer appends frames to a new journal being built by Compact or Create.

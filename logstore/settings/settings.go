@@ -208,6 +208,21 @@ func (s *Store) Health() error {
 // backups.
 func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
+// Capture pauses Update and returns the settings journal's durable prefix
+// as a section, for a backup that captures every store at one instant.
+// Update waits until release is called (Get does not); the caller releases
+// as soon as every store is captured, and copies the section afterwards.
+// On error nothing stays paused. The caller closes the section.
+func (s *Store) Capture() (_ []*journal.Section, release func(), err error) {
+	s.mu.Lock()
+	sec, err := s.j.Capture()
+	if err != nil {
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("settings: capture: %w", err)
+	}
+	return []*journal.Section{sec}, sync.OnceFunc(s.mu.Unlock), nil
+}
+
 // Get returns the current settings, secrets included. The slices in it are
 // shared and must not be modified.
 func (s *Store) Get() Settings { return *s.cur.Load() }
@@ -396,9 +411,15 @@ func (v Settings) validate() validation.Errors {
 			}
 			add("backups", "cron", validation.New(validation.CodeInvalidCron, msg))
 		}
-		if v.Backups.CronMaxKeep < 1 {
-			add("backups", "cronMaxKeep", errRequired)
-		}
+	}
+	// PocketBase: When(cron != "", Required), Min(1). Min skips the empty
+	// value, so 0 is refused only when cron is set ("Cannot be blank."),
+	// and a negative value always, by Min.
+	switch {
+	case v.Backups.CronMaxKeep < 0:
+		add("backups", "cronMaxKeep", errMin(1))
+	case v.Backups.CronMaxKeep == 0 && v.Backups.Cron != "":
+		add("backups", "cronMaxKeep", errRequired)
 	}
 	for key, s3 := range map[string]S3{"s3": v.S3, "backups": v.Backups.S3} {
 		if !s3.Enabled {

@@ -64,6 +64,8 @@ func TestPatchValidation(t *testing.T) {
 		{`{"smtp":{"enabled":true,"host":""}}`, "smtp", "host"},
 		{`{"backups":{"cron":"every day"}}`, "backups", "cron"},
 		{`{"backups":{"cron":"0 0 * * *","cronMaxKeep":0}}`, "backups", "cronMaxKeep"},
+		{`{"backups":{"cron":"0 0 * * *","cronMaxKeep":-1}}`, "backups", "cronMaxKeep"},
+		{`{"backups":{"cron":"","cronMaxKeep":-1}}`, "backups", "cronMaxKeep"},
 		{`{"s3":{"enabled":true}}`, "s3", "bucket"},
 		{`{"trustedProxy":{"headers":["bad header"]}}`, "trustedProxy", "headers"},
 	}
@@ -89,6 +91,48 @@ func TestPatchValidation(t *testing.T) {
 	}
 	if got := s.Get().Logs.MaxDays; got != 5 {
 		t.Errorf("a refused patch changed the settings: maxDays %d", got)
+	}
+}
+
+// TestCronMaxKeep checks the rule of reference §1.11 with the codes and
+// messages PocketBase gives: required when cron is set, and at least 1
+// whenever it is not 0.
+func TestCronMaxKeep(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		wantCode string // "" = accepted
+	}{
+		{"zero without cron", `{"backups":{"cron":"","cronMaxKeep":0}}`, ""},
+		{"one with cron", `{"backups":{"cron":"@daily","cronMaxKeep":1}}`, ""},
+		{"zero with cron", `{"backups":{"cron":"@daily","cronMaxKeep":0}}`, validation.CodeRequired},
+		{"negative with cron", `{"backups":{"cron":"@daily","cronMaxKeep":-2}}`, validation.CodeMinGreaterEqual},
+		{"negative without cron", `{"backups":{"cron":"","cronMaxKeep":-2}}`, validation.CodeMinGreaterEqual},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, err = patch(s, tt.body)
+			if tt.wantCode == "" {
+				if err != nil {
+					t.Fatalf("patch(%s) = %v, want accepted", tt.body, err)
+				}
+				return
+			}
+			ve, ok := errors.AsType[validation.Errors](err)
+			if !ok {
+				t.Fatalf("patch(%s) = %v, want a validation.Errors", tt.body, err)
+			}
+			sec, _ := ve["backups"].(validation.Errors)
+			got, _ := sec["cronMaxKeep"].(*validation.Error)
+			if got == nil || got.Code != tt.wantCode {
+				t.Errorf("patch(%s): backups.cronMaxKeep = %v, want code %s", tt.body, sec["cronMaxKeep"], tt.wantCode)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,119 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"strongbox/backup"
+	"strongbox/backup/cron"
+	"strongbox/logstore/settings"
+)
+
+// autoBackups runs the auto-backup schedule of settings.backups (reference
+// §1.11): a cron.Scheduler, in UTC minutes, whose schedule follows the
+// settings. Each due minute it creates @auto_sb_backup_YYYYMMDDHHMMSS.zip
+// and, only if that succeeded, deletes the oldest automatic backups beyond
+// cronMaxKeep. Manual and uploaded archives are never pruned.
+type autoBackups struct {
+	sched  *cron.Scheduler
+	log    *slog.Logger
+	now    func() time.Time
+	dir    func() *backup.Dir
+	lock   *backup.Lock
+	create func(ctx context.Context, key string) (backup.Info, error)
+
+	ctx    context.Context // the runs' context; cancelled by stop
+	cancel context.CancelFunc
+
+	mu   sync.Mutex
+	keep int // cronMaxKeep of the settings in force
+}
+
+// newAutoBackups returns the schedule of s, stopped and empty.
+func newAutoBackups(s *Server) *autoBackups {
+	return newSchedule(s.log, func() time.Time { return s.now() }, func() *backup.Dir { return s.bdir }, &s.block, s.createBackup)
+}
+
+func newSchedule(log *slog.Logger, now func() time.Time, dir func() *backup.Dir, lock *backup.Lock, create func(context.Context, string) (backup.Info, error)) *autoBackups {
+	a := &autoBackups{sched: cron.New(now), log: log, now: now, dir: dir, lock: lock, create: create}
+	a.sched.Logger = log
+	a.ctx, a.cancel = context.WithCancel(context.Background())
+	return a
+}
+
+// reload applies settings v: it is a settings subscriber, called at every
+// change with the settings lock held, so it only swaps the schedule (a run
+// under way finishes undisturbed). An empty cron turns the schedule off.
+func (a *autoBackups) reload(v settings.Settings) {
+	a.mu.Lock()
+	a.keep = v.Backups.CronMaxKeep
+	a.mu.Unlock()
+	// The settings store validated the expression; a failure here would
+	// leave the previous schedule in force, so it is logged.
+	if err := a.sched.Set(v.Backups.Cron, a.run); err != nil {
+		a.log.Error("auto backup: schedule not changed", "cron", v.Backups.Cron, "err", err)
+	}
+}
+
+// start starts the scheduler; stop cancels a run under way and waits for it.
+func (a *autoBackups) start() { a.sched.Start(a.ctx) }
+func (a *autoBackups) stop() {
+	a.cancel()
+	a.sched.Stop()
+}
+
+// run is one due minute of the schedule.
+func (a *autoBackups) run(time.Time) {
+	start := time.Now()
+	d := a.dir()
+	key := backup.NewAutoName(a.now(), d.Exists)
+	release, ok := a.lock.TryLock(backup.KindCreate, key)
+	if !ok {
+		kind, _, _ := a.lock.Held()
+		a.log.Warn("auto backup skipped: another backup operation is running", "key", key, "running", kind.String())
+		return
+	}
+	defer release()
+	info, err := a.create(a.ctx, key)
+	if err != nil {
+		// Nothing is pruned: the newest good backups stay (the
+		// reference prunes even after a failure).
+		a.log.Error("auto backup failed", "key", key, "took", elapsed(start), "err", err)
+		return
+	}
+	a.log.Info("auto backup created", "key", info.Key, "size", info.Size, "took", elapsed(start))
+	a.mu.Lock()
+	keep := a.keep
+	a.mu.Unlock()
+	a.prune(d, keep)
+}
+
+// prune deletes the automatic backups beyond the newest keep: sorted by
+// modification time, newest first, ties broken by key, newest name first.
+// A keep below 1 prunes nothing.
+func (a *autoBackups) prune(d *backup.Dir, keep int) {
+	if keep < 1 {
+		return
+	}
+	list, err := d.List()
+	if err != nil {
+		a.log.Error("auto backup: prune: list the backups", "err", err)
+		return
+	}
+	list = slices.DeleteFunc(list, func(i backup.Info) bool { return !backup.IsAuto(i.Key) })
+	slices.SortFunc(list, func(x, y backup.Info) int {
+		return cmp.Or(y.Modified.Compare(x.Modified), strings.Compare(y.Key, x.Key))
+	})
+	for _, old := range list[min(keep, len(list)):] {
+		if err := d.Delete(old.Key); err != nil {
+			a.log.Error("auto backup: prune", "key", old.Key, "err", err)
+			continue
+		}
+		a.log.Info("auto backup pruned", "key", old.Key, "keep", keep)
+	}
+}

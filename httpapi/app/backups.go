@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"strongbox/backup"
+	"strongbox/httpapi"
+)
+
+// DefaultMaxUpload is the largest archive POST /api/backups/upload accepts
+// unless Config.MaxUpload says otherwise.
+const DefaultMaxUpload int64 = 16 << 30
+
+// ErrNotOpen is returned by a backup that finds the stores closed: a
+// restart is under way (or failed) and has not reopened them yet.
+var ErrNotOpen = errors.New("app: the data dir is not open (the server is restarting)")
+
+// backups is the Server's httpapi.Backups: the routes of §4.2 call it.
+// CanRestore and Restore are in restore.go.
+type backups struct{ srv *Server }
+
+var _ httpapi.Backups = backups{}
+
+// Dir is the backups folder, opened once per process by Run.
+func (b backups) Dir() *backup.Dir { return b.srv.bdir }
+
+// Lock is the one-operation lock of the process; it outlives restarts.
+func (b backups) Lock() *backup.Lock { return &b.srv.block }
+
+// Limits are Config.BackupLimits (backup.DefaultLimits for zero fields).
+func (b backups) Limits() backup.Limits { return b.srv.cfg.BackupLimits }
+
+// MaxUpload is Config.MaxUpload.
+func (b backups) MaxUpload() int64 { return b.srv.cfg.MaxUpload }
+
+// Create captures the stores and writes the archive key. The caller holds
+// the Lock.
+func (b backups) Create(ctx context.Context, key string) (backup.Info, error) {
+	return b.srv.createBackup(ctx, key)
+}
+
+// openBackups opens <dir>/backups and removes what a create interrupted by
+// a crash left there. The caller holds the data dir's lock, and nothing
+// creates a backup yet.
+func openBackups(dir string) (*backup.Dir, error) {
+	d, err := backup.OpenDir(filepath.Join(dir, "backups"))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.CleanTemp(); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// createBackup captures the open stores and writes the archive key. The
+// capture happens under capMu, so a restart cannot close the stores in
+// the middle of it; once captured, the copy reads descriptors of its own
+// and a restart may go on. While the stores are closed it fails with
+// ErrNotOpen.
+func (s *Server) createBackup(ctx context.Context, key string) (backup.Info, error) {
+	if !backup.ValidKey(key) {
+		return backup.Info{}, fmt.Errorf("%w: %q", backup.ErrInvalidName, key)
+	}
+	if s.bdir.Exists(key) {
+		return backup.Info{}, fmt.Errorf("%w: %s", backup.ErrExists, key)
+	}
+	s.capMu.RLock()
+	st := s.stores
+	if st == nil {
+		s.capMu.RUnlock()
+		return backup.Info{}, ErrNotOpen
+	}
+	c, err := st.Capture(s.now)
+	s.capMu.RUnlock()
+	if err != nil {
+		return backup.Info{}, err
+	}
+	defer c.Close()
+	s.log.Debug("backup: stores captured", "key", key, "files", len(c.Source), "paused", c.Paused)
+	return writeArchive(ctx, s.bdir, key, c, s.cfg.Version)
+}
+
+// writeArchive copies a capture into the archive key and closes it.
+func writeArchive(ctx context.Context, d *backup.Dir, key string, c *Capture, version string) (backup.Info, error) {
+	info, err := d.Create(ctx, key, c.Source, backup.Meta{Version: version, Created: c.Created})
+	return info, errors.Join(err, c.Close())
+}
+
+// elapsed rounds a duration for the log.
+func elapsed(start time.Time) time.Duration { return time.Since(start).Round(time.Millisecond) }

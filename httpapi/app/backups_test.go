@@ -1,0 +1,79 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"strongbox/backup"
+)
+
+// TestBackupsService: the Server's httpapi.Backups, its defaults, and
+// creates before, across and after restarts in place.
+func TestBackupsService(t *testing.T) {
+	ts := startServer(t, t.TempDir(), func(c *Config) { c.Version = "1.2.3" }, nil)
+	b := backups{ts.Server}
+	if got := b.MaxUpload(); got != DefaultMaxUpload {
+		t.Errorf("MaxUpload() = %d, want %d", got, DefaultMaxUpload)
+	}
+	if got := b.Limits(); got != backup.DefaultLimits {
+		t.Errorf("Limits() = %+v, want %+v", got, backup.DefaultLimits)
+	}
+	dir, lock := b.Dir(), b.Lock()
+
+	if _, err := b.Create(t.Context(), "before.zip"); err != nil {
+		t.Fatalf("Create before a restart: %v", err)
+	}
+	if err := ts.Restart(t.Context(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if b.Dir() != dir || b.Lock() != lock {
+		t.Error("the backups folder or lock changed across a restart")
+	}
+
+	// Creates racing restarts either succeed or find the stores closed.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 3 {
+			if err := ts.Restart(t.Context(), nil); err != nil {
+				t.Errorf("Restart: %v", err)
+			}
+		}
+	})
+	created := 0
+	for i := range 10 {
+		_, err := b.Create(t.Context(), fmt.Sprintf("race-%d.zip", i))
+		switch {
+		case err == nil:
+			created++
+		case !errors.Is(err, ErrNotOpen):
+			t.Errorf("Create during restarts: %v", err)
+		}
+	}
+	wg.Wait()
+
+	if _, err := b.Create(t.Context(), "after.zip"); err != nil {
+		t.Fatalf("Create after restarts: %v", err)
+	}
+	list, err := dir.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != created+2 {
+		t.Errorf("List() has %d archives, want %d", len(list), created+2)
+	}
+	for _, i := range list {
+		m, err := dir.Verify(i.Key, backup.Limits{})
+		if err != nil {
+			t.Errorf("Verify(%s): %v", i.Key, err)
+			continue
+		}
+		if m.Strongbox != "1.2.3" {
+			t.Errorf("%s: manifest version %q, want 1.2.3", i.Key, m.Strongbox)
+		}
+	}
+	if _, err := b.Create(t.Context(), "after.zip"); !errors.Is(err, backup.ErrExists) {
+		t.Errorf("Create of an existing key = %v, want ErrExists", err)
+	}
+}

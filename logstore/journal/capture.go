@@ -1,0 +1,79 @@
+package journal
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// Section is the durable prefix of a journal as it was at one instant, held
+// open for reading: its first Size bytes, through a descriptor of its own.
+// The descriptor keeps the file it was opened on, so a later Compact
+// (which renames a new file over the path) or the removal of the file
+// (a log segment dropped by retention) does not change what it reads, and
+// appends only add bytes past Size. A backup captures every store's
+// sections with their writers paused, then copies them while they run.
+type Section struct {
+	// Path is the journal's path when the section was captured.
+	Path string
+	// Size is the length of the durable prefix at that instant.
+	Size int64
+
+	r     *io.SectionReader
+	once  sync.Once
+	close func() error
+	err   error
+}
+
+// Capture returns the durable prefix of the file (its first Committed
+// bytes) as a Section, which the caller closes. It is the first half of
+// Snapshot: the caller holds its store's writer lock while it calls Capture
+// (so that several journals are captured at one instant) and copies the
+// section once the lock is released.
+func (f *File) Capture() (*Section, error) {
+	// fdmu keeps Compact from swapping the file between the path and the
+	// length read here.
+	f.fdmu.RLock()
+	defer f.fdmu.RUnlock()
+	f.mu.Lock()
+	n, closed := f.committed, f.closed
+	f.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	fd, err := f.fs.OpenFile(f.path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("journal: capture %s: %w", f.path, err)
+	}
+	return NewSection(f.path, fd, n, fd.Close), nil
+}
+
+// NewSection returns a Section of the first size bytes of r, read from path,
+// whose Close calls closeFn (which may be nil). Stores that keep a small
+// file outside a journal use it to join a capture.
+func NewSection(path string, r io.ReaderAt, size int64, closeFn func() error) *Section {
+	if closeFn == nil {
+		closeFn = func() error { return nil }
+	}
+	return &Section{Path: path, Size: size, r: io.NewSectionReader(r, 0, size), close: closeFn}
+}
+
+// Reader returns a reader of the section's bytes from its start. Each
+// call starts anew; the readers share the descriptor, so they must not be
+// used after Close.
+func (s *Section) Reader() io.Reader {
+	return io.NewSectionReader(s.r, 0, s.Size)
+}
+
+// ReadAt reads the section's bytes at off, as io.ReaderAt.
+func (s *Section) ReadAt(p []byte, off int64) (int, error) {
+	return s.r.ReadAt(p, off)
+}
+
+// Close closes the descriptor. It may be called more than once, and from
+// several goroutines; every call returns the first call's error.
+func (s *Section) Close() error {
+	s.once.Do(func() { s.err = s.close() })
+	return s.err
+}

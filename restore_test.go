@@ -1,0 +1,315 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"strongbox/backup"
+	"strongbox/httpapi/app"
+)
+
+// TestRestoreReexec restores a backup through the API of a real strongbox
+// process: the process re-executes itself (same PID), takes the data dir's
+// lock again, serves the restored data, and deletes the old data.
+func TestRestoreReexec(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("restore through the API needs exec, which Windows lacks")
+	}
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "strongbox")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+
+	dir := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--dir", dir)
+	cmd.Env = append(os.Environ(), "STRONGBOX_BCRYPT_COST=4",
+		"STRONGBOX_SUPERUSER_EMAIL=root@example.com", "STRONGBOX_SUPERUSER_PASSWORD=root-password")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() {
+		// StdoutPipe's reader must be drained before Wait.
+		exited <- cmd.Wait()
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(10 * time.Second):
+			t.Error("the child did not exit within 10 s of being killed")
+		}
+		if t.Failed() {
+			t.Logf("child's log:\n%s", stderr.String())
+		}
+	})
+	// Every start prints "… listening on http://ADDR (data dir …)".
+	bases := make(chan string, 4)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if _, rest, ok := strings.Cut(sc.Text(), " listening on "); ok {
+				bases <- strings.Fields(rest)[0]
+			}
+		}
+	}()
+	nextBase := func() string {
+		t.Helper()
+		select {
+		case b := <-bases:
+			return b
+		case err := <-exited:
+			t.Fatalf("the child exited: %v", err)
+		case <-ctx.Done():
+			t.Fatal("the child did not start in time")
+		}
+		return ""
+	}
+	base := nextBase()
+	pid := cmd.Process.Pid
+
+	client := &http.Client{Timeout: 30 * time.Second}
+	call := func(method, url, token, body string) (int, []byte) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		if token != "" {
+			req.Header.Set("Authorization", token)
+		}
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, url, err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, b
+	}
+	signUp := func(base, email string) {
+		t.Helper()
+		body := fmt.Sprintf(`{"email":%q,"password":"password123","passwordConfirm":"password123"}`, email)
+		if code, b := call("POST", base+"/api/collections/users/records", "", body); code != 200 {
+			t.Fatalf("sign up %s: %d %s", email, code, b)
+		}
+	}
+	users := func(base string) []string {
+		t.Helper()
+		code, b := call("POST", base+"/api/collections/_superusers/auth-with-password", "", `{"identity":"root@example.com","password":"root-password"}`)
+		if code != 200 {
+			t.Fatalf("login: %d %s", code, b)
+		}
+		var auth struct{ Token string }
+		json.Unmarshal(b, &auth)
+		code, b = call("GET", base+"/api/collections/users/records?perPage=100", auth.Token, "")
+		if code != 200 {
+			t.Fatalf("list users: %d %s", code, b)
+		}
+		var list struct{ Items []struct{ Email string } }
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatal(err)
+		}
+		var emails []string
+		for _, it := range list.Items {
+			emails = append(emails, it.Email)
+		}
+		slices.Sort(emails)
+		return emails
+	}
+
+	signUp(base, "first@example.com")
+	archiveLive(t, dir, "before.zip")
+	signUp(base, "second@example.com")
+	if got := users(base); !slices.Equal(got, []string{"first@example.com", "second@example.com"}) {
+		t.Fatalf("users before the restore = %q", got)
+	}
+
+	code, b := call("POST", base+"/api/collections/_superusers/auth-with-password", "", `{"identity":"root@example.com","password":"root-password"}`)
+	if code != 200 {
+		t.Fatalf("login: %d %s", code, b)
+	}
+	var auth struct{ Token string }
+	json.Unmarshal(b, &auth)
+	if code, b := call("POST", base+"/api/backups/before.zip/restore", auth.Token, ""); code != 204 {
+		t.Fatalf("restore: %d %s", code, b)
+	}
+
+	// The process re-executes: it prints its address again (a new port:
+	// the command line asks for port 0) and never exits.
+	// The new image's lock file names the PID that holds it: the same as
+	// before, and the child never exited, so no other process took over.
+	base2 := nextBase()
+	select {
+	case err := <-exited:
+		t.Fatalf("the child exited during the restore: %v", err)
+	default:
+	}
+	if code, b := call("GET", base2+"/api/health", "", ""); code != 200 {
+		t.Fatalf("health after the restore: %d %s", code, b)
+	}
+	if got := users(base2); !slices.Equal(got, []string{"first@example.com"}) {
+		t.Errorf("users after the restore = %q, want only first@example.com", got)
+	}
+	// The new image holds the dir lock, under the same PID.
+	if l, err := app.LockDir(dir); err == nil {
+		l.Unlock()
+		t.Error("the data dir is not locked after the restart")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Errorf(".lock holds %q, want the PID %d", b, pid)
+	}
+	// Once it serves, the old data is deleted, and the log says so. This
+	// waits on the child, bounded by the test's deadline.
+	for !strings.Contains(stderr.String(), "restore: complete, serving the restored data") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the restore did not complete after the restored data served")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(dir, backup.WorkDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the old data is kept after the restore completed: %v", err)
+	}
+	for _, want := range []string{"restore: extracted", "restore: restarting the process"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the child's log lacks %q", want)
+		}
+	}
+}
+
+// archiveLive writes an archive of the data dir of a running server, from
+// the files as they are: the stores are append-only, so the first Size
+// bytes of each file are a state they held (a torn last record is repaired
+// on open).
+func archiveLive(t *testing.T, dir, key string) {
+	t.Helper()
+	var src backup.Source
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if rel == "." {
+			return nil
+		}
+		if backup.Excluded(rel) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		src = append(src, backup.File{Name: filepath.ToSlash(rel), Size: fi.Size(), Open: func() (io.ReadCloser, error) { return os.Open(p) }})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := backup.OpenDir(filepath.Join(dir, "backups"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Create(t.Context(), key, src, backup.Meta{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBackupRestoreCLI: `strongbox backup restore` on a stopped server's
+// data dir, and its refusal while a server runs there.
+func TestBackupRestoreCLI(t *testing.T) {
+	dir := t.TempDir()
+	env := envOf("STRONGBOX_BCRYPT_COST", "4")
+	cli := func(args ...string) (string, error) {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(t.Context(), append(args, "--dir", dir), env, &out, io.Discard)
+		return out.String(), err
+	}
+	if _, err := cli("superuser", "create", "a@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	archiveLive(t, dir, "one.zip")
+	if _, err := cli("superuser", "create", "b@example.com", "password123"); err != nil {
+		t.Fatal(err)
+	}
+	out, err := cli("backup", "restore", "one.zip")
+	if err != nil || !strings.Contains(out, "Restored one.zip into "+dir) {
+		t.Fatalf("backup restore = %q, %v", out, err)
+	}
+	if out, err := cli("superuser", "delete", "b@example.com"); err != nil || !strings.Contains(out, "missing or already deleted") {
+		t.Errorf("b@example.com after the restore: %q, %v; want it gone", out, err)
+	}
+	if out, err := cli("superuser", "create", "a@example.com", "password123"); err == nil || !strings.Contains(err.Error(), "already exists") {
+		t.Errorf("a@example.com after the restore: %q, %v; want it there", out, err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, backup.WorkDir)); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the work folder is left after the restore: %v", err)
+	}
+	if _, err := cli("backup", "restore", "nope.zip"); !errors.Is(err, backup.ErrNotFound) {
+		t.Errorf("restore of a missing key = %v, want ErrNotFound", err)
+	}
+
+	ts := startServer(t, dir, nil)
+	// A server inside this test's process refuses to restart by exec,
+	// which would replace the test.
+	res, err := http.Post(ts.base+"/api/collections/_superusers/auth-with-password", "application/json",
+		strings.NewReader(`{"identity":"a@example.com","password":"password123"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auth struct{ Token string }
+	json.NewDecoder(res.Body).Decode(&auth)
+	res.Body.Close()
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", ts.base+"/api/backups/one.zip/restore", nil)
+	req.Header.Set("Authorization", auth.Token)
+	res, err = (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 400 || !strings.Contains(string(body), "needs a server started by `strongbox serve`") {
+		t.Errorf("restore through an in-process server: %d %s, want a 400 saying why", res.StatusCode, body)
+	}
+	if _, err := cli("backup", "restore", "one.zip"); err == nil || !strings.Contains(err.Error(), "in use") || !strings.Contains(err.Error(), "POST /api/backups/one.zip/restore") {
+		t.Errorf("restore while a server runs = %v, want an in-use error pointing to the API", err)
+	}
+	ts.stop()
+}
