@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -210,6 +214,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 				// stderr when stdout cannot take it.
 				printLogin(stderr, base, cfg.Dir, r.Login)
 			}
+			// The ready line: a parent process learns from it that the
+			// server serves, and where (see readyLine). Each start prints
+			// it, the re-exec of a restore included.
 			fmt.Fprintf(stdout, "strongbox %s listening on %s (data dir %s)\n", version, base, cfg.Dir)
 			if ready != nil {
 				ready(base)
@@ -347,12 +354,18 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	}
 	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Destructive: *destructive}
 	if cfg.BaseURL == "" {
-		stop, base, err := startThrowaway(ctx, getenv, stderr)
+		// A full restore re-executes the server, which would replace this
+		// process: the destructive checks need a server of its own.
+		start := startThrowaway
+		if cfg.Destructive {
+			start = startThrowawayChild
+		}
+		tw, err := start(ctx, getenv, stderr)
 		if err != nil {
 			return err
 		}
-		defer stop()
-		cfg.BaseURL, cfg.Email, cfg.Password = base, throwawayEmail, throwawayPassword
+		defer tw.stop()
+		cfg.BaseURL, cfg.Email, cfg.Password = tw.base, throwawayEmail, tw.password
 	}
 	report := conformance.Run(ctx, cfg)
 	report.Print(stdout)
@@ -362,24 +375,37 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	return nil
 }
 
-const (
-	throwawayEmail    = "conformance@localhost"
-	throwawayPassword = "conformance-password"
-)
+// throwawayEmail is the superuser of a throwaway server; its password is
+// generated for each run.
+const throwawayEmail = "conformance@localhost"
 
-// startThrowaway serves a fresh strongbox on a temporary data dir and a free
-// loopback port, returning its base URL and a function that stops it and
-// removes the dir.
-func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.Writer) (func(), string, error) {
-	dir, err := os.MkdirTemp("", "strongbox-conformance-")
-	if err != nil {
-		return nil, "", err
-	}
-	env := map[string]string{
+// throwaway is a fresh strongbox on a temporary data dir and a loopback
+// port, started by `strongbox conformance` when given no --url.
+type throwaway struct {
+	base     string // its base URL
+	password string // the password of throwawayEmail
+	stop     func() // stops the server and removes its data dir
+}
+
+// throwawayEnv is the environment of a throwaway server: its first
+// superuser, and a cheap bcrypt cost unless the user set one.
+func throwawayEnv(getenv func(string) string, password string) map[string]string {
+	return map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL":    throwawayEmail,
-		"STRONGBOX_SUPERUSER_PASSWORD": throwawayPassword,
+		"STRONGBOX_SUPERUSER_PASSWORD": password,
 		"STRONGBOX_BCRYPT_COST":        envOr(getenv, "STRONGBOX_BCRYPT_COST", "4"),
 	}
+}
+
+// startThrowaway serves a throwaway strongbox inside this process, on a
+// free loopback port. It refuses a restore (see inProcess).
+func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.Writer) (*throwaway, error) {
+	dir, err := os.MkdirTemp("", "strongbox-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	password := rand.Text()
+	env := throwawayEnv(getenv, password)
 	ctx, cancel := context.WithCancel(ctx)
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
@@ -387,19 +413,206 @@ func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.W
 		done <- cmdServe(ctx, []string{"--http", "127.0.0.1:0", "--dir", dir},
 			func(k string) string { return env[k] }, io.Discard, stderr, func(base string) { addr <- base })
 	}()
-	stop := func() {
-		cancel()
-		<-done
-		os.RemoveAll(dir)
-	}
 	select {
 	case base := <-addr:
-		return stop, base, nil
+		return &throwaway{base: base, password: password, stop: func() {
+			cancel()
+			<-done
+			os.RemoveAll(dir)
+		}}, nil
 	case err := <-done:
 		os.RemoveAll(dir)
 		cancel()
-		return nil, "", fmt.Errorf("start throwaway server: %v", err)
+		return nil, fmt.Errorf("start throwaway server: %v", err)
 	}
+}
+
+// startThrowawayChild serves a throwaway strongbox as a child process, the
+// same executable running `serve`, so that a restore can re-execute it.
+// Its superuser's password reaches it through the environment, never the
+// command line; its log goes to stderr. Its address is a fixed loopback
+// port, picked free: with port 0 the re-executed image would listen on
+// another one. If another program takes the port before the child binds
+// it, it starts again on another.
+func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr io.Writer) (*throwaway, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("start throwaway server: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "strongbox-conformance-")
+	if err != nil {
+		return nil, err
+	}
+	password := rand.Text()
+	var env []string
+	for k, v := range throwawayEnv(getenv, password) {
+		env = append(env, k+"="+v)
+	}
+	for try := 1; ; try++ {
+		addr, err := freeLoopbackAddr()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
+		c, err := startServeChild(ctx, exe, addr, dir, env, stderr)
+		if err == nil {
+			return &throwaway{base: c.base, password: password, stop: func() {
+				if err := c.stop(); err != nil {
+					fmt.Fprintf(stderr, "strongbox: throwaway server: %v\n", err)
+				}
+				os.RemoveAll(dir)
+			}}, nil
+		}
+		if try == 3 || !strings.Contains(err.Error(), syscall.EADDRINUSE.Error()) {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("start throwaway server: %w", err)
+		}
+	}
+}
+
+// freeLoopbackAddr returns 127.0.0.1:PORT with a port that was free a
+// moment ago.
+func freeLoopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// serveChild is `strongbox serve` running as a child process.
+type serveChild struct {
+	cmd  *exec.Cmd
+	base string // the base URL its first start printed
+	// starts receives the base URL of each later start: a restore
+	// re-executes the process, which prints its ready line again.
+	starts chan string
+	done   chan struct{} // closed once the process has exited
+	err    error         // Wait's result, set before done is closed
+}
+
+// startServeChild runs `exe serve --http addr --dir dir` with env added to
+// this process's environment and its log sent to stderr, and returns once
+// it serves: when it prints its ready line, "strongbox VERSION listening
+// on http://ADDR (data dir DIR)", on stdout (the rest of stdout is
+// discarded). It fails if the process exits first, with the end of its
+// log, or when ctx ends, and then leaves no process behind.
+func startServeChild(ctx context.Context, exe, addr, dir string, env []string, stderr io.Writer) (*serveChild, error) {
+	c := &serveChild{starts: make(chan string, 16), done: make(chan struct{})}
+	first := make(chan string, 1)
+	seen := false // lineWriter calls line from one goroutine at a time
+	tail := &tailWriter{}
+	c.cmd = exec.Command(exe, "serve", "--http", addr, "--dir", dir)
+	c.cmd.Env = append(os.Environ(), env...)
+	c.cmd.Stderr = io.MultiWriter(stderr, tail)
+	c.cmd.Stdout = &lineWriter{line: func(line string) {
+		base, ok := readyLine(line)
+		switch {
+		case !ok:
+		case !seen:
+			seen = true
+			first <- base
+		default:
+			select {
+			case c.starts <- base:
+			default: // nobody follows the restarts this far
+			}
+		}
+	}}
+	if err := c.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	select {
+	case c.base = <-first:
+		return c, nil
+	case <-c.done:
+		return nil, fmt.Errorf("serve exited before it was ready: %v: %s", c.err, tail.last())
+	case <-ctx.Done():
+		c.stop()
+		return nil, fmt.Errorf("serve did not get ready: %w", context.Cause(ctx))
+	}
+}
+
+// readyLine returns the base URL in the line `serve` prints on stdout
+// once it serves, "strongbox VERSION listening on http://ADDR (data dir
+// DIR)", and whether line is one.
+func readyLine(line string) (base string, ok bool) {
+	head, rest, ok := strings.Cut(line, " listening on ")
+	if !ok || !strings.HasPrefix(head, "strongbox ") || !strings.HasPrefix(rest, "http://") {
+		return "", false
+	}
+	return strings.Fields(rest)[0], true
+}
+
+// stop asks the child to stop gracefully (SIGTERM; on Windows, which has
+// no signals, it kills it), kills it if it has not exited 10 s later, and
+// returns its exit error.
+func (c *serveChild) stop() error {
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		c.cmd.Process.Kill()
+	}
+	select {
+	case <-c.done:
+	case <-time.After(10 * time.Second):
+		c.cmd.Process.Kill()
+		<-c.done
+		return fmt.Errorf("serve (pid %d) did not stop within 10 s of SIGTERM: killed", c.cmd.Process.Pid)
+	}
+	return c.err
+}
+
+// lineWriter calls line with each complete line written to it.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  []byte
+	line func(string)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.line(string(w.buf[:i]))
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 64<<10 { // no line is that long: drop it
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
+}
+
+// tailWriter keeps the last 4 KiB written to it.
+type tailWriter struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (w *tailWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.b = append(w.b, p...)
+	if n := len(w.b) - 4<<10; n > 0 {
+		w.b = w.b[n:]
+	}
+	return len(p), nil
+}
+
+// last returns the last non-empty line written.
+func (w *tailWriter) last() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := strings.TrimSpace(string(w.b))
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func cmdLogs(args []string, getenv func(string) string, stdout, stderr io.Writer) error {
