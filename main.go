@@ -428,12 +428,10 @@ func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.W
 }
 
 // startThrowawayChild serves a throwaway strongbox as a child process, the
-// same executable running `serve`, so that a restore can re-execute it.
-// Its superuser's password reaches it through the environment, never the
-// command line; its log goes to stderr. Its address is a fixed loopback
-// port, picked free: with port 0 the re-executed image would listen on
-// another one. If another program takes the port before the child binds
-// it, it starts again on another.
+// same executable running `serve` on a loopback port (see
+// startLoopbackChild), so that a restore can re-execute it. Its
+// superuser's password reaches it through the environment, never the
+// command line; its log goes to stderr.
 func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr io.Writer) (*throwaway, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -448,24 +446,32 @@ func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr
 	for k, v := range throwawayEnv(getenv, password) {
 		env = append(env, k+"="+v)
 	}
+	c, err := startLoopbackChild(ctx, exe, dir, env, stderr)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("start throwaway server: %w", err)
+	}
+	return &throwaway{base: c.base, password: password, stop: func() {
+		if err := c.stop(); err != nil {
+			fmt.Fprintf(stderr, "strongbox: throwaway server: %v\n", err)
+		}
+		os.RemoveAll(dir)
+	}}, nil
+}
+
+// startLoopbackChild is startServeChild on a fixed loopback port, picked
+// free: with port 0 the image a restore re-executes would listen on
+// another port than the one its clients know. If another program takes
+// the port before the child binds it, it tries another, three in all.
+func startLoopbackChild(ctx context.Context, exe, dir string, env []string, stderr io.Writer) (*serveChild, error) {
 	for try := 1; ; try++ {
 		addr, err := freeLoopbackAddr()
 		if err != nil {
-			os.RemoveAll(dir)
 			return nil, err
 		}
 		c, err := startServeChild(ctx, exe, addr, dir, env, stderr)
-		if err == nil {
-			return &throwaway{base: c.base, password: password, stop: func() {
-				if err := c.stop(); err != nil {
-					fmt.Fprintf(stderr, "strongbox: throwaway server: %v\n", err)
-				}
-				os.RemoveAll(dir)
-			}}, nil
-		}
-		if try == 3 || !strings.Contains(err.Error(), syscall.EADDRINUSE.Error()) {
-			os.RemoveAll(dir)
-			return nil, fmt.Errorf("start throwaway server: %w", err)
+		if err == nil || try == 3 || !strings.Contains(err.Error(), syscall.EADDRINUSE.Error()) {
+			return c, err
 		}
 	}
 }

@@ -10,10 +10,14 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,6 +96,83 @@ func startServer(t *testing.T, dir string, env map[string]string) *testServer {
 	return ts
 }
 
+// built is the strongbox binary the tests that run it as a child process
+// share: built once per test run, removed by TestMain.
+var built struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// TestMain removes the binary strongboxBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// strongboxBinary returns the path of the strongbox binary, built from
+// this package once per test run (within 3 minutes). It skips the test in
+// -short mode.
+func strongboxBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "strongbox-test-bin-")
+		if built.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		bin := filepath.Join(built.dir, "strongbox")
+		if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			return
+		}
+		built.bin = bin
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// startChildServer runs the strongbox binary's `serve` on addr with a new
+// data dir and env added to the environment, as a child process (see
+// startServeChild), within ctx; addr "" is a fixed free loopback port (see
+// startLoopbackChild). It stops the child when the test ends, and logs the
+// child's log if the test failed.
+func startChildServer(t *testing.T, ctx context.Context, addr string, env ...string) (*serveChild, string, *syncBuffer) {
+	t.Helper()
+	bin := strongboxBinary(t)
+	dir := t.TempDir()
+	log := &syncBuffer{}
+	env = append([]string{"STRONGBOX_BCRYPT_COST=4"}, env...)
+	var c *serveChild
+	var err error
+	if addr == "" {
+		c, err = startLoopbackChild(ctx, bin, dir, env, log)
+	} else {
+		c, err = startServeChild(ctx, bin, addr, dir, env, log)
+	}
+	if err != nil {
+		t.Fatalf("start the server: %v\n%s", err, log)
+	}
+	t.Cleanup(func() {
+		if err := c.stop(); err != nil {
+			t.Errorf("stop the server: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("the server's log:\n%s", log)
+		}
+	})
+	return c, dir, log
+}
+
 // TestConformance starts the real server and runs the whole conformance
 // suite against it: every requirement is a subtest.
 func TestConformance(t *testing.T) {
@@ -117,6 +198,94 @@ func TestConformance(t *testing.T) {
 	report.Print(&b)
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	t.Log(lines[len(lines)-1])
+}
+
+// TestConformanceDestructive runs the backup requirements, the full
+// restore (BKP-FULLRESTORE-001) included, against a strongbox serving as a
+// child process, whose restore re-executes it for real: every one must
+// pass, none skipped, and the process must keep its PID.
+func TestConformanceDestructive(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a full restore re-executes the server, which Windows cannot (no exec)")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	child, dir, _ := startChildServer(t, ctx, "",
+		"STRONGBOX_SUPERUSER_EMAIL=conformance@localhost", "STRONGBOX_SUPERUSER_PASSWORD=conformance-password")
+	pid := child.cmd.Process.Pid
+	report := conformance.Run(ctx, conformance.Config{
+		BaseURL: child.base, Email: "conformance@localhost", Password: "conformance-password",
+		Only: "BKP-", Destructive: true,
+	})
+	full := false
+	for _, res := range report.Results {
+		full = full || res.Req.ID == "BKP-FULLRESTORE-001"
+		t.Run(res.Req.ID, func(t *testing.T) {
+			if res.Outcome != conformance.Pass {
+				t.Errorf("%s: cites %s — %s — %s", res.Outcome, res.Req.Section, res.Req.Text, res.Detail)
+			}
+		})
+	}
+	if !full {
+		t.Fatalf("the report holds no BKP-FULLRESTORE-001 among its %d results", len(report.Results))
+	}
+
+	// The restore re-executed the child: it printed its ready line again,
+	// on the same address; it never exited; the data dir's lock names the
+	// same PID.
+	select {
+	case base := <-child.starts:
+		if base != child.base {
+			t.Errorf("the restarted server listens on %s, want %s", base, child.base)
+		}
+	case <-child.done:
+		t.Fatalf("the server exited: %v", child.err)
+	case <-ctx.Done():
+		t.Fatal("the server never printed its ready line again: no restart")
+	}
+	select {
+	case <-child.done:
+		t.Fatalf("the server exited: %v", child.err)
+	default:
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
+		t.Errorf(".lock holds %q, want the PID %d", b, pid)
+	}
+}
+
+// TestConformanceCommandDestructive runs `strongbox conformance
+// --destructive` with no --url: its throwaway server is a child process
+// that the full restore re-executes. The command passes, and leaves
+// neither the data dir nor the process behind.
+func TestConformanceCommandDestructive(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("a full restore re-executes the server, which Windows cannot (no exec)")
+	}
+	bin := strongboxBinary(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	cmd := exec.CommandContext(ctx, bin, "conformance", "--destructive", "--only", "BKP-FULLRESTORE-")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	// At the deadline, stop it as Ctrl-C would, so that it stops its
+	// server; kill it 15 s later.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("conformance --destructive: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	if !regexp.MustCompile(`(?m)^PASS +BKP-FULLRESTORE-001 .*\n1 passed, 0 failed\n$`).Match(stdout.Bytes()) {
+		t.Errorf("conformance --destructive printed:\n%s\nwant BKP-FULLRESTORE-001 passed alone", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "restore: complete, serving the restored data") {
+		t.Errorf("the throwaway server's log does not show the restore completing:\n%s", stderr.String())
+	}
+	// The throwaway's data dir was in TMPDIR, removed once it stopped.
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		t.Errorf("TMPDIR holds %d entries after the command, want none: %v", len(entries), entries)
+	}
 }
 
 // TestServeFirstStart checks what a new user sees: a superuser is created

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -31,69 +29,12 @@ func TestRestoreReexec(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("restore through the API needs exec, which Windows lacks")
 	}
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	bin := filepath.Join(t.TempDir(), "strongbox")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-
-	dir := t.TempDir()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--http", "127.0.0.1:0", "--dir", dir)
-	cmd.Env = append(os.Environ(), "STRONGBOX_BCRYPT_COST=4",
+	child, dir, stderr := startChildServer(t, ctx, "127.0.0.1:0",
 		"STRONGBOX_SUPERUSER_EMAIL=root@example.com", "STRONGBOX_SUPERUSER_PASSWORD=root-password")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() {
-		// StdoutPipe's reader must be drained before Wait.
-		exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			t.Error("the child did not exit within 10 s of being killed")
-		}
-		if t.Failed() {
-			t.Logf("child's log:\n%s", stderr.String())
-		}
-	})
-	// Every start prints "… listening on http://ADDR (data dir …)".
-	bases := make(chan string, 4)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if _, rest, ok := strings.Cut(sc.Text(), " listening on "); ok {
-				bases <- strings.Fields(rest)[0]
-			}
-		}
-	}()
-	nextBase := func() string {
-		t.Helper()
-		select {
-		case b := <-bases:
-			return b
-		case err := <-exited:
-			t.Fatalf("the child exited: %v", err)
-		case <-ctx.Done():
-			t.Fatal("the child did not start in time")
-		}
-		return ""
-	}
-	base := nextBase()
-	pid := cmd.Process.Pid
+	base := child.base
+	pid := child.cmd.Process.Pid
 
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(method, url, token, body string) (int, []byte) {
@@ -168,11 +109,13 @@ func TestRestoreReexec(t *testing.T) {
 	// the command line asks for port 0) and never exits.
 	// The new image's lock file names the PID that holds it: the same as
 	// before, and the child never exited, so no other process took over.
-	base2 := nextBase()
+	var base2 string
 	select {
-	case err := <-exited:
-		t.Fatalf("the child exited during the restore: %v", err)
-	default:
+	case base2 = <-child.starts:
+	case <-child.done:
+		t.Fatalf("the child exited during the restore: %v", child.err)
+	case <-ctx.Done():
+		t.Fatal("the child did not start again in time")
 	}
 	if code, b := call("GET", base2+"/api/health", "", ""); code != 200 {
 		t.Fatalf("health after the restore: %d %s", code, b)
