@@ -63,7 +63,9 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 	if !ok {
 		return errBadRequest(msgRestoreBusy, nil)
 	}
-	if !backup.ValidName(key) || !dir.Exists(key) {
+	// Any stored key, an automatic backup's (@auto_…) too: those are what
+	// a restore most often wants. dir.Exists refuses a key that is not one.
+	if !dir.Exists(key) {
 		release()
 		return errBadRequest(msgRestoreMissing, nil)
 	}
@@ -75,6 +77,11 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		release()
 		if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {
 			return errBadRequest(msgRestoreInvalid+ae.Reason+".", err)
+		}
+		if errors.Is(err, backup.ErrNotFound) {
+			// Deleted meanwhile, or not a regular file (a folder or a
+			// symbolic link by that name).
+			return errBadRequest(msgRestoreMissing, err)
 		}
 		return errBadRequest(msgRestoreUnread, err)
 	}

@@ -20,6 +20,7 @@ type restoreFake struct {
 	dir        *backup.Dir
 	lock       backup.Lock
 	canRestore error
+	slow       time.Duration // CanRestore takes this long, as a long Verify would
 	restoreErr error
 	calls      chan string // keys Restore was called with
 }
@@ -29,7 +30,10 @@ func (f *restoreFake) Lock() *backup.Lock                                  { ret
 func (f *restoreFake) Limits() backup.Limits                               { return backup.Limits{} }
 func (f *restoreFake) MaxUpload() int64                                    { return 1 << 20 }
 func (f *restoreFake) Create(context.Context, string) (backup.Info, error) { return backup.Info{}, nil }
-func (f *restoreFake) CanRestore() error                                   { return f.canRestore }
+func (f *restoreFake) CanRestore() error {
+	time.Sleep(f.slow)
+	return f.canRestore
+}
 func (f *restoreFake) Restore(ctx context.Context, key string) error {
 	if _, ok := ctx.Deadline(); !ok {
 		return errors.New("restore without a deadline")
@@ -108,7 +112,23 @@ func TestBackupRestoreChecks(t *testing.T) {
 				t.Fatal(err)
 			}
 		}},
+		{name: "a folder by that name", key: "dir.zip", token: "su", status: 400, message: msgRestoreMissing, edit: func(t *testing.T, f *restoreFake) {
+			if err := os.Mkdir(filepath.Join(f.backupsPath(t), "dir.zip"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "dot-dot key", key: "..%2Fauth.journal", token: "su", status: 400, message: msgRestoreMissing},
+		{name: "absolute key", key: "%2Fetc%2Fpasswd.zip", token: "su", status: 400, message: msgRestoreMissing},
+		{name: "very long key", key: strings.Repeat("a", 5000) + ".zip", token: "su", status: 400, message: msgRestoreMissing},
 		{name: "ok", key: "good.zip", token: "su", status: 204, held: true},
+		// The automatic backups are restorable: @auto_ is not a name a
+		// client may give, but a key like any other.
+		{name: "ok, automatic backup", key: "@auto_sb_backup_20261122100000.zip", token: "su", status: 204, held: true, edit: func(t *testing.T, f *restoreFake) {
+			src := backup.Source{{Name: "auth.journal", Size: 4, Open: func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader("data")), nil }}}
+			if _, err := f.dir.Create(t.Context(), "@auto_sb_backup_20261122100000.zip", src, backup.Meta{}); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newRestoreFake(t)
@@ -130,7 +150,7 @@ func TestBackupRestoreChecks(t *testing.T) {
 				// lock is seen held.
 				f.calls = make(chan string)
 			}
-			res := e.do("POST", "/api/backups/"+tt.key+"/restore", token, nil)
+			res := e.do("POST", "/api/backups/"+strings.ReplaceAll(tt.key, "@", "%40")+"/restore", token, nil)
 			if tt.status == 204 {
 				if res.Status != 204 || len(res.Body) != 0 {
 					t.Fatalf("got %d %s, want 204 with no body", res.Status, res.Body)
@@ -187,5 +207,21 @@ func TestBackupRestoreFails(t *testing.T) {
 	}
 	if want := `level=ERROR msg="Failed to restore backup" key=good.zip err="exec failed"`; !strings.Contains(log.String(), want) {
 		t.Errorf("log lacks %s:\n%s", want, log.String())
+	}
+}
+
+// TestBackupRestoreSlowVerify: a restore whose checks outlast a JSON
+// route's write deadline still answers its 204 (it has the backup routes'
+// deadline), rather than restarting the server on a client told nothing.
+func TestBackupRestoreSlowVerify(t *testing.T) {
+	f := newRestoreFake(t)
+	f.slow = 300 * time.Millisecond
+	e := newEnvWith(t, Config{Backups: f, WriteTimeout: 50 * time.Millisecond}, HTTPConfig{})
+	res := e.do("POST", "/api/backups/good.zip/restore", e.su, nil)
+	if res.Status != 204 {
+		t.Fatalf("got %d %s, want 204", res.Status, res.Body)
+	}
+	if got := f.waitRestore(t); got != "good.zip" {
+		t.Errorf("Restore called with %q", got)
 	}
 }

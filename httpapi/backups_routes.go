@@ -356,8 +356,11 @@ func (s *Server) canBackup() bool {
 	return !held
 }
 
-// backupLimits are the limits of a backup create or download: a JSON
-// route's body, and BackupTimeout to write the answer.
+// backupLimits are the limits of a backup create, download or restore: a
+// JSON route's body, and BackupTimeout to write the answer. A restore
+// verifies the whole archive before it answers, which on gigabytes takes
+// longer than a JSON route's deadline; past it the 204 could not be
+// written, and the process would restart on a client told nothing.
 func backupLimits(json Limits) Limits {
 	json.Write = BackupTimeout
 	return json

@@ -8,7 +8,8 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token
-//	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download)
+//	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
+//	                                 POST /api/backups/{key}/restore (verifies the whole archive first)
 //	upload      stream  1 h   1 h    POST /api/backups/upload
 //
 // (Config can lower or raise the body limit and deadlines; the auth body
@@ -82,7 +83,7 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/backups/upload", r(uploadLimits(), s.handleBackupUpload))
 	m.Handle("GET /api/backups/{key}", r(backupLimits(json), s.handleBackupDownload))
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
-	m.Handle("POST /api/backups/{key}/restore", r(json, s.handleBackupRestore))
+	m.Handle("POST /api/backups/{key}/restore", r(backupLimits(json), s.handleBackupRestore))
 
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
