@@ -192,6 +192,9 @@ func TestDirErrors(t *testing.T) {
 	}{
 		{"delete missing", func() error { return d.Delete("missing.zip") }, ErrNotFound},
 		{"delete bad name", func() error { return d.Delete("../a.zip") }, ErrInvalidName},
+		// Delete removes archives only, which List shows: regular files.
+		{"delete folder", func() error { return d.Delete("dir.zip") }, ErrNotFound},
+		{"delete symlink", func() error { return d.Delete("link.zip") }, ErrNotFound},
 		{"open missing", func() error { _, err := d.Open("missing.zip"); return err }, ErrNotFound},
 		{"open symlink", func() error { _, err := d.Open("link.zip"); return err }, nil},
 		{"open folder", func() error { _, err := d.Open("dir.zip"); return err }, ErrNotFound},

@@ -133,6 +133,15 @@ func (d *Dir) Delete(key string) error {
 	if !ValidKey(key) {
 		return fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
+	// Only an archive: Remove would also take an empty folder that
+	// happens to bear an archive's name.
+	fi, err := d.root.Lstat(key)
+	if err != nil {
+		return keyErr("delete", key, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s", ErrNotFound, key)
+	}
 	if err := d.root.Remove(key); err != nil {
 		return keyErr("delete", key, err)
 	}

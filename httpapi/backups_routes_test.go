@@ -646,3 +646,101 @@ func TestBackupUploadIgnoresLock(t *testing.T) {
 		t.Errorf("lock after the upload: %v %q", kind, key)
 	}
 }
+
+// TestBackupCreateOutlivesClient: a create whose client goes away runs to
+// its end; the archive is there afterwards (reference §1.4 step 4).
+func TestBackupCreateOutlivesClient(t *testing.T) {
+	fb := newFakeBackups(t)
+	fb.entered, fb.block = make(chan string), make(chan struct{})
+	e := newBackupEnv(t, fb, nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(ctx, "POST", e.srv.URL+"/api/backups", strings.NewReader(`{"name":"gone.zip"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", e.su)
+	done := make(chan error, 1)
+	go func() {
+		res, err := e.srv.Client().Do(req)
+		if err == nil {
+			res.Body.Close()
+		}
+		done <- err
+	}()
+	select {
+	case <-fb.entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the create never started")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Fatal("the cancelled request got an answer")
+	}
+	// Give the server time to see the connection close, which cancels
+	// the request's context.
+	time.Sleep(200 * time.Millisecond)
+	close(fb.block)
+	deadline := time.Now().Add(10 * time.Second)
+	for !fb.dir.Exists("gone.zip") {
+		if time.Now().After(deadline) {
+			t.Fatal("the create of a client that went away did not finish")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestBackupHostileKeys: keys that are not archive names, however encoded,
+// never reach outside the backups folder, and no answer names a path.
+func TestBackupHostileKeys(t *testing.T) {
+	fb := newFakeBackups(t)
+	e := newBackupEnv(t, fb, nil)
+	// A file next to the backups folder that a traversal would reach.
+	if err := os.WriteFile(filepath.Join(filepath.Dir(fb.path), "secret.zip"), []byte("PK\x03\x04secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(fb.path, "folder.zip"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ft := e.fileToken(e.su)
+	for _, key := range []string{
+		"..%2Fsecret.zip",
+		"%2E%2E%2Fsecret.zip",
+		"..%5Csecret.zip",
+		url.PathEscape(filepath.ToSlash(filepath.Join(filepath.Dir(fb.path), "secret.zip"))),
+		"secret.zip%00.zip",
+		strings.Repeat("a", 4096) + ".zip",
+		"folder.zip",
+		"%40auto_..%2F..%2Fsecret.zip",
+	} {
+		t.Run(key[:min(len(key), 40)], func(t *testing.T) {
+			for _, tt := range []struct {
+				method, path, token string
+				status              int
+				msg                 string
+			}{
+				{"GET", "/api/backups/" + key + "?token=" + ft, "", 404, msgNotFound},
+				{"HEAD", "/api/backups/" + key + "?token=" + ft, "", 404, ""},
+				{"DELETE", "/api/backups/" + key, e.su, 400, msgBackupDeleteMissing},
+			} {
+				res := e.do(tt.method, tt.path, tt.token, nil)
+				if tt.method == "HEAD" {
+					if res.Status != tt.status {
+						t.Errorf("HEAD: %d, want %d", res.Status, tt.status)
+					}
+					continue
+				}
+				wantError(t, res, tt.status, tt.msg)
+				if strings.Contains(string(res.Body), fb.path) || strings.Contains(string(res.Body), "secret") {
+					t.Errorf("%s answer names a path: %s", tt.method, res.Body)
+				}
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(fb.path), "secret.zip")); err != nil {
+		t.Errorf("the file outside the backups folder: %v", err)
+	}
+	if fi, err := os.Stat(filepath.Join(fb.path, "folder.zip")); err != nil || !fi.IsDir() {
+		t.Errorf("folder.zip after the deletes: %v", err)
+	}
+}
