@@ -381,6 +381,9 @@ func TestBackupUpload(t *testing.T) {
 		{"existing name", "taken.zip", good, fmt.Sprintf(fileErr, "validation_backup_name_exists", "Backup file with the specified name already exists.")},
 		{"empty zip", "emptyzip.zip", append([]byte("PK\x05\x06"), make([]byte, 18)...), fmt.Sprintf(fileErr, "validation_invalid_backup", "The file is not a valid backup archive: no manifest.json.")},
 		{"good", "good.zip", good, ""},
+		// The base name only, as the reference does: never outside the folder.
+		{"path in the file name", "../../evil.zip", good, ""},
+		{"backslashes in the file name", `..\\evil2.zip`, good, fmt.Sprintf(fileErr, "validation_match_invalid", "The file name must be 1 to 150 lowercase letters, digits, _ or -, then .zip.")},
 	} {
 		ct, body := multipartBody(t, nil, "file", tt.file, tt.content)
 		status := 400
@@ -403,6 +406,12 @@ func TestBackupUpload(t *testing.T) {
 	got, err := os.ReadFile(filepath.Join(fb.path, "good.zip"))
 	if err != nil || !bytes.Equal(got, good) {
 		t.Errorf("good.zip stored %d bytes (%v), want the %d uploaded", len(got), err, len(good))
+	}
+	if !fb.dir.Exists("evil.zip") {
+		t.Error("../../evil.zip was not stored as evil.zip")
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(fb.path), "evil.zip")); err == nil {
+		t.Error("../../evil.zip was stored outside the backups folder")
 	}
 	for _, k := range []string{"emptyzip.zip", "notzip.zip", "empty.zip"} {
 		if fb.dir.Exists(k) {
