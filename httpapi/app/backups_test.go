@@ -3,6 +3,9 @@ package app
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -75,5 +78,30 @@ func TestBackupsService(t *testing.T) {
 	}
 	if _, err := b.Create(t.Context(), "after.zip"); !errors.Is(err, backup.ErrExists) {
 		t.Errorf("Create of an existing key = %v, want ErrExists", err)
+	}
+}
+
+// TestStartRemovesCrashedCreate: the temporary file a create was writing
+// when the process crashed is gone once a server starts on the data dir;
+// the archives stay.
+func TestStartRemovesCrashedCreate(t *testing.T) {
+	dir := t.TempDir()
+	backups := filepath.Join(dir, "backups")
+	if err := os.MkdirAll(backups, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	leftover := filepath.Join(backups, ".tmp-0123456789abcdef01234567")
+	if err := os.WriteFile(leftover, []byte("PK\x03\x04half an archive"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(backups, "kept.zip"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	startServer(t, dir, nil, nil)
+	if _, err := os.Stat(leftover); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the crashed create's temporary file after start: %v, want it removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(backups, "kept.zip")); err != nil {
+		t.Errorf("kept.zip after start: %v", err)
 	}
 }
