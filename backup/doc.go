@@ -32,7 +32,8 @@
 // every entry is a regular file (or a directory) with a clean local name,
 // the entries are exactly the files the manifest lists, every size and
 // SHA-256 matches, and the bytes actually decompressed stay under the
-// given [Limits].
+// given [Limits]. The central directory is bounded by MaxFiles before
+// archive/zip parses it, since the parser keeps every record in memory.
 //
 // # Durability
 //

@@ -123,6 +123,9 @@ func invalid(format string, args ...any) error {
 
 func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 	limits = limits.withDefaults()
+	if span, ok := centralDirSpan(r, size); ok && span > int64(limits.MaxFiles)*dirBytesPerFile {
+		return nil, invalid("a central directory of %d bytes, more than %d entries need", span, limits.MaxFiles)
+	}
 	zr, err := zip.NewReader(r, size)
 	if errors.Is(err, zip.ErrInsecurePath) {
 		err = nil // checked below, with a clearer message

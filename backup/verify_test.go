@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -304,6 +305,64 @@ func FuzzVerify(f *testing.F) {
 		}
 		if err != nil && m != nil {
 			t.Fatal("Verify() returned a manifest with an error")
+		}
+	})
+}
+
+// TestVerifyCentralDirectory: an archive whose central directory holds
+// more records than MaxFiles allows is refused before archive/zip reads
+// them all (it keeps every one in memory), whatever its record count says;
+// real archives, zip64 ones included, pass.
+func TestVerifyCentralDirectory(t *testing.T) {
+	many := func(n int) []byte {
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for i := range n {
+			if _, err := zw.CreateHeader(&zip.FileHeader{Name: strings.Repeat("n", 8) + string(rune('a'+i%26)) + hex.EncodeToString([]byte{byte(i >> 16), byte(i >> 8), byte(i)}), Method: zip.Store}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	t.Run("span of real archives", func(t *testing.T) {
+		for _, n := range []int{1, 1000, 70_000} { // 70,000 > 65,535: a zip64 end record
+			b := many(n)
+			span, ok := centralDirSpan(bytes.NewReader(b), int64(len(b)))
+			// Each record: 46 bytes and a 15-byte name.
+			if !ok || span != int64(n)*(46+15) {
+				t.Errorf("%d entries: centralDirSpan = %d, %v, want %d", n, span, ok, n*(46+15))
+			}
+		}
+	})
+	t.Run("too many records", func(t *testing.T) {
+		b := many(1000)
+		// The end record claims 3 entries; the reader would read 1,000.
+		eocd := bytes.LastIndex(b, []byte("PK\x05\x06"))
+		b[eocd+8], b[eocd+9], b[eocd+10], b[eocd+11] = 3, 0, 3, 0
+		_, err := Verify(bytes.NewReader(b), int64(len(b)), Limits{MaxFiles: 10})
+		if !errors.Is(err, ErrInvalidArchive) || !strings.Contains(err.Error(), "central directory") {
+			t.Errorf("Verify() = %v, want a central directory refusal", err)
+		}
+	})
+	t.Run("directory declared to start earlier than its offset", func(t *testing.T) {
+		// A size reaching back to the start of the file: the reader
+		// starts there, whatever the offset says.
+		b := many(1000)
+		eocd := bytes.LastIndex(b, []byte("PK\x05\x06"))
+		binary.LittleEndian.PutUint32(b[eocd+12:], uint32(eocd))
+		binary.LittleEndian.PutUint32(b[eocd+16:], uint32(eocd-1))
+		span, ok := centralDirSpan(bytes.NewReader(b), int64(len(b)))
+		if !ok || span != int64(eocd) {
+			t.Errorf("centralDirSpan = %d, %v, want %d", span, ok, eocd)
+		}
+	})
+	t.Run("created archives pass", func(t *testing.T) {
+		b := archive{entries: []entry{{name: "a", data: "x"}, {name: "logs/b", data: "y"}}}.build(t)
+		if _, err := Verify(bytes.NewReader(b), int64(len(b)), Limits{MaxFiles: 3}); err != nil {
+			t.Errorf("Verify() = %v", err)
 		}
 	})
 }
