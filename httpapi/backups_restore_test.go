@@ -1,7 +1,12 @@
 package httpapi
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -109,6 +114,22 @@ func TestBackupRestoreChecks(t *testing.T) {
 			// Put would refuse it: write it by hand.
 			path := filepath.Join(f.backupsPath(t), "junk.zip")
 			if err := os.WriteFile(path, []byte("not a zip at all"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "a file that does not match its manifest", key: "tampered.zip", token: "su", status: 400, message: msgRestoreInvalid + `entry "auth.journal": SHA-256 mismatch.`, edit: func(t *testing.T, f *restoreFake) {
+			var buf bytes.Buffer
+			zw := zip.NewWriter(&buf)
+			w, _ := zw.Create("auth.journal")
+			io.WriteString(w, "evil")
+			other := sha256.Sum256([]byte("good"))
+			m, _ := json.Marshal(backup.Manifest{Format: backup.Format, Files: []backup.ManifestFile{{Name: "auth.journal", Size: 4, SHA256: hex.EncodeToString(other[:])}}})
+			w, _ = zw.Create(backup.ManifestName)
+			w.Write(m)
+			if err := zw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(f.backupsPath(t), "tampered.zip"), buf.Bytes(), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}},
