@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,7 +118,7 @@ func never() *faults { return &faults{crashAt: -1, failAt: -1} }
 // the faults of f. It reports whether Swap returned nil.
 func restore(t *testing.T, dir string, f *faults) bool {
 	t.Helper()
-	s := swapper{dir: dir, fault: f.fault}
+	s := swapper{dir: dir, fault: f.fault, noSync: true}
 	newDir, err := s.prepare("a.zip")
 	if err != nil {
 		return false
@@ -141,7 +142,7 @@ func setup(t *testing.T) string {
 // hold the restored data, else the old data.
 func finish(t *testing.T, dir string, f *faults, commit bool) (committed bool) {
 	t.Helper()
-	s := swapper{dir: dir, fault: f.fault}
+	s := swapper{dir: dir, fault: f.fault, noSync: true}
 	pending := false
 	if r, err := s.recover(); err == nil && r.Pending {
 		pending = true
@@ -221,38 +222,47 @@ func TestSwapFaults(t *testing.T) {
 
 func testSwapFaults(t *testing.T, mode string, swapSteps []string) {
 	for k := range swapSteps {
-		for _, commit := range []bool{true, false} {
-			// Count the steps of the finish after this fault, then
-			// stop it at each of them too (and not at all: j = -1).
+		t.Run(strconv.Itoa(k), func(t *testing.T) {
+			t.Parallel()
+			testSwapFaultAt(t, mode, swapSteps, k)
+		})
+	}
+}
+
+// testSwapFaultAt stops (or fails) the swap at its step k, then finishes
+// the restore as the next start would, itself stopped at each of its steps.
+func testSwapFaultAt(t *testing.T, mode string, swapSteps []string, k int) {
+	for _, commit := range []bool{true, false} {
+		// Count the steps of the finish after this fault, then
+		// stop it at each of them too (and not at all: j = -1).
+		dir := setup(t)
+		restore(t, dir, at(mode, k))
+		counted := never()
+		finish(t, dir, counted, commit)
+		last := counted.n
+		if mode == "fail" {
+			last = 0 // the crash mode covers the finish's steps
+		}
+		for j := -1; j < last; j++ {
+			name := mode + " at " + swapSteps[k]
 			dir := setup(t)
-			restore(t, dir, at(mode, k))
-			counted := never()
-			finish(t, dir, counted, commit)
-			last := counted.n
-			if mode == "fail" {
-				last = 0 // the crash mode covers the finish's steps
+			swapped := restore(t, dir, at(mode, k))
+			f := never()
+			if j >= 0 {
+				f = at("crash", j)
+				name += ", then crash at finish step " + counted.steps[j]
 			}
-			for j := -1; j < last; j++ {
-				name := mode + " at " + swapSteps[k]
-				dir := setup(t)
-				swapped := restore(t, dir, at(mode, k))
-				f := never()
-				if j >= 0 {
-					f = at("crash", j)
-					name += ", then crash at finish step " + counted.steps[j]
-				}
-				confirmed := finish(t, dir, f, commit)
-				if swapped {
-					t.Errorf("%s: Swap returned nil", name)
-				}
-				want := withDirs(oldData)
-				if confirmed {
-					want = withDirs(newData)
-				}
-				if got := readTree(t, dir); !cmp.Equal(got, want) {
-					t.Fatalf("%s (commit=%v, confirmed=%v): data dir is neither all old nor all new as it should be (-got +want):\n%s",
-						name, commit, confirmed, cmp.Diff(got, want))
-				}
+			confirmed := finish(t, dir, f, commit)
+			if swapped {
+				t.Errorf("%s: Swap returned nil", name)
+			}
+			want := withDirs(oldData)
+			if confirmed {
+				want = withDirs(newData)
+			}
+			if got := readTree(t, dir); !cmp.Equal(got, want) {
+				t.Fatalf("%s (commit=%v, confirmed=%v): data dir is neither all old nor all new as it should be (-got +want):\n%s",
+					name, commit, confirmed, cmp.Diff(got, want))
 			}
 		}
 	}
