@@ -40,7 +40,8 @@ type Config struct {
 	Options // the data dir and its stores
 
 	// Addr is the TCP address to listen on, such as 127.0.0.1:8090; port 0
-	// picks a free one (OnReady tells which).
+	// picks a free one (OnReady tells which). The image a restore execs
+	// adopts the socket the old one listened on instead (handover.go).
 	Addr string
 	// SuperuserEmail and SuperuserPassword are the first superuser of a
 	// new data dir: DefaultSuperuserEmail and a random password (reported
@@ -154,7 +155,8 @@ func withDefaults(l backup.Limits) backup.Limits {
 }
 
 // Run locks the data dir, recovers a restore that was interrupted or
-// awaits confirmation (see restore.go), opens its stores, binds Addr,
+// awaits confirmation (see restore.go), opens its stores, binds Addr (or
+// adopts the socket a restore handed over, handover.go),
 // creates the first superuser of a new data dir, calls OnReady, confirms a
 // pending restore (deletes the old data) and serves until ctx ends. Then
 // it stops gracefully: it waits for the requests in flight (and for a
@@ -238,6 +240,16 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 		return nil, nil, nil, Login{}, pending, errors.New("app: Run called twice")
 	}
 	s.state = stopped // a failed start is final too
+	// The socket a restore handed over, if this image is the one it
+	// execed (handover.go); first of all, so that the variables are gone
+	// from the environment whatever fails next. Connections wait in its
+	// backlog while the stores open.
+	inherited := adoptListener(s.log)
+	defer func() {
+		if err != nil && inherited != nil {
+			inherited.Close()
+		}
+	}()
 	lock, err := LockDir(s.cfg.Dir)
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, err
@@ -260,9 +272,11 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	// Bind first: the first superuser is created only once the server can
 	// be reached, so that a start that fails (a bad address) leaves no
 	// account whose password nobody saw.
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if err != nil {
-		return nil, nil, nil, Login{}, pending, err
+	ln := inherited
+	if ln == nil {
+		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+			return nil, nil, nil, Login{}, pending, err
+		}
 	}
 	login, err := ensureSuperuser(ctx, st.Auth, s.cfg.SuperuserEmail, s.cfg.SuperuserPassword)
 	if err != nil {

@@ -91,9 +91,24 @@
 // extracts the archive into the data dir's work folder and swaps it in
 // (backup.Swap), then shuts the http.Server down and re-execs the same
 // executable with the same arguments and environment (Config.Exec,
-// syscall.Exec by default), so the PID stays. If the extraction or the swap fails, the stores reopen on the
-// untouched data; if the exec fails, the swap is rolled back, the stores
-// reopen and the server listens again on the same address.
+// syscall.Exec by default), so the PID stays. If the extraction or the
+// swap fails, the stores reopen on the untouched data; if the exec fails,
+// the swap is rolled back, the stores reopen and the server serves again
+// on the same socket.
+//
+// The listening socket survives the exec (handover.go), as systemd hands
+// sockets to the services it starts: before the http.Server closes its
+// listener, the old image keeps a duplicate of the descriptor, makes it
+// inheritable (every other descriptor is close-on-exec) and names it in
+// STRONGBOX_LISTEN_FD, with STRONGBOX_LISTEN_PID, added to the exec's
+// environment only. At start, Run adopts that descriptor instead of
+// binding Config.Addr if the PID is its own and the descriptor was
+// inherited and is a listening TCP socket (else it warns and binds), and
+// removes both variables from the environment. So the address never
+// changes (port 0 included), and a connection made while the process
+// restarts waits in the socket's backlog until the new image, once its
+// stores are open, accepts it: it is answered, never refused. Requests
+// that reach the old image once it has stopped get the 503 envelope.
 //
 // Every start (Run, and Open for the offline commands) first runs
 // backup.Recover: an interrupted swap is undone; a swap pending

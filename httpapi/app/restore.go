@@ -26,8 +26,10 @@ import (
 //     close every store, extract the archive into the work folder, swap,
 //     shut the http.Server down (closing the listener), and re-exec the
 //     same executable with the same arguments and environment: same PID.
-//     The listening socket and the dir lock's file are close-on-exec (Go
-//     opens every descriptor so), so the new image binds and locks afresh.
+//     The listening socket is handed over to the new image (handover.go),
+//     so the address stays and connections wait in its backlog meanwhile;
+//     the dir lock's file is close-on-exec (Go opens every descriptor so),
+//     so the new image locks afresh.
 //   - At every start (Run, and Open for the commands that work offline):
 //     backup.Recover undoes a swap a crash interrupted; a swap pending
 //     confirmation is tried: if the stores open on the restored data it is
@@ -66,7 +68,9 @@ func (s *Server) canRestore() error {
 // the exec fails.
 type serving struct {
 	srv    *http.Server
-	ln     net.Listener
+	ln     net.Listener // ln wrapped by httpapi.NewHTTPServer
+	raw    net.Listener // the listener as bound or adopted
+	kept   int          // a duplicate of raw's descriptor, kept through the exec (handover.go); -1 if none
 	resume *serving
 	execed bool // a test's Exec returned nil: the process "ended"
 }
@@ -74,7 +78,7 @@ type serving struct {
 // set builds the http.Server over h and ln and records it.
 func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http.Server, net.Listener) {
 	srv, capped := httpapi.NewHTTPServer(h, ln, httpapi.HTTPConfig{Logger: log})
-	sv.srv, sv.ln = srv, capped
+	sv.srv, sv.ln, sv.raw, sv.kept = srv, capped, ln, -1
 	return srv, capped
 }
 
@@ -91,13 +95,17 @@ func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http
 //     verifies it again and fsyncs every file) and swapped in
 //     (backup.Swap). If either fails, the data dir holds the old data, the
 //     stores reopen on it and Restore returns the error.
-//  4. The held requests and any new one get the 503 envelope, the
-//     http.Server shuts down (its listener closes) and the process execs
-//     itself. The new image finds the swap pending, opens the restored
-//     data, serves, and only then deletes the old data.
+//  4. The held requests and any new one get the 503 envelope, a duplicate
+//     of the listener's descriptor is kept, the http.Server shuts down
+//     (closing its listener, not the socket) and the process execs itself,
+//     handing the socket over (handover.go). The new image finds the swap
+//     pending, opens the restored data, adopts the socket, serves (the
+//     connections made meanwhile waited in the socket's backlog), and only
+//     then deletes the old data.
 //  5. If the exec fails, the swap is rolled back, the stores reopen on the
-//     old data, the server listens again on the same address, and Restore
-//     returns the error: the old data is served again, nothing is lost.
+//     old data, the server serves again on the kept socket (or, if it could
+//     not be kept, listens again on the same address), and Restore returns
+//     the error: the old data is served again, nothing is lost.
 //
 // Every step is logged at info level with the key and its duration, every
 // failure at error level.
@@ -201,11 +209,20 @@ func swapIn(dataDir string, dir *backup.Dir, key string, limits backup.Limits, l
 	return nil
 }
 
-// execSelf answers the held requests 503, shuts the http.Server down and
-// execs the executable. It returns only if the exec fails (or a test's
-// Exec returns nil).
+// execSelf answers the held requests 503, keeps the listening socket,
+// shuts the http.Server down and execs the executable, handing it the
+// socket. It returns only if the exec fails (or a test's Exec returns
+// nil).
 func (s *Server) execSelf(log *slog.Logger, start time.Time) error {
 	s.gate.stop()
+	// The duplicate is taken before Shutdown closes the listener: the
+	// socket never stops listening.
+	kept, err := keepListener(s.serving.raw)
+	if err != nil {
+		kept = -1
+		log.Warn("restore: cannot keep the listening socket; the new image binds its address again", "err", err)
+	}
+	s.serving.kept = kept
 	ctx, cancel := context.WithTimeout(context.Background(), restoreShutdownTimeout)
 	defer cancel()
 	if err := s.serving.srv.Shutdown(ctx); err != nil {
@@ -221,24 +238,62 @@ func (s *Server) execSelf(log *slog.Logger, start time.Time) error {
 		exec = syscall.Exec
 	}
 	log.Info("restore: restarting the process", "exe", exe, "took", time.Since(start))
-	if err := exec(exe, os.Args, os.Environ()); err != nil {
+	if err := execHandingOver(exec, s.cfg.Exec == nil, exe, kept, log); err != nil {
 		return fmt.Errorf("app: restore: exec %s: %w", filepath.Base(exe), err)
 	}
 	return nil
 }
 
-// serveAgain listens again on the address the server was bound to, after
-// a failed exec, and hands Run the new http.Server.
+// execHandingOver execs exe with this process's arguments and environment,
+// and, if kept >= 0, the descriptor kept inheritable and named in the
+// environment (handover.go). If the exec fails, kept is close-on-exec
+// again. lockFork holds syscall.ForkLock meanwhile, so that no fork
+// inherits the socket: only for the real exec, since a test's Exec may
+// create descriptors, which takes ForkLock on some systems.
+func execHandingOver(exec func(string, []string, []string) error, lockFork bool, exe string, kept int, log *slog.Logger) error {
+	env := os.Environ()
+	inheritable := false
+	if kept >= 0 {
+		if lockFork {
+			syscall.ForkLock.Lock()
+			defer syscall.ForkLock.Unlock()
+		}
+		if err := setInherit(kept, true); err != nil {
+			log.Warn("restore: cannot hand the listening socket over; the new image binds its address again", "err", err)
+		} else {
+			env, inheritable = handoverEnv(env, kept), true
+		}
+	}
+	err := exec(exe, os.Args, env)
+	if err != nil && inheritable {
+		if rerr := setInherit(kept, false); rerr != nil {
+			log.Warn("restore: the kept listening socket stays inheritable", "err", rerr)
+		}
+	}
+	return err
+}
+
+// serveAgain serves again after a failed exec, on the kept socket or else
+// by listening again on the address the server was bound to, and hands Run
+// the new http.Server.
 func (s *Server) serveAgain(log *slog.Logger) error {
-	ln, err := net.Listen("tcp", s.serving.ln.Addr().String())
+	addr := s.serving.ln.Addr()
+	var ln net.Listener
+	var err error
+	if s.serving.kept >= 0 {
+		ln, err = listenerOf(s.serving.kept)
+		s.serving.kept = -1
+	} else {
+		ln, err = net.Listen("tcp", addr.String())
+	}
 	if err != nil {
-		err = fmt.Errorf("app: restore: listen again on %s: %w", s.serving.ln.Addr(), err)
+		err = fmt.Errorf("app: restore: listen again on %s: %w", addr, err)
 		log.Error("restore: cannot serve again; stopping", "err", err)
 		return err
 	}
 	next := &serving{}
 	next.set(s.gate, ln, s.log)
-	s.serving.srv, s.serving.ln, s.serving.resume = next.srv, next.ln, next
+	s.serving.srv, s.serving.ln, s.serving.raw, s.serving.resume = next.srv, next.ln, next.raw, next
 	log.Info("restore: serving the old data again", "addr", ln.Addr())
 	return nil
 }

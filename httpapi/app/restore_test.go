@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -94,19 +96,56 @@ func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(
 
 // execCall is what an injected Exec saw.
 type execCall struct {
-	path       string
-	argv       []string
-	listenerUp bool // the server still accepted connections
-	lockFree   bool // another LockDir on the data dir succeeded
+	path      string
+	argv, env []string
+	listenFD  int  // the descriptor the environment hands over; -1 if none
+	forUs     bool // the environment hands it to this process's PID
+	// inheritable: listenFD is open and not close-on-exec, so a real exec
+	// keeps it.
+	inheritable bool
+	// leaked lists the other descriptors a real exec would keep, beyond
+	// those the test process had when fakeExec was made.
+	leaked []int
+	// pending is a connection made at the exec, its request sent: the
+	// kernel accepted it into the socket's backlog (nil if the dial
+	// failed). answered: the old image answered it.
+	pending  net.Conn
+	answered bool
+	lockFree bool // another LockDir on the data dir succeeded
 }
 
 // fakeExec returns an Exec that records its call into got and returns err.
-func fakeExec(dir string, addr func() string, got chan<- execCall, err error) func(string, []string, []string) error {
-	return func(path string, argv, _ []string) error {
-		c := execCall{path: path, argv: argv}
+// The handed-over descriptor stays open: the caller adopts it (a second
+// Run) or, if err is not nil, the server serves on it again.
+func fakeExec(t *testing.T, dir string, addr func() string, got chan<- execCall, err error) func(string, []string, []string) error {
+	before := inheritableFDs()
+	return func(path string, argv, env []string) error {
+		c := execCall{path: path, argv: argv, env: env, listenFD: -1}
+		vars := map[string]string{}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			vars[k] = v
+		}
+		if fd, err := strconv.Atoi(vars[envListenFD]); err == nil {
+			c.listenFD, c.inheritable = fd, inheritable(fd)
+		}
+		c.forUs = vars[envListenPID] == strconv.Itoa(os.Getpid())
+		if before != nil {
+			for fd := range inheritableFDs() {
+				if !before[fd] && fd != c.listenFD {
+					c.leaked = append(c.leaked, fd)
+				}
+			}
+		}
 		if conn, derr := net.DialTimeout("tcp", addr(), time.Second); derr == nil {
-			conn.Close()
-			c.listenerUp = true
+			io.WriteString(conn, "GET /api/health HTTP/1.1\r\nHost: strongbox\r\nConnection: close\r\n\r\n")
+			conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+			if n, _ := conn.Read(make([]byte, 1)); n > 0 {
+				c.answered = true
+			}
+			conn.SetReadDeadline(time.Time{})
+			c.pending = conn
+			t.Cleanup(func() { conn.Close() })
 		}
 		if l, lerr := LockDir(dir); lerr == nil {
 			l.Unlock()
@@ -114,6 +153,52 @@ func fakeExec(dir string, addr func() string, got chan<- execCall, err error) fu
 		}
 		got <- c
 		return err
+	}
+}
+
+// checkHandover checks that the exec c was handed the listening socket,
+// and no other descriptor, and that the old image served nothing on the
+// connection made meanwhile.
+func checkHandover(t *testing.T, c execCall) {
+	t.Helper()
+	if !canHandOver {
+		return
+	}
+	if c.listenFD < 0 || !c.forUs {
+		t.Errorf("the exec's environment lacks %s and %s=%d: %q", envListenFD, envListenPID, os.Getpid(), c.env)
+	}
+	if !c.inheritable {
+		t.Errorf("the handed-over descriptor %d is not open, or close-on-exec: the new image would not have it", c.listenFD)
+	}
+	if len(c.leaked) > 0 {
+		t.Errorf("descriptors %v would leak into the new image (not close-on-exec)", c.leaked)
+	}
+	if os.Getenv(envListenFD) != "" {
+		t.Errorf("%s is set in this process's own environment: children would inherit it", envListenFD)
+	}
+	if c.pending == nil {
+		t.Error("a connection made during the exec was refused: the socket must keep listening")
+	}
+	if c.answered {
+		t.Error("the old image answered a request during the exec: its http.Server still served")
+	}
+}
+
+// readPending reads the answer to the request fakeExec sent on c.pending.
+func readPending(t *testing.T, c execCall) {
+	t.Helper()
+	if c.pending == nil {
+		return
+	}
+	c.pending.SetReadDeadline(time.Now().Add(15 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(c.pending), nil)
+	if err != nil {
+		t.Errorf("the request sent during the exec got no answer: %v", err)
+		return
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("the request sent during the exec: %s, want 200", res.Status)
 	}
 }
 
@@ -125,7 +210,9 @@ func noPending(t *testing.T, dir string) {
 }
 
 // TestRestoreExecFails: a restore whose exec fails puts the old data back
-// and serves it again, on the same address, and says why in its log.
+// and serves it again, on the same socket (the connection made during the
+// exec gets its answer), and says why in its log; the kept descriptor does
+// not leak.
 func TestRestoreExecFails(t *testing.T) {
 	dir := t.TempDir()
 	var log logBuffer
@@ -133,10 +220,11 @@ func TestRestoreExecFails(t *testing.T) {
 	var ts *testServer
 	ts = startServer(t, dir, func(c *Config) {
 		c.Logger = log.logger()
-		c.Exec = fakeExec(dir, func() string { return strings.TrimPrefix(ts.base, "http://") }, calls, errors.New("exec format error"))
+		c.Exec = fakeExec(t, dir, func() string { return strings.TrimPrefix(ts.base, "http://") }, calls, errors.New("exec format error"))
 	}, nil)
 	token := ts.login(t)
 	makeArchive(t, dir, "r.zip", "Restored", nil)
+	before := inheritableFDs()
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -148,11 +236,20 @@ func TestRestoreExecFails(t *testing.T) {
 	if exe, _ := os.Executable(); c.path != exe || !slices.Equal(c.argv, os.Args) {
 		t.Errorf("exec(%q, %q), want exec(%q, %q): the same executable and command line", c.path, c.argv, exe, os.Args)
 	}
-	if c.listenerUp {
-		t.Error("the listener still accepted connections when the process re-executed")
-	}
+	checkHandover(t, c)
 	if c.lockFree {
 		t.Error("the data dir was unlocked before the exec: another process could have taken it")
+	}
+	readPending(t, c)
+	if c.listenFD >= 0 && inheritable(c.listenFD) {
+		t.Errorf("the kept descriptor %d is still inheritable after the failed exec", c.listenFD)
+	}
+	if before != nil {
+		for fd := range inheritableFDs() {
+			if !before[fd] {
+				t.Errorf("descriptor %d is inheritable after the failed exec: the kept socket leaked", fd)
+			}
+		}
 	}
 	ts.client.CloseIdleConnections()
 	if got := ts.appName(t, token); got != "Acme" {
@@ -170,8 +267,10 @@ func TestRestoreExecFails(t *testing.T) {
 }
 
 // TestRestoreExecSucceeds: the exec (simulated: Run again in this process
-// on the same dir) serves the restored data, and the old data is deleted
-// only once it serves.
+// on the same dir, with the environment the exec was given) adopts the
+// socket, so it serves on the same address, the connection made during
+// the exec included; it serves the restored data, and the old data is
+// deleted only once it serves.
 func TestRestoreExecSucceeds(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -187,7 +286,7 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			calls := make(chan execCall, 1)
 			var ts *testServer
 			ts = startServer(t, dir, func(c *Config) {
-				c.Exec = fakeExec(dir, func() string { return strings.TrimPrefix(ts.base, "http://") }, calls, nil)
+				c.Exec = fakeExec(t, dir, func() string { return strings.TrimPrefix(ts.base, "http://") }, calls, nil)
 			}, nil)
 			makeArchive(t, dir, "r.zip", "Restored", tt.journal)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
@@ -195,9 +294,8 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			if err := (backups{ts.Server}).Restore(ctx, "r.zip"); err != nil {
 				t.Fatalf("Restore: %v", err)
 			}
-			if c := <-calls; c.listenerUp {
-				t.Error("the listener still accepted connections when the process re-executed")
-			}
+			c := <-calls
+			checkHandover(t, c)
 			// The "old image" ends: Run returns without an error.
 			if err := ts.stop(); err != nil {
 				t.Fatalf("Run after the exec: %v", err)
@@ -206,7 +304,12 @@ func TestRestoreExecSucceeds(t *testing.T) {
 				t.Fatalf("the old data is not kept until the restored data serves: %v", err)
 			}
 
-			// The "new image".
+			// The "new image", with the exec's environment.
+			for _, k := range []string{envListenFD, envListenPID} {
+				if v, ok := envValue(c.env, k); ok {
+					t.Setenv(k, v)
+				}
+			}
 			var log logBuffer
 			var oldKept error
 			ts2 := startServer(t, dir, func(c *Config) {
@@ -215,6 +318,20 @@ func TestRestoreExecSucceeds(t *testing.T) {
 					_, oldKept = os.Stat(filepath.Join(dir, backup.WorkDir, "old", "settings.journal"))
 				}
 			}, nil)
+			if canHandOver {
+				if ts2.base != ts.base {
+					t.Errorf("the new image serves on %s, want the same address %s", ts2.base, ts.base)
+				}
+				for _, k := range []string{envListenFD, envListenPID} {
+					if v, ok := os.LookupEnv(k); ok {
+						t.Errorf("%s=%s is still in the environment after the start", k, v)
+					}
+				}
+				if inheritable(c.listenFD) {
+					t.Errorf("the inherited descriptor %d is still open and inheritable after the start", c.listenFD)
+				}
+				readPending(t, c)
+			}
 			if tt.want == "Restored" && oldKept != nil {
 				t.Errorf("the old data was gone before the restored data served: %v", oldKept)
 			}
@@ -230,6 +347,16 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// envValue returns the value of key in env.
+func envValue(env []string, key string) (string, bool) {
+	for _, kv := range env {
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // TestRestoreExtractFails: an archive that cannot be extracted leaves the
