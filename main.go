@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -428,10 +427,10 @@ func startThrowaway(ctx context.Context, getenv func(string) string, stderr io.W
 }
 
 // startThrowawayChild serves a throwaway strongbox as a child process, the
-// same executable running `serve` on a loopback port (see
-// startLoopbackChild), so that a restore can re-execute it. Its
-// superuser's password reaches it through the environment, never the
-// command line; its log goes to stderr.
+// same executable running `serve` on a free loopback port, so that a
+// restore can re-execute it (the re-executed image keeps the socket, so
+// the port stays). Its superuser's password reaches it through the
+// environment, never the command line; its log goes to stderr.
 func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr io.Writer) (*throwaway, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -446,7 +445,7 @@ func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr
 	for k, v := range throwawayEnv(getenv, password) {
 		env = append(env, k+"="+v)
 	}
-	c, err := startLoopbackChild(ctx, exe, dir, env, stderr)
+	c, err := startServeChild(ctx, exe, "127.0.0.1:0", dir, env, stderr)
 	if err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start throwaway server: %w", err)
@@ -457,34 +456,6 @@ func startThrowawayChild(ctx context.Context, getenv func(string) string, stderr
 		}
 		os.RemoveAll(dir)
 	}}, nil
-}
-
-// startLoopbackChild is startServeChild on a fixed loopback port, picked
-// free: with port 0 the image a restore re-executes would listen on
-// another port than the one its clients know. If another program takes
-// the port before the child binds it, it tries another, three in all.
-func startLoopbackChild(ctx context.Context, exe, dir string, env []string, stderr io.Writer) (*serveChild, error) {
-	for try := 1; ; try++ {
-		addr, err := freeLoopbackAddr()
-		if err != nil {
-			return nil, err
-		}
-		c, err := startServeChild(ctx, exe, addr, dir, env, stderr)
-		if err == nil || try == 3 || !strings.Contains(err.Error(), syscall.EADDRINUSE.Error()) {
-			return c, err
-		}
-	}
-}
-
-// freeLoopbackAddr returns 127.0.0.1:PORT with a port that was free a
-// moment ago.
-func freeLoopbackAddr() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
 }
 
 // serveChild is `strongbox serve` running as a child process.

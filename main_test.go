@@ -141,24 +141,17 @@ func strongboxBinary(t *testing.T) string {
 	return built.bin
 }
 
-// startChildServer runs the strongbox binary's `serve` on addr with a new
-// data dir and env added to the environment, as a child process (see
-// startServeChild), within ctx; addr "" is a fixed free loopback port (see
-// startLoopbackChild). It stops the child when the test ends, and logs the
-// child's log if the test failed.
-func startChildServer(t *testing.T, ctx context.Context, addr string, env ...string) (*serveChild, string, *syncBuffer) {
+// startChildServer runs the strongbox binary's `serve` on a free loopback
+// port with a new data dir and env added to the environment, as a child
+// process (see startServeChild), within ctx. It stops the child when the
+// test ends, and logs the child's log if the test failed.
+func startChildServer(t *testing.T, ctx context.Context, env ...string) (*serveChild, string, *syncBuffer) {
 	t.Helper()
 	bin := strongboxBinary(t)
 	dir := t.TempDir()
 	log := &syncBuffer{}
 	env = append([]string{"STRONGBOX_BCRYPT_COST=4"}, env...)
-	var c *serveChild
-	var err error
-	if addr == "" {
-		c, err = startLoopbackChild(ctx, bin, dir, env, log)
-	} else {
-		c, err = startServeChild(ctx, bin, addr, dir, env, log)
-	}
+	c, err := startServeChild(ctx, bin, "127.0.0.1:0", dir, env, log)
 	if err != nil {
 		t.Fatalf("start the server: %v\n%s", err, log)
 	}
@@ -210,7 +203,7 @@ func TestConformanceDestructive(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	child, dir, _ := startChildServer(t, ctx, "",
+	child, dir, _ := startChildServer(t, ctx,
 		"STRONGBOX_SUPERUSER_EMAIL=conformance@localhost", "STRONGBOX_SUPERUSER_PASSWORD=conformance-password")
 	pid := child.cmd.Process.Pid
 	report := conformance.Run(ctx, conformance.Config{

@@ -31,7 +31,7 @@ func TestRestoreReexec(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	child, dir, stderr := startChildServer(t, ctx, "127.0.0.1:0",
+	child, dir, stderr := startChildServer(t, ctx,
 		"STRONGBOX_SUPERUSER_EMAIL=root@example.com", "STRONGBOX_SUPERUSER_PASSWORD=root-password")
 	base := child.base
 	pid := child.cmd.Process.Pid
@@ -101,14 +101,53 @@ func TestRestoreReexec(t *testing.T) {
 	}
 	var auth struct{ Token string }
 	json.Unmarshal(b, &auth)
+	inode := listenInode(t, base)
+	fds := inheritedFDs(t, pid)
 	if code, b := call("POST", base+"/api/backups/before.zip/restore", auth.Token, ""); code != 204 {
 		t.Fatalf("restore: %d %s", code, b)
 	}
 
-	// The process re-executes: it prints its address again (a new port:
-	// the command line asks for port 0) and never exits.
-	// The new image's lock file names the PID that holds it: the same as
-	// before, and the child never exited, so no other process took over.
+	// Requests sent during the restart are answered (the 503 envelope
+	// until the old image stops, then 200 once the new one serves), never
+	// refused: a prober sends one after the other, each on a new
+	// connection, until the new image serves.
+	restarted := make(chan struct{})
+	probes := make(chan []probeResult, 1)
+	go func() {
+		var rs []probeResult
+		for {
+			select {
+			case <-restarted:
+				probes <- append(rs, probe(ctx, base))
+				return
+			default:
+				rs = append(rs, probe(ctx, base))
+			}
+		}
+	}()
+	// And one request sent, deterministically, inside the window: once
+	// the old image has closed its http.Server and is about to exec, the
+	// process is stopped (SIGSTOP), before or after the exec; a request
+	// sent then waits in the socket's backlog, and gets its answer once
+	// the process runs again.
+	for !strings.Contains(stderr.String(), "restore: restarting the process") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the restore never reached the exec")
+		case <-time.After(time.Millisecond):
+		}
+	}
+	inWindow := stopDuring(t, child.cmd.Process, func() <-chan probeResult {
+		c := make(chan probeResult, 1)
+		go func() { c <- probe(ctx, base) }()
+		return c
+	})
+
+	// The process re-executes: it prints its address again, the same (the
+	// socket was handed over, though the command line asks for port 0),
+	// and never exits. The new image's lock file names the PID that holds
+	// it: the same as before, and the child never exited, so no other
+	// process took over.
 	var base2 string
 	select {
 	case base2 = <-child.starts:
@@ -117,6 +156,24 @@ func TestRestoreReexec(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the child did not start again in time")
 	}
+	close(restarted)
+	if base2 != base {
+		t.Errorf("the restarted server listens on %s, want the same address %s", base2, base)
+	}
+	if got := listenInode(t, base); got != inode {
+		t.Errorf("the listening socket after the restore is inode %s, want the one handed over, %s", got, inode)
+	}
+	if r := <-inWindow; !r.answered() {
+		t.Errorf("a request sent while the process restarted: %s; want 200, or 503 %q", r, "The server is restarting, try again later.")
+	}
+	rs := <-probes
+	for _, r := range rs {
+		if !r.answered() {
+			t.Errorf("a request sent during the restart: %s; want 200, or 503 %q", r, "The server is restarting, try again later.")
+		}
+	}
+	t.Logf("%d requests sent during the restart, all answered", len(rs))
+	checkChildFDs(t, pid, fds)
 	if code, b := call("GET", base2+"/api/health", "", ""); code != 200 {
 		t.Fatalf("health after the restore: %d %s", code, b)
 	}
@@ -148,6 +205,44 @@ func TestRestoreReexec(t *testing.T) {
 			t.Errorf("the child's log lacks %q", want)
 		}
 	}
+}
+
+// probeResult is the outcome of a GET /api/health.
+type probeResult struct {
+	code int
+	body string
+	err  error
+}
+
+func (r probeResult) String() string {
+	if r.err != nil {
+		return r.err.Error()
+	}
+	return fmt.Sprintf("%d %s", r.code, r.body)
+}
+
+// answered reports whether the server answered 200, or the 503 envelope
+// of a restart.
+func (r probeResult) answered() bool {
+	return r.err == nil && (r.code == 200 ||
+		r.code == 503 && strings.Contains(r.body, `"message":"The server is restarting, try again later."`))
+}
+
+// probe sends GET /api/health on a new connection, waiting at most 30 s
+// for the answer.
+func probe(ctx context.Context, base string) probeResult {
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
+	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/health", nil)
+	if err != nil {
+		return probeResult{err: err}
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return probeResult{err: err}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return probeResult{code: res.StatusCode, body: string(b), err: err}
 }
 
 // archiveLive writes an archive of the data dir of a running server, from
