@@ -58,7 +58,9 @@ type Config struct {
 	RestartHold time.Duration
 	// Exec replaces the process image after a restore (see restore.go);
 	// nil = syscall.Exec. Tests inject one: returning nil stands for an
-	// exec that succeeded (Run then returns as if the process had ended).
+	// exec that succeeded (Run then returns as if the process had ended,
+	// and the descriptor handed over in envv stays open, as across a real
+	// exec, for a second Run to adopt).
 	Exec func(path string, argv, envv []string) error
 	// NoExec, if set, says why this process must not re-exec (it serves
 	// inside another program, such as a test): restore refuses with it.

@@ -62,6 +62,6 @@ func adoptListener(log *slog.Logger) net.Listener {
 			envListenFD, fd, envListenPID, pid, "err", err)
 		return nil
 	}
-	log.Info("serving on the listening socket handed over by the previous image", "addr", ln.Addr())
+	log.Info("adopted the listening socket handed over by the previous image", "addr", ln.Addr())
 	return ln
 }

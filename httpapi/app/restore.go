@@ -281,9 +281,13 @@ func (s *Server) serveAgain(log *slog.Logger) error {
 	var ln net.Listener
 	var err error
 	if s.serving.kept >= 0 {
-		ln, err = listenerOf(s.serving.kept)
+		// listenerOf closes the kept descriptor, whatever it returns.
+		if ln, err = listenerOf(s.serving.kept); err != nil {
+			log.Warn("restore: cannot serve on the kept socket; listening again", "err", err)
+		}
 		s.serving.kept = -1
-	} else {
+	}
+	if ln == nil {
 		ln, err = net.Listen("tcp", addr.String())
 	}
 	if err != nil {
