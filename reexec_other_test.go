@@ -9,7 +9,7 @@ import (
 
 // Restoring by exec needs Unix: TestRestoreReexec skips elsewhere.
 
-func stopDuring(t *testing.T, p *os.Process, send func() <-chan probeResult) <-chan probeResult {
+func stopDuring(t *testing.T, p *os.Process, send func() <-chan healthProbe) <-chan healthProbe {
 	return send()
 }
 

@@ -18,7 +18,7 @@ import (
 // stopDuring stops the process p (SIGSTOP), calls send, and lets p run
 // again (SIGCONT) 300 ms later: what send started meanwhile must wait for
 // it. It returns send's result.
-func stopDuring(t *testing.T, p *os.Process, send func() <-chan probeResult) <-chan probeResult {
+func stopDuring(t *testing.T, p *os.Process, send func() <-chan healthProbe) <-chan healthProbe {
 	t.Helper()
 	if err := p.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatalf("stop the server: %v", err)
@@ -29,7 +29,7 @@ func stopDuring(t *testing.T, p *os.Process, send func() <-chan probeResult) <-c
 		}
 	}()
 	c := send()
-	out := make(chan probeResult, 1)
+	out := make(chan healthProbe, 1)
 	select {
 	case r := <-c:
 		if r.err != nil {

@@ -112,16 +112,16 @@ func TestRestoreReexec(t *testing.T) {
 	// refused: a prober sends one after the other, each on a new
 	// connection, until the new image serves.
 	restarted := make(chan struct{})
-	probes := make(chan []probeResult, 1)
+	probes := make(chan []healthProbe, 1)
 	go func() {
-		var rs []probeResult
+		var rs []healthProbe
 		for {
 			select {
 			case <-restarted:
-				probes <- append(rs, probe(ctx, base))
+				probes <- append(rs, probeHealth(ctx, base))
 				return
 			default:
-				rs = append(rs, probe(ctx, base))
+				rs = append(rs, probeHealth(ctx, base))
 			}
 		}
 	}()
@@ -137,9 +137,9 @@ func TestRestoreReexec(t *testing.T) {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	inWindow := stopDuring(t, child.cmd.Process, func() <-chan probeResult {
-		c := make(chan probeResult, 1)
-		go func() { c <- probe(ctx, base) }()
+	inWindow := stopDuring(t, child.cmd.Process, func() <-chan healthProbe {
+		c := make(chan healthProbe, 1)
+		go func() { c <- probeHealth(ctx, base) }()
 		return c
 	})
 
@@ -207,14 +207,14 @@ func TestRestoreReexec(t *testing.T) {
 	}
 }
 
-// probeResult is the outcome of a GET /api/health.
-type probeResult struct {
+// healthProbe is the outcome of a GET /api/health.
+type healthProbe struct {
 	code int
 	body string
 	err  error
 }
 
-func (r probeResult) String() string {
+func (r healthProbe) String() string {
 	if r.err != nil {
 		return r.err.Error()
 	}
@@ -223,26 +223,26 @@ func (r probeResult) String() string {
 
 // answered reports whether the server answered 200, or the 503 envelope
 // of a restart.
-func (r probeResult) answered() bool {
+func (r healthProbe) answered() bool {
 	return r.err == nil && (r.code == 200 ||
 		r.code == 503 && strings.Contains(r.body, `"message":"The server is restarting, try again later."`))
 }
 
 // probe sends GET /api/health on a new connection, waiting at most 30 s
 // for the answer.
-func probe(ctx context.Context, base string) probeResult {
+func probeHealth(ctx context.Context, base string) healthProbe {
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}, Timeout: 30 * time.Second}
 	req, err := http.NewRequestWithContext(ctx, "GET", base+"/api/health", nil)
 	if err != nil {
-		return probeResult{err: err}
+		return healthProbe{err: err}
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		return probeResult{err: err}
+		return healthProbe{err: err}
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(res.Body)
-	return probeResult{code: res.StatusCode, body: string(b), err: err}
+	return healthProbe{code: res.StatusCode, body: string(b), err: err}
 }
 
 // archiveLive writes an archive of the data dir of a running server, from
