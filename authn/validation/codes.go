@@ -53,8 +53,11 @@ const (
 	CodeMFANotEnoughAuths    = "validation_mfa_not_enough_auths"
 
 	// Settings.
-	CodeInvalidCron              = "validation_invalid_cron"
-	CodeInvalidHeader            = "validation_invalid_header"
+	CodeInvalidCron   = "validation_invalid_cron"
+	CodeInvalidHeader = "validation_invalid_header"
+	// CodeUnsupported: a setting PocketBase has and strongbox does not
+	// implement (S3 storage), refused rather than accepted and ignored.
+	CodeUnsupported              = "validation_unsupported"
 	CodeConflictingRateLimitRule = "validation_conflicting_rate_limit_rule"
 
 	// Backups (reference pocketbase-backups-logs-filter.md §1.4, §1.5).

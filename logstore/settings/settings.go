@@ -435,7 +435,13 @@ func (v Settings) validate() validation.Errors {
 			m["endpoint"] = errURL
 		}
 		if len(m) == 0 {
-			continue
+			// Accepting S3 and going on with the local folder would
+			// put backups where the operator does not look for them.
+			msg := "S3 storage of backups is not supported: archives are kept in the data dir's backups folder."
+			if key == "s3" {
+				msg = "S3 file storage is not supported: this server stores no uploaded files."
+			}
+			m["enabled"] = validation.New(validation.CodeUnsupported, msg)
 		}
 		if key == "backups" {
 			errs.Sub("backups")["s3"] = m

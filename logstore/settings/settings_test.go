@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"strongbox/authn/validation"
@@ -91,6 +92,39 @@ func TestPatchValidation(t *testing.T) {
 	}
 	if got := s.Get().Logs.MaxDays; got != 5 {
 		t.Errorf("a refused patch changed the settings: maxDays %d", got)
+	}
+}
+
+// TestS3Unsupported: a complete S3 configuration is refused with
+// validation_unsupported on enabled, for file storage and for backups,
+// rather than accepted while everything stays local.
+func TestS3Unsupported(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const full = `{"enabled":true,"bucket":"b","region":"r","endpoint":"https://s3.example.com","accessKey":"k","secret":"s"}`
+	for _, tt := range []struct{ body, path string }{
+		{`{"s3":` + full + `}`, "s3"},
+		{`{"backups":{"s3":` + full + `}}`, "backups.s3"},
+	} {
+		_, err := patch(s, tt.body)
+		var ve validation.Errors
+		if !errors.As(err, &ve) {
+			t.Fatalf("patch(%s) = %v, want a validation.Errors", tt.body, err)
+		}
+		sec := ve
+		for _, k := range strings.Split(tt.path, ".") {
+			sec, _ = sec[k].(validation.Errors)
+		}
+		fe, _ := sec["enabled"].(*validation.Error)
+		if fe == nil || fe.Code != validation.CodeUnsupported || len(sec) != 1 {
+			t.Errorf("patch(%s) = %v, want only %s.enabled %s", tt.body, ve, tt.path, validation.CodeUnsupported)
+		}
+	}
+	if got := s.Get(); got.S3.Enabled || got.Backups.S3.Enabled {
+		t.Error("a refused S3 configuration was saved")
 	}
 }
 
