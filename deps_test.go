@@ -20,7 +20,7 @@ var depsRules = map[string][]string{
 	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
-	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
@@ -33,6 +33,9 @@ var depsRules = map[string][]string{
 	// validation is the vocabulary of input errors that every store
 	// returns and httpapi renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
+
+	// mail sends mail (SMTP or .eml files): stdlib only.
+	"strongbox/authn/mail": {},
 
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
@@ -52,6 +55,7 @@ var forbiddenStd = map[string][]string{
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
+	"strongbox/authn/mail":                   {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {

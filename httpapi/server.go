@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/authn/mail"
 	"strongbox/httpapi/ratelimit"
 	"strongbox/logstore"
 	"strongbox/logstore/settings"
@@ -66,6 +67,9 @@ type Config struct {
 	// Backups serves the backup routes (§4.2); nil = the backups folder
 	// cannot be loaded, and the routes answer as the reference does then.
 	Backups Backups
+	// Mail sends the mails of record auth (OTP, verification, password
+	// reset, email change); nil = mails are dropped, with a warning.
+	Mail mail.Sender
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -94,7 +98,8 @@ type Server struct {
 	login      *ratelimit.Guard        // the password-login throttle
 	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter  Restarter
-	backups    Backups // nil: the backups folder cannot be loaded
+	mail       mail.Sender // nil = mails are dropped (see Config.Mail)
+	backups    Backups     // nil: the backups folder cannot be loaded
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
@@ -111,6 +116,7 @@ func NewServer(cfg Config) *Server {
 		mux:      http.NewServeMux(),
 	}
 	s.restarter = cfg.Restarter
+	s.mail = cfg.Mail
 	s.backups = cfg.Backups
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)

@@ -1,0 +1,23 @@
+package mail
+
+import (
+	"context"
+	"net/mail"
+)
+
+// Message is one outgoing mail.
+type Message struct {
+	From    mail.Address
+	To      []mail.Address
+	Subject string
+	// HTML is the body. Text, if empty, is derived from it when sent.
+	HTML string
+	Text string
+}
+
+// Sender sends messages. A Sender may queue a message and send it later;
+// it reports a failure it cannot see at once in the server's log, never to
+// the API client (whose answer must not tell whether an address exists).
+type Sender interface {
+	Send(ctx context.Context, m *Message) error
+}
