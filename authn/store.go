@@ -42,6 +42,10 @@ type Options struct {
 	Hasher *Hasher          // required
 	Logger *slog.Logger     // nil = discard
 	FS     journal.FS       // the journal's file system; nil = journal.OS (tests inject faults)
+	// SweepEvery is how often expired OTPs and MFA sessions are deleted
+	// (Sweep); 0 = hourly, as the reference does, < 0 = never (they are
+	// refused once expired and left out of compaction all the same).
+	SweepEvery time.Duration
 }
 
 // Store holds the auth collections and their records. It keeps everything
@@ -69,7 +73,8 @@ type Store struct {
 	recOTPs   map[string]map[string]*otpEntry // record id → OTP id → OTP
 	mfas      map[string]*mfaEntry            // MFA sessions by id
 
-	pending sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
+	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
+	stopSweep func()         // stops the sweeper; nil when none runs
 
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
@@ -182,7 +187,35 @@ func Open(path string, opts Options) (*Store, error) {
 		j.Close()
 		return nil, err
 	}
+	if _, err := s.Sweep(); err != nil {
+		s.log.Warn("auth journal: could not delete expired OTPs and MFA sessions", "err", err)
+	}
+	if opts.SweepEvery >= 0 {
+		s.startSweeper(cmp.Or(opts.SweepEvery, time.Hour))
+	}
 	return s, nil
+}
+
+// startSweeper runs Sweep every d until Close.
+func (s *Store) startSweeper(d time.Duration) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, err := s.Sweep(); err != nil {
+					s.log.Warn("auth journal: could not delete expired OTPs and MFA sessions", "err", err)
+				}
+			}
+		}
+	}()
+	s.stopSweep = sync.OnceFunc(func() { close(done); <-stopped })
 }
 
 // bootstrap creates the built-in collections in a new store.
@@ -339,6 +372,9 @@ func (s *Store) Health() error {
 // Close waits for the OTPs being saved and mailed, then closes the
 // journal.
 func (s *Store) Close() error {
+	if s.stopSweep != nil {
+		s.stopSweep()
+	}
 	s.pending.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
