@@ -92,15 +92,32 @@ func (s *Store) newOTP(c *Collection, recordID, sentTo string) (*otpEntry, strin
 }
 
 // DecoyOTP does the work of an OTP request for an address no record has
-// (draws an id, a code and its hash) and returns the id, storing and
-// sending nothing: the answer to an unknown email has the same shape and
-// costs the same as a real one (enumeration protection, pocketbase-auth.md
-// §1.3).
+// and returns an id, storing and sending nothing: the answer to an
+// unknown email has the same shape and costs the same as a real one
+// (enumeration protection, pocketbase-auth.md §1.3). The same work
+// includes what follows the answer: a real OTP is written and fsynced in
+// the background, holding the store's lock, which delays the requests
+// right behind it; so a decoy writes (and fsyncs) a frame that deletes
+// its own id, which changes nothing and which compaction drops, lest a
+// request sent just after tell the two apart.
 func (s *Store) DecoyOTP(c *Collection) (string, error) {
 	o, _, err := s.newOTP(c, "", "")
 	if err != nil {
 		return "", err
 	}
+	// The lock a real request takes to count and add its OTP.
+	s.mu.Lock()
+	_ = len(s.recOTPs[o.RecordID])
+	s.mu.Unlock()
+	s.pending.Add(1)
+	go func() {
+		defer s.pending.Done()
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if err := s.commit(&op{Op: "deleteOTP", ID: o.ID}); err != nil {
+			s.log.Warn("decoy OTP write failed", "err", err)
+		}
+	}()
 	return o.ID, nil
 }
 

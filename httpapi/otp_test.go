@@ -31,7 +31,7 @@ func (f *fakeMail) Send(_ context.Context, m *mail.Message) error {
 }
 
 // next waits (at most 10 s) for the next message.
-func (f *fakeMail) next(t *testing.T) *mail.Message {
+func (f *fakeMail) next(t testing.TB) *mail.Message {
 	t.Helper()
 	select {
 	case m := <-f.sent:
