@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -91,23 +92,47 @@ func (s *Store) newOTP(c *Collection, recordID, sentTo string) (*otpEntry, strin
 	}, code, nil
 }
 
-// DecoyOTP does the work of an OTP request for an address no record has
-// and returns an id, storing and sending nothing: the answer to an
+// maxDecoyKeys bounds the addresses DecoyOTP remembers (about 5 MB at
+// most); past it, expired ones are forgotten first, then any.
+const maxDecoyKeys = 10_000
+
+// decoyOTP is an id DecoyOTP answered for an unknown address.
+type decoyOTP struct {
+	id      string
+	created time.Time
+}
+
+// DecoyOTP does the work of an OTP request for an address no record of c
+// has and returns an id, storing and sending nothing: the answer to an
 // unknown email has the same shape and costs the same as a real one
 // (enumeration protection, pocketbase-auth.md §1.3). The same work
 // includes what follows the answer: a real OTP is written and fsynced in
 // the background, holding the store's lock, which delays the requests
 // right behind it; so a decoy writes (and fsyncs) a frame that deletes
 // its own id, which changes nothing and which compaction drops, lest a
-// request sent just after tell the two apart.
-func (s *Store) DecoyOTP(c *Collection) (string, error) {
+// request sent just after tell the two apart. And as a record's 11th
+// request within its OTPs' lifetime gets its newest id again, so does an
+// unknown address's: the ids answered for it are remembered in memory
+// only (at most maxDecoyKeys addresses), for otp.duration.
+func (s *Store) DecoyOTP(c *Collection, email string) (string, error) {
 	o, _, err := s.newOTP(c, "", "")
 	if err != nil {
 		return "", err
 	}
-	// The lock a real request takes to count and add its OTP.
+	key := c.ID + "\x00" + email
 	s.mu.Lock()
-	_ = len(s.recOTPs[o.RecordID])
+	now := s.now()
+	life := time.Duration(cmp.Or(c.OTP.Duration, 180)) * time.Second
+	live := slices.DeleteFunc(s.decoys[key], func(d decoyOTP) bool { return !now.Before(d.created.Add(life)) })
+	if len(live) >= MaxLiveOTPs {
+		s.decoys[key] = live
+		s.mu.Unlock()
+		return live[len(live)-1].id, nil
+	}
+	if _, ok := s.decoys[key]; !ok && len(s.decoys) >= maxDecoyKeys {
+		s.pruneDecoys(now, life)
+	}
+	s.decoys[key] = append(live, decoyOTP{o.ID, o.Created})
 	s.mu.Unlock()
 	s.pending.Add(1)
 	go func() {
@@ -119,6 +144,22 @@ func (s *Store) DecoyOTP(c *Collection) (string, error) {
 		}
 	}()
 	return o.ID, nil
+}
+
+// pruneDecoys forgets the addresses whose decoys all expired and, if that
+// leaves the table full, a tenth of it. The caller holds s.mu.
+func (s *Store) pruneDecoys(now time.Time, life time.Duration) {
+	for k, list := range s.decoys {
+		if len(list) == 0 || !now.Before(list[len(list)-1].created.Add(life)) {
+			delete(s.decoys, k)
+		}
+	}
+	for k := range s.decoys {
+		if len(s.decoys) < maxDecoyKeys*9/10 {
+			break
+		}
+		delete(s.decoys, k)
+	}
 }
 
 // RequestOTP starts an OTP for record r of c, to be sent to r's email. It

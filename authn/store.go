@@ -72,6 +72,7 @@ type Store struct {
 	otps      map[string]*otpEntry            // OTPs by id
 	recOTPs   map[string]map[string]*otpEntry // record id → OTP id → OTP
 	mfas      map[string]*mfaEntry            // MFA sessions by id
+	decoys    map[string][]decoyOTP           // collection id + "\x00" + unknown email → ids answered (DecoyOTP)
 
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
@@ -148,6 +149,7 @@ func Open(path string, opts Options) (*Store, error) {
 		otps:      map[string]*otpEntry{},
 		recOTPs:   map[string]map[string]*otpEntry{},
 		mfas:      map[string]*mfaEntry{},
+		decoys:    map[string][]decoyOTP{},
 	}
 	if s.now == nil {
 		s.now = time.Now

@@ -69,7 +69,7 @@ func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error 
 			return s.sendOTPMail(c, rec, otpID, code)
 		})
 	} else {
-		id, err = s.auth.DecoyOTP(c)
+		id, err = s.auth.DecoyOTP(c, email)
 	}
 	if err != nil {
 		return err

@@ -282,6 +282,33 @@ func TestOTPLiveCap(t *testing.T) {
 	if id, _ := e.requestOTP(fm, "users", "ann@example.com"); id == last {
 		t.Errorf("after expiry the id was reused")
 	}
+
+	// An unknown address answers alike, or the repeated id would tell
+	// that ann exists.
+	ask := func() string {
+		t.Helper()
+		res := e.do("POST", "/api/collections/users/request-otp", "", `{"email":"nobody@example.com"}`)
+		if res.Status != 200 {
+			t.Fatalf("unknown email: %d %s", res.Status, res.Body)
+		}
+		return res.JSON(t)["otpId"].(string)
+	}
+	seen := map[string]bool{}
+	for range authn.MaxLiveOTPs {
+		last = ask()
+		if seen[last] {
+			t.Fatalf("unknown email: id %s answered twice under the cap", last)
+		}
+		seen[last] = true
+		e.clock.Add(time.Second)
+	}
+	if id := ask(); id != last {
+		t.Errorf("unknown email, 11th request: %s, want the 10th id %s again", id, last)
+	}
+	e.clock.Add(175 * time.Second)
+	if id := ask(); seen[id] {
+		t.Errorf("unknown email after expiry: an old id again")
+	}
 }
 
 // TestMFA walks the two-factor flows of §5.6 on users with password and
