@@ -227,11 +227,10 @@ func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.C
 			if err != nil {
 				return newError(http.StatusInternalServerError, msgMFACreateFailed, err)
 			}
-			if err := writeJSON(w, r, http.StatusUnauthorized, struct {
+			// Not through writeJSON: ?fields= prunes successes only.
+			s.writeBody(w, http.StatusUnauthorized, struct {
 				MFAID string `json:"mfaId"`
-			}{id}); err != nil {
-				return err
-			}
+			}{id})
 			// The request log records the challenge as the reference does.
 			stateOf(r).err = newError(http.StatusUnauthorized, "mfa required", nil)
 			return nil

@@ -350,6 +350,9 @@ func TestMFA(t *testing.T) {
 		}
 	}
 
+	// ?fields= prunes successes only: the challenge keeps its mfaId.
+	first(e.do("POST", "/api/collections/users/auth-with-password?fields=token", "", map[string]string{"identity": "ann@example.com", "password": "password1"}))
+
 	mfa := first(password("", false))
 	success("password then OTP", otp(mfa))
 	wantError(t, otp(mfa), 400, msgMFAInvalid) // single use
