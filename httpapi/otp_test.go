@@ -87,6 +87,9 @@ func (e *env) requestOTP(fm *fakeMail, col, email string) (id, code string) {
 
 func TestRequestOTP(t *testing.T) {
 	e, fm, _ := otpEnv(t, false)
+	if res := e.do("POST", "/api/collections", e.su, `{"name":"posts","type":"base"}`); res.Status != 200 {
+		t.Fatalf("create posts: %d %s", res.Status, res.Body)
+	}
 	tests := []struct {
 		name, col, body string
 		status          int
@@ -98,6 +101,7 @@ func TestRequestOTP(t *testing.T) {
 		{"email not a string", "users", `{"email":1}`, 400, `{"data":{},"message":"An error occurred while loading the submitted data.","status":400}`},
 		{"OTP off", "_superusers", `{"email":"ann@example.com"}`, 403, `{"data":{},"message":"The collection is not configured to allow OTP authentication.","status":403}`},
 		{"no collection", "nope", `{"email":"ann@example.com"}`, 404, `{"data":{},"message":"Missing or invalid collection context.","status":404}`},
+		{"base collection", "posts", `{"email":"ann@example.com"}`, 404, `{"data":{},"message":"Missing or invalid auth collection context.","status":404}`},
 		{"unknown email", "users", `{"email":"nobody@example.com"}`, 200, ""},
 	}
 	for _, tt := range tests {
