@@ -299,3 +299,33 @@ func TestCreateOTP(t *testing.T) {
 		t.Errorf("AuthWithOTP = %v, %v: want signed in, not verified", rec, err)
 	}
 }
+
+// TestOTPNotSavedNotSent: when the disk refuses the OTP, its code is never
+// handed over to be mailed and the id answered is not usable; a failed
+// delivery deletes the OTP.
+func TestOTPNotSavedNotSent(t *testing.T) {
+	s, fsys, _, _ := newFaultyStore(t)
+	c := enableOTP(t, s, false)
+	r := signUp(t, s, "ann@example.com", "password1")
+	fsys.SetFree(0)
+	id, _, err := s.RequestOTP(c, r, func(string, string) error {
+		t.Error("delivered an OTP the disk refused")
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pending.Wait()
+	if _, err := s.OTPRecord(c, id); !errors.Is(err, ErrOTPInvalid) {
+		t.Errorf("unsaved OTP: %v, want ErrOTPInvalid", err)
+	}
+	fsys.SetFree(-1)
+	id, _, err = s.RequestOTP(c, r, func(string, string) error { return errors.New("smtp down") })
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.pending.Wait()
+	if _, err := s.OTPRecord(c, id); !errors.Is(err, ErrOTPInvalid) {
+		t.Errorf("undelivered OTP: %v, want ErrOTPInvalid", err)
+	}
+}
