@@ -13,16 +13,16 @@ import (
 	"strongbox/authn/mail"
 )
 
-// fakeMail is a mail.Sender that keeps what it is sent.
-type fakeMail struct {
+// otpMailbox is a mail.Sender that keeps what it is sent.
+type otpMailbox struct {
 	mu   sync.Mutex
 	msgs []*mail.Message
 	sent chan *mail.Message
 }
 
-func newFakeMail() *fakeMail { return &fakeMail{sent: make(chan *mail.Message, 100)} }
+func newOTPMailbox() *otpMailbox { return &otpMailbox{sent: make(chan *mail.Message, 100)} }
 
-func (f *fakeMail) Send(_ context.Context, m *mail.Message) error {
+func (f *otpMailbox) Send(_ context.Context, m *mail.Message) error {
 	f.mu.Lock()
 	f.msgs = append(f.msgs, m)
 	f.mu.Unlock()
@@ -31,7 +31,7 @@ func (f *fakeMail) Send(_ context.Context, m *mail.Message) error {
 }
 
 // next waits (at most 10 s) for the next message.
-func (f *fakeMail) next(t testing.TB) *mail.Message {
+func (f *otpMailbox) next(t testing.TB) *mail.Message {
 	t.Helper()
 	select {
 	case m := <-f.sent:
@@ -43,7 +43,7 @@ func (f *fakeMail) next(t testing.TB) *mail.Message {
 }
 
 // count returns how many messages were sent.
-func (f *fakeMail) count() int {
+func (f *otpMailbox) count() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.msgs)
@@ -53,9 +53,9 @@ var codeRe = regexp.MustCompile(`<strong>([0-9]+)</strong>`)
 
 // otpEnv is an env with a fake mail sender and OTP (and, with mfa, MFA)
 // enabled on users, and one user.
-func otpEnv(t *testing.T, mfa bool) (*env, *fakeMail, string) {
+func otpEnv(t *testing.T, mfa bool) (*env, *otpMailbox, string) {
 	t.Helper()
-	fm := newFakeMail()
+	fm := newOTPMailbox()
 	e := newEnvWith(t, Config{Mail: fm}, HTTPConfig{})
 	body := `{"otp":{"enabled":true}}`
 	if mfa {
@@ -70,7 +70,7 @@ func otpEnv(t *testing.T, mfa bool) (*env, *fakeMail, string) {
 
 // requestOTP asks for an OTP for email and returns its id and, read from
 // the mail, its code.
-func (e *env) requestOTP(fm *fakeMail, col, email string) (id, code string) {
+func (e *env) requestOTP(fm *otpMailbox, col, email string) (id, code string) {
 	e.t.Helper()
 	res := e.do("POST", "/api/collections/"+col+"/request-otp", "", map[string]string{"email": email})
 	if res.Status != 200 {
@@ -396,7 +396,7 @@ func TestMFA(t *testing.T) {
 // TestSuperusersOTPIsSecondFactor: with OTP on _superusers, an emailed
 // code alone never yields a superuser token.
 func TestSuperusersOTPIsSecondFactor(t *testing.T) {
-	fm := newFakeMail()
+	fm := newOTPMailbox()
 	e := newEnvWith(t, Config{Mail: fm}, HTTPConfig{})
 	if res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":true}}`); res.Status != 200 {
 		t.Fatalf("enable OTP: %d %s", res.Status, res.Body)

@@ -25,7 +25,7 @@ import (
 type otpBench struct {
 	b     *testing.B
 	base  string
-	mail  *fakeMail
+	mail  *otpMailbox
 	clock *clock
 	su    string
 }
@@ -70,7 +70,7 @@ func newOTPBench(b *testing.B, users int, mfa bool) *otpBench {
 			b.Fatal(err)
 		}
 	}
-	fm := newFakeMail()
+	fm := newOTPMailbox()
 	fm.sent = make(chan *mail.Message, 1<<16)
 	srv := httptest.NewServer(NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, Mail: fm}))
 	b.Cleanup(srv.Close)
