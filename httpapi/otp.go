@@ -95,13 +95,16 @@ func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code
 	m := &mail.Message{
 		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
 		To:      []netmail.Address{{Address: rec.Email}},
-		Subject: renderOTPMail(tmpl.Subject, vals, false),
+		Subject: oneLine.Replace(renderOTPMail(tmpl.Subject, vals, false)),
 		HTML:    renderOTPMail(tmpl.Body, vals, true),
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return s.mail.Send(ctx, m)
 }
+
+// oneLine keeps a subject one header line whatever a record value holds.
+var oneLine = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
 
 // placeholderText is a record value as a mail placeholder shows it.
 func placeholderText(v any) string {

@@ -142,20 +142,20 @@ func TestRequestOTP(t *testing.T) {
 // filled, record values HTML-escaped in the body.
 func TestOTPMailTemplate(t *testing.T) {
 	e, fm, id := otpEnv(t, false)
-	if res := e.do("PATCH", "/api/collections/users/records/"+id, e.su, `{"name":"<Ann & co>"}`); res.Status != 200 {
+	if res := e.do("PATCH", "/api/collections/users/records/"+id, e.su, `{"name":"<Ann & co>\r\nBcc: x@example.com"}`); res.Status != 200 {
 		t.Fatalf("set name: %d %s", res.Status, res.Body)
 	}
-	tmpl := `{"otp":{"length":6,"emailTemplate":{"subject":"{APP_NAME} code","body":"<b>{OTP}</b> {OTP_ID} {APP_URL} {RECORD:name} {RECORD:email} {RECORD:id}"}}}`
+	tmpl := `{"otp":{"length":6,"emailTemplate":{"subject":"{APP_NAME} code {RECORD:name}","body":"<b>{OTP}</b> {OTP_ID} {APP_URL} {RECORD:name} {RECORD:email} {RECORD:id}"}}}`
 	if res := e.do("PATCH", "/api/collections/users", e.su, tmpl); res.Status != 200 {
 		t.Fatalf("set template: %d %s", res.Status, res.Body)
 	}
 	res := e.do("POST", "/api/collections/users/request-otp", "", `{"email":"ann@example.com"}`)
 	otpID := res.JSON(t)["otpId"].(string)
 	m := fm.next(t)
-	if m.Subject != "Acme code" {
+	if m.Subject != "Acme code <Ann & co> Bcc: x@example.com" {
 		t.Errorf("subject %q", m.Subject)
 	}
-	re := regexp.MustCompile(`^<b>([0-9]{6})</b> ` + otpID + ` http://localhost:8090 &lt;Ann &amp; co&gt; ann@example.com ` + id + `$`)
+	re := regexp.MustCompile(`^<b>([0-9]{6})</b> ` + otpID + ` http://localhost:8090 &lt;Ann &amp; co&gt;\r\nBcc: x@example.com ann@example.com ` + id + `$`)
 	if !re.MatchString(m.HTML) {
 		t.Errorf("body %q does not match %s", m.HTML, re)
 	}
