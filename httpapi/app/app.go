@@ -326,18 +326,11 @@ func (s *Server) setStores(st *Stores) {
 // can do it). If the stores cannot be reopened, the server answers 503
 // until a later Restart reopens them, and the error says so.
 func (s *Server) Restart(ctx context.Context, step func(dir string) error) error {
-	if s.gate.fromRequest(ctx) {
-		return ErrInRequest
+	release, err := s.takeLife(ctx, "restart")
+	if err != nil {
+		return err
 	}
-	select {
-	case s.life <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("app: restart: %w", context.Cause(ctx))
-	}
-	defer func() { <-s.life }()
-	if s.state != running {
-		return ErrNotRunning
-	}
+	defer release()
 	start := time.Now()
 	if err := s.gate.close(ctx); err != nil {
 		return fmt.Errorf("app: restart: waiting for the requests in flight: %w", err)
@@ -394,4 +387,23 @@ func (s *Server) reopen(start time.Time, prior error) error {
 		s.log.Info("restarted", "dir", s.cfg.Dir, "took", time.Since(start))
 	}
 	return prior
+}
+
+// takeLife takes life for a restart or a restore named op, while the
+// server runs: never with a request's context (the request would wait for
+// itself), and only as long as ctx allows.
+func (s *Server) takeLife(ctx context.Context, op string) (release func(), err error) {
+	if s.gate.fromRequest(ctx) {
+		return nil, ErrInRequest
+	}
+	select {
+	case s.life <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("app: %s: %w", op, context.Cause(ctx))
+	}
+	if s.state != running {
+		<-s.life
+		return nil, ErrNotRunning
+	}
+	return func() { <-s.life }, nil
 }
