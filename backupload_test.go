@@ -4,18 +4,20 @@
 // built binary, on a data dir of a million request logs (SB_FIG_LOGS sets
 // another count):
 //
-//		go test -tags loadfault -run TestBackupFigures -v -count=1 -timeout 15m .
+//	go test -tags loadfault -run TestBackupFigures -v -count=1 -timeout 15m .
 //
-//	  - an offline `strongbox backup create` under /usr/bin/time -v: wall
-//	    time, archive size, peak RSS;
-//	  - a served data dir under a steady stream of sign-ups (20/s) and
-//	    GET /api/health (100/s), each request timed by itself: the longest
-//	    and the 99th-percentile latency for 10 s without a backup, then while
-//	    POST /api/backups runs (plus a second after), and the server's RSS
-//	    before and at its peak during the backup;
-//	  - POST /api/backups/{key}/restore of that archive: the time from the
-//	    204 until the server answers on the restored data (the users
-//	    created after the backup are gone), and the RSS peak meanwhile.
+// It measures:
+//
+//   - an offline `strongbox backup create` under /usr/bin/time -v: wall
+//     time, archive size, peak RSS;
+//   - a served data dir under a steady stream of sign-ups (20/s) and
+//     GET /api/health (100/s), each request timed by itself: the longest
+//     and the 99th-percentile latency for 10 s without a backup, then while
+//     POST /api/backups runs (plus a second after), and the server's RSS
+//     before and at its peak during the backup;
+//   - POST /api/backups/{key}/restore of that archive: the time from the
+//     204 until the server answers on the restored data (the users
+//     created after the backup are gone), and the RSS peak meanwhile.
 //
 // The load is open-loop (requests start on a clock, whatever the answers
 // take), so a pause of the server shows as latency instead of as fewer
