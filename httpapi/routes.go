@@ -8,6 +8,7 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token
+//	                                 request-/confirm-verification, -password-reset, -email-change
 //	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
 //	                                 POST /api/backups/{key}/restore (verifies the whole archive first)
 //	upload      stream  1 h   1 h    POST /api/backups/upload
@@ -61,6 +62,13 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/collections/{collection}/auth-refresh", r(auth, s.handleAuthRefresh))
 	m.Handle("POST /api/collections/{collection}/impersonate/{id}", r(auth, s.handleImpersonate))
 	m.Handle("POST /api/files/token", r(auth, s.handleFileToken))
+
+	m.Handle("POST /api/collections/{collection}/request-verification", r(auth, s.handleRequestVerification))
+	m.Handle("POST /api/collections/{collection}/confirm-verification", r(auth, s.handleConfirmVerification))
+	m.Handle("POST /api/collections/{collection}/request-password-reset", r(auth, s.handleRequestPasswordReset))
+	m.Handle("POST /api/collections/{collection}/confirm-password-reset", r(auth, s.handleConfirmPasswordReset))
+	m.Handle("POST /api/collections/{collection}/request-email-change", r(auth, s.handleRequestEmailChange))
+	m.Handle("POST /api/collections/{collection}/confirm-email-change", r(auth, s.handleConfirmEmailChange))
 
 	m.Handle("GET /api/collections", r(json, s.handleCollectionsList))
 	m.Handle("POST /api/collections", r(json, s.handleCollectionCreate))
