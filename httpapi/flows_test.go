@@ -11,6 +11,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/mail"
+	"strongbox/logstore/journal/journaltest"
 )
 
 // fakeMail is a mail.Sender that keeps what it is given, and fails with
@@ -428,4 +429,45 @@ func TestFlowWithoutMailer(t *testing.T) {
 	tok := e.login("users", "u1@example.com", "password1")
 	wantBody(t, e.do("POST", "/api/collections/users/request-verification", "", `{"email":"u1@example.com"}`), 204, "")
 	wantBody(t, e.do("POST", "/api/collections/users/request-email-change", tok, `{"newEmail":"new@example.com"}`), 204, "")
+}
+
+// TestFlowStorageFull: a confirm the disk refuses answers 507 and changes
+// nothing, so the same token works once there is space again.
+func TestFlowStorageFull(t *testing.T) {
+	fm := &fakeMail{}
+	fsys := journaltest.New()
+	e := newEnvOn(t, Config{Mail: fm}, HTTPConfig{}, fsys)
+	id := e.signUp("u1@example.com", "password1")
+	tok := e.login("users", "u1@example.com", "password1")
+	users, _ := e.auth.Collection("users")
+	e.do("POST", "/api/collections/users/request-verification", "", `{"email":"u1@example.com"}`)
+	verify := tokenIn(t, "confirm-verification", oneMail(t, fm, "u1@example.com").HTML)
+	e.do("POST", "/api/collections/users/request-password-reset", "", `{"email":"u1@example.com"}`)
+	reset := tokenIn(t, "confirm-password-reset", oneMail(t, fm, "u1@example.com").HTML)
+	e.do("POST", "/api/collections/users/request-email-change", tok, `{"newEmail":"new@example.com"}`)
+	change := tokenIn(t, "confirm-email-change", oneMail(t, fm, "new@example.com").HTML)
+
+	confirms := []struct {
+		path string
+		body map[string]string
+	}{
+		{"/api/collections/users/confirm-verification", map[string]string{"token": verify}},
+		{"/api/collections/users/confirm-password-reset", map[string]string{"token": reset, "password": "new-password", "passwordConfirm": "new-password"}},
+		{"/api/collections/users/confirm-email-change", map[string]string{"token": change, "password": "password1"}},
+	}
+	fsys.SetFree(0)
+	for _, c := range confirms {
+		wantError(t, e.do("POST", c.path, "", c.body), 507, msgStorageFull)
+	}
+	if r, _ := e.auth.Record(users, id); r.Verified || r.Email != "u1@example.com" {
+		t.Fatalf("record changed by refused confirms: %+v", r)
+	}
+	fsys.SetFree(-1)
+	for _, c := range confirms[:2] {
+		wantBody(t, e.do("POST", c.path, "", c.body), 204, "")
+	}
+	e.login("users", "u1@example.com", "new-password")
+	// The reset rotated the token key: the pending email change is dead.
+	wantBody(t, e.do("POST", confirms[2].path, "", map[string]string{"token": change, "password": "new-password"}), 400,
+		`{"data":{"password":`+errInvalidPasswordJSON+`,"token":`+errTokenJSON+`},`+bodyValidation)
 }
