@@ -41,11 +41,12 @@ const resendWindow = 2 * time.Minute
 
 // resendGuard remembers, in memory, which records were recently sent a
 // verification or password-reset mail. Entries expire after resendWindow
-// and are pruned as new ones are added, so it holds at most the records
-// mailed in the last two minutes.
+// and are pruned as new ones are added, so it holds at most about twice
+// the records mailed in the last two minutes.
 type resendGuard struct {
-	mu   sync.Mutex
-	sent map[string]time.Time // kind + " " + collection id + " " + record id → when
+	mu      sync.Mutex
+	sent    map[string]time.Time // kind + " " + collection id + " " + record id → when
+	pruneAt int                  // prune expired entries when sent reaches this size
 }
 
 func resendKey(kind string, c *authn.Collection, r *authn.Record) string {
@@ -67,10 +68,16 @@ func (g *resendGuard) mark(key string, now time.Time) {
 	if g.sent == nil {
 		g.sent = map[string]time.Time{}
 	}
-	for k, t := range g.sent {
-		if now.Sub(t) >= resendWindow || now.Before(t) {
-			delete(g.sent, k)
+	if len(g.sent) >= g.pruneAt {
+		// Pruned when the map has doubled since the last pruning, so
+		// that each mark costs O(1) amortised however many records are
+		// mailed.
+		for k, t := range g.sent {
+			if now.Sub(t) >= resendWindow || now.Before(t) {
+				delete(g.sent, k)
+			}
 		}
+		g.pruneAt = max(64, 2*len(g.sent))
 	}
 	g.sent[key] = now
 }
