@@ -120,6 +120,13 @@ var violations = []violation{
 	{"superusers-oauth2-listed", []string{"AUTH-METHODS-002"}},
 	{"methods-ignore-options", []string{"AUTH-METHODS-005"}},
 
+	// account flows (account_flows.go)
+	{"unknown-email-404", []string{"FLOW-001"}},
+	{"blank-email-204", []string{"FLOW-002"}},
+	{"superusers-verification-204", []string{"FLOW-003"}},
+	{"email-change-any-auth", []string{"FLOW-004"}},
+	{"confirm-any-token", []string{"FLOW-005"}},
+
 	// settings (settings.go)
 	{"settings-guest-403", []string{"SETTINGS-001"}},
 	{"settings-for-users", []string{"SETTINGS-002"}},
