@@ -102,7 +102,7 @@ func placeholderRecord(c *authn.Collection, email string) *authn.Record {
 
 // renderFlowMail renders template t of collection c for record r with
 // token, to address to. Every value put into the body is HTML-escaped; the
-// subject is a header, not HTML, and takes them as they are.
+// subject is a header, not HTML, and takes them as they are, on one line.
 // TODO(flow): use mail.Render once the mail transport lands it.
 func (s *Server) renderFlowMail(c *authn.Collection, r *authn.Record, t authn.Template, token, to string) *mail.Message {
 	meta := s.settings.Get().Meta
@@ -117,11 +117,16 @@ func (s *Server) renderFlowMail(c *authn.Collection, r *authn.Record, t authn.Te
 		}
 		escaped[i] = p
 	}
-	// One pass each: a value that holds a placeholder is not expanded.
+	// One pass each: a value that holds a placeholder is not expanded. The
+	// subject is one header line: line breaks in values become spaces.
+	oneLine := strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
+	for i := 1; i < len(pairs); i += 2 {
+		pairs[i] = oneLine.Replace(pairs[i])
+	}
 	return &mail.Message{
 		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
 		To:      []netmail.Address{{Address: to}},
-		Subject: strings.NewReplacer(pairs...).Replace(t.Subject),
+		Subject: oneLine.Replace(strings.NewReplacer(pairs...).Replace(t.Subject)),
 		HTML:    strings.NewReplacer(escaped...).Replace(t.Body),
 	}
 }

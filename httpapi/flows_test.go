@@ -386,13 +386,21 @@ func TestFlowMailTemplate(t *testing.T) {
 	}
 	e.do("POST", "/api/collections/users/request-verification", "", `{"email":"u1@example.com"}`)
 	m := oneMail(t, fm, "u1@example.com")
+	body := m.HTML
 	if want := `Hi <b>"Tom" & {TOKEN}</b> at Acme`; m.Subject != want {
 		t.Errorf("subject = %q, want %q", m.Subject, want)
 	}
-	parts := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(m.HTML, "<p>"), "</p>"))
+	// A value cannot add a header line.
+	users, _ := e.auth.Collection("users")
+	rec, _ := e.auth.FindByEmail(users, "u1@example.com")
+	m = e.api.renderFlowMail(users, rec, authn.Template{Subject: "{APP_NAME}\r\nBcc: x@example.com {RECORD:id}"}, "t", "u1@example.com")
+	if want := "Acme Bcc: x@example.com " + rec.ID; m.Subject != want {
+		t.Errorf("subject = %q, want %q", m.Subject, want)
+	}
+	parts := strings.Fields(strings.TrimSuffix(strings.TrimPrefix(body, "<p>"), "</p>"))
 	want := []string{"&lt;b&gt;&#34;Tom&#34;", "&amp;", "{TOKEN}&lt;/b&gt;", "u1@example.com", "false", "http://localhost:8090"}
 	if len(parts) != 8 || strings.Join(parts[:6], " ") != strings.Join(want, " ") || parts[7] != "{RECORD:tokenKey}" {
-		t.Fatalf("body = %q", m.HTML)
+		t.Fatalf("body = %q", body)
 	}
 	if c := claimsOf(t, parts[6]); c["type"] != "verification" {
 		t.Errorf("token in the body: claims %v", c)
