@@ -6,6 +6,11 @@ import (
 )
 
 // Message is one outgoing mail.
+//
+// From may be left zero: the server's Sender then fills it from the
+// settings' meta.senderName and meta.senderAddress. To holds one or more
+// recipients. No address or subject may hold CR or LF (a Sender refuses
+// the message: header injection is impossible).
 type Message struct {
 	From    mail.Address
 	To      []mail.Address
