@@ -36,6 +36,8 @@ var depsRules = map[string][]string{
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
+	// mailtest is a test helper: an SMTP sink on loopback.
+	"strongbox/authn/mail/mailtest": {},
 
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
@@ -56,6 +58,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
+	"strongbox/authn/mail/mailtest":          {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {
