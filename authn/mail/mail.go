@@ -26,3 +26,10 @@ type Message struct {
 type Sender interface {
 	Send(ctx context.Context, m *Message) error
 }
+
+// SyncSender is a Sender that can also deliver a message at once and
+// report the outcome (the test-email route does, to show an SMTP error).
+type SyncSender interface {
+	Sender
+	SendNow(ctx context.Context, m *Message) error
+}

@@ -69,7 +69,8 @@ func checkAddress(field string, a mail.Address) error {
 // encoded when not ASCII), Date (date), Message-ID (random, at the
 // sender's domain), MIME-Version, and a multipart/alternative body with a
 // text/plain part (m.Text, or the text of m.HTML) and a text/html part,
-// both UTF-8 and quoted-printable. Lines end in CRLF. A message that does
+// both UTF-8, each 7bit when it is ASCII in short lines and
+// quoted-printable otherwise. Lines end in CRLF. A message that does
 // not Validate is not written.
 func (m *Message) Encode(w io.Writer, date time.Time) error {
 	if err := m.Validate(); err != nil {
@@ -88,15 +89,26 @@ func (m *Message) Encode(w io.Writer, date time.Time) error {
 		text = HTMLToText(m.HTML)
 	}
 	for _, part := range []struct{ typ, content string }{{"text/plain", text}, {"text/html", m.HTML}} {
+		content := crlf(part.content)
+		enc := "7bit"
+		if !sevenBit(content) {
+			enc = "quoted-printable"
+		}
 		pw, err := mp.CreatePart(textproto.MIMEHeader{
 			"Content-Type":              {part.typ + "; charset=UTF-8"},
-			"Content-Transfer-Encoding": {"quoted-printable"},
+			"Content-Transfer-Encoding": {enc},
 		})
 		if err != nil {
 			return err
 		}
+		if enc == "7bit" {
+			if _, err := io.WriteString(pw, content); err != nil {
+				return err
+			}
+			continue
+		}
 		qp := quotedprintable.NewWriter(pw)
-		if _, err := io.WriteString(qp, part.content); err != nil {
+		if _, err := io.WriteString(qp, content); err != nil {
 			return err
 		}
 		if err := qp.Close(); err != nil {
@@ -126,6 +138,31 @@ func (m *Message) Encode(w io.Writer, date time.Time) error {
 	}
 	_, err := w.Write(body.Bytes())
 	return err
+}
+
+// crlf makes every line end CRLF.
+func crlf(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.ReplaceAll(s, "\n", "\r\n")
+}
+
+// sevenBit reports whether s can go as it is (RFC 2045 7bit): ASCII
+// without NUL, in lines of at most 998 bytes. A part that is, is written
+// unencoded, so that an .eml file reads (and greps) as the mail's text;
+// any other is quoted-printable.
+func sevenBit(s string) bool {
+	for _, line := range strings.Split(s, "\r\n") {
+		if len(line) > 998 {
+			return false
+		}
+		for i := 0; i < len(line); i++ {
+			if c := line[i]; c == 0 || c >= 0x80 || c == '\r' || c == '\n' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // HTMLToText returns the text of an HTML body for a mail's text/plain

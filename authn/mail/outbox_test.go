@@ -23,12 +23,15 @@ func TestOutboxWrite(t *testing.T) {
 	if filepath.Dir(path) != dir || !strings.HasPrefix(filepath.Base(path), "20261123T170000.000000000Z-") || filepath.Ext(path) != ".eml" {
 		t.Errorf("Write = %q, want %s/20261123T170000.000000000Z-*.eml", path, dir)
 	}
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	msg, err := mail.ReadMessage(f)
+	// An ASCII mail is written 7bit: the file reads as the mail's text.
+	if !strings.Contains(string(raw), "Content-Transfer-Encoding: 7bit\r\n") || !strings.Contains(string(raw), "<strong>12345678</strong>") {
+		t.Errorf("file = %s, want 7bit parts with the code as it is", raw)
+	}
+	msg, err := mail.ReadMessage(strings.NewReader(string(raw)))
 	if err != nil {
 		t.Fatalf("ReadMessage: %v", err)
 	}

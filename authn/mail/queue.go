@@ -73,7 +73,7 @@ type Queue struct {
 	closed bool
 }
 
-var _ Sender = (*Queue)(nil)
+var _ SyncSender = (*Queue)(nil)
 
 // NewQueue starts a Queue's worker; Close stops it.
 func NewQueue(cfg QueueConfig) *Queue {

@@ -55,6 +55,9 @@ const (
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"
 	CodeInvalidHeader = "validation_invalid_header"
+	CodeIsHost        = "validation_is_host" // smtp.host, smtp.localName
+	// CodeInvalidAuthCollection: the collection of a test email.
+	CodeInvalidAuthCollection = "validation_invalid_auth_collection"
 	// CodeUnsupported: a setting PocketBase has and strongbox does not
 	// implement (S3 storage), refused rather than accepted and ignored.
 	CodeUnsupported              = "validation_unsupported"
@@ -110,6 +113,9 @@ func IsURL() *Error { return New(CodeIsURL, "Must be a valid URL.") }
 func InInvalid(params map[string]any) *Error {
 	return &Error{Code: CodeInInvalid, Message: "Must be a valid value.", Params: params}
 }
+
+// IsHost is a value that is neither an IP address nor a DNS name.
+func IsHost() *Error { return New(CodeIsHost, "Must be a valid IP address or DNS name.") }
 
 // MatchInvalid is a value that does not match the required pattern.
 func MatchInvalid() *Error { return New(CodeMatchInvalid, "Must be in a valid format.") }

@@ -361,7 +361,7 @@ var (
 	errRequired = validation.Required()
 	errEmail    = validation.IsEmail()
 	errURL      = validation.IsURL()
-	errHost     = validation.New("validation_is_host", "Must be a valid IP address or DNS name.")
+	errHost     = validation.IsHost()
 )
 
 func errMin(n int) *validation.Error { return validation.MinGreaterEqual(int64(n)) }
