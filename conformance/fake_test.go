@@ -216,6 +216,8 @@ func (f *fakeServer) route(q *fakeReq) error {
 	switch {
 	case p == "/api/settings" && (r.Method == "GET" || r.Method == "PATCH"):
 		return f.handleSettings(q)
+	case p == "/api/settings/test/email" && r.Method == "POST":
+		return f.handleTestEmail(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
 	case r.Method == "POST" && p == "/api/files/token":

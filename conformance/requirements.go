@@ -29,6 +29,7 @@ var Requirements = slices.Concat(
 	authMethodsRequirements,
 	accountFlowRequirements,
 	settingsRequirements,
+	settingsMailRequirements,
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,

@@ -129,6 +129,9 @@ var violations = []violation{
 
 	// settings (settings.go)
 	{"settings-guest-403", []string{"SETTINGS-001"}},
+	{"test-email-for-guests", []string{"SETTINGS-MAIL-001"}},
+	{"test-email-for-users", []string{"SETTINGS-MAIL-002"}},
+	{"test-email-accepts-blank", []string{"SETTINGS-MAIL-003"}},
 	{"settings-for-users", []string{"SETTINGS-002"}},
 	{"settings-maxdays-string", []string{"SETTINGS-003"}},
 	{"settings-accept-negative", []string{"SETTINGS-004"}},
