@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/mail"
 	"slices"
+	"time"
 
 	"strongbox/authn"
 	strongmail "strongbox/authn/mail"
@@ -120,15 +122,21 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	return noContent(w)
 }
 
+// testEmailTimeout bounds the whole SMTP exchange of a test email (each
+// step has its own 10 s), within the route's 30 s response deadline.
+const testEmailTimeout = 25 * time.Second
+
 // sendNow sends m at once when the Sender can (a mail.SyncSender), else
 // queues it.
 func (s *Server) sendNow(r *http.Request, m *strongmail.Message) error {
+	ctx, cancel := context.WithTimeout(r.Context(), testEmailTimeout)
+	defer cancel()
 	switch snd := s.mail.(type) {
 	case nil:
 		return errors.New("mail: no mail transport is configured")
 	case strongmail.SyncSender:
-		return snd.SendNow(r.Context(), m)
+		return snd.SendNow(ctx, m)
 	default:
-		return snd.Send(r.Context(), m)
+		return snd.Send(ctx, m)
 	}
 }

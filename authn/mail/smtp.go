@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/smtp"
 	"net/textproto"
@@ -50,6 +51,20 @@ type SMTPConfig struct {
 	// is always Host.
 	TLSConfig *tls.Config
 }
+
+// String describes c without its password, so that printing or logging a
+// configuration (%v, %+v) never shows it.
+func (c SMTPConfig) String() string {
+	pw := ""
+	if c.Password != "" {
+		pw = "(set)"
+	}
+	return fmt.Sprintf("smtp{host:%s port:%d tls:%v username:%q password:%s authMethod:%q localName:%q}",
+		c.Host, c.Port, c.TLS, c.Username, pw, c.AuthMethod, c.LocalName)
+}
+
+// LogValue is String for log/slog.
+func (c SMTPConfig) LogValue() slog.Value { return slog.StringValue(c.String()) }
 
 // SMTPError is a failed SMTP exchange: the step (dial, tls, hello,
 // starttls, auth, mail, rcpt, data, quit) and why. Its text never holds

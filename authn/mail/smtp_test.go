@@ -3,7 +3,9 @@ package mail_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"mime/multipart"
 	"net/mail"
@@ -273,5 +275,21 @@ func readParts(t *testing.T, msg *mail.Message) map[string]string {
 		}
 		ct, _, _ := mime.ParseMediaType(p.Header.Get("Content-Type"))
 		parts[ct] = string(b)
+	}
+}
+
+func TestSMTPConfigHidesPassword(t *testing.T) {
+	c := strongmail.SMTPConfig{Host: "smtp.example.com", Port: 587, Username: "u", Password: "s3cret"}
+	tr := strongmail.Transport{SMTPEnabled: true, SMTP: c}
+	var logged strings.Builder
+	slog.New(slog.NewTextHandler(&logged, nil)).Info("t", "smtp", c)
+	for _, got := range []string{fmt.Sprint(c), fmt.Sprintf("%+v", tr), fmt.Sprintf("%v", &tr), logged.String()} {
+		if strings.Contains(got, "s3cret") {
+			t.Errorf("printed %q: holds the password", got)
+		}
+	}
+	want := `smtp{host:smtp.example.com port:587 tls:false username:"u" password:(set) authMethod:"" localName:""}`
+	if got := c.String(); got != want {
+		t.Errorf("String = %s, want %s", got, want)
 	}
 }
