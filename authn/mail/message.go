@@ -124,7 +124,7 @@ func (m *Message) Encode(w io.Writer, date time.Time) error {
 		to[i] = a.String()
 	}
 	var h strings.Builder
-	header := func(k, v string) { h.WriteString(k + ": " + v + "\r\n") }
+	header := func(k, v string) { h.WriteString(fold(k+": "+v) + "\r\n") }
 	header("From", m.From.String())
 	header("To", strings.Join(to, ", "))
 	header("Subject", mime.QEncoding.Encode("UTF-8", m.Subject))
@@ -138,6 +138,36 @@ func (m *Message) Encode(w io.Writer, date time.Time) error {
 	}
 	_, err := w.Write(body.Bytes())
 	return err
+}
+
+// fold folds a header line longer than 78 characters at its spaces
+// (RFC 5322 §2.2.3), so that no line nears the 998-byte limit: a reader
+// unfolds it back to the same value. A run of text without a space stays
+// whole.
+func fold(line string) string {
+	if len(line) <= 78 {
+		return line
+	}
+	var b strings.Builder
+	n := 0 // length of the current line
+	for i, word := range strings.Split(line, " ") {
+		switch {
+		case i == 0:
+		case n+1+len(word) > 78 && n > 0 && word != "":
+			b.WriteString("\r\n")
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		if n == 0 && i > 0 {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(word)
+		n += len(word)
+	}
+	return b.String()
 }
 
 // crlf makes every line end CRLF.

@@ -293,3 +293,42 @@ func TestSMTPConfigHidesPassword(t *testing.T) {
 		t.Errorf("String = %s, want %s", got, want)
 	}
 }
+
+// TestEncodeLongHeaders: long subjects and recipient lists are folded
+// into short lines and read back the same.
+func TestEncodeLongHeaders(t *testing.T) {
+	tests := []string{
+		strings.Repeat("word ", 120) + "end",
+		strings.Repeat("mot accentué ", 60),
+		strings.Repeat("x", 200),
+	}
+	for _, subject := range tests {
+		m := testMessage()
+		m.Subject = subject
+		for i := range 30 {
+			m.To = append(m.To, mail.Address{Address: fmt.Sprintf("user%d@example.com", i)})
+		}
+		var b strings.Builder
+		if err := m.Encode(&b, testDate); err != nil {
+			t.Fatal(err)
+		}
+		head, _, _ := strings.Cut(b.String(), "\r\n\r\n")
+		for _, line := range strings.Split(head, "\r\n") {
+			if len(line) > 998 || (len(line) > 78 && strings.Contains(strings.TrimSpace(line), " ")) {
+				t.Errorf("header line of %d bytes: %q", len(line), line)
+			}
+		}
+		msg, err := mail.ReadMessage(strings.NewReader(b.String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := mimeDecoder.DecodeHeader(msg.Header.Get("Subject"))
+		if err != nil || got != subject {
+			t.Errorf("Subject read back = %q (%v), want %q", got, err, subject)
+		}
+		to, err := msg.Header.AddressList("To")
+		if err != nil || len(to) != 31 {
+			t.Errorf("To read back = %d addresses (%v), want 31", len(to), err)
+		}
+	}
+}
