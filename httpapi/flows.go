@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"html"
+	"maps"
 	"net/http"
 	netmail "net/mail"
 	"strings"
@@ -100,35 +100,34 @@ func placeholderRecord(c *authn.Collection, email string) *authn.Record {
 		TokenKey: "00000000000000000000000000000000000000000000000000"}
 }
 
-// renderFlowMail renders template t of collection c for record r with
-// token, to address to. Every value put into the body is HTML-escaped; the
-// subject is a header, not HTML, and takes them as they are, on one line.
-// TODO(flow): use mail.Render once the mail transport lands it.
-func (s *Server) renderFlowMail(c *authn.Collection, r *authn.Record, t authn.Template, token, to string) *mail.Message {
+// renderMail renders template t of collection c for record r, to address
+// to, with the placeholders of mail.Render: {APP_NAME}, {APP_URL}, the
+// record's fields as its owner sees them ({RECORD:field}, HTML-escaped in
+// the body), and extra (such as {TOKEN}, {OTP}). The subject is one
+// header line: line breaks in values become spaces.
+func (s *Server) renderMail(c *authn.Collection, r *authn.Record, t authn.Template, to string, extra map[string]string) *mail.Message {
 	meta := s.settings.Get().Meta
-	pairs := []string{"{APP_NAME}", meta.AppName, "{APP_URL}", meta.AppURL, "{TOKEN}", token}
+	vars := map[string]string{mail.VarAppName: meta.AppName, mail.VarAppURL: meta.AppURL}
 	for k, v := range r.Public(c, true) {
-		pairs = append(pairs, "{RECORD:"+k+"}", fmtValue(v))
+		vars[mail.VarRecordPrefix+k] = fmtValue(v)
 	}
-	escaped := make([]string, len(pairs))
-	for i, p := range pairs {
-		if i%2 == 1 {
-			p = html.EscapeString(p)
-		}
-		escaped[i] = p
-	}
-	// One pass each: a value that holds a placeholder is not expanded. The
-	// subject is one header line: line breaks in values become spaces.
+	maps.Copy(vars, extra)
 	oneLine := strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-	for i := 1; i < len(pairs); i += 2 {
-		pairs[i] = oneLine.Replace(pairs[i])
+	subjectVars := make(map[string]string, len(vars))
+	for k, v := range vars {
+		subjectVars[k] = oneLine.Replace(v)
 	}
 	return &mail.Message{
 		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
 		To:      []netmail.Address{{Address: to}},
-		Subject: oneLine.Replace(strings.NewReplacer(pairs...).Replace(t.Subject)),
-		HTML:    strings.NewReplacer(escaped...).Replace(t.Body),
+		Subject: oneLine.Replace(mail.Render(t.Subject, subjectVars, false)),
+		HTML:    mail.Render(t.Body, vars, true),
 	}
+}
+
+// renderFlowMail renders an account flow's mail, with its token.
+func (s *Server) renderFlowMail(c *authn.Collection, r *authn.Record, t authn.Template, token, to string) *mail.Message {
+	return s.renderMail(c, r, t, to, map[string]string{mail.VarToken: token})
 }
 
 // fmtValue is a record value as a template shows it.
