@@ -6,6 +6,8 @@
 //
 //	go test -tags loadfault -run TestBackupFigures -v -count=1 -timeout 15m .
 //
+// It measures:
+//
 //   - an offline `strongbox backup create` under /usr/bin/time -v: wall
 //     time, archive size, peak RSS;
 //   - a served data dir under a steady stream of sign-ups (20/s) and

@@ -24,7 +24,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
 	"strongbox":             {"*"},
 
 	// journaltest is a test helper: a file system that fails on demand.
@@ -36,6 +36,8 @@ var depsRules = map[string][]string{
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
+	// mailtest is a test helper: an SMTP sink on loopback.
+	"strongbox/authn/mail/mailtest": {},
 
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
@@ -56,6 +58,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
+	"strongbox/authn/mail/mailtest":          {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {

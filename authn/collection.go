@@ -276,14 +276,56 @@ func autodateFields() []Field {
 	}
 }
 
-// defaultTemplates are strongbox's own mail templates; the placeholders are
-// the ones PocketBase defines.
+// The default mail templates are the reference's (pocketbase-auth §10.2,
+// §4; the authAlert body as v0.31.0 reports it): a client that reads a new
+// collection's options sees the same text, and an edited template keeps
+// the same placeholders. The bodies are HTML; mail.Render fills them.
 var (
-	tmplAlert        = Template{"Login from a new location", "<p>Hello,</p>\n<p>Your {APP_NAME} account was just used to sign in from a new location.</p>\n<p>If that was not you, change your {APP_NAME} password now: it signs out every other session.</p>\n<p>{APP_NAME}</p>"}
-	tmplOTP          = Template{"OTP for {APP_NAME}", "<p>Hello,</p>\n<p>Your one-time password: <strong>{OTP}</strong></p>\n<p>If you did not ask for it, ignore this mail.</p>\n<p>{APP_NAME}</p>"}
-	tmplVerification = Template{"Verify your {APP_NAME} email", "<p>Hello,</p>\n<p>Confirm your email address for {APP_NAME}:</p>\n<p><a href=\"{APP_URL}/_/#/auth/confirm-verification/{TOKEN}\">Verify</a></p>\n<p>{APP_NAME}</p>"}
-	tmplReset        = Template{"Reset your {APP_NAME} password", "<p>Hello,</p>\n<p>Choose a new {APP_NAME} password:</p>\n<p><a href=\"{APP_URL}/_/#/auth/confirm-password-reset/{TOKEN}\">Reset password</a></p>\n<p>If you did not ask for this, ignore this mail.</p>\n<p>{APP_NAME}</p>"}
-	tmplEmailChange  = Template{"Confirm your {APP_NAME} new email address", "<p>Hello,</p>\n<p>Confirm the new email address of your {APP_NAME} account:</p>\n<p><a href=\"{APP_URL}/_/#/auth/confirm-email-change/{TOKEN}\">Confirm</a></p>\n<p>{APP_NAME}</p>"}
+	tmplAlert = Template{"Login from a new location", `<p>Hello,</p>
+<p>We noticed a login to your {APP_NAME} account from a new location.</p>
+<p>If this was you, you may disregard this email.</p>
+<p><strong>If this wasn't you, you should immediately change your {APP_NAME} account password to revoke access from all other locations.</strong></p>
+<p>
+  Thanks,<br/>
+  {APP_NAME} team
+</p>`}
+	tmplOTP = Template{"OTP for {APP_NAME}", `<p>Hello,</p>
+<p>Your one-time password is: <strong>{OTP}</strong></p>
+<p><i>If you didn't ask for the one-time password, you can ignore this email.</i></p>
+<p>
+  Thanks,<br/>
+  {APP_NAME} team
+</p>`}
+	tmplVerification = Template{"Verify your {APP_NAME} email", `<p>Hello,</p>
+<p>Thank you for joining us at {APP_NAME}.</p>
+<p>Click on the button below to verify your email address.</p>
+<p>
+  <a class="btn" href="{APP_URL}/_/#/auth/confirm-verification/{TOKEN}" target="_blank" rel="noopener">Verify</a>
+</p>
+<p>
+  Thanks,<br/>
+  {APP_NAME} team
+</p>`}
+	tmplReset = Template{"Reset your {APP_NAME} password", `<p>Hello,</p>
+<p>Click on the button below to reset your password.</p>
+<p>
+  <a class="btn" href="{APP_URL}/_/#/auth/confirm-password-reset/{TOKEN}" target="_blank" rel="noopener">Reset password</a>
+</p>
+<p><i>If you didn't ask to reset your password, you can ignore this email.</i></p>
+<p>
+  Thanks,<br/>
+  {APP_NAME} team
+</p>`}
+	tmplEmailChange = Template{"Confirm your {APP_NAME} new email address", `<p>Hello,</p>
+<p>Click on the button below to confirm your new email address.</p>
+<p>
+  <a class="btn" href="{APP_URL}/_/#/auth/confirm-email-change/{TOKEN}" target="_blank" rel="noopener">Confirm new email</a>
+</p>
+<p><i>If you didn't ask to change your email address, you can ignore this email.</i></p>
+<p>
+  Thanks,<br/>
+  {APP_NAME} team
+</p>`}
 )
 
 // defaultAuthOptions returns the options of a new auth collection, with fresh

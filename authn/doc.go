@@ -36,6 +36,12 @@
 // claim is trusted, the expected type, and an exp in the future when exp is
 // present. The unverified id and collectionId serve only to find the key.
 //
+// The account flows' tokens (verification, passwordReset, emailChange; see
+// flows.go) also carry email, the address they were mailed for, and the
+// email-change token newEmail. They always expire. Confirming a password
+// reset or an email change rotates the record's token key, which is what
+// makes each of them single-use: no token state is stored.
+//
 // Password tokens of the users collection carry no exp (§5.9 of the
 // interface document) unless the collection sets authToken.duration, and a
 // token without exp stops verifying once it does; those of _superusers last

@@ -55,3 +55,29 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 	}
 	return q.json(200, out)
 }
+
+// handleTestEmail is POST /api/settings/test/email: it checks who asks
+// and the body, and sends nothing.
+func (f *fakeServer) handleTestEmail(q *fakeReq) error {
+	if q.auth == nil && !f.bug("test-email-for-guests") {
+		return ferr(401, msgNeedsToken)
+	}
+	if q.auth != nil && q.authColl.name != "_superusers" && !f.bug("test-email-for-users") {
+		return ferr(403, msgNotAllowed)
+	}
+	body, err := readBody(q.r)
+	if err != nil {
+		return err
+	}
+	data := map[string]any{}
+	for _, k := range []string{"email", "template"} {
+		if v, _ := body[k].(string); v == "" && !f.bug("test-email-accepts-blank") {
+			data[k] = map[string]any{"code": codeRequired, "message": "Cannot be blank."}
+		}
+	}
+	if len(data) > 0 {
+		return &fakeErr{status: 400, msg: msgTestEmailFailed, data: data}
+	}
+	q.w.WriteHeader(204)
+	return nil
+}

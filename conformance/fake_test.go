@@ -22,7 +22,8 @@ import (
 //
 // One file per job: this one holds the server, its routing and error
 // envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
-// tokens and the auth endpoints; fake_records_test.go, fake_collections_test.go,
+// tokens and the auth endpoints; fake_flows_test.go the account flows;
+// fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
 // API; fake_backups_test.go the backups; fake_hostile_test.go its listener (net/http's own errors as the
@@ -215,6 +216,8 @@ func (f *fakeServer) route(q *fakeReq) error {
 	switch {
 	case p == "/api/settings" && (r.Method == "GET" || r.Method == "PATCH"):
 		return f.handleSettings(q)
+	case p == "/api/settings/test/email" && r.Method == "POST":
+		return f.handleTestEmail(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
 	case r.Method == "POST" && p == "/api/files/token":
@@ -235,6 +238,9 @@ func (f *fakeServer) route(q *fakeReq) error {
 			return ferr(404, msgNotFound)
 		}
 		return f.handleLogs(q)
+	}
+	if m := reFlowRoute.FindStringSubmatch(p); m != nil && r.Method == "POST" {
+		return f.handleFlow(q, m[1], m[2])
 	}
 	if m := reAuthRoute.FindStringSubmatch(p); m != nil {
 		return f.handleAuth(q, m[1], m[2], m[3])

@@ -5,7 +5,8 @@ import "slices"
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, hostile clients (issue 8), password login, records
 // (sign-up, access), collections, system collections, tokens (refresh,
-// tampering, impersonation, file tokens), auth-methods, settings, rate
+// tampering, impersonation, file tokens), auth-methods, the account flows
+// (account_flows.go), settings, rate
 // limits and the login throttle, logs and log secrecy, then backups. Each
 // area keeps its table in the file named after it (hostile.go for issue
 // 8's hostile clients); the logs have one file per section (logs_auth.go …
@@ -26,7 +27,9 @@ var Requirements = slices.Concat(
 	systemCollectionRequirements,
 	authTokenRequirements,
 	authMethodsRequirements,
+	accountFlowRequirements,
 	settingsRequirements,
+	settingsMailRequirements,
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,

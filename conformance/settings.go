@@ -108,6 +108,68 @@ var settingsRequirements = []*Requirement{
 	},
 }
 
+// The test-email route (reference forms/test_email_send.go): these checks
+// send no mail. The one a superuser sends has an empty body, which every
+// server must refuse before it renders or sends anything.
+
+const (
+	msgTestEmailFailed = "Failed to send the test email."
+	pathTestEmail      = "/api/settings/test/email"
+)
+
+var settingsMailRequirements = []*Requirement{
+	{
+		ID:      "SETTINGS-MAIL-001",
+		Section: sectionSettings,
+		Name:    "POST /api/settings/test/email without a token",
+		Text:    "POST /api/settings/test/email with a valid body and no Authorization answers 401 \"" + msgNeedsToken + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.post(ctx, pathTestEmail, "", map[string]any{"email": "conformance@example.com", "template": "otp"})
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusUnauthorized, msgNeedsToken)
+			return err
+		},
+	},
+	{
+		ID:      "SETTINGS-MAIL-002",
+		Section: sectionSettings,
+		Name:    "POST /api/settings/test/email as a regular user",
+		Text:    "POST /api/settings/test/email with a valid body and a regular user's token answers 403 \"" + msgNotAllowed + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, tok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := c.post(ctx, pathTestEmail, tok, map[string]any{"email": "conformance@example.com", "template": "otp"})
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
+			return err
+		},
+	},
+	{
+		ID:      "SETTINGS-MAIL-003",
+		Section: sectionSettings,
+		Name:    "test email with a blank body refused",
+		Text: "POST /api/settings/test/email as superuser with {} answers 400 \"" + msgTestEmailFailed +
+			"\" with data.email and data.template each {code \"" + codeRequired + "\", message}.",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.post(ctx, pathTestEmail, c.su, map[string]any{})
+			if err != nil {
+				return err
+			}
+			env, err := expectError(r, http.StatusBadRequest, msgTestEmailFailed)
+			if err != nil {
+				return err
+			}
+			return expectFieldCodes(r, env, codeRequired, "email", "template")
+		},
+	},
+}
+
 // settingsView is the part of GET /api/settings the suite looks at.
 type settingsView struct {
 	all     map[string]any

@@ -120,8 +120,18 @@ var violations = []violation{
 	{"superusers-oauth2-listed", []string{"AUTH-METHODS-002"}},
 	{"methods-ignore-options", []string{"AUTH-METHODS-005"}},
 
+	// account flows (account_flows.go)
+	{"unknown-email-404", []string{"FLOW-001"}},
+	{"blank-email-204", []string{"FLOW-002"}},
+	{"superusers-verification-204", []string{"FLOW-003"}},
+	{"email-change-any-auth", []string{"FLOW-004"}},
+	{"confirm-any-token", []string{"FLOW-005"}},
+
 	// settings (settings.go)
 	{"settings-guest-403", []string{"SETTINGS-001"}},
+	{"test-email-for-guests", []string{"SETTINGS-MAIL-001"}},
+	{"test-email-for-users", []string{"SETTINGS-MAIL-002"}},
+	{"test-email-accepts-blank", []string{"SETTINGS-MAIL-003"}},
 	{"settings-for-users", []string{"SETTINGS-002"}},
 	{"settings-maxdays-string", []string{"SETTINGS-003"}},
 	{"settings-accept-negative", []string{"SETTINGS-004"}},

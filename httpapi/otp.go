@@ -3,12 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
-	"html"
 	"net/http"
-	netmail "net/mail"
-	"sort"
-	"strings"
 	"time"
 
 	"strongbox/authn"
@@ -86,57 +81,10 @@ func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code
 		s.log.Warn("no mail sender: the OTP mail was dropped", "collection", c.Name, "record", rec.ID)
 		return nil
 	}
-	meta := s.settings.Get().Meta
-	vals := map[string]string{"APP_NAME": meta.AppName, "APP_URL": meta.AppURL, "OTP": code, "OTP_ID": otpID}
-	for k, v := range rec.Public(c, true) {
-		vals["RECORD:"+k] = placeholderText(v)
-	}
-	tmpl := c.OTP.EmailTemplate
-	m := &mail.Message{
-		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
-		To:      []netmail.Address{{Address: rec.Email}},
-		Subject: oneLine.Replace(renderOTPMail(tmpl.Subject, vals, false)),
-		HTML:    renderOTPMail(tmpl.Body, vals, true),
-	}
+	m := s.renderMail(c, rec, c.OTP.EmailTemplate, rec.Email, map[string]string{mail.VarOTP: code, mail.VarOTPID: otpID})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	return s.mail.Send(ctx, m)
-}
-
-// oneLine keeps a subject one header line whatever a record value holds.
-var oneLine = strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-
-// placeholderText is a record value as a mail placeholder shows it.
-func placeholderText(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return x
-	case authn.Time:
-		return x.String()
-	}
-	return fmt.Sprint(v)
-}
-
-// renderOTPMail fills the {NAME} placeholders of text with vals, HTML-
-// escaping the values when escape is set (for the HTML body; the subject
-// is plain text).
-func renderOTPMail(text string, vals map[string]string, escape bool) string {
-	keys := make([]string, 0, len(vals))
-	for k := range vals {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	pairs := make([]string, 0, 2*len(keys))
-	for _, k := range keys {
-		v := vals[k]
-		if escape {
-			v = html.EscapeString(v)
-		}
-		pairs = append(pairs, "{"+k+"}", v)
-	}
-	return strings.NewReplacer(pairs...).Replace(text)
 }
 
 // handleAuthWithOTP handles POST /api/collections/{collection}/auth-with-otp:

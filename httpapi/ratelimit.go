@@ -53,11 +53,19 @@ var collectionRoutes = map[string]collectionRoute{
 	"POST /api/collections/{collection}/auth-with-password": {[]string{"authWithPassword", "auth"}, true},
 	"POST /api/collections/{collection}/request-otp":        {[]string{"requestOTP"}, true},
 	"POST /api/collections/{collection}/auth-with-otp":      {[]string{"authWithOTP", "auth"}, true},
-	"GET /api/collections/{collection}/records":             {[]string{"list"}, false},
-	"POST /api/collections/{collection}/records":            {[]string{"create"}, false},
-	"GET /api/collections/{collection}/records/{id}":        {[]string{"view"}, false},
-	"PATCH /api/collections/{collection}/records/{id}":      {[]string{"update"}, false},
-	"DELETE /api/collections/{collection}/records/{id}":     {[]string{"delete"}, false},
+
+	"POST /api/collections/{collection}/request-verification":   {[]string{"requestVerification"}, true},
+	"POST /api/collections/{collection}/confirm-verification":   {[]string{"confirmVerification"}, true},
+	"POST /api/collections/{collection}/request-password-reset": {[]string{"requestPasswordReset"}, true},
+	"POST /api/collections/{collection}/confirm-password-reset": {[]string{"confirmPasswordReset"}, true},
+	"POST /api/collections/{collection}/request-email-change":   {[]string{"requestEmailChange"}, true},
+	"POST /api/collections/{collection}/confirm-email-change":   {[]string{"confirmEmailChange"}, true},
+
+	"GET /api/collections/{collection}/records":         {[]string{"list"}, false},
+	"POST /api/collections/{collection}/records":        {[]string{"create"}, false},
+	"GET /api/collections/{collection}/records/{id}":    {[]string{"view"}, false},
+	"PATCH /api/collections/{collection}/records/{id}":  {[]string{"update"}, false},
+	"DELETE /api/collections/{collection}/records/{id}": {[]string{"delete"}, false},
 }
 
 // rateLimit applies the rateLimits settings when they are enabled

@@ -8,7 +8,8 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token,
-//	                                 request-otp, auth-with-otp
+//	                                 request-otp, auth-with-otp,
+//	                                 request-/confirm-verification, -password-reset, -email-change
 //	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
 //	                                 POST /api/backups/{key}/restore (verifies the whole archive first)
 //	upload      stream  1 h   1 h    POST /api/backups/upload
@@ -65,6 +66,13 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/collections/{collection}/request-otp", r(auth, s.handleRequestOTP))
 	m.Handle("POST /api/collections/{collection}/auth-with-otp", r(auth, s.handleAuthWithOTP))
 
+	m.Handle("POST /api/collections/{collection}/request-verification", r(auth, s.handleRequestVerification))
+	m.Handle("POST /api/collections/{collection}/confirm-verification", r(auth, s.handleConfirmVerification))
+	m.Handle("POST /api/collections/{collection}/request-password-reset", r(auth, s.handleRequestPasswordReset))
+	m.Handle("POST /api/collections/{collection}/confirm-password-reset", r(auth, s.handleConfirmPasswordReset))
+	m.Handle("POST /api/collections/{collection}/request-email-change", r(auth, s.handleRequestEmailChange))
+	m.Handle("POST /api/collections/{collection}/confirm-email-change", r(auth, s.handleConfirmEmailChange))
+
 	m.Handle("GET /api/collections", r(json, s.handleCollectionsList))
 	m.Handle("POST /api/collections", r(json, s.handleCollectionCreate))
 	m.Handle("GET /api/collections/{collection}", r(json, s.handleCollectionView))
@@ -90,6 +98,7 @@ func (s *Server) addRoutes() {
 
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
+	m.Handle("POST /api/settings/test/email", r(json, s.handleSettingsTestEmail))
 
 	// Everything else, including a known path with the wrong method, is the
 	// JSON 404 (never the mux's plain-text 404 or 405).

@@ -101,6 +101,7 @@ type Server struct {
 	restarter   Restarter
 	mail        mail.Sender // nil = mails are dropped (see Config.Mail)
 	backups     Backups     // nil: the backups folder cannot be loaded
+	flows       resendGuard // the account flows' resend throttle (flows.go)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk

@@ -6,6 +6,11 @@ import (
 )
 
 // Message is one outgoing mail.
+//
+// From may be left zero: the server's Sender then fills it from the
+// settings' meta.senderName and meta.senderAddress. To holds one or more
+// recipients. No address or subject may hold CR or LF (a Sender refuses
+// the message: header injection is impossible).
 type Message struct {
 	From    mail.Address
 	To      []mail.Address
@@ -20,4 +25,11 @@ type Message struct {
 // the API client (whose answer must not tell whether an address exists).
 type Sender interface {
 	Send(ctx context.Context, m *Message) error
+}
+
+// SyncSender is a Sender that can also deliver a message at once and
+// report the outcome (the test-email route does, to show an SMTP error).
+type SyncSender interface {
+	Sender
+	SendNow(ctx context.Context, m *Message) error
 }

@@ -55,6 +55,9 @@ const (
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"
 	CodeInvalidHeader = "validation_invalid_header"
+	CodeIsHost        = "validation_is_host" // smtp.host, smtp.localName
+	// CodeInvalidAuthCollection: the collection of a test email.
+	CodeInvalidAuthCollection = "validation_invalid_auth_collection"
 	// CodeUnsupported: a setting PocketBase has and strongbox does not
 	// implement (S3 storage), refused rather than accepted and ignored.
 	CodeUnsupported              = "validation_unsupported"
@@ -64,6 +67,19 @@ const (
 	CodeBackupNameExists = "validation_backup_name_exists"
 	CodeInvalidMimeType  = "validation_invalid_mime_type"
 	CodeFileSizeLimit    = "validation_file_size_limit"
+
+	// Account flows: the tokens of verification, password reset and email
+	// change, and the new email and password they are confirmed with
+	// (reference pocketbase-auth.md §1.9-§1.11).
+	CodeNotInInvalid            = "validation_not_in_invalid"
+	CodeInvalidToken            = "validation_invalid_token"
+	CodeInvalidTokenClaims      = "validation_invalid_token_claims"
+	CodeInvalidTokenPayload     = "validation_invalid_token_payload"
+	CodeTokenCollectionMismatch = "validation_token_collection_mismatch"
+	CodeTokenEmailMismatch      = "validation_token_email_mismatch"
+	CodeExistingTokenEmail      = "validation_existing_token_email"
+	CodeInvalidNewEmail         = "validation_invalid_new_email"
+	CodeInvalidPassword         = "validation_invalid_password"
 
 	// strongbox's own: changes it refuses where PocketBase would store or
 	// silently normalise a value, and what it does not support.
@@ -98,6 +114,9 @@ func IsURL() *Error { return New(CodeIsURL, "Must be a valid URL.") }
 func InInvalid(params map[string]any) *Error {
 	return &Error{Code: CodeInInvalid, Message: "Must be a valid value.", Params: params}
 }
+
+// IsHost is a value that is neither an IP address nor a DNS name.
+func IsHost() *Error { return New(CodeIsHost, "Must be a valid IP address or DNS name.") }
 
 // MatchInvalid is a value that does not match the required pattern.
 func MatchInvalid() *Error { return New(CodeMatchInvalid, "Must be in a valid format.") }
@@ -183,4 +202,45 @@ func FileSizeLimit(max int64) *Error {
 // reason says why, in terms of the archive's own entries.
 func InvalidBackup(reason string) *Error {
 	return New(CodeInvalidBackup, "The file is not a valid backup archive: "+reason+".")
+}
+
+// NotInInvalid is a value that must differ from the ones listed (a new
+// email equal to the current one).
+func NotInInvalid() *Error { return New(CodeNotInInvalid, "Must not be in list.") }
+
+// InvalidToken is a token that does not verify: malformed, tampered,
+// expired, of another type, or of a record that no longer accepts it.
+func InvalidToken() *Error { return New(CodeInvalidToken, "Invalid or expired token.") }
+
+// TokenMissingEmail is a verification token without its email claim.
+func TokenMissingEmail() *Error { return New(CodeInvalidTokenClaims, "Missing email token claim.") }
+
+// TokenMissingNewEmail is an email-change token without its newEmail claim.
+func TokenMissingNewEmail() *Error {
+	return New(CodeInvalidTokenPayload, "Invalid token payload - newEmail must be set.")
+}
+
+// TokenCollectionMismatch is a token of a record of another collection
+// than the one in the path.
+func TokenCollectionMismatch() *Error {
+	return New(CodeTokenCollectionMismatch, "The provided token is for different auth collection.")
+}
+
+// TokenEmailMismatch is a token issued for an email the record no longer has.
+func TokenEmailMismatch() *Error {
+	return New(CodeTokenEmailMismatch, "The record email doesn't match with the requested token claims.")
+}
+
+// ExistingTokenEmail is an email-change token whose new address another
+// record of the collection has taken since it was issued.
+func ExistingTokenEmail(email string) *Error {
+	return New(CodeExistingTokenEmail, "The new email address is already registered: "+email+".")
+}
+
+// InvalidNewEmail is a new email address another record already has.
+func InvalidNewEmail() *Error { return New(CodeInvalidNewEmail, "Invalid new email address.") }
+
+// InvalidPassword is a wrong current password where a change asks for it.
+func InvalidPassword() *Error {
+	return New(CodeInvalidPassword, "Missing or invalid auth record password.")
 }

@@ -2,14 +2,17 @@ package app
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	strongmail "strongbox/authn/mail"
 	"strongbox/backup"
 	"strongbox/httpapi"
 	"strongbox/logstore/journal"
@@ -75,6 +78,14 @@ type Config struct {
 	// BackupLimits bound what verifying, extracting and uploading an
 	// archive accept; zero fields take backup.DefaultLimits.
 	BackupLimits backup.Limits
+
+	// MailDrain bounds how long a graceful stop delivers the mails still
+	// queued; 0 = DefaultMailDrain.
+	MailDrain time.Duration
+	// MailTLSConfig, if set, is the TLS configuration of every SMTP
+	// exchange (tests trust their sink's certificate with it); nil = the
+	// system roots.
+	MailTLSConfig *tls.Config
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -112,6 +123,11 @@ type Server struct {
 	block backup.Lock
 	auto  *autoBackups
 	now   func() time.Time // the clock of backups and of their schedule
+
+	// Mail: the queue lives as long as the process serves; its transport
+	// follows the settings of the open stores (mail.go).
+	mail          *strongmail.Queue
+	mailTransport atomic.Pointer[strongmail.Transport]
 }
 
 const (
@@ -208,7 +224,7 @@ func (s *Server) Run(ctx context.Context) error {
 	s.state = stopped
 	if s.serving.execed {
 		// Only a test's Exec returns: the process "ended" there.
-		return errors.Join(s.bdir.Close(), lock.Unlock())
+		return errors.Join(s.stopMail(), s.bdir.Close(), lock.Unlock())
 	}
 	var errs []error
 	if serveErr != nil {
@@ -222,6 +238,11 @@ func (s *Server) Run(ctx context.Context) error {
 			errs = append(errs, err)
 			srv.Close()
 		}
+	}
+	// The mails the last requests queued go out (for a bounded time)
+	// before the stores close; the transport stays the one last seen.
+	if err := s.stopMail(); err != nil {
+		s.log.Error("shutting down: mail queue", "err", err)
 	}
 	s.capMu.Lock()
 	if s.stores != nil {
@@ -286,6 +307,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 		return nil, nil, nil, Login{}, pending, err
 	}
 	s.bdir = bdir
+	s.startMail()
 	s.setStores(st)
 	s.state = running
 	s.gate.open(s.api(st))
@@ -297,7 +319,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
-		Backups: backups{s},
+		Backups: backups{s}, Mail: s.mail,
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)
@@ -309,7 +331,7 @@ func (s *Server) api(st *Stores) http.Handler {
 // schedule to its settings (the subscription ends when st closes). The
 // caller holds life.
 func (s *Server) setStores(st *Stores) {
-	st.follows = append(st.follows, st.Settings.Subscribe(s.auto.reload))
+	st.follows = append(st.follows, st.Settings.Subscribe(s.auto.reload), st.Settings.Subscribe(s.followMail))
 	s.capMu.Lock()
 	s.stores = st
 	s.capMu.Unlock()
@@ -326,18 +348,11 @@ func (s *Server) setStores(st *Stores) {
 // can do it). If the stores cannot be reopened, the server answers 503
 // until a later Restart reopens them, and the error says so.
 func (s *Server) Restart(ctx context.Context, step func(dir string) error) error {
-	if s.gate.fromRequest(ctx) {
-		return ErrInRequest
+	release, err := s.takeLife(ctx, "restart")
+	if err != nil {
+		return err
 	}
-	select {
-	case s.life <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("app: restart: %w", context.Cause(ctx))
-	}
-	defer func() { <-s.life }()
-	if s.state != running {
-		return ErrNotRunning
-	}
+	defer release()
 	start := time.Now()
 	if err := s.gate.close(ctx); err != nil {
 		return fmt.Errorf("app: restart: waiting for the requests in flight: %w", err)
@@ -394,4 +409,23 @@ func (s *Server) reopen(start time.Time, prior error) error {
 		s.log.Info("restarted", "dir", s.cfg.Dir, "took", time.Since(start))
 	}
 	return prior
+}
+
+// takeLife takes life for a restart or a restore named op, while the
+// server runs: never with a request's context (the request would wait for
+// itself), and only as long as ctx allows.
+func (s *Server) takeLife(ctx context.Context, op string) (release func(), err error) {
+	if s.gate.fromRequest(ctx) {
+		return nil, ErrInRequest
+	}
+	select {
+	case s.life <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("app: %s: %w", op, context.Cause(ctx))
+	}
+	if s.state != running {
+		<-s.life
+		return nil, ErrNotRunning
+	}
+	return func() { <-s.life }, nil
 }

@@ -84,6 +84,16 @@
 // deletes the automatic backups beyond the newest cronMaxKeep. Manual and
 // uploaded archives are never pruned.
 //
+// Outgoing mail (mail.go) goes through one strongbox/authn/mail Queue that
+// lives as long as the process serves, across restarts: the API's Sender.
+// Its transport follows settings.smtp and the sender of settings.meta
+// through a subscription made anew whenever the stores open; while SMTP
+// is disabled, mails are written to <data dir>/mail/ (MailDir). A graceful
+// stop delivers the queued mails for at most Config.MailDrain
+// (DefaultMailDrain) before the stores close; a restore's exec loses
+// them. mail/ is no store: a backup does not copy it, and a restore's
+// swap moves it aside with the old data.
+//
 // # Restoring a backup
 //
 // A restore (backups.Restore, restore.go) is the one operation that

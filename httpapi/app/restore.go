@@ -113,18 +113,11 @@ func (s *Server) restore(ctx context.Context, key string) error {
 	if err := s.canRestore(); err != nil {
 		return err
 	}
-	if s.gate.fromRequest(ctx) {
-		return ErrInRequest
+	release, err := s.takeLife(ctx, "restore")
+	if err != nil {
+		return err
 	}
-	select {
-	case s.life <- struct{}{}:
-	case <-ctx.Done():
-		return fmt.Errorf("app: restore: %w", context.Cause(ctx))
-	}
-	defer func() { <-s.life }()
-	if s.state != running {
-		return ErrNotRunning
-	}
+	defer release()
 	log := s.log.With("key", key)
 	start := time.Now()
 	log.Info("restore: waiting for the requests in flight")
@@ -152,7 +145,7 @@ func (s *Server) restore(ctx context.Context, key string) error {
 		return s.reopen(start, err)
 	}
 
-	err := s.execSelf(log, start)
+	err = s.execSelf(log, start)
 	if err == nil {
 		s.state, s.serving.execed = stopped, true
 		return nil

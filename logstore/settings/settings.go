@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -360,6 +361,7 @@ var (
 	errRequired = validation.Required()
 	errEmail    = validation.IsEmail()
 	errURL      = validation.IsURL()
+	errHost     = validation.IsHost()
 )
 
 func errMin(n int) *validation.Error { return validation.MinGreaterEqual(int64(n)) }
@@ -394,13 +396,26 @@ func (v Settings) validate() validation.Errors {
 	if v.Logs.MaxDays < 0 {
 		add("logs", "maxDays", errMin(0))
 	}
-	if v.SMTP.Enabled {
-		if v.SMTP.Host == "" {
-			add("smtp", "host", errRequired)
-		}
-		if v.SMTP.Port <= 0 {
-			add("smtp", "port", errRequired)
-		}
+	// PocketBase (SMTPConfig.Validate): host is.Host, required when
+	// enabled; port required when enabled, Min(0); authMethod in LOGIN,
+	// PLAIN or empty; localName is.Host.
+	switch {
+	case v.SMTP.Host == "" && v.SMTP.Enabled:
+		add("smtp", "host", errRequired)
+	case v.SMTP.Host != "" && !validHost(v.SMTP.Host):
+		add("smtp", "host", errHost)
+	}
+	switch {
+	case v.SMTP.Port < 0:
+		add("smtp", "port", errMin(0))
+	case v.SMTP.Port == 0 && v.SMTP.Enabled:
+		add("smtp", "port", errRequired)
+	}
+	if a := v.SMTP.AuthMethod; a != "" && a != "PLAIN" && a != "LOGIN" {
+		add("smtp", "authMethod", validation.InInvalid(nil))
+	}
+	if v.SMTP.LocalName != "" && !validHost(v.SMTP.LocalName) {
+		add("smtp", "localName", errHost)
 	}
 	if v.Backups.Cron != "" {
 		if _, err := cron.Parse(v.Backups.Cron); err != nil {
@@ -463,6 +478,30 @@ func (v Settings) validate() validation.Errors {
 func validURL(s string) bool {
 	u, err := url.Parse(s)
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// validHost reports whether s is an IP address or a DNS name (letters,
+// digits, hyphens and dots, labels of 1 to 63 characters, at most 253 in
+// all): what an SMTP host or an EHLO name may be, and never a CR or LF.
+func validHost(s string) bool {
+	if net.ParseIP(s) != nil {
+		return true
+	}
+	if len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(strings.TrimSuffix(s, "."), ".") {
+		if len(label) == 0 || len(label) > 63 || label[0] == '-' || label[len(label)-1] == '-' {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func validEmail(s string) bool {

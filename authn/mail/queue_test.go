@@ -1,0 +1,197 @@
+package mail_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/mail"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	strongmail "strongbox/authn/mail"
+	"strongbox/authn/mail/mailtest"
+)
+
+// logBuffer is a concurrency-safe log sink.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+type queueEnv struct {
+	q         *strongmail.Queue
+	log       *logBuffer
+	transport atomic.Pointer[strongmail.Transport]
+	dir       string
+}
+
+func newQueue(t *testing.T, size int, tr strongmail.Transport, sink *mailtest.Sink) *queueEnv {
+	t.Helper()
+	e := &queueEnv{log: &logBuffer{}, dir: t.TempDir()}
+	e.transport.Store(&tr)
+	cfg := strongmail.QueueConfig{
+		Transport: func() strongmail.Transport { return *e.transport.Load() },
+		Outbox:    &strongmail.Outbox{Dir: e.dir},
+		Logger:    slog.New(slog.NewTextHandler(e.log, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Size:      size,
+		Now:       func() time.Time { return testDate },
+	}
+	if sink != nil {
+		cfg.TLSConfig = sink.ClientTLS
+	}
+	e.q = strongmail.NewQueue(cfg)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		e.q.Close(ctx)
+	})
+	return e
+}
+
+// closeQueue drains the queue, with a deadline.
+func (e *queueEnv) close(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := e.q.Close(ctx); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+}
+
+var sender = mail.Address{Name: "Support", Address: "support@example.com"}
+
+// TestQueueFollowsTransport sends through SMTP while the transport says
+// so and through the outbox once SMTP is disabled, filling From.
+func TestQueueFollowsTransport(t *testing.T) {
+	sink := mailtest.Start(t, mailtest.Options{StartTLS: true})
+	e := newQueue(t, 0, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{Host: sink.Host, Port: sink.Port}}, sink)
+	m := testMessage()
+	m.From = mail.Address{}
+	if err := e.q.Send(t.Context(), m); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	got := sink.Next(t) // delivered: the worker is idle again
+	if got.From != "support@example.com" || !got.TLS {
+		t.Errorf("SMTP mail from %q TLS %v, want support@example.com over TLS", got.From, got.TLS)
+	}
+	e.transport.Store(&strongmail.Transport{From: sender})
+	if err := e.q.Send(t.Context(), m); err != nil {
+		t.Fatalf("Send = %v", err)
+	}
+	if err := e.q.SendNow(t.Context(), m); err != nil {
+		t.Fatalf("SendNow = %v", err)
+	}
+	e.close(t)
+	if n := len(list(t, e.dir)); n != 2 {
+		t.Errorf("outbox holds %d mails, want 2", n)
+	}
+	if n := sink.Pending(); n != 0 {
+		t.Errorf("sink got %d more mails, want 0", n)
+	}
+	log := e.log.String()
+	if c := strings.Count(log, "level=INFO msg=\"mail: written to the outbox (SMTP is disabled)\" path="+e.dir); c != 1 {
+		t.Errorf("log has %d outbox lines for the queued mail, want 1:\n%s", c, log)
+	}
+	if strings.Contains(log, "12345678") || strings.Contains(log, "OTP for") {
+		t.Errorf("log holds the code or the subject:\n%s", log)
+	}
+}
+
+// TestQueueFailureLogged checks that a failed delivery is logged at error
+// level with its reason, and neither the password nor the code.
+func TestQueueFailureLogged(t *testing.T) {
+	sink := mailtest.Start(t, mailtest.Options{StartTLS: true, Username: "u", Password: "right"})
+	e := newQueue(t, 0, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{
+		Host: sink.Host, Port: sink.Port, Username: "u", Password: "s3cret-wrong",
+	}}, sink)
+	if err := e.q.Send(t.Context(), testMessage()); err != nil {
+		t.Fatalf("Send = %v, want nil (the failure is the worker's)", err)
+	}
+	e.close(t)
+	log := e.log.String()
+	want := `level=ERROR msg="mail: send failed" to=user@example.com err="mail: smtp auth: 535 5.7.8 authentication credentials invalid"`
+	if !strings.Contains(log, want) {
+		t.Errorf("log = %q, want it to contain %q", log, want)
+	}
+	for _, secret := range []string{"s3cret", "12345678"} {
+		if strings.Contains(log, secret) {
+			t.Errorf("log holds %q:\n%s", secret, log)
+		}
+	}
+}
+
+// TestQueueFull fills a queue of one behind a delivery that hangs: the
+// next mail is dropped and logged, and Close, out of time, abandons the
+// queued one and cuts the one under way.
+func TestQueueFull(t *testing.T) {
+	sink := mailtest.Start(t, mailtest.Options{Hang: mailtest.HangGreeting})
+	e := newQueue(t, 1, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{
+		Host: sink.Host, Port: sink.Port, StepTimeout: time.Hour,
+	}}, sink)
+	if err := e.q.Send(t.Context(), testMessage()); err != nil {
+		t.Fatalf("Send 1 = %v", err)
+	}
+	sink.WaitSession(t) // the worker holds mail 1
+	if err := e.q.Send(t.Context(), testMessage()); err != nil {
+		t.Fatalf("Send 2 = %v", err)
+	}
+	if err := e.q.Send(t.Context(), testMessage()); !errors.Is(err, strongmail.ErrQueueFull) {
+		t.Fatalf("Send 3 = %v, want ErrQueueFull", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := e.q.Close(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Close = %v, want context.Canceled", err)
+	}
+	if err := e.q.Send(t.Context(), testMessage()); !errors.Is(err, strongmail.ErrClosed) {
+		t.Errorf("Send after Close = %v, want ErrClosed", err)
+	}
+	log := e.log.String()
+	for _, want := range []string{
+		`level=ERROR msg="mail: queue full: mail dropped" to=user@example.com queueSize=1`,
+		// hello, or dial if the sink accepted before the dial returned
+		`level=ERROR msg="mail: send failed" to=user@example.com err="mail: smtp `,
+		`: context canceled`,
+		`level=ERROR msg="mail: shutting down: queued mails abandoned" count=1`,
+	} {
+		if !strings.Contains(log, want) {
+			t.Errorf("log = %q, want it to contain %q", log, want)
+		}
+	}
+}
+
+func TestQueueSendRefusesInvalid(t *testing.T) {
+	e := newQueue(t, 0, strongmail.Transport{From: sender}, nil)
+	m := testMessage()
+	m.Subject = "x\nBcc: y@example.com"
+	if err := e.q.Send(t.Context(), m); !errors.Is(err, strongmail.ErrHeaderInjection) {
+		t.Errorf("Send = %v, want ErrHeaderInjection", err)
+	}
+	if err := e.q.SendNow(t.Context(), m); !errors.Is(err, strongmail.ErrHeaderInjection) {
+		t.Errorf("SendNow = %v, want ErrHeaderInjection", err)
+	}
+	e.close(t)
+	if _, err := os.Stat(e.dir); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(list(t, e.dir)); n != 0 {
+		t.Errorf("outbox holds %d mails, want 0", n)
+	}
+}
