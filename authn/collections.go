@@ -171,7 +171,7 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 	n.ID, n.Type, n.System, n.Created = cur.ID, cur.Type, cur.System, cur.Created
 	n.Updated = Time{s.now().UTC()}
 	if cur.IsSuperusers() {
-		guardSuperusers(errs, n)
+		guardSuperusers(errs, sent, n)
 	}
 	if cur.IsAuth() {
 		if _, ok := sent["fields"]; ok {
@@ -335,6 +335,8 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 			sub("mfa")["duration"] = e
 		}
 		if o.MFA.Rule != "" {
+			// Only "" (every record) is evaluated; a rule strongbox cannot
+			// evaluate is refused rather than ignored (see MFARequired).
 			sub("mfa")["rule"] = unsupportedRule
 		}
 	}
@@ -345,13 +347,6 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 		if o.OTP.Length < 4 {
 			sub("otp")["length"] = validation.MinGreaterEqual(4)
 		}
-	}
-	if c.IsSuperusers() && (o.OTP.Enabled || o.MFA.Enabled) {
-		// TODO(syscoll): OTP and MFA sign-in have no endpoints yet, and
-		// turning them on for _superusers would lock every superuser out.
-		// Lift this once they exist; guardSuperusers already forces MFA
-		// on with OTP, as the reference does.
-		sub("otp")["enabled"] = validation.New(validation.CodeNotSupported, "OTP and MFA for _superusers need the OTP endpoints, which this server does not serve yet.")
 	}
 	for _, typ := range TokenTypes {
 		t := o.Token(typ)

@@ -48,6 +48,21 @@
 // a day and those of other auth collections a week, and no other token is
 // ever issued or accepted without exp.
 //
+// # One-time passwords and MFA
+//
+// An OTP is a code of otp.length digits drawn from the injected randomness,
+// stored only as HMAC-SHA256 keyed by a per-OTP random salt (compared with
+// hmac.Equal), bound to its record, valid otp.duration seconds from its
+// creation and consumed by its first successful use; a record holds at
+// most MaxLiveOTPs unexpired ones. RequestOTP answers before the OTP is on
+// disk but hands the code to its caller (to mail it) only once it is
+// fsynced, so that no code ever leaves the server that a crash could lose;
+// DecoyOTP does the same work for an address no record has. An MFA session
+// records that a record passed its first factor by one method; the second
+// factor must present it with another method, once, within mfa.duration.
+// Both are journal ops ("otp", "mfa" and their deletions), go with their
+// record, and are swept when expired.
+//
 // # Passwords
 //
 // Passwords are 8 characters to 71 bytes (bcrypt reads at most 72; longer

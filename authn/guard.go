@@ -34,6 +34,7 @@ var (
 	errSuperusersOAuth2   = validation.New(validation.CodeSuperusersOAuth2, "OAuth2 is not supported for the _superusers collection.")
 	errSuperusersPassword = validation.New(validation.CodeSuperusersPasswordAuth, "Password authentication cannot be disabled for the _superusers collection.")
 	errSuperusersVerified = validation.New(validation.CodeSuperusersVerified, "Superusers are always verified.")
+	errSuperusersOTPMFA   = validation.New(validation.CodeSuperusersOTPMFA, "OTP is only a second factor for the _superusers collection: MFA stays enabled while OTP is.")
 )
 
 // checkRange validates a number of seconds as PocketBase's TokenConfig,
@@ -103,8 +104,10 @@ func guardFixed(errs validation.Errors, sent map[string]any, cur, n *Collection)
 // (pocketbase-auth.md §2.4): OAuth2 off, password sign-in on, OTP only as a
 // second factor. PocketBase forces the first two silently on save; strongbox
 // refuses them instead, so that no sent value is dropped. Enabling OTP turns
-// MFA on, as PocketBase does.
-func guardSuperusers(errs validation.Errors, n *Collection) {
+// MFA on, as PocketBase does, unless the same change turns MFA off, which
+// is refused: an emailed code alone never signs a superuser in. sent is the
+// input as generic JSON.
+func guardSuperusers(errs validation.Errors, sent map[string]any, n *Collection) {
 	if n.OAuth2.Enabled {
 		errs.Sub("oauth2")["enabled"] = errSuperusersOAuth2
 	}
@@ -114,7 +117,10 @@ func guardSuperusers(errs validation.Errors, n *Collection) {
 	if !n.PasswordAuth.Enabled {
 		errs.Sub("passwordAuth")["enabled"] = errSuperusersPassword
 	}
-	if n.OTP.Enabled {
+	if n.OTP.Enabled && !n.MFA.Enabled {
+		if m, _ := sent["mfa"].(map[string]any); m["enabled"] == false {
+			errs.Sub("mfa")["enabled"] = errSuperusersOTPMFA
+		}
 		n.MFA.Enabled = true
 	}
 }

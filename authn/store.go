@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -41,6 +42,10 @@ type Options struct {
 	Hasher *Hasher          // required
 	Logger *slog.Logger     // nil = discard
 	FS     journal.FS       // the journal's file system; nil = journal.OS (tests inject faults)
+	// SweepEvery is how often expired OTPs and MFA sessions are deleted
+	// (Sweep); 0 = hourly, as the reference does, < 0 = never (they are
+	// refused once expired and left out of compaction all the same).
+	SweepEvery time.Duration
 }
 
 // Store holds the auth collections and their records. It keeps everything
@@ -56,14 +61,21 @@ type Store struct {
 	mu        sync.RWMutex // guards everything below; writers also hold it across the journal append
 	j         *journal.File
 	compactAt int64
-	noCompact time.Time                     // no compaction before this, after one failed (compactBackoff)
-	live      int64                         // bytes of the latest frame of each live object
-	sizes     map[string]int64              // frame size of each object's latest state, by key
-	cols      map[string]*Collection        // by id
-	recs      map[string]*Record            // by id, across all collections
-	byCol     map[string]map[string]*Record // collection id → record id → record
-	byEmail   map[string]map[string]*Record // collection id → email → record
-	colOrder  []string                      // collection ids in creation order
+	noCompact time.Time                       // no compaction before this, after one failed (compactBackoff)
+	live      int64                           // bytes of the latest frame of each live object
+	sizes     map[string]int64                // frame size of each object's latest state, by key
+	cols      map[string]*Collection          // by id
+	recs      map[string]*Record              // by id, across all collections
+	byCol     map[string]map[string]*Record   // collection id → record id → record
+	byEmail   map[string]map[string]*Record   // collection id → email → record
+	colOrder  []string                        // collection ids in creation order
+	otps      map[string]*otpEntry            // OTPs by id
+	recOTPs   map[string]map[string]*otpEntry // record id → OTP id → OTP
+	mfas      map[string]*mfaEntry            // MFA sessions by id
+	decoys    map[string][]decoyOTP           // collection id + "\x00" + unknown email → ids answered (DecoyOTP)
+
+	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
+	stopSweep func()         // stops the sweeper; nil when none runs
 
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
@@ -80,9 +92,11 @@ type Store struct {
 // written before the field existed, in version 1.
 type op struct {
 	V          int         `json:"v"`
-	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord"
+	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA"
 	Collection *Collection `json:"collection,omitempty"`
 	Record     *Record     `json:"record,omitempty"`
+	OTP        *otpEntry   `json:"otp,omitempty"`
+	MFA        *mfaEntry   `json:"mfa,omitempty"`
 	ID         string      `json:"id,omitempty"`
 }
 
@@ -103,7 +117,9 @@ func (o *op) check() error {
 		return fmt.Errorf("invalid format version %d", o.V)
 	case o.Op == "collection" && o.Collection != nil && o.Collection.ID != "" && o.Collection.Name != "":
 	case o.Op == "record" && o.Record != nil && o.Record.ID != "" && o.Record.CollectionID != "":
-	case (o.Op == "deleteCollection" || o.Op == "deleteRecord") && o.ID != "":
+	case o.Op == "otp" && o.OTP != nil && o.OTP.ID != "" && o.OTP.RecordID != "" && o.OTP.CollectionID != "" && o.OTP.Hash != "":
+	case o.Op == "mfa" && o.MFA != nil && o.MFA.ID != "" && o.MFA.RecordID != "" && o.MFA.CollectionID != "" && o.MFA.Method != "":
+	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -130,6 +146,10 @@ func Open(path string, opts Options) (*Store, error) {
 		recs:      map[string]*Record{},
 		byCol:     map[string]map[string]*Record{},
 		byEmail:   map[string]map[string]*Record{},
+		otps:      map[string]*otpEntry{},
+		recOTPs:   map[string]map[string]*otpEntry{},
+		mfas:      map[string]*mfaEntry{},
+		decoys:    map[string][]decoyOTP{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -169,7 +189,35 @@ func Open(path string, opts Options) (*Store, error) {
 		j.Close()
 		return nil, err
 	}
+	if _, err := s.Sweep(); err != nil {
+		s.log.Warn("auth journal: could not delete expired OTPs and MFA sessions", "err", err)
+	}
+	if opts.SweepEvery >= 0 {
+		s.startSweeper(cmp.Or(opts.SweepEvery, time.Hour))
+	}
 	return s, nil
+}
+
+// startSweeper runs Sweep every d until Close.
+func (s *Store) startSweeper(d time.Duration) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(d)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if _, err := s.Sweep(); err != nil {
+					s.log.Warn("auth journal: could not delete expired OTPs and MFA sessions", "err", err)
+				}
+			}
+		}
+	}()
+	s.stopSweep = sync.OnceFunc(func() { close(done); <-stopped })
 }
 
 // bootstrap creates the built-in collections in a new store.
@@ -225,7 +273,7 @@ func (s *Store) bootstrap() error {
 
 // repairSuperusers returns a copy of su with the invariants that older
 // versions let an update break put back (the rules, name, OAuth2 off,
-// password sign-in on, no OTP or MFA, every token duration in range), and
+// password sign-in on, OTP only with MFA, every token duration in range), and
 // the names of the options it changed. Since the rules of a system
 // collection cannot be changed through the API any more, a data dir whose
 // _superusers was opened to guests could not be closed otherwise.
@@ -246,7 +294,7 @@ func repairSuperusers(su *Collection) (*Collection, []string) {
 	fix("name", c.Name != SuperusersName, func() { c.Name = SuperusersName; c.Indexes = authIndexes(c.ID, c.Name) })
 	fix("oauth2", c.OAuth2.Enabled || len(c.OAuth2.Providers) > 0, func() { c.OAuth2.Enabled, c.OAuth2.Providers = false, []Provider{} })
 	fix("passwordAuth", !c.PasswordAuth.Enabled, func() { c.PasswordAuth.Enabled = true })
-	fix("otp/mfa", c.OTP.Enabled || c.MFA.Enabled, func() { c.OTP.Enabled, c.MFA.Enabled = false, false })
+	fix("mfa", c.OTP.Enabled && !c.MFA.Enabled, func() { c.MFA.Enabled = true })
 	_, durations := repairDurations(c)
 	what = append(what, durations...)
 	slices.Sort(what)
@@ -323,8 +371,13 @@ func (s *Store) Health() error {
 	return err
 }
 
-// Close closes the journal.
+// Close waits for the OTPs being saved and mailed, then closes the
+// journal.
 func (s *Store) Close() error {
+	if s.stopSweep != nil {
+		s.stopSweep()
+	}
+	s.pending.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.j.Close()
@@ -338,6 +391,14 @@ func opKey(o *op) string {
 		return "c:" + o.ID
 	case "record":
 		return "r:" + o.Record.ID
+	case "otp":
+		return "o:" + o.OTP.ID
+	case "deleteOTP":
+		return "o:" + o.ID
+	case "mfa":
+		return "m:" + o.MFA.ID
+	case "deleteMFA":
+		return "m:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -369,6 +430,7 @@ func (s *Store) apply(o *op, size int64) {
 			delete(s.recs, id)
 			s.live -= s.sizes["r:"+id]
 			delete(s.sizes, "r:"+id)
+			s.dropRecordAuthState(id)
 		}
 		delete(s.cols, o.ID)
 		delete(s.byCol, o.ID)
@@ -379,6 +441,11 @@ func (s *Store) apply(o *op, size int64) {
 		r := o.Record
 		if old, ok := s.recs[r.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
+			if old.PasswordHash != r.PasswordHash {
+				// A new password ends the record's MFA sessions
+				// (pocketbase-auth.md §3.4).
+				s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == r.ID })
+			}
 		}
 		s.recs[r.ID] = r
 		if m := s.byCol[r.CollectionID]; m != nil {
@@ -393,6 +460,18 @@ func (s *Store) apply(o *op, size int64) {
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
 		}
+		s.dropRecordAuthState(o.ID)
+		return
+	case "otp":
+		o.OTP.durable = true
+		s.addOTP(o.OTP)
+	case "deleteOTP":
+		s.dropOTP(o.ID)
+		return
+	case "mfa":
+		s.mfas[o.MFA.ID] = o.MFA
+	case "deleteMFA":
+		delete(s.mfas, o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -463,13 +542,52 @@ func (s *Store) compact() error {
 				}
 			}
 		}
+		// The OTPs and MFA sessions still usable; expired ones are left
+		// out (and forgotten below), as are OTPs still being saved, which
+		// their own frame writes.
+		now := s.now()
+		for _, o := range sortedByID(s.otps) {
+			if c, ok := s.cols[o.CollectionID]; ok && c.IsAuth() && o.durable && !o.expired(c, now) {
+				if err := add(&op{Op: "otp", OTP: o}); err != nil {
+					return err
+				}
+			}
+		}
+		for _, m := range sortedByID(s.mfas) {
+			if c, ok := s.cols[m.CollectionID]; ok && c.IsAuth() && !m.expired(c, now) {
+				if err := add(&op{Op: "mfa", MFA: m}); err != nil {
+					return err
+				}
+			}
+		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	s.sizes, s.live = sizes, live
+	for id, o := range s.otps {
+		if _, kept := sizes["o:"+id]; !kept && o.durable {
+			s.dropOTP(id)
+		}
+	}
+	for id := range s.mfas {
+		if _, kept := sizes["m:"+id]; !kept {
+			delete(s.mfas, id)
+		}
+	}
 	return nil
+}
+
+// sortedByID returns the values of m in the order of their keys, so that
+// a compaction writes the same bytes for the same state.
+func sortedByID[V any](m map[string]V) []V {
+	keys := slices.Sorted(maps.Keys(m))
+	out := make([]V, len(keys))
+	for i, k := range keys {
+		out[i] = m[k]
+	}
+	return out
 }
 
 // Collection returns the collection with the given id or (case-insensitive)

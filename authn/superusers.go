@@ -25,3 +25,18 @@ func (s *Store) UpsertSuperuser(ctx context.Context, email, password string) (*R
 	}
 	return s.CreateSuperuser(ctx, email, password)
 }
+
+// SuperuserOTP issues a one-time password for the superuser with this
+// email without mailing it: the CLI's recovery path when mail is broken
+// (pocketbase-auth.md §9.1). OTP must be enabled on _superusers, where it
+// is a second factor only (MFA is on with it), so the code never signs in
+// alone; ErrOTPOff otherwise, ErrNotFound for an unknown email. The OTP
+// is durable when SuperuserOTP returns, and valid otp.duration seconds.
+func (s *Store) SuperuserOTP(email string) (id, code string, err error) {
+	su := s.Superusers()
+	r, ok := s.FindByEmail(su, email)
+	if !ok {
+		return "", "", ErrNotFound
+	}
+	return s.CreateOTP(su, r)
+}

@@ -68,6 +68,10 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
+	mfaID, err := mfaIDOf(r, b)
+	if err != nil {
+		return err
+	}
 	data := validation.Errors{}
 	checkLen := func(key, v string, required bool) {
 		if v == "" {
@@ -87,11 +91,6 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if len(data) > 0 {
 		return errValidation(msgValidationFailed, data)
 	}
-	if c.MFA.Enabled {
-		// Multi-factor sign-in comes with the OTP and MFA endpoints. Until
-		// then a collection that asks for it gets no single-factor tokens.
-		return errForbidden("Multi-factor authentication is enabled for this collection but not yet supported by this server.")
-	}
 	attempt, err := s.beginLogin(w, r, c, identity)
 	if err != nil {
 		return err
@@ -105,14 +104,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	if err := checkAuthRule(r, c); err != nil {
-		return err
-	}
-	token, err := s.auth.NewAuthToken(c, rec, true, 0)
-	if err != nil {
-		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
-	}
-	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+	return s.authResponse(w, r, c, rec, authn.MethodPassword, mfaID)
 }
 
 // handleAuthRefresh handles POST /api/collections/{collection}/auth-refresh.

@@ -393,9 +393,19 @@ func TestUsernameIdentity(t *testing.T) {
 
 func TestCollectionGuards(t *testing.T) {
 	e := newEnv(t)
+	// OTP on _superusers is a second factor only: enabling it enables
+	// MFA (pocketbase-auth.md §2.4), and MFA cannot go while OTP stays.
 	res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":true}}`)
-	if res.Status != 400 || !strings.Contains(string(res.Body), `"otp":{"enabled":{"code":"validation_not_supported"`) {
+	if res.Status != 200 || !strings.Contains(string(res.Body), `"mfa":{"enabled":true,`) {
 		t.Errorf("enable OTP on _superusers: %d %s", res.Status, res.Body)
+	}
+	res = e.do("PATCH", "/api/collections/_superusers", e.su, `{"mfa":{"enabled":false}}`)
+	if res.Status != 400 || !strings.Contains(string(res.Body), `"mfa":{"enabled":{"code":"validation_superusers_otp_mfa"`) {
+		t.Errorf("disable MFA with OTP on _superusers: %d %s", res.Status, res.Body)
+	}
+	res = e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":false},"mfa":{"enabled":false}}`)
+	if res.Status != 200 {
+		t.Errorf("disable OTP and MFA on _superusers: %d %s", res.Status, res.Body)
 	}
 	res = e.do("PATCH", "/api/collections/users", e.su, `{"type":"base"}`)
 	if res.Status != 400 || !strings.Contains(string(res.Body), `"type":{"code":"validation_collection_type_change"`) {

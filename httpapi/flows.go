@@ -137,6 +137,8 @@ func fmtValue(v any) string {
 		return ""
 	case string:
 		return v
+	case authn.Time:
+		return v.String()
 	case []any:
 		parts := make([]string, len(v))
 		for i, x := range v {

@@ -51,6 +51,8 @@ var collectionRoutes = map[string]collectionRoute{
 	"GET /api/collections/{collection}/auth-methods":        {[]string{"listAuthMethods"}, true},
 	"POST /api/collections/{collection}/auth-refresh":       {[]string{"authRefresh"}, true},
 	"POST /api/collections/{collection}/auth-with-password": {[]string{"authWithPassword", "auth"}, true},
+	"POST /api/collections/{collection}/request-otp":        {[]string{"requestOTP"}, true},
+	"POST /api/collections/{collection}/auth-with-otp":      {[]string{"authWithOTP", "auth"}, true},
 
 	"POST /api/collections/{collection}/request-verification":   {[]string{"requestVerification"}, true},
 	"POST /api/collections/{collection}/confirm-verification":   {[]string{"confirmVerification"}, true},

@@ -85,22 +85,23 @@ type Restarter interface {
 
 // Server is the API. It is an http.Handler.
 type Server struct {
-	auth       *authn.Store
-	logs       *logstore.Store
-	settings   *settings.Store
-	log        *slog.Logger
-	now        func() time.Time
-	jsonLimits Limits // JSON routes
-	authLimits Limits // auth actions
-	budget     *budget
-	mux        *http.ServeMux
-	handler    http.Handler
-	login      *ratelimit.Guard        // the password-login throttle
-	applied    atomic.Pointer[applied] // the server's part of the settings (applySettings)
-	restarter  Restarter
-	mail       mail.Sender // nil = mails are dropped (see Config.Mail)
-	backups    Backups     // nil: the backups folder cannot be loaded
-	flows      resendGuard // the account flows' resend throttle (flows.go)
+	auth        *authn.Store
+	logs        *logstore.Store
+	settings    *settings.Store
+	log         *slog.Logger
+	now         func() time.Time
+	jsonLimits  Limits // JSON routes
+	authLimits  Limits // auth actions
+	budget      *budget
+	mux         *http.ServeMux
+	handler     http.Handler
+	login       *ratelimit.Guard        // the password-login throttle
+	otpAttempts *ratelimit.Limiter      // the OTP attempt limit (otpAttemptRule)
+	applied     atomic.Pointer[applied] // the server's part of the settings (applySettings)
+	restarter   Restarter
+	mail        mail.Sender // nil = mails are dropped (see Config.Mail)
+	backups     Backups     // nil: the backups folder cannot be loaded
+	flows       resendGuard // the account flows' resend throttle (flows.go)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
@@ -138,6 +139,7 @@ func NewServer(cfg Config) *Server {
 		policy = *cfg.LoginPolicy
 	}
 	s.login = ratelimit.NewGuard(policy, s.now)
+	s.otpAttempts = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, s.now)
 	// The server applies its part of the settings itself, now and on
 	// every change, for as long as the store is open.
 	cfg.Settings.Subscribe(s.applySettings)

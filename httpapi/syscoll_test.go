@@ -208,8 +208,13 @@ func TestCollectionOptionsNeverDropped(t *testing.T) {
 				name := fmt.Sprintf("%s %s=%s", before["name"], strings.Join(o.path, "."), mustMarshal(t, v))
 				if ok := checkChange(t, e, id, name, body, o.path); ok {
 					applied++
-					// Put the option back.
-					if res := e.do("PATCH", "/api/collections/"+id, e.su, map[string]any{top: before[top]}); res.Status != 200 {
+					// Put the option back. On _superusers, enabling OTP
+					// also enabled MFA, which goes back with it.
+					restore := map[string]any{top: before[top]}
+					if id == authn.SuperusersID && top == "otp" {
+						restore["mfa"] = before["mfa"]
+					}
+					if res := e.do("PATCH", "/api/collections/"+id, e.su, restore); res.Status != 200 {
 						t.Fatalf("%s: restore: %d %s", name, res.Status, res.Body)
 					}
 				} else {
@@ -307,7 +312,8 @@ func TestCollectionChangesRefused(t *testing.T) {
 		{"superusers oauth2", "_superusers", `{"oauth2":{"enabled":true}}`, []string{"oauth2", "enabled"}, "validation_superusers_oauth2"},
 		{"superusers providers", "_superusers", `{"oauth2":{"providers":[{"name":"google","clientId":"a","clientSecret":"b"}]}}`, []string{"oauth2", "providers"}, "validation_superusers_oauth2"},
 		{"superusers password auth", "_superusers", `{"passwordAuth":{"enabled":false}}`, []string{"passwordAuth", "enabled"}, "validation_superusers_password_auth"},
-		{"superusers otp", "_superusers", `{"otp":{"enabled":true}}`, []string{"otp", "enabled"}, "validation_not_supported"},
+		{"superusers otp without mfa", "_superusers", `{"otp":{"enabled":true},"mfa":{"enabled":false}}`, []string{"mfa", "enabled"}, "validation_superusers_otp_mfa"},
+		{"superusers mfa with one method", "_superusers", `{"mfa":{"enabled":true}}`, []string{"mfa", "enabled"}, "validation_mfa_not_enough_auths"},
 		{"superusers authToken 0", "_superusers", `{"authToken":{"duration":0}}`, []string{"authToken", "duration"}, "validation_required"},
 		{"superusers authToken 9", "_superusers", `{"authToken":{"duration":9}}`, []string{"authToken", "duration"}, "validation_min_greater_equal_than_required"},
 		{"superusers authToken max+1", "_superusers", fmt.Sprintf(`{"authToken":{"duration":%d}}`, maxPlus), []string{"authToken", "duration"}, "validation_max_less_equal_than_required"},

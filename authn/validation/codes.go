@@ -91,6 +91,7 @@ const (
 	CodeSuperusersOAuth2       = "validation_superusers_oauth2"
 	CodeSuperusersPasswordAuth = "validation_superusers_password_auth"
 	CodeSuperusersVerified     = "validation_superusers_verified"
+	CodeSuperusersOTPMFA       = "validation_superusers_otp_mfa"
 	CodeNotSupported           = "validation_not_supported"
 	CodeFileUnsupported        = "validation_file_unsupported"
 	CodeInvalidBackup          = "validation_invalid_backup"

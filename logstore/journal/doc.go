@@ -44,7 +44,15 @@
 //	auth.journal      a JSON array of the changes of one commit (package authn), each
 //	                  {"v":1,"op":"collection","collection":C}: the new state of a collection,
 //	                  {"v":1,"op":"record","record":R}: the new state of a record,
-//	                  {"v":1,"op":"deleteCollection","id":ID} or {"v":1,"op":"deleteRecord","id":ID};
+//	                  {"v":1,"op":"deleteCollection","id":ID} or {"v":1,"op":"deleteRecord","id":ID},
+//	                  {"v":1,"op":"otp","otp":O}: a one-time password, O = {id, collectionId,
+//	                  recordId, salt, hash, sentTo, created} where hash is the hex
+//	                  HMAC-SHA256 of the code keyed by salt (the code itself is never written),
+//	                  {"v":1,"op":"mfa","mfa":M}: an MFA session, M = {id, collectionId,
+//	                  recordId, method, created},
+//	                  {"v":1,"op":"deleteOTP","id":ID} or {"v":1,"op":"deleteMFA","id":ID};
+//	                  deleting a record or collection deletes its OTPs and MFA sessions, and
+//	                  a record's new password hash ends its MFA sessions;
 //	                  C is the collection as the API reports it, with its secrets (token
 //	                  secrets, OAuth2 client secrets); R is authn.Record's JSON: id,
 //	                  collectionId, email, emailVisibility, verified, passwordHash, tokenKey,

@@ -1,0 +1,108 @@
+package authn
+
+import (
+	"errors"
+	"time"
+)
+
+// MFA errors, in the order AuthWithMFA checks them (pocketbase-auth.md §5).
+var (
+	// ErrMFAInvalid: no such MFA session in the collection, or expired.
+	ErrMFAInvalid = errors.New("authn: invalid or expired MFA session")
+	// ErrMFAOtherRecord: the session was opened by another record.
+	ErrMFAOtherRecord = errors.New("authn: MFA session of another record")
+	// ErrMFASameMethod: the second factor used the first one's method.
+	ErrMFASameMethod = errors.New("authn: MFA needs a different method")
+)
+
+// The sign-in methods MFA tells apart.
+const (
+	MethodPassword = "password"
+	MethodOTP      = "otp"
+	MethodOAuth2   = "oauth2"
+)
+
+// mfaEntry is an MFA session: record RecordID of CollectionID passed its
+// first factor, Method, at Created.
+type mfaEntry struct {
+	ID           string    `json:"id"`
+	CollectionID string    `json:"collectionId"`
+	RecordID     string    `json:"recordId"`
+	Method       string    `json:"method"`
+	Created      time.Time `json:"created"`
+}
+
+// expired reports whether the session is past the collection's
+// mfa.duration at now.
+func (m *mfaEntry) expired(c *Collection, now time.Time) bool {
+	d := c.MFA.Duration
+	if d <= 0 {
+		d = 1800
+	}
+	return !now.Before(m.Created.Add(time.Duration(d) * time.Second))
+}
+
+// MFARequired reports whether a sign-in of r into c by one of the login
+// methods needs a second factor. mfa.rule is "" (everyone) whenever MFA is
+// on: other rules are refused when the collection is saved.
+func MFARequired(c *Collection, r *Record) bool {
+	return c.IsAuth() && c.MFA.Enabled && c.MFA.Rule == ""
+}
+
+// BeginMFA records that r passed its first factor by method and returns
+// the id of the MFA session, durably stored, that its second factor must
+// present.
+func (s *Store) BeginMFA(c *Collection, r *Record, method string) (string, error) {
+	id, err := s.rnd.ID()
+	if err != nil {
+		return "", err
+	}
+	m := &mfaEntry{ID: id, CollectionID: c.ID, RecordID: r.ID, Method: method, Created: s.now().UTC()}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.byCol[c.ID][r.ID]; !ok {
+		return "", ErrNotFound
+	}
+	if err := s.commit(&op{Op: "mfa", MFA: m}); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// FinishMFA completes MFA session mfaID of c with record r's second
+// factor, method. It returns ErrMFAInvalid for an unknown or expired
+// session (an expired one is deleted), ErrMFAOtherRecord for another
+// record's (of any collection), ErrMFASameMethod when method is the first factor's; otherwise
+// it deletes the session durably (single use) and returns nil.
+func (s *Store) FinishMFA(c *Collection, r *Record, mfaID, method string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.mfas[mfaID]
+	if !ok {
+		return ErrMFAInvalid
+	}
+	if mc, ok := s.cols[m.CollectionID]; !ok || !mc.IsAuth() || m.expired(mc, s.now()) {
+		if err := s.commit(&op{Op: "deleteMFA", ID: m.ID}); err != nil {
+			s.log.Warn("could not delete an expired MFA session", "err", err)
+		}
+		return ErrMFAInvalid
+	}
+	if m.CollectionID != c.ID || m.RecordID != r.ID {
+		return ErrMFAOtherRecord
+	}
+	if m.Method == method {
+		return ErrMFASameMethod
+	}
+	return s.commit(&op{Op: "deleteMFA", ID: m.ID})
+}
+
+// dropMFAs removes the MFA sessions that match from memory. The caller
+// holds s.mu.
+func (s *Store) dropMFAs(match func(*mfaEntry) bool) {
+	for id, m := range s.mfas {
+		if match(m) {
+			s.forget("m:" + id)
+			delete(s.mfas, id)
+		}
+	}
+}

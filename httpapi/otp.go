@@ -1,0 +1,205 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"strongbox/authn"
+	"strongbox/authn/mail"
+	"strongbox/authn/validation"
+	"strongbox/httpapi/ratelimit"
+)
+
+// Messages of OTP and MFA sign-in (the interface document §5 and the
+// reference pocketbase-auth.md §1.3, §1.4, §5).
+const (
+	msgOTPOff          = "The collection is not configured to allow OTP authentication."
+	msgOTPInvalid      = "Invalid or expired OTP."
+	msgOTPTooMany      = "Too many attempts, please try again later with a new OTP."
+	msgMFAInvalid      = "Invalid or expired MFA session."
+	msgMFAOtherRecord  = "Invalid MFA session."
+	msgMFASameMethod   = "A different authentication method is required."
+	msgMFACreateFailed = "Failed to create MFA record."
+)
+
+// otpAttemptRule is the OTP attempt limit of §5 and pocketbase-auth.md
+// §1.4: 5 codes per 180 s for one record from one client, checked before
+// the code is compared (so the 6th is refused even when right), whatever
+// the rateLimits settings say and whoever asks. It is keyed by the record,
+// not the OTP, so that asking for new OTPs does not refill it.
+var otpAttemptRule = ratelimit.Rule{Label: "otp", MaxRequests: 5, Duration: 180 * time.Second}
+
+// handleRequestOTP handles POST /api/collections/{collection}/request-otp:
+// it answers 200 {"otpId"} whether or not a record has the email, and
+// mails the code of a real OTP in the background once it is saved.
+func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return err
+	}
+	if !c.OTP.Enabled {
+		return errForbidden(msgOTPOff)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	email, err := b.str("email")
+	if err != nil {
+		return err
+	}
+	switch {
+	case email == "":
+		return errValidation(msgValidationFailed, validation.Errors{"email": validation.Required()})
+	case len(email) > 255:
+		return errValidation(msgValidationFailed, validation.Errors{"email": validation.LengthOutOfRange(1, 255)})
+	case !authn.ValidEmail(email):
+		return errValidation(msgValidationFailed, validation.Errors{"email": validation.IsEmail()})
+	}
+	var id string
+	if rec, ok := s.auth.FindByEmail(c, email); ok {
+		id, _, err = s.auth.RequestOTP(c, rec, func(otpID, code string) error {
+			return s.sendOTPMail(c, rec, otpID, code)
+		})
+	} else {
+		id, err = s.auth.DecoyOTP(c, email)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, r, http.StatusOK, struct {
+		OTPID string `json:"otpId"`
+	}{id})
+}
+
+// sendOTPMail renders the collection's OTP template for rec and hands it
+// to the mail sender. It runs after the answer, once the OTP is saved.
+func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code string) error {
+	if s.mail == nil {
+		s.log.Warn("no mail sender: the OTP mail was dropped", "collection", c.Name, "record", rec.ID)
+		return nil
+	}
+	m := s.renderMail(c, rec, c.OTP.EmailTemplate, rec.Email, map[string]string{mail.VarOTP: code, mail.VarOTPID: otpID})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return s.mail.Send(ctx, m)
+}
+
+// handleAuthWithOTP handles POST /api/collections/{collection}/auth-with-otp:
+// the emailed code travels in password, as in the reference and its SDK.
+func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return err
+	}
+	if !c.OTP.Enabled {
+		return errForbidden(msgOTPOff)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return err
+	}
+	otpID, err := b.str("otpId")
+	if err != nil {
+		return err
+	}
+	code, err := b.str("password")
+	if err != nil {
+		return err
+	}
+	mfaID, err := mfaIDOf(r, b)
+	if err != nil {
+		return err
+	}
+	data := validation.Errors{}
+	switch {
+	case otpID == "":
+		data["otpId"] = validation.Required()
+	case len(otpID) > 255:
+		data["otpId"] = validation.LengthOutOfRange(1, 255)
+	}
+	switch {
+	case code == "":
+		data["password"] = validation.Required()
+	case len(code) > authn.MaxPasswordBytes:
+		data["password"] = validation.LengthOutOfRange(1, authn.MaxPasswordBytes)
+	}
+	if len(data) > 0 {
+		return errValidation(msgValidationFailed, data)
+	}
+	recID, err := s.auth.OTPRecord(c, otpID)
+	if err != nil {
+		return otpError(err)
+	}
+	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
+	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, client, otpAttemptRule) {
+		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+	}
+	rec, err := s.auth.AuthWithOTP(c, otpID, code)
+	if err != nil {
+		return otpError(err)
+	}
+	return s.authResponse(w, r, c, rec, authn.MethodOTP, mfaID)
+}
+
+func otpError(err error) error {
+	if errors.Is(err, authn.ErrOTPInvalid) {
+		return errBadRequest(msgOTPInvalid, err)
+	}
+	if errors.Is(err, authn.ErrOTPOff) {
+		return errForbidden(msgOTPOff)
+	}
+	return err
+}
+
+// mfaIDOf returns the mfaId of a sign-in: from the query string, else from
+// the body (pocketbase-auth.md §5).
+func mfaIDOf(r *http.Request, b *body) (string, error) {
+	if id := r.URL.Query().Get("mfaId"); id != "" {
+		return id, nil
+	}
+	return b.str("mfaId")
+}
+
+// authResponse is the end of every sign-in by a login method (password,
+// OTP; pocketbase-auth.md §1.13): the authRule, then MFA, then the §2.6
+// result. On a collection with MFA, a first factor (no mfaId) answers 401
+// with exactly {"mfaId": …}; a second one must present that id and use a
+// different method.
+func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string) error {
+	if err := checkAuthRule(r, c); err != nil {
+		return err
+	}
+	if authn.MFARequired(c, rec) {
+		if mfaID == "" {
+			id, err := s.auth.BeginMFA(c, rec, method)
+			if err != nil {
+				return newError(http.StatusInternalServerError, msgMFACreateFailed, err)
+			}
+			// Not through writeJSON: ?fields= prunes successes only.
+			s.writeBody(w, http.StatusUnauthorized, struct {
+				MFAID string `json:"mfaId"`
+			}{id})
+			// The request log records the challenge as the reference does.
+			stateOf(r).err = newError(http.StatusUnauthorized, "mfa required", nil)
+			return nil
+		}
+		switch err := s.auth.FinishMFA(c, rec, mfaID, method); {
+		case errors.Is(err, authn.ErrMFAInvalid):
+			return errBadRequest(msgMFAInvalid, err)
+		case errors.Is(err, authn.ErrMFAOtherRecord):
+			return errBadRequest(msgMFAOtherRecord, err)
+		case errors.Is(err, authn.ErrMFASameMethod):
+			return errBadRequest(msgMFASameMethod, err)
+		case err != nil:
+			return err
+		}
+	}
+	token, err := s.auth.NewAuthToken(c, rec, true, 0)
+	if err != nil {
+		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
+	}
+	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+}
