@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"container/list"
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -134,6 +135,12 @@ type capListener struct {
 	byClient  map[string]*list.List // the same, per client
 	elems     map[*serverConn][2]*list.Element
 	logs      logEvery // the "cap reached" line
+
+	// unanswered counts the open connections that are new or have a
+	// request in progress (not idle); accepting, the Accept calls under
+	// way. Drain waits for both to reach 0.
+	unanswered int
+	accepting  int
 }
 
 func newCapListener(ln net.Listener, n, perClient int, log *slog.Logger) *capListener {
@@ -144,6 +151,14 @@ func newCapListener(ln net.Listener, n, perClient int, log *slog.Logger) *capLis
 // Accept returns the next connection that fits under the caps, refusing
 // the others as they arrive.
 func (l *capListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	l.accepting++
+	l.mu.Unlock()
+	defer func() {
+		l.mu.Lock()
+		l.accepting--
+		l.mu.Unlock()
+	}()
 	for {
 		c, err := l.Listener.Accept()
 		if err != nil {
@@ -191,6 +206,7 @@ func (l *capListener) take(sc *serverConn, client string) bool {
 	}
 	l.open++
 	l.perClient[client]++
+	l.unanswered++
 	sc.client = client
 	l.wait(sc)
 	l.mu.Unlock()
@@ -205,6 +221,10 @@ func (l *capListener) give(sc *serverConn, client string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.forget(sc)
+	if !sc.idle {
+		sc.idle = true // counted out once
+		l.unanswered--
+	}
 	if !sc.evicted {
 		l.drop(client)
 	}
@@ -259,8 +279,48 @@ func (l *capListener) connState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateActive:
 		l.forget(sc)
+		if sc.idle {
+			sc.idle = false
+			l.unanswered++
+		}
 	case http.StateIdle:
 		l.wait(sc)
+		if !sc.idle {
+			sc.idle = true
+			l.unanswered--
+		}
+	}
+}
+
+// Drain stops ln, a listener of NewHTTPServer, accepting connections
+// and waits until every connection it accepted is idle or closed: its
+// request answered. The socket itself stays open if another descriptor
+// holds it (a restore keeps one for the process it execs), so new
+// connections wait in its backlog meanwhile. Call it before
+// http.Server.Shutdown, which closes unanswered a connection whose request
+// it reads after it began: a request that reached the server just before
+// is then answered instead of cut. It returns when ctx ends, with its
+// error, if some connection still waits for its request.
+func Drain(ctx context.Context, ln net.Listener) error {
+	l, ok := ln.(*capListener)
+	if !ok {
+		return ln.Close()
+	}
+	err := l.Close()
+	tick := time.NewTicker(2 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		l.mu.Lock()
+		busy := l.unanswered > 0 || l.accepting > 0
+		l.mu.Unlock()
+		if !busy {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
 	}
 }
 
@@ -308,6 +368,7 @@ type serverConn struct {
 	closed  atomic.Bool
 	client  string // its client key; set under the listener's lock
 	evicted bool   // its slot was given to another connection (listener's lock)
+	idle    bool   // idle between requests, or closed (listener's lock)
 }
 
 func (c *serverConn) Close() error {

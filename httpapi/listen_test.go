@@ -3,6 +3,8 @@ package httpapi
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -350,4 +352,41 @@ func TestChunkedCloses(t *testing.T) {
 		t.Errorf("chunked request: %d, Connection: close %v; want 400 and close", res.Status, res.Close)
 	}
 	wantClosed(t, br, 2*time.Second)
+}
+
+// TestDrain: a connection accepted before the server stops, whose request
+// arrives only afterwards, is answered, not cut: Drain waits for it before
+// Shutdown, which would close it unanswered. Connections made after Drain
+// began are not accepted (they wait in the socket's backlog for whoever
+// holds the socket next).
+func TestDrain(t *testing.T) {
+	e := newEnv(t)
+	e.srv.Client().CloseIdleConnections()
+	ln := e.srv.Listener.(*capListener)
+	waitFor(t, "no connection open", func() bool { return ln.openConns() == 0 })
+
+	early := e.dial() // accepted; its request comes later
+	defer early.Close()
+	waitFor(t, "the connection accepted", func() bool { return ln.openConns() == 1 })
+
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- Drain(ctx, ln) }()
+	select {
+	case err := <-drained:
+		t.Fatalf("Drain returned %v while a connection waited for its request", err)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	io.WriteString(early, "GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n")
+	if res := readRaw(t, bufio.NewReader(early), "GET"); res.Status != 200 {
+		t.Errorf("the early request: %d %s, want 200", res.Status, res.Body)
+	}
+	if err := <-drained; err != nil && !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Drain = %v", err)
+	}
+	if err := e.srv.Config.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
+		t.Errorf("Shutdown after Drain = %v", err)
+	}
 }

@@ -218,7 +218,14 @@ func (s *Server) execSelf(log *slog.Logger, start time.Time) error {
 	s.serving.kept = kept
 	ctx, cancel := context.WithTimeout(context.Background(), restoreShutdownTimeout)
 	defer cancel()
-	if err := s.serving.srv.Shutdown(ctx); err != nil {
+	// Stop accepting (new connections wait in the kept socket's backlog)
+	// and let the connections already accepted have their requests
+	// answered, 503 by the stopped gate: Shutdown alone would cut, without
+	// an answer, one whose request it reads after it began.
+	if err := httpapi.Drain(ctx, s.serving.ln); err != nil && !errors.Is(err, net.ErrClosed) {
+		log.Warn("restore: connections still waiting for their request", "err", err)
+	}
+	if err := s.serving.srv.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {
 		log.Warn("restore: connections still busy, closing them", "err", err)
 		s.serving.srv.Close()
 	}
