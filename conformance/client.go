@@ -68,6 +68,7 @@ type shared struct {
 type options struct {
 	destructive    bool
 	restartTimeout time.Duration
+	smtpHost       string // Config.SMTPHost, "" for 127.0.0.1
 }
 
 func newClient(cfg Config) (*Client, error) {
@@ -80,7 +81,7 @@ func newClient(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout}
+	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout, smtpHost: cfg.SMTPHost}
 	if opts.restartTimeout <= 0 {
 		opts.restartTimeout = DefaultRestartTimeout
 	}

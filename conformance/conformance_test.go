@@ -23,8 +23,8 @@ var (
 
 // TestAgainstServer runs the whole suite against a running server named by
 // -base-url or CONFORMANCE_BASE_URL, with the superuser credentials in
-// CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD. It is skipped when no server
-// is named. Each requirement is reported as its own subtest.
+// CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD (CONFORMANCE_SMTP_HOST sets
+// Config.SMTPHost). It is skipped when no server is named. Each requirement is reported as its own subtest.
 func TestAgainstServer(t *testing.T) {
 	base := *baseURLFlag
 	if base == "" {
@@ -38,6 +38,7 @@ func TestAgainstServer(t *testing.T) {
 		Email:    os.Getenv("CONFORMANCE_EMAIL"),
 		Password: os.Getenv("CONFORMANCE_PASSWORD"),
 		Only:     os.Getenv("CONFORMANCE_ONLY"),
+		SMTPHost: os.Getenv("CONFORMANCE_SMTP_HOST"),
 	}
 	rep := Run(t.Context(), cfg)
 	reportAsSubtests(t, rep)

@@ -27,6 +27,18 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 				return err
 			}
 		}
+		if smtp, ok := body["smtp"].(map[string]any); ok {
+			if f.refuseSMTP {
+				return &fakeErr{status: 400, msg: msgSettingsSave, data: map[string]any{"smtp": map[string]any{
+					"host": map[string]any{"code": "validation_is_host", "message": "Must be a valid host."}}}}
+			}
+			cur := f.settings["smtp"].(map[string]any)
+			for k, v := range smtp {
+				if k != "password" {
+					cur[k] = v
+				}
+			}
+		}
 		if tp, ok := body["trustedProxy"].(map[string]any); ok {
 			f.settings["trustedProxy"] = tp
 		}

@@ -23,6 +23,7 @@ import (
 // One file per job: this one holds the server, its routing and error
 // envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
 // tokens and the auth endpoints; fake_flows_test.go the account flows;
+// fake_mail_test.go the mail it sends;
 // fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
@@ -65,12 +66,20 @@ type fakeServer struct {
 	limits      fakeLimits     // rate limiter and login throttle state
 	backups     map[string]*fakeBackup
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
+
+	// refuseSMTP makes PATCH /api/settings refuse any smtp change, as a
+	// server that will not send mail to the suite's sink (not a bug: the
+	// mail checks must then skip).
+	refuseSMTP bool
 }
 
 // fakeDefaultSettings are the settings a new fake starts with.
 func fakeDefaultSettings() map[string]any {
 	return map[string]any{
-		"meta":         map[string]any{"appName": "Acme", "appURL": "http://localhost:8090"},
+		"meta": map[string]any{"appName": "Acme", "appURL": "http://localhost:8090",
+			"senderName": "Support", "senderAddress": "support@example.com"},
+		"smtp": map[string]any{"enabled": false, "port": float64(587), "host": "smtp.example.com", "username": "",
+			"authMethod": "", "tls": false, "localName": ""},
 		"rateLimits":   fakeDefaultRateLimits(),
 		"trustedProxy": map[string]any{"headers": []any{}, "useLeftmostIP": false},
 		"logs":         map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},

@@ -31,6 +31,14 @@ type Config struct {
 	// archive it made a moment before, losing whatever else was written
 	// meanwhile. Off by default; those checks are then skipped.
 	Destructive bool
+	// SMTPHost is the address the server under test uses to reach the
+	// suite's SMTP sink (the mailbox of the checks that read mail: the
+	// account flows, OTP and MFA). Empty means 127.0.0.1, which suits a
+	// server on the same host. For a server elsewhere, give an address of
+	// this host that the server can reach: an IP address makes the sink
+	// listen on that address only, a host name makes it listen on every
+	// interface (for the duration of each mail check).
+	SMTPHost string
 	// RestartTimeout bounds the wait for a server restarting after a
 	// restore to answer again with the restored data. Zero means
 	// DefaultRestartTimeout.
