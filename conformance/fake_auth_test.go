@@ -11,7 +11,16 @@ import (
 // The fake's tokens and auth endpoints (§4.5, §5).
 
 func (f *fakeServer) sign(c *fakeCollection, rec *fakeRecord, typ string, lifetime int64, refreshable *bool) string {
+	return f.signWith(c, rec, typ, lifetime, refreshable, nil)
+}
+
+// signWith is sign with extra claims (the email of the account flows'
+// tokens).
+func (f *fakeServer) signWith(c *fakeCollection, rec *fakeRecord, typ string, lifetime int64, refreshable *bool, extra map[string]any) string {
 	claims := map[string]any{"id": rec.id, "collectionId": c.id, "type": typ}
+	for k, v := range extra {
+		claims[k] = v
+	}
 	if typ == "file" && f.bug("file-token-type-auth") {
 		claims["type"] = "auth"
 	}
@@ -87,7 +96,7 @@ func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection)
 
 func recordJSON(c *fakeCollection, rec *fakeRecord) map[string]any {
 	return map[string]any{"id": rec.id, "email": rec.email, "collectionId": c.id, "collectionName": c.name,
-		"created": rec.created, "updated": rec.created, "emailVisibility": false, "verified": false}
+		"created": rec.created, "updated": rec.created, "emailVisibility": false, "verified": rec.verified}
 }
 
 // ---- auth endpoints ----------------------------------------------------------

@@ -5,8 +5,10 @@ import (
 	"strings"
 )
 
-// The fake's account flows: what a client sees without a mailbox. It sends
-// no mail and its confirms accept no token (it issues none).
+// The fake's account flows: the answers a client sees, and the mails with
+// their tokens (signed as the auth tokens are, with a type of their own),
+// sent to the smtp settings' server when they are enabled
+// (fake_mail_test.go).
 
 var reFlowRoute = regexp.MustCompile(`^/api/collections/([^/]+)/((?:request|confirm)-(?:verification|password-reset|email-change))$`)
 
@@ -54,44 +56,92 @@ func (f *fakeServer) handleFlow(q *fakeReq, collName, action string) error {
 		}
 		return &fakeErr{status: 400, msg: msgValidation, data: map[string]any{"token": map[string]any{"code": code, "message": "Invalid token."}}}
 	}
+	link := func(route, tok string) string {
+		return "<p><a href=\"http://localhost:8090/_/#/auth/" + route + "/" + tok + "\">Confirm</a></p>"
+	}
 	switch action {
 	case "request-verification", "request-password-reset":
-		if str("email") == "" && !f.bug("blank-email-204") {
+		email := str("email")
+		if email == "" && !f.bug("blank-email-204") {
 			return required("email")
 		}
-		if f.bug("unknown-email-404") && !f.hasEmail(c, str("email")) {
+		rec := f.recordByEmail(c, email)
+		if f.bug("unknown-email-404") && rec == nil {
 			return ferr(404, msgNotFound)
+		}
+		route, typ, lifetime := "confirm-verification", "verification", int64(259200)
+		if action == "request-password-reset" {
+			route, typ, lifetime = "confirm-password-reset", "passwordReset", 1800
+		}
+		switch {
+		case rec != nil && !(typ == "verification" && rec.verified):
+			tok := f.signWith(c, rec, typ, lifetime, nil, map[string]any{"email": rec.email})
+			f.sendMail(rec.email, "Your Acme account", link(route, tok))
+		case rec == nil && email != "" && f.bug("mail-unknown-email"):
+			f.sendMail(email, "Your Acme account", "<p>No account here.</p>")
 		}
 	case "request-email-change":
 		if err := required("newEmail"); err != nil {
 			return err
 		}
+		tok := f.signWith(c, q.auth, "emailChange", 1800, nil, map[string]any{"email": q.auth.email, "newEmail": str("newEmail")})
+		f.sendMail(str("newEmail"), "Confirm your Acme new email address", link("confirm-email-change", tok))
 	case "confirm-verification":
 		if err := required("token"); err != nil {
 			return err
 		}
-		return tokenErr("validation_invalid_token_claims")
+		if _, claims, err := splitJWT(str("token")); err != nil || claims["email"] == nil {
+			return tokenErr("validation_invalid_token_claims")
+		}
+		rec, rc := f.loadAuth(str("token"), "verification")
+		if rec == nil || rc != c {
+			return tokenErr("validation_invalid_token")
+		}
+		rec.verified = rec.verified || !f.bug("verification-not-applied")
 	case "confirm-password-reset":
 		if err := required("token", "password", "passwordConfirm"); err != nil {
 			return err
 		}
-		return tokenErr("validation_invalid_token")
+		rec, rc := f.loadAuth(str("token"), "passwordReset")
+		if rec == nil || rc != c {
+			return tokenErr("validation_invalid_token")
+		}
+		rec.password = str("password")
+		if !f.bug("reset-keeps-token-key") {
+			rec.tokenKey = fakeID() + fakeID()
+		}
 	case "confirm-email-change":
 		if err := required("token", "password"); err != nil {
 			return err
 		}
-		return tokenErr("validation_invalid_token_payload")
+		_, claims, err := splitJWT(str("token"))
+		newEmail, _ := claims["newEmail"].(string)
+		if err != nil || newEmail == "" {
+			return tokenErr("validation_invalid_token_payload")
+		}
+		rec, rc := f.loadAuth(str("token"), "emailChange")
+		if rec == nil || rc != c {
+			return tokenErr("validation_invalid_token")
+		}
+		if str("password") != rec.password {
+			return &fakeErr{status: 400, msg: msgValidation, data: map[string]any{"password": map[string]any{
+				"code": "validation_invalid_password", "message": "Missing or invalid auth record password."}}}
+		}
+		if !f.bug("email-change-not-applied") {
+			rec.email, rec.verified = newEmail, true
+		}
+		rec.tokenKey = fakeID() + fakeID()
 	}
 	q.w.WriteHeader(204)
 	q.status = 204
 	return nil
 }
 
-func (f *fakeServer) hasEmail(c *fakeCollection, email string) bool {
+func (f *fakeServer) recordByEmail(c *fakeCollection, email string) *fakeRecord {
 	for _, r := range c.records {
 		if r.email == email {
-			return true
+			return r
 		}
 	}
-	return false
+	return nil
 }

@@ -48,6 +48,7 @@ type fakeRecord struct {
 	id, email, password, tokenKey string
 	created                       string
 	emailVisibility               bool
+	verified                      bool
 }
 
 type fakeLog struct {

@@ -7,7 +7,9 @@ import "slices"
 // (sign-up, access), collections, system collections, tokens (refresh,
 // tampering, impersonation, file tokens), auth-methods, the account flows
 // (account_flows.go), settings, rate
-// limits and the login throttle, logs and log secrecy, then backups. Each
+// limits and the login throttle, logs and log secrecy, then backups. The
+// checks that read mail (account_flows_mail.go) run the suite's SMTP sink
+// and point the server at it for their duration (mail.go). Each
 // area keeps its table in the file named after it (hostile.go for issue
 // 8's hostile clients); the logs have one file per section (logs_auth.go …
 // logs_fields.go), concatenated in logs.go. IDs are stable: a requirement
@@ -28,6 +30,7 @@ var Requirements = slices.Concat(
 	authTokenRequirements,
 	authMethodsRequirements,
 	accountFlowRequirements,
+	accountFlowMailRequirements,
 	settingsRequirements,
 	settingsMailRequirements,
 	rateLimitRequirements,

@@ -127,6 +127,12 @@ var violations = []violation{
 	{"email-change-any-auth", []string{"FLOW-004"}},
 	{"confirm-any-token", []string{"FLOW-005"}},
 
+	// account flows with a mailbox (account_flows_mail.go)
+	{"verification-not-applied", []string{"FLOW-MAIL-001"}},
+	{"reset-keeps-token-key", []string{"FLOW-MAIL-002"}},
+	{"email-change-not-applied", []string{"FLOW-MAIL-003"}},
+	{"mail-unknown-email", []string{"FLOW-MAIL-004"}},
+
 	// settings (settings.go)
 	{"settings-guest-403", []string{"SETTINGS-001"}},
 	{"test-email-for-guests", []string{"SETTINGS-MAIL-001"}},

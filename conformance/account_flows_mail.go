@@ -1,0 +1,224 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+)
+
+// The account flows end to end, reading the mails they send (mail.go's
+// fixture: the suite's SMTP sink, the server's smtp settings pointed at it
+// for the check and put back after). They follow PocketBase v0.31.0
+// (reference pocketbase-auth.md §1.9-1.11, tokens §3, mails §10.2), as the
+// FLOW- checks of account_flows.go do.
+
+const sectionFlowsMail = "§4.5 (account flows, reference behaviour); §5 rule 1 (tokens); reference pocketbase-auth.md §1.9-1.11, §3, §10.2"
+
+var accountFlowMailRequirements = []*Requirement{
+	{
+		ID:      "FLOW-MAIL-001",
+		Section: sectionFlowsMail,
+		Name:    "verification by mail",
+		Text: "request-verification on users with a new user's email answers 204 with an empty body and mails " +
+			"that address a token of type \"verification\" (claims id and email of the record); " +
+			"confirm-verification with that token answers 204, and the record then reads verified: true.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, err := c.mailbox(ctx)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			if err := expectNoContent(ctx, c, "request-verification", "", map[string]string{"email": u.email}); err != nil {
+				return err
+			}
+			m, err := awaitMail(ctx, sink, u.email, "the verification mail")
+			if err != nil {
+				return err
+			}
+			tok, claims, err := mailToken(m, "verification")
+			if err != nil {
+				return err
+			}
+			if err := expectClaims(claims, map[string]any{"id": u.id, "email": u.email}); err != nil {
+				return fmt.Errorf("verification token: %w", err)
+			}
+			if err := expectNoContent(ctx, c, "confirm-verification", "", map[string]string{"token": tok}); err != nil {
+				return err
+			}
+			r, err := c.get(ctx, "/api/collections/users/records/"+seg(u.id), c.su)
+			if err != nil {
+				return err
+			}
+			rec, err := okObject(r)
+			if err != nil {
+				return err
+			}
+			if v, _ := getBool(rec, "verified"); !v {
+				return Mismatch("verified: true after confirm-verification", r.String())
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "FLOW-MAIL-002",
+		Section: sectionFlowsMail,
+		Name:    "password reset by mail",
+		Text: "request-password-reset answers 204 and mails the user a token of type \"passwordReset\"; " +
+			"confirm-password-reset with it and a new password answers 204; then the old password answers 400 \"" +
+			msgFailedAuth + "\", the new one signs in (200), and auth-refresh with an auth token issued before " +
+			"answers 401 \"" + msgNeedsToken + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, err := c.mailbox(ctx)
+			if err != nil {
+				return err
+			}
+			u, oldTok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			if err := expectNoContent(ctx, c, "request-password-reset", "", map[string]string{"email": u.email}); err != nil {
+				return err
+			}
+			m, err := awaitMail(ctx, sink, u.email, "the password reset mail")
+			if err != nil {
+				return err
+			}
+			tok, _, err := mailToken(m, "passwordReset")
+			if err != nil {
+				return err
+			}
+			pw := "Cf-" + newNonce(16)
+			if err := expectNoContent(ctx, c, "confirm-password-reset", "",
+				map[string]string{"token": tok, "password": pw, "passwordConfirm": pw}); err != nil {
+				return err
+			}
+			if err := expectLoginRefused(ctx, c, u.email, u.password); err != nil {
+				return fmt.Errorf("the old password: %w", err)
+			}
+			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
+				map[string]string{"identity": u.email, "password": pw})
+			if err != nil {
+				return err
+			}
+			if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+				return fmt.Errorf("the new password: %w", err)
+			}
+			if err := expectRefreshRejected(ctx, c, "users", oldTok); err != nil {
+				return fmt.Errorf("an auth token issued before the reset: %w", err)
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "FLOW-MAIL-003",
+		Section: sectionFlowsMail,
+		Name:    "email change by mail",
+		Text: "request-email-change with the user's own token and a new address answers 204 and mails the NEW " +
+			"address a token of type \"emailChange\" (claim newEmail); confirm-email-change with it and the " +
+			"current password answers 204; then the new address signs in (200, record.email the new address) " +
+			"and the old one answers 400 \"" + msgFailedAuth + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, err := c.mailbox(ctx)
+			if err != nil {
+				return err
+			}
+			u, tok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			addr := newEmail()
+			if err := expectNoContent(ctx, c, "request-email-change", tok, map[string]string{"newEmail": addr}); err != nil {
+				return err
+			}
+			m, err := awaitMail(ctx, sink, addr, "the email change mail")
+			if err != nil {
+				return err
+			}
+			ctok, claims, err := mailToken(m, "emailChange")
+			if err != nil {
+				return err
+			}
+			if err := expectClaims(claims, map[string]any{"id": u.id, "newEmail": addr}); err != nil {
+				return fmt.Errorf("email change token: %w", err)
+			}
+			if err := expectNoContent(ctx, c, "confirm-email-change", "",
+				map[string]string{"token": ctok, "password": u.password}); err != nil {
+				return err
+			}
+			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
+				map[string]string{"identity": addr, "password": u.password})
+			if err != nil {
+				return err
+			}
+			if err := checkAuthResult(r, "users", u.id, addr); err != nil {
+				return fmt.Errorf("signing in with the new address: %w", err)
+			}
+			if err := expectLoginRefused(ctx, c, u.email, u.password); err != nil {
+				return fmt.Errorf("the old address: %w", err)
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "FLOW-MAIL-004",
+		Section: sectionFlowsMail,
+		Name:    "no mail for an unknown email",
+		Text: "request-verification and request-password-reset for an email no record has answer 204 and send " +
+			"nothing: a password reset requested afterwards for a real user is mailed, and no mail to the " +
+			"unknown address arrives within 2 s after it.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, err := c.mailbox(ctx)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			unknown := "cf-nobody-" + newNonce(10) + "@example.com"
+			for _, route := range []string{"request-verification", "request-password-reset"} {
+				if err := expectNoContent(ctx, c, route, "", map[string]string{"email": unknown}); err != nil {
+					return err
+				}
+			}
+			if err := expectNoContent(ctx, c, "request-password-reset", "", map[string]string{"email": u.email}); err != nil {
+				return err
+			}
+			if _, err := awaitMail(ctx, sink, u.email, "the password reset mail of a real user"); err != nil {
+				return err
+			}
+			if m := sink.wait(ctx, unknown, mailSilence); m != nil {
+				return Mismatch("no mail to "+unknown+", which no record has", m.String())
+			}
+			return nil
+		},
+	},
+}
+
+// expectNoContent posts body to the users collection's route and requires
+// 204 with an empty body.
+func expectNoContent(ctx context.Context, c *Client, route, auth string, body any) error {
+	r, err := c.post(ctx, "/api/collections/users/"+route, auth, body)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusNoContent || len(r.body) != 0 {
+		return Mismatch(route+": 204 with an empty body", r.String())
+	}
+	return nil
+}
+
+// expectLoginRefused requires a password login to users to answer 400
+// "Failed to authenticate.".
+func expectLoginRefused(ctx context.Context, c *Client, identity, password string) error {
+	r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
+		map[string]string{"identity": identity, "password": password})
+	if err != nil {
+		return err
+	}
+	_, err = expectError(r, http.StatusBadRequest, msgFailedAuth)
+	return err
+}
