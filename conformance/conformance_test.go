@@ -455,6 +455,11 @@ func TestSuiteAgainstFake(t *testing.T) {
 	if got, want := mustJSON(fake.settings), mustJSON(fakeDefaultSettings()); got != want {
 		t.Errorf("settings left changed: %s, want %s", got, want)
 	}
+	// The OTP and MFA checks turn the options back off.
+	fresh := newFakeServer("x@example.com", "x").collection("users")
+	if users := fake.collection("users"); mustJSON(users.otp) != mustJSON(fresh.otp) || mustJSON(users.mfa) != mustJSON(fresh.mfa) {
+		t.Errorf("users options left changed: otp %s, mfa %s", mustJSON(users.otp), mustJSON(users.mfa))
+	}
 }
 
 // TestLogsSkippedWhenLoggingOff runs the logs checks against a fake whose
@@ -494,5 +499,56 @@ func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 		if res := outcomes[id]; res.Outcome != Pass {
 			t.Errorf("%s: %v %s, want PASS (it needs no logged requests)", id, res.Outcome, res.Detail)
 		}
+	}
+}
+
+// TestMailChecksSkip runs the checks that read mail against fakes whose
+// mail the suite cannot redirect to its sink: one refuses the smtp PATCH,
+// one holds SMTP credentials the suite could not put back. Those checks
+// are skipped with the reason; the OTP and MFA checks that need no mail
+// still pass; the settings are left as they were.
+func TestMailChecksSkip(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the mail checks")
+	}
+	needsMail := map[string]bool{"MFA-002": true, "MFA-005": true, "MFA-006": true, "OTP-007": false,
+		"MFA-001": false, "MFA-003": false, "MFA-004": false}
+	for _, tc := range []struct {
+		name   string
+		setup  func(*fakeServer)
+		reason string
+	}{
+		{"smtp PATCH refused", func(f *fakeServer) { f.refuseSMTP = true }, "the server refused to send its mail to the suite's SMTP sink"},
+		{"smtp credentials", func(f *fakeServer) { f.settings["smtp"].(map[string]any)["username"] = "mailer" }, `hold credentials (username "mailer")`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFakeServer("admin@example.com", "Passw0rd!123")
+			tc.setup(fake)
+			before := mustJSON(fake.settings)
+			srv := newFakeHTTPServer(fake)
+			defer srv.Close()
+			var reqs []*Requirement
+			for _, r := range Requirements {
+				if strings.HasPrefix(r.ID, "FLOW-MAIL-") || strings.HasPrefix(r.ID, "OTP-") || strings.HasPrefix(r.ID, "MFA-") {
+					reqs = append(reqs, r)
+				}
+			}
+			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"}, reqs)
+			for _, res := range rep.Results {
+				mail, listed := needsMail[res.Req.ID]
+				mail = mail || !listed
+				switch {
+				case mail && (res.Outcome != Skip || !strings.Contains(res.Detail, tc.reason)):
+					t.Errorf("%s: %v %q, want SKIP with %q", res.Req.ID, res.Outcome, res.Detail, tc.reason)
+				case !mail && res.Outcome != Pass:
+					t.Errorf("%s: %v %q, want PASS (it reads no mail)", res.Req.ID, res.Outcome, res.Detail)
+				}
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			if after := mustJSON(fake.settings); after != before {
+				t.Errorf("settings changed: %s, want %s", after, before)
+			}
+		})
 	}
 }

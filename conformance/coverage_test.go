@@ -30,7 +30,6 @@ const (
 	pendingBackupBusy = "backups: needs a create or restore that overlaps, which no request can guarantee"
 	// The restore route is its own issue's (its guards come with it).
 	pendingRestore = "backups: restore guards come with the restore route"
-	pendingOTP     = "otp/mfa: later issue"
 	pendingOAuth2  = "oauth2: later issue"
 )
 
@@ -47,7 +46,7 @@ var specCases = []specCase{
 	{Section: "§2.6", Endpoint: "authentication result", Reqs: []string{"AUTH-PW-001", "AUTH-PW-002"}},
 	{Section: "§2.7", Endpoint: "auth methods descriptor", Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
 	{Section: "§2.1", Endpoint: "backup entry", Reqs: []string{"BKP-LIST-001"}},
-	{Section: "§2.8", Endpoint: "OTP request result", Pending: pendingOTP},
+	{Section: "§2.8", Endpoint: "OTP request result", Reqs: []string{"OTP-001", "OTP-006"}},
 
 	// §4.1 fields
 	{Section: "§4.1", Endpoint: "GET /api/logs fields", Status: 200, Reqs: []string{"LOG-FIELDS-001", "LOG-FIELDS-004"}},
@@ -137,8 +136,9 @@ var specCases = []specCase{
 
 	// §4.5 auth endpoints
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-password", Status: 200, Reqs: []string{"AUTH-PW-001", "AUTH-PW-002", "AUTH-PW-009", "AUTH-PW-010"}},
-	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/request-otp", Status: 200, Pending: pendingOTP},
-	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-otp", Status: 200, Pending: pendingOTP},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/request-otp", Status: 200, Reqs: []string{"OTP-001", "OTP-006"}},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-otp", Status: 200, Reqs: []string{"OTP-002", "MFA-002"}},
+	{Section: "§4.5 (message: reference §1.4)", Endpoint: "POST /api/collections/{collection}/auth-with-otp wrong, used code", Status: 400, Message: msgOTPInvalid, Reqs: []string{"OTP-003", "OTP-004"}},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 (meta.isNew)", Status: 200, Pending: pendingOAuth2},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/impersonate/{id}", Status: 200, Reqs: []string{"AUTH-IMP-001", "AUTH-IMP-002"}},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-refresh", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-006", "AUTH-REFRESH-008"}},
@@ -147,8 +147,12 @@ var specCases = []specCase{
 	// §5 authentication
 	{Section: "§5.1", Endpoint: "Authorization: <token> (and Bearer)", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-002"}},
 	{Section: "§5.4", Endpoint: "OAuth2 not supported for _superusers", Reqs: []string{"AUTH-METHODS-002"}},
-	{Section: "§5.5", Endpoint: "OTP two steps", Pending: pendingOTP},
-	{Section: "§5.6", Endpoint: "MFA: 401 with mfaId, then mfaId on the second method", Status: 401, Pending: pendingOTP},
+	{Section: "§5.5", Endpoint: "OTP two steps", Reqs: []string{"OTP-001", "OTP-002"}},
+	{Section: "§5.6", Endpoint: "MFA: 401 with mfaId, then mfaId on the second method", Status: 401, Reqs: []string{"MFA-001", "MFA-002"}},
+	{Section: "§5.6 (message: reference §5)", Endpoint: "MFA second factor with the first factor's method", Status: 400, Message: msgMFASame, Reqs: []string{"MFA-003"}},
+	{Section: "§5.6 (message: reference §5)", Endpoint: "MFA with an unknown mfaId", Status: 400, Message: msgMFAInvalid, Reqs: []string{"MFA-004"}},
+	{Section: "§5.6 (message: reference §5)", Endpoint: "MFA with another record's mfaId", Status: 400, Message: msgMFAOther, Reqs: []string{"MFA-005"}},
+	{Section: "§5.6; §5.8", Endpoint: "auth-refresh is not subject to MFA", Status: 200, Reqs: []string{"MFA-006"}},
 	{Section: "§5.7", Endpoint: "impersonate: superuser only, duration", Status: 403, Message: msgNotAllowed, Reqs: []string{"AUTH-IMP-004", "AUTH-IMP-002"}},
 	{Section: "§5.8", Endpoint: "auth-refresh rejects invalid tokens", Status: 401, Message: msgNeedsToken,
 		Reqs: []string{"AUTH-TAMPER-001", "AUTH-TAMPER-002", "AUTH-TAMPER-003", "AUTH-TAMPER-004", "AUTH-TAMPER-005",
@@ -159,7 +163,8 @@ var specCases = []specCase{
 	{Section: "§5", Endpoint: "400 invalid credentials", Status: 400, Message: msgFailedAuth, Reqs: []string{"AUTH-PW-003", "AUTH-PW-004"}},
 	{Section: "§5", Endpoint: "401 missing or invalid token", Status: 401, Message: msgNeedsToken, Reqs: []string{"AUTH-REFRESH-003", "AUTH-REFRESH-004"}},
 	{Section: "§5", Endpoint: "403 method not enabled for the collection", Status: 403, Message: msgPasswordOff, Reqs: []string{"AUTH-PW-008"}},
-	{Section: "§5", Endpoint: "429 too many OTP attempts", Status: 429, Pending: pendingOTP},
+	{Section: "§5", Endpoint: "403 method not enabled for the collection (OTP)", Status: 403, Message: msgOTPOff, Reqs: []string{"OTP-007"}},
+	{Section: "§5", Endpoint: "429 too many OTP attempts", Status: 429, Message: msgOTPTooMany, Reqs: []string{"OTP-005"}},
 
 	// §7 rows not already named above
 	{Section: "§7 row 6", Endpoint: "any endpoint needing a token", Status: 401, Message: msgNeedsToken,

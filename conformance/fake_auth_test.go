@@ -216,6 +216,9 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			known = known || rec.email == identity
 			if rec.email == identity && rec.password == password {
 				f.loginDone(throttleKey, true)
+				if done, err := f.mfaGate(q, c, rec, "password"); done {
+					return err
+				}
 				yes := true
 				out := recordJSON(c, rec)
 				if c.system && f.bug("superuser-record-without-email") {
@@ -255,6 +258,9 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		}
 		if q.authColl != c {
 			return ferr(403, "The request requires auth record from "+q.authColl.name+" collection.")
+		}
+		if on, _ := c.mfa["enabled"].(bool); on && f.bug("mfa-on-refresh") {
+			return q.json(401, map[string]any{"mfaId": fakeID()})
 		}
 		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		_, claims, _ := splitJWT(tok)

@@ -1,5 +1,7 @@
 package conformance
 
+import "maps"
+
 // The fake's collections API and the guarantees of system collections.
 
 func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
@@ -25,6 +27,7 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 			for k, v := range c.durations {
 				m[k] = map[string]any{"duration": v}
 			}
+			m["otp"], m["mfa"] = maps.Clone(c.otp), maps.Clone(c.mfa)
 		}
 		return m
 	}
@@ -148,6 +151,11 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	if o, ok := body["oauth2"].(map[string]any); ok {
 		if en, ok := o["enabled"].(bool); ok {
 			c.oauth2Enabled = en && (!c.system || f.bug("superusers-oauth2"))
+		}
+	}
+	for key, opt := range map[string]map[string]any{"otp": c.otp, "mfa": c.mfa} {
+		if o, ok := body[key].(map[string]any); ok {
+			maps.Copy(opt, o)
 		}
 	}
 	if pa, ok := body["passwordAuth"].(map[string]any); ok {

@@ -23,7 +23,7 @@ import (
 // One file per job: this one holds the server, its routing and error
 // envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
 // tokens and the auth endpoints; fake_flows_test.go the account flows;
-// fake_mail_test.go the mail it sends;
+// fake_otp_test.go OTP and MFA; fake_mail_test.go the mail it sends;
 // fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
@@ -42,6 +42,7 @@ type fakeCollection struct {
 	duration        int64 // auth token lifetime in seconds; 0 = static
 	records         map[string]*fakeRecord
 	deleted         map[string]*fakeRecord // kept only for the deleted-records-authenticate bug
+	otp, mfa        map[string]any         // the otp and mfa options, as GET shows them
 }
 
 type fakeRecord struct {
@@ -68,6 +69,9 @@ type fakeServer struct {
 	backups     map[string]*fakeBackup
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 
+	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)
+	mfas        map[string]*fakeMFA // MFA sessions by id
+	otpAttempts map[string]int      // auth-with-otp attempts by record id
 	// refuseSMTP makes PATCH /api/settings refuse any smtp change, as a
 	// server that will not send mail to the suite's sink (not a bug: the
 	// mail checks must then skip).
@@ -88,7 +92,8 @@ func fakeDefaultSettings() map[string]any {
 }
 
 func newFakeServer(suEmail, suPassword string) *fakeServer {
-	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{}}
+	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{},
+		otps: map[string]*fakeOTP{}, mfas: map[string]*fakeMFA{}, otpAttempts: map[string]int{}}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
 	su.duration, su.system = 86400, true
 	f.addCollection("_pb_users_auth_", "users", "auth") // static password tokens (§5.9)
@@ -103,7 +108,10 @@ func (f *fakeServer) addCollection(id, name, typ string) *fakeCollection {
 	c := &fakeCollection{id: id, name: name, typ: typ, passwordEnabled: true, secret: fakeID() + fakeID(),
 		duration: 604800, records: map[string]*fakeRecord{},
 		rules:     map[string]any{"listRule": nil, "viewRule": nil, "createRule": nil, "updateRule": nil, "deleteRule": nil},
-		durations: map[string]any{"passwordResetToken": 1800.0, "emailChangeToken": 1800.0, "verificationToken": 259200.0, "fileToken": 180.0}}
+		durations: map[string]any{"passwordResetToken": 1800.0, "emailChangeToken": 1800.0, "verificationToken": 259200.0, "fileToken": 180.0},
+		otp: map[string]any{"enabled": false, "duration": 180.0, "length": 8.0,
+			"emailTemplate": map[string]any{"subject": "OTP for {APP_NAME}", "body": "<p>{OTP}</p>"}},
+		mfa: map[string]any{"enabled": false, "duration": 1800.0, "rule": ""}}
 	if name == "users" {
 		c.duration = 0
 	}
@@ -248,6 +256,9 @@ func (f *fakeServer) route(q *fakeReq) error {
 			return ferr(404, msgNotFound)
 		}
 		return f.handleLogs(q)
+	}
+	if m := reOTPRoute.FindStringSubmatch(p); m != nil && r.Method == "POST" {
+		return f.handleOTP(q, m[1], m[2])
 	}
 	if m := reFlowRoute.FindStringSubmatch(p); m != nil && r.Method == "POST" {
 		return f.handleFlow(q, m[1], m[2])

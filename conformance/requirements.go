@@ -8,8 +8,8 @@ import "slices"
 // tampering, impersonation, file tokens), auth-methods, the account flows
 // (account_flows.go), settings, rate
 // limits and the login throttle, logs and log secrecy, then backups. The
-// checks that read mail (account_flows_mail.go) run the suite's SMTP sink
-// and point the server at it for their duration (mail.go). Each
+// checks that read mail (account_flows_mail.go, otp.go) run the suite's
+// SMTP sink and point the server at it for their duration (mail.go). Each
 // area keeps its table in the file named after it (hostile.go for issue
 // 8's hostile clients); the logs have one file per section (logs_auth.go …
 // logs_fields.go), concatenated in logs.go. IDs are stable: a requirement
@@ -17,8 +17,8 @@ import "slices"
 // (checked by a test) lists every ID.
 //
 // Backups (§4.2, backups.go) run last: a full restore (only with
-// Config.Destructive) restarts the server. OTP, OAuth2 and MFA (§4.5,
-// §5.5, §5.6) have no checks yet; the coverage test lists them as pending.
+// Config.Destructive) restarts the server. OAuth2 (§4.5, §5 rule 5) has no
+// checks yet; the coverage test lists it as pending.
 var Requirements = slices.Concat(
 	errorRequirements,
 	httpRequirements,
@@ -29,6 +29,8 @@ var Requirements = slices.Concat(
 	systemCollectionRequirements,
 	authTokenRequirements,
 	authMethodsRequirements,
+	otpRequirements,
+	mfaRequirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,
 	settingsRequirements,

@@ -120,6 +120,22 @@ var violations = []violation{
 	{"superusers-oauth2-listed", []string{"AUTH-METHODS-002"}},
 	{"methods-ignore-options", []string{"AUTH-METHODS-005"}},
 
+	// OTP and MFA (otp.go)
+	{"otp-mail-without-code", []string{"OTP-001"}},
+	{"otp-result-without-record", []string{"OTP-002"}},
+	{"otp-wrong-code-message", []string{"OTP-003"}},
+	{"otp-reusable", []string{"OTP-004"}},
+	{"no-otp-attempt-limit", []string{"OTP-005"}},
+	{"otp-unknown-email-404", []string{"OTP-006"}},
+	{"otp-mail-unknown", []string{"OTP-006"}},
+	{"otp-always-enabled", []string{"OTP-007"}},
+	{"mfa-challenge-envelope", []string{"MFA-001"}},
+	{"mfa-second-factor-challenged", []string{"MFA-002", "MFA-006"}},
+	{"mfa-same-method-ok", []string{"MFA-003"}},
+	{"mfa-bogus-message", []string{"MFA-004"}},
+	{"mfa-any-record", []string{"MFA-005"}},
+	{"mfa-on-refresh", []string{"MFA-006"}},
+
 	// account flows (account_flows.go)
 	{"unknown-email-404", []string{"FLOW-001"}},
 	{"blank-email-204", []string{"FLOW-002"}},

@@ -1,0 +1,506 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+)
+
+// One-time passwords (§4.5, §5 rule 5, §2.8) and multi-factor
+// authentication (§5 rule 6), on the users collection. The checks turn
+// otp.enabled (and mfa.enabled) on for their duration and read the codes
+// from the mails the server sends to the suite's SMTP sink (mail.go);
+// where the document is silent they follow the reference
+// (pocketbase-auth.md §1.3, §1.4, §4, §5). The code travels in the
+// password field of auth-with-otp, as the reference and its SDK send it.
+
+const (
+	msgOTPInvalid = "Invalid or expired OTP."
+	msgOTPTooMany = "Too many attempts, please try again later with a new OTP."
+	msgOTPOff     = "The collection is not configured to allow OTP authentication."
+	msgMFASame    = "A different authentication method is required."
+	msgMFAInvalid = "Invalid or expired MFA session."
+	msgMFAOther   = "Invalid MFA session."
+
+	// otpAttempts is how many codes one record may try within 180 s from
+	// one client (reference §1.4).
+	otpAttempts = 5
+)
+
+const (
+	sectionOTP = "§4.5 request-otp, auth-with-otp; §5 rule 5; §2.8; reference pocketbase-auth.md §1.3, §1.4, §4"
+	sectionMFA = "§5 rule 6; §5 status codes (401 with mfaId); reference pocketbase-auth.md §1.13, §5"
+)
+
+var otpRequirements = []*Requirement{
+	{
+		ID:      "OTP-001",
+		Section: sectionOTP,
+		Name:    "request-otp answers an otpId and mails the code",
+		Text: "With otp.enabled on users, request-otp with a user's email answers 200 with exactly {\"otpId\": " +
+			"<non-empty string>} (§2.8), and a mail to that address holds one code of otp.length digits.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			_, _, err = c.otpFor(ctx, sink, opts, u.email)
+			return err
+		},
+	},
+	{
+		ID:      "OTP-002",
+		Section: sectionOTP + "; §2.6",
+		Name:    "auth-with-otp with the mailed code",
+		Text: "auth-with-otp with the otpId and the mailed code (in password) answers 200 with the §2.6 " +
+			"result: a JWT token and the user's record (its id and email).",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			id, code, err := c.otpFor(ctx, sink, opts, u.email)
+			if err != nil {
+				return err
+			}
+			r, err := authWithOTP(ctx, c, "", id, code)
+			if err != nil {
+				return err
+			}
+			return checkAuthResult(r, "users", u.id, u.email)
+		},
+	},
+	{
+		ID:      "OTP-003",
+		Section: sectionOTP,
+		Name:    "auth-with-otp with a wrong code",
+		Text:    "auth-with-otp with a live otpId and a code other than the mailed one answers 400 \"" + msgOTPInvalid + "\" with empty data.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			id, code, err := c.otpFor(ctx, sink, opts, u.email)
+			if err != nil {
+				return err
+			}
+			r, err := authWithOTP(ctx, c, "", id, otherCode(code))
+			if err != nil {
+				return err
+			}
+			return expectErrorEmptyData(r, http.StatusBadRequest, msgOTPInvalid)
+		},
+	},
+	{
+		ID:      "OTP-004",
+		Section: sectionOTP,
+		Name:    "an OTP is single use",
+		Text: "auth-with-otp with an otpId and code already used for a successful sign-in (200) answers 400 \"" +
+			msgOTPInvalid + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			id, code, err := c.otpFor(ctx, sink, opts, u.email)
+			if err != nil {
+				return err
+			}
+			r, err := authWithOTP(ctx, c, "", id, code)
+			if err != nil {
+				return err
+			}
+			if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+				return fmt.Errorf("first use: %w", err)
+			}
+			if r, err = authWithOTP(ctx, c, "", id, code); err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgOTPInvalid)
+			return err
+		},
+	},
+	{
+		ID:      "OTP-005",
+		Section: sectionOTP + "; §5 status codes (429)",
+		Name:    "the sixth OTP attempt is refused",
+		Text: "After 5 auth-with-otp attempts with wrong codes (each 400 \"" + msgOTPInvalid + "\") for one " +
+			"record from one client within 180 s, a 6th with the right code answers 429 \"" + msgOTPTooMany + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			id, code, err := c.otpFor(ctx, sink, opts, u.email)
+			if err != nil {
+				return err
+			}
+			for i := range otpAttempts {
+				r, err := authWithOTP(ctx, c, "", id, otherCode(code))
+				if err != nil {
+					return err
+				}
+				if _, err := expectError(r, http.StatusBadRequest, msgOTPInvalid); err != nil {
+					return fmt.Errorf("wrong code %d of %d: %w", i+1, otpAttempts, err)
+				}
+			}
+			r, err := authWithOTP(ctx, c, "", id, code)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusTooManyRequests, msgOTPTooMany)
+			return err
+		},
+	},
+	{
+		ID:      "OTP-006",
+		Section: sectionOTP,
+		Name:    "request-otp for an unknown email",
+		Text: "request-otp with an email no record has answers 200 with exactly {\"otpId\"}, an id as long " +
+			"as a real one's, and sends nothing: no mail to that address arrives within 2 s after a real " +
+			"user's OTP mail.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, false)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			unknown := "cf-nobody-" + newNonce(10) + "@example.com"
+			ghost, err := requestOTP(ctx, c, unknown)
+			if err != nil {
+				return fmt.Errorf("unknown email: %w", err)
+			}
+			real, _, err := c.otpFor(ctx, sink, opts, u.email)
+			if err != nil {
+				return err
+			}
+			if len(ghost) != len(real) {
+				return Mismatch(fmt.Sprintf("an otpId of %d characters, as a real one (%q)", len(real), real), fmt.Sprintf("%q", ghost))
+			}
+			if m := sink.wait(ctx, unknown, mailSilence); m != nil {
+				return Mismatch("no mail to "+unknown+", which no record has", m.String())
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "OTP-007",
+		Section: sectionOTP + "; §5 status codes (403)",
+		Name:    "OTP refused when the collection has it off",
+		Text: "With otp.enabled off on users, request-otp with a user's email and auth-with-otp with any " +
+			"otpId and code answer 403 \"" + msgOTPOff + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			if _, err := c.setAuthOptions(ctx, "users", false, false); err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := c.post(ctx, "/api/collections/users/request-otp", "", map[string]string{"email": u.email})
+			if err != nil {
+				return err
+			}
+			if _, err := expectError(r, http.StatusForbidden, msgOTPOff); err != nil {
+				return fmt.Errorf("request-otp: %w", err)
+			}
+			if r, err = authWithOTP(ctx, c, "", newNonce(15), "12345678"); err != nil {
+				return err
+			}
+			if _, err := expectError(r, http.StatusForbidden, msgOTPOff); err != nil {
+				return fmt.Errorf("auth-with-otp: %w", err)
+			}
+			return nil
+		},
+	},
+}
+
+var mfaRequirements = []*Requirement{
+	{
+		ID:      "MFA-001",
+		Section: sectionMFA,
+		Name:    "a first factor answers 401 with an mfaId",
+		Text: "With mfa.enabled and otp.enabled on users, auth-with-password with a user's right password " +
+			"answers 401 with a body of exactly {\"mfaId\": <non-empty string>}, and no token.",
+		Run: func(ctx context.Context, c *Client) error {
+			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = firstFactor(ctx, c, u)
+			return err
+		},
+	},
+	{
+		ID:      "MFA-002",
+		Section: sectionMFA + "; §2.6",
+		Name:    "OTP as second factor completes the sign-in",
+		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-otp?mfaId=<it> with the user's mailed " +
+			"code answers 200 with the §2.6 result for that user.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, true)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			_, err = c.mfaSignIn(ctx, sink, opts, u)
+			return err
+		},
+	},
+	{
+		ID:      "MFA-003",
+		Section: sectionMFA,
+		Name:    "the second factor must be another method",
+		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-password?mfaId=<it> with the same " +
+			"right password answers 400 \"" + msgMFASame + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			mfaID, err := firstFactor(ctx, c, u)
+			if err != nil {
+				return err
+			}
+			r, err := passwordLogin(ctx, c, mfaID, u.email, u.password)
+			if err != nil {
+				return err
+			}
+			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFASame)
+		},
+	},
+	{
+		ID:      "MFA-004",
+		Section: sectionMFA,
+		Name:    "an unknown mfaId is refused",
+		Text: "With MFA on, auth-with-password?mfaId=<an id no session has> with the user's right password " +
+			"answers 400 \"" + msgMFAInvalid + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			r, err := passwordLogin(ctx, c, newNonce(15), u.email, u.password)
+			if err != nil {
+				return err
+			}
+			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFAInvalid)
+		},
+	},
+	{
+		ID:      "MFA-005",
+		Section: sectionMFA,
+		Name:    "another record's mfaId is refused",
+		Text: "With MFA on, user B's auth-with-otp?mfaId=<the mfaId of user A's password first factor> with " +
+			"B's right code answers 400 \"" + msgMFAOther + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, true)
+			if err != nil {
+				return err
+			}
+			a, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			b, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			mfaID, err := firstFactor(ctx, c, a)
+			if err != nil {
+				return err
+			}
+			id, code, err := c.otpFor(ctx, sink, opts, b.email)
+			if err != nil {
+				return err
+			}
+			r, err := authWithOTP(ctx, c, mfaID, id, code)
+			if err != nil {
+				return err
+			}
+			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFAOther)
+		},
+	},
+	{
+		ID:      "MFA-006",
+		Section: sectionMFA + "; §5 rule 8",
+		Name:    "auth-refresh needs no second factor",
+		Text: "With MFA on, auth-refresh with the token of a completed password + OTP sign-in answers 200 " +
+			"with the §2.6 result for that user, not 401 with an mfaId.",
+		Run: func(ctx context.Context, c *Client) error {
+			sink, opts, err := c.otpFixture(ctx, true)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			tok, err := c.mfaSignIn(ctx, sink, opts, u)
+			if err != nil {
+				return err
+			}
+			return expectRefreshOK(ctx, c, "users", tok, u.id)
+		},
+	},
+}
+
+// otpFixture points the server's mail at a sink and turns OTP on for
+// users, MFA too when mfa is set.
+func (c *Client) otpFixture(ctx context.Context, mfa bool) (*smtpSink, *authOptions, error) {
+	sink, err := c.mailbox(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	opts, err := c.setAuthOptions(ctx, "users", true, mfa)
+	if err != nil {
+		return nil, nil, err
+	}
+	return sink, opts, nil
+}
+
+// requestOTP sends request-otp for email and requires 200 with exactly
+// {"otpId": <non-empty string>}.
+func requestOTP(ctx context.Context, c *Client, email string) (string, error) {
+	r, err := c.post(ctx, "/api/collections/users/request-otp", "", map[string]string{"email": email})
+	if err != nil {
+		return "", err
+	}
+	return onlyStringKey(r, http.StatusOK, "otpId")
+}
+
+// onlyStringKey requires status and a body of exactly {key: <non-empty
+// string>}, and returns the string.
+func onlyStringKey(r *response, status int, key string) (string, error) {
+	want := fmt.Sprintf("%d with exactly {%q: <non-empty string>}", status, key)
+	if r.status != status {
+		return "", Mismatch(want, r.String())
+	}
+	keys, err := objectKeys(r.body)
+	m, _ := object(r)
+	v, _ := getString(m, key)
+	if err != nil || !sameKeys(keys, key) || v == "" {
+		return "", Mismatch(want, r.String())
+	}
+	return v, nil
+}
+
+// otpFor requests an OTP for email and reads its code from the mail.
+func (c *Client) otpFor(ctx context.Context, sink *smtpSink, opts *authOptions, email string) (id, code string, err error) {
+	id, err = requestOTP(ctx, c, email)
+	if err != nil {
+		return "", "", err
+	}
+	m, err := awaitMail(ctx, sink, email, "the OTP mail")
+	if err != nil {
+		return "", "", err
+	}
+	code, err = mailCode(m, opts.otpLength)
+	if err != nil {
+		return "", "", err
+	}
+	return id, code, nil
+}
+
+// authWithOTP posts auth-with-otp to users, with ?mfaId= when mfaID is set.
+func authWithOTP(ctx context.Context, c *Client, mfaID, otpID, code string) (*response, error) {
+	return c.post(ctx, withQuery("/api/collections/users/auth-with-otp", mfaQuery(mfaID)), "",
+		map[string]string{"otpId": otpID, "password": code})
+}
+
+// passwordLogin posts auth-with-password to users, with ?mfaId= when
+// mfaID is set.
+func passwordLogin(ctx context.Context, c *Client, mfaID, identity, password string) (*response, error) {
+	return c.post(ctx, withQuery("/api/collections/users/auth-with-password", mfaQuery(mfaID)), "",
+		map[string]string{"identity": identity, "password": password})
+}
+
+// mfaQuery is the query of a second factor: mfaId, when set.
+func mfaQuery(mfaID string) url.Values {
+	if mfaID == "" {
+		return nil
+	}
+	return query("mfaId", mfaID)
+}
+
+// firstFactor signs u in with its password on an MFA collection and
+// requires 401 with exactly {"mfaId"}; it returns the id.
+func firstFactor(ctx context.Context, c *Client, u *user) (string, error) {
+	r, err := passwordLogin(ctx, c, "", u.email, u.password)
+	if err != nil {
+		return "", err
+	}
+	id, err := onlyStringKey(r, http.StatusUnauthorized, "mfaId")
+	if err != nil {
+		return "", fmt.Errorf("password as first factor: %w", err)
+	}
+	return id, nil
+}
+
+// mfaSignIn signs u in with its password, then its mailed OTP and the
+// mfaId, requires the §2.6 result and returns its token.
+func (c *Client) mfaSignIn(ctx context.Context, sink *smtpSink, opts *authOptions, u *user) (string, error) {
+	mfaID, err := firstFactor(ctx, c, u)
+	if err != nil {
+		return "", err
+	}
+	id, code, err := c.otpFor(ctx, sink, opts, u.email)
+	if err != nil {
+		return "", err
+	}
+	r, err := authWithOTP(ctx, c, mfaID, id, code)
+	if err != nil {
+		return "", err
+	}
+	if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+		return "", fmt.Errorf("OTP as second factor: %w", err)
+	}
+	res, _ := parseAuthResult(r)
+	return res.token, nil
+}
+
+// otherCode returns a code of the same length that differs from code in
+// its last digit.
+func otherCode(code string) string {
+	if code == "" {
+		return "0"
+	}
+	last := code[len(code)-1]
+	return code[:len(code)-1] + string(rune('0'+(last-'0'+1)%10))
+}
