@@ -66,6 +66,16 @@
 // which each request states a random client address), and a cleanup puts
 // back what they read first.
 //
+// The checks that read mail (the account flows end to end, OTP, MFA) each
+// start an SMTP sink of their own on 127.0.0.1 (or Config.SMTPHost, the
+// address the server reaches this host at), point the server's smtp
+// settings at it, turn on otp.enabled (and mfa.enabled) of the users
+// collection, read the codes and tokens from the mails received, and put
+// the smtp object and both options back as they were read, also when the
+// check fails. A server that refuses those PATCHes, or whose smtp settings
+// hold a username (its password, never returned, could not be put back),
+// gets those checks skipped with that reason.
+//
 // # Running it
 //
 // From Go:
@@ -92,5 +102,5 @@
 // test is skipped.
 //
 // The strongbox binary wraps the same function: strongbox conformance --url
-// URL --email E --password P.
+// URL --email E --password P [--smtp-host ADDR].
 package conformance
