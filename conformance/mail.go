@@ -147,6 +147,17 @@ func (c *Client) setAuthOptions(ctx context.Context, coll string, otp, mfa bool)
 		if r.status != http.StatusOK {
 			return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(want), r)
 		}
+		if r, err = c.get(ctx, path, c.su); err != nil {
+			return err
+		}
+		now, err := okObject(r)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(now["otp"], origOTP) || !reflect.DeepEqual(now["mfa"], origMFA) {
+			return fmt.Errorf("otp %s and mfa %s after the restore, want %s and %s",
+				jsonText(now["otp"]), jsonText(now["mfa"]), jsonText(origOTP), jsonText(origMFA))
+		}
 		return nil
 	})
 	newOTP, newMFA := maps.Clone(origOTP), maps.Clone(origMFA)
@@ -165,6 +176,9 @@ func (c *Client) setAuthOptions(ctx context.Context, coll string, otp, mfa bool)
 // awaitMail waits up to mailWait for a mail to rcpt; none is a failure.
 func awaitMail(ctx context.Context, sink *smtpSink, rcpt, what string) (*sinkMail, error) {
 	m := sink.wait(ctx, rcpt, mailWait)
+	if m == nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
+	}
 	if m == nil {
 		return nil, Mismatch(fmt.Sprintf("%s mailed to %s within %v", what, rcpt, mailWait), "no mail")
 	}
