@@ -20,7 +20,7 @@ var depsRules = map[string][]string{
 	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
-	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
@@ -33,6 +33,9 @@ var depsRules = map[string][]string{
 	// validation is the vocabulary of input errors that every store
 	// returns and httpapi renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
+
+	// oauth2 talks to OAuth2/OIDC providers: stdlib only.
+	"strongbox/authn/oauth2": {},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},

@@ -13,6 +13,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/mail"
+	"strongbox/authn/oauth2"
 	"strongbox/httpapi/ratelimit"
 	"strongbox/logstore"
 	"strongbox/logstore/settings"
@@ -70,6 +71,10 @@ type Config struct {
 	// Mail sends the mails of record auth (OTP, verification, password
 	// reset, email change); nil = mails are dropped, with a warning.
 	Mail mail.Sender
+	// OAuth2 exchanges OAuth2 codes for users (auth-with-oauth2); nil =
+	// OAuth2 sign-in answers as a provider failure. httpapi/app passes the
+	// real client of strongbox/authn/oauth2.
+	OAuth2 oauth2.Exchanger
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -99,9 +104,10 @@ type Server struct {
 	otpAttempts *ratelimit.Limiter      // the OTP attempt limit (otpAttemptRule)
 	applied     atomic.Pointer[applied] // the server's part of the settings (applySettings)
 	restarter   Restarter
-	mail        mail.Sender // nil = mails are dropped (see Config.Mail)
-	backups     Backups     // nil: the backups folder cannot be loaded
-	flows       resendGuard // the account flows' resend throttle (flows.go)
+	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
+	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
+	backups     Backups          // nil: the backups folder cannot be loaded
+	flows       resendGuard      // the account flows' resend throttle (flows.go)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
@@ -119,6 +125,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s.restarter = cfg.Restarter
 	s.mail = cfg.Mail
+	s.oauth2 = cfg.OAuth2
 	s.backups = cfg.Backups
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
