@@ -34,8 +34,11 @@ var depsRules = map[string][]string{
 	// returns and httpapi renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
 
-	// oauth2 talks to OAuth2/OIDC providers: stdlib only.
-	"strongbox/authn/oauth2": {},
+	// oauth2 talks to OAuth2/OIDC providers: stdlib, and the validation
+	// leaf for the provider checks of a collection save.
+	"strongbox/authn/oauth2": {"strongbox/authn/validation"},
+	// oauth2test is a test helper: an OAuth2/OIDC provider on loopback.
+	"strongbox/authn/oauth2/oauth2test": {},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},

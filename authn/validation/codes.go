@@ -51,6 +51,10 @@ const (
 	CodeDuplicatedFieldName  = "validation_duplicated_field_name"
 	CodeInvalidIdentityField = "validation_invalid_identity_field"
 	CodeMFANotEnoughAuths    = "validation_mfa_not_enough_auths"
+	// OAuth2 providers (collection save; auth-with-oauth2's provider).
+	CodeMissingProvider    = "validation_missing_provider"
+	CodeDuplicatedProvider = "validation_duplicated_provider"
+	CodeInvalidProvider    = "validation_invalid_provider"
 
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"
