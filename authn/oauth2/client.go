@@ -73,9 +73,15 @@ type Client struct {
 	leeway  time.Duration
 	now     func() time.Time
 
-	mu     sync.Mutex
-	jwks   map[string]cachedKeys // by JWKS URL
-	styles map[string]authStyle  // by token URL + client id: what worked
+	mu         sync.Mutex
+	jwks       map[string]cachedKeys // by JWKS URL
+	discovered map[string]discovered // by issuer
+	styles     map[string]authStyle  // by token URL + client id: what worked
+}
+
+type discovered struct {
+	jwksURL string
+	fetched time.Time
 }
 
 type cachedKeys struct {
@@ -115,13 +121,14 @@ func NewClient(o Options) *Client {
 		o.Now = time.Now
 	}
 	return &Client{
-		hc:      &http.Client{Transport: o.Transport, CheckRedirect: sameOrigin},
-		timeout: o.Timeout,
-		maxBody: o.MaxBody,
-		leeway:  o.Leeway,
-		now:     o.Now,
-		jwks:    map[string]cachedKeys{},
-		styles:  map[string]authStyle{},
+		hc:         &http.Client{Transport: o.Transport, CheckRedirect: sameOrigin},
+		timeout:    o.Timeout,
+		maxBody:    o.MaxBody,
+		leeway:     o.Leeway,
+		now:        o.Now,
+		jwks:       map[string]cachedKeys{},
+		discovered: map[string]discovered{},
+		styles:     map[string]authStyle{},
 	}
 }
 
@@ -433,8 +440,13 @@ func (c *Client) idTokenUser(ctx context.Context, cfg Config, p *preset, tok tok
 	if len(issuers) == 0 && p.issuer != "" {
 		issuers = []string{p.issuer}
 	}
+	if jwksURL == "" && len(issuers) > 0 {
+		if jwksURL, err = c.discover(ctx, issuers[0]); err != nil {
+			return User{}, err
+		}
+	}
 	if jwksURL == "" {
-		return User{}, errors.New("no userInfoURL and no extra.jwksURL: the id_token cannot be verified")
+		return User{}, errors.New("no userInfoURL, extra.jwksURL or extra.issuers: the id_token cannot be verified")
 	}
 	t, err := parseJWS(tok.idToken)
 	if err != nil {
@@ -455,6 +467,37 @@ func (c *Client) idTokenUser(ctx context.Context, cfg Config, p *preset, tok tok
 		return User{}, err
 	}
 	return p.user(t.claims), nil
+}
+
+// discover reads the jwks_uri of issuer from its OpenID Provider
+// Configuration (OpenID Connect Discovery 1.0 §4: issuer +
+// "/.well-known/openid-configuration"), cached like the keys. §4.3: the
+// document's issuer must be exactly the one asked for.
+func (c *Client) discover(ctx context.Context, issuer string) (string, error) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.discovered[issuer]
+	c.mu.Unlock()
+	if ok && now.Sub(e.fetched) < jwksTTL {
+		return e.jwksURL, nil
+	}
+	u := strings.TrimSuffix(issuer, "/") + "/.well-known/openid-configuration"
+	raw, err := c.getJSON(ctx, u, "", "discovery endpoint")
+	if err != nil {
+		return "", err
+	}
+	doc, _ := raw.(map[string]any)
+	if got := str(doc, "issuer"); got != issuer {
+		return "", fmt.Errorf("discovery document names issuer %q, want %q", clean(got), issuer)
+	}
+	jwksURL := str(doc, "jwks_uri")
+	if err := checkURL(jwksURL); err != nil {
+		return "", fmt.Errorf("discovery document: jwks_uri: %w", err)
+	}
+	c.mu.Lock()
+	c.discovered[issuer] = discovered{jwksURL: jwksURL, fetched: now}
+	c.mu.Unlock()
+	return jwksURL, nil
 }
 
 // keys returns the RSA keys of the JWKS at u, cached for jwksTTL unless

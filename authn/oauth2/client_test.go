@@ -55,6 +55,18 @@ func oidcIDToken(p *oauth2test.Provider) oauth2.Config {
 	return c
 }
 
+// oidcDiscovery is an oidc provider configured with its issuer only: the
+// JWKS URL comes from the issuer's discovery document.
+func oidcDiscovery(p *oauth2test.Provider, issuer string) oauth2.Config {
+	if issuer == "" {
+		issuer = p.Issuer
+	}
+	c := config(p, "oidc3")
+	c.UserInfoURL = ""
+	c.Extra = json.RawMessage(`{"issuers":["` + issuer + `"]}`)
+	return c
+}
+
 func obj(s string) map[string]any {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
@@ -100,6 +112,8 @@ func TestExchangeMapping(t *testing.T) {
 			oauth2.User{ID: "u1", Name: "O I", Username: "oi", AvatarURL: "https://i.test/p", Email: "oi@example.com", EmailVerified: true}, "preferred_username"},
 		{"oidc id_token", oidcIDToken(p), oauth2test.Grant{IDToken: map[string]any{"sub": "u2", "preferred_username": "two", "email": "two@example.com", "email_verified": true}},
 			oauth2.User{ID: "u2", Username: "two", Email: "two@example.com", EmailVerified: true}, "iss"},
+		{"oidc id_token, JWKS from discovery", oidcDiscovery(p, ""), oauth2test.Grant{IDToken: map[string]any{"sub": "u4", "name": "Four"}},
+			oauth2.User{ID: "u4", Name: "Four"}, "sub"},
 		{"oidc id_token unverified email", oidcIDToken(p), oauth2test.Grant{IDToken: map[string]any{"sub": "u3", "email": "three@example.com"}},
 			oauth2.User{ID: "u3"}, "email"},
 	}
@@ -218,6 +232,15 @@ func TestExchangeErrors(t *testing.T) {
 		{"id_token wrong issuer", idToken(func(p *oauth2test.Provider) string {
 			return p.IDToken(map[string]any{"sub": "1", "iss": "https://evil.test"})
 		}), false, oauth2.ErrUser, oauth2.ErrClaims, `iss "https://evil.test" is not an accepted issuer`},
+		{"discovery names another issuer", func(p *oauth2test.Provider) (oauth2.Config, oauth2test.Grant, string) {
+			return oidcDiscovery(p, p.Issuer+"/"), oauth2test.Grant{IDToken: map[string]any{"sub": "1"}}, ""
+		}, false, oauth2.ErrUser, nil, "discovery document names issuer"},
+		{"token 200 with an error (GitHub)", func(p *oauth2test.Provider) (oauth2.Config, oauth2test.Grant, string) {
+			return config(p, "github"), oauth2test.Grant{User: user, Token: map[string]any{"error": "bad_verification_code", "error_description": "The code passed is incorrect or expired."}}, ""
+		}, false, oauth2.ErrToken, nil, "token endpoint answered 200: bad_verification_code (The code passed is incorrect or expired.)"},
+		{"token without access_token", func(p *oauth2test.Provider) (oauth2.Config, oauth2test.Grant, string) {
+			return config(p, "google"), oauth2test.Grant{User: user, Token: map[string]any{"access_token": ""}}, ""
+		}, false, oauth2.ErrToken, nil, "no access_token"},
 		{"id_token missing", func(p *oauth2test.Provider) (oauth2.Config, oauth2test.Grant, string) {
 			return oidcIDToken(p), oauth2test.Grant{}, ""
 		}, false, oauth2.ErrUser, nil, "no id_token"},

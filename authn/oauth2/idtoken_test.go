@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"maps"
 	"mime"
 	"strings"
 	"sync"
@@ -182,6 +183,28 @@ func FuzzParseJWS(f *testing.F) {
 		_, _ = numericDate(tok.claims["exp"])
 		_ = oidcUser(tok.claims)
 	})
+}
+
+func TestDecodeTokenBody(t *testing.T) {
+	tests := []struct {
+		name, ct, body string
+		want           map[string]string // nil = error
+	}{
+		{"json", "application/json; charset=utf-8", `{"access_token":"a","expires_in":3600,"scope":["x"]}`, map[string]string{"access_token": "a", "expires_in": "3600"}},
+		{"form (GitHub without Accept)", "application/x-www-form-urlencoded; charset=utf-8", "access_token=a&scope=read%3Auser&token_type=bearer", map[string]string{"access_token": "a", "scope": "read:user", "token_type": "bearer"}},
+		{"text/plain form", "text/plain", "access_token=b", map[string]string{"access_token": "b"}},
+		{"no content type = json", "", `{"access_token":"c"}`, map[string]string{"access_token": "c"}},
+		{"json array", "application/json", `[]`, nil},
+		{"json trailing", "application/json", `{"a":"b"} {}`, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeTokenBody(tt.ct, []byte(tt.body))
+			if (err != nil) != (tt.want == nil) || (tt.want != nil && !maps.Equal(got, tt.want)) {
+				t.Errorf("decodeTokenBody(%q, %q) = %v, %v; want %v", tt.ct, tt.body, got, err, tt.want)
+			}
+		})
+	}
 }
 
 // FuzzDecodeTokenBody: no token-endpoint body panics the decoder, in

@@ -203,7 +203,8 @@ func parseExtra(raw json.RawMessage) (extra, error) {
 // clientSecret, URLs that are http(s), and a well-formed extra. The keys
 // are the provider object's JSON keys; an empty result means no failure.
 // For OIDC it also asks for what the sign-in needs: authURL and tokenURL,
-// and either a userInfoURL or extra.jwksURL.
+// and a userInfoURL, or extra.jwksURL, or extra.issuers (whose first
+// issuer's discovery document names the JWKS).
 func Validate(c Config) validation.Errors {
 	errs := validation.Errors{}
 	p, ok := presets[c.Name]
@@ -238,8 +239,8 @@ func Validate(c Config) validation.Errors {
 		if c.TokenURL == "" {
 			errs["tokenURL"] = validation.Required()
 		}
-		if c.UserInfoURL == "" && err == nil && e.JWKSURL == "" {
-			errs.Sub("extra")["jwksURL"] = validation.New(validation.CodeRequired, "Cannot be blank without a userInfoURL: the id_token must be verified.")
+		if c.UserInfoURL == "" && err == nil && e.JWKSURL == "" && len(e.Issuers) == 0 {
+			errs.Sub("extra")["jwksURL"] = validation.New(validation.CodeRequired, "Cannot be blank without a userInfoURL or extra.issuers: the id_token must be verified.")
 		}
 	}
 	return errs

@@ -67,9 +67,10 @@ func TestValidate(t *testing.T) {
 		{"blank", Config{}, "clientId: Cannot be blank.; clientSecret: Cannot be blank.; name: Cannot be blank."},
 		{"bad URL scheme", Config{Name: "gitlab", ClientID: "a", ClientSecret: "b", TokenURL: "file:///etc/passwd"}, "tokenURL: Must be a valid URL."},
 		{"oidc needs endpoints and a key", Config{Name: "oidc", ClientID: "a", ClientSecret: "b"},
-			"authURL: Cannot be blank.; extra.jwksURL: Cannot be blank without a userInfoURL: the id_token must be verified.; tokenURL: Cannot be blank."},
+			"authURL: Cannot be blank.; extra.jwksURL: Cannot be blank without a userInfoURL or extra.issuers: the id_token must be verified.; tokenURL: Cannot be blank."},
 		{"oidc with userinfo", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", UserInfoURL: "https://i/u"}, ""},
 		{"oidc with jwks", Config{Name: "oidc3", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", Extra: json.RawMessage(`{"jwksURL":"https://i/k","issuers":["https://i"]}`)}, ""},
+		{"oidc with issuers", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", Extra: json.RawMessage(`{"issuers":["https://i"]}`)}, ""},
 		{"bad extra", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", UserInfoURL: "https://i/u", Extra: json.RawMessage(`{"issuers":"x"}`)},
 			`extra: Invalid extra object: expected {"jwksURL": string, "issuers": [string]}.`},
 	}
