@@ -209,6 +209,9 @@ func (c *Client) token(ctx context.Context, cfg Config, code, verifier, redirect
 	c.mu.Lock()
 	style := c.styles[key]
 	c.mu.Unlock()
+	if p := presets[cfg.Name]; style == styleUnknown && p != nil && p.bodyAuth {
+		style = styleBody
+	}
 	try := []authStyle{style}
 	if style == styleUnknown {
 		try = []authStyle{styleBasic, styleBody}

@@ -148,22 +148,36 @@ func TestExchangeMapping(t *testing.T) {
 }
 
 // TestExchangeBodyAuth: a token endpoint that refuses HTTP Basic gets the
-// credentials in the body, and the client remembers it.
+// credentials in the body, and the client remembers it; apple's gets them
+// in the body at once.
 func TestExchangeBodyAuth(t *testing.T) {
-	p := newProvider(t)
-	p.RefuseBasicAuth(true)
-	c := newClient(oauth2.Options{})
-	for i := range 2 {
-		p.ResetStats()
-		code := p.Grant(oauth2test.Grant{User: obj(`{"id":1,"login":"a"}`), Emails: []any{}})
-		if _, err := c.Exchange(t.Context(), config(p, "gitlab"), code, "", "r"); err != nil {
-			t.Fatalf("exchange %d: %v", i, err)
-		}
-		// token (twice the first time: Basic refused) + user info.
-		n, _ := p.Stats()
-		if want := int64(3 - i); n != want {
-			t.Errorf("exchange %d: %d requests, want %d", i, n, want)
-		}
+	tests := []struct {
+		name     string
+		provider string
+		grant    oauth2test.Grant
+		requests [2]int64 // provider requests of the first and second exchange
+	}{
+		// token refused with Basic, token in the body, user info; then
+		// token and user info.
+		{"gitlab", "gitlab", oauth2test.Grant{User: obj(`{"id":1,"username":"a"}`)}, [2]int64{3, 2}},
+		// token and JWKS; then token only (the keys are cached).
+		{"apple", "apple", oauth2test.Grant{IDToken: map[string]any{"sub": "1"}}, [2]int64{2, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newProvider(t)
+			p.RefuseBasicAuth(true)
+			c := newClient(oauth2.Options{})
+			for i, want := range tt.requests {
+				p.ResetStats()
+				if _, err := c.Exchange(t.Context(), config(p, tt.provider), p.Grant(tt.grant), "", "r"); err != nil {
+					t.Fatalf("exchange %d: %v", i, err)
+				}
+				if n, _ := p.Stats(); n != want {
+					t.Errorf("exchange %d: %d provider requests, want %d", i, n, want)
+				}
+			}
+		})
 	}
 }
 

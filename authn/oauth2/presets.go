@@ -31,6 +31,9 @@ type preset struct {
 	// formPost: the authorization URL asks for response_mode=form_post
 	// (apple posts the code to the redirect URL).
 	formPost bool
+	// bodyAuth: the token endpoint takes the client credentials in the
+	// body only (apple), so Basic is not tried first.
+	bodyAuth bool
 	// emails: when the user JSON has no email, GET <userInfoURL>/emails
 	// and take the primary verified one (github).
 	emails bool
@@ -97,6 +100,7 @@ var presets = map[string]*preset{
 		jwksURL:     "https://appleid.apple.com/auth/keys",
 		issuer:      "https://appleid.apple.com",
 		formPost:    true,
+		bodyAuth:    true,
 		user:        oidcUser,
 	},
 	"oidc":  oidcPreset(),
