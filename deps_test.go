@@ -17,7 +17,7 @@ var depsRules = map[string][]string{
 	"strongbox/conformance":       {},
 	"strongbox/httpapi/ratelimit": {},
 	"strongbox/backup/cron":       {},
-	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/oauth2"},
+	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation"},
 	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
 	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
 	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},

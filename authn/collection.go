@@ -6,8 +6,6 @@ import (
 	"hash/crc32"
 	"slices"
 	"time"
-
-	"strongbox/authn/oauth2"
 )
 
 // Collection types.
@@ -95,16 +93,6 @@ type Provider struct {
 	UserInfoURL  string          `json:"userInfoURL"`
 	DisplayName  string          `json:"displayName"`
 	Extra        json.RawMessage `json:"extra"`
-}
-
-// OAuth2Config is p as strongbox/authn/oauth2 takes it; oauth2.Resolve
-// fills in the preset's defaults.
-func (p Provider) OAuth2Config() oauth2.Config {
-	return oauth2.Config{
-		Name: p.Name, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
-		AuthURL: p.AuthURL, TokenURL: p.TokenURL, UserInfoURL: p.UserInfoURL,
-		DisplayName: p.DisplayName, PKCEOverride: p.PKCE, Extra: p.Extra,
-	}
 }
 
 // MappedFields names the record fields OAuth2 sign-up fills.

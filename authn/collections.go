@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 
-	"strongbox/authn/oauth2"
 	"strongbox/authn/validation"
 )
 
@@ -310,15 +309,6 @@ func validateFields(fields []Field) validation.Errors {
 func validateAuthOptions(c *Collection, errs validation.Errors) {
 	o := c.AuthOptions
 	sub := errs.Sub
-	if len(o.OAuth2.Providers) > 0 {
-		ps := make([]oauth2.Config, len(o.OAuth2.Providers))
-		for i, p := range o.OAuth2.Providers {
-			ps[i] = p.OAuth2Config()
-		}
-		if e := oauth2.ValidateProviders(ps); len(e) > 0 {
-			sub("oauth2")["providers"] = e
-		}
-	}
 	if o.PasswordAuth.Enabled {
 		if len(o.PasswordAuth.IdentityFields) == 0 {
 			sub("passwordAuth")["identityFields"] = errRequired
