@@ -202,10 +202,14 @@ func parseExtra(raw json.RawMessage) (extra, error) {
 	return e, nil
 }
 
-// Validate checks one provider as a collection saves it, with the
-// reference's codes (pocketbase-auth.md §2.2): a known name, clientId and
-// clientSecret, URLs that are http(s), and a well-formed extra. The keys
-// are the provider object's JSON keys; an empty result means no failure.
+// Validate checks that one provider can sign users in with strongbox,
+// with the reference's codes and messages (pocketbase-auth.md §2.2): a
+// name with a preset here, clientId and clientSecret, URLs that are
+// http(s), and a well-formed extra. It is stricter than a collection save
+// (authn accepts every name PocketBase registers, so that a collection
+// moved from PocketBase loads; a name without a preset fails at sign-in).
+// The keys are the provider object's JSON keys; an empty result means no
+// failure.
 // For OIDC it also asks for what the sign-in needs: authURL and tokenURL,
 // and a userInfoURL, or extra.jwksURL, or extra.issuers (whose first
 // issuer's discovery document names the JWKS).
@@ -216,7 +220,8 @@ func Validate(c Config) validation.Errors {
 	case c.Name == "":
 		errs["name"] = validation.Required()
 	case !ok:
-		errs["name"] = validation.New(validation.CodeMissingProvider, fmt.Sprintf("Invalid or missing provider with name %q.", c.Name))
+		errs["name"] = &validation.Error{Code: validation.CodeMissingProvider,
+			Message: fmt.Sprintf("Invalid or missing provider with name %s.", c.Name), Params: map[string]any{"name": c.Name}}
 	}
 	if c.ClientID == "" {
 		errs["clientId"] = validation.Required()
@@ -259,7 +264,8 @@ func ValidateProviders(cs []Config) validation.Errors {
 	for i, c := range cs {
 		e := Validate(c)
 		if c.Name != "" && seen[c.Name] {
-			e["name"] = validation.New(validation.CodeDuplicatedProvider, fmt.Sprintf("Duplicated provider with name %q.", c.Name))
+			e["name"] = &validation.Error{Code: validation.CodeDuplicatedProvider,
+				Message: fmt.Sprintf("The provider %s is already registered.", c.Name), Params: map[string]any{"name": c.Name}}
 		}
 		seen[c.Name] = true
 		if len(e) > 0 {

@@ -63,7 +63,7 @@ func TestValidate(t *testing.T) {
 		want string // validation.Errors.Error(), "" = none
 	}{
 		{"ok", Config{Name: "google", ClientID: "a", ClientSecret: "b"}, ""},
-		{"unknown name", Config{Name: "facebook", ClientID: "a", ClientSecret: "b"}, `name: Invalid or missing provider with name "facebook".`},
+		{"unknown name", Config{Name: "facebook", ClientID: "a", ClientSecret: "b"}, "name: Invalid or missing provider with name facebook."},
 		{"blank", Config{}, "clientId: Cannot be blank.; clientSecret: Cannot be blank.; name: Cannot be blank."},
 		{"bad URL scheme", Config{Name: "gitlab", ClientID: "a", ClientSecret: "b", TokenURL: "file:///etc/passwd"}, "tokenURL: Must be a valid URL."},
 		{"oidc needs endpoints and a key", Config{Name: "oidc", ClientID: "a", ClientSecret: "b"},
