@@ -334,11 +334,12 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 		if e := checkRange(o.MFA.Duration, 10, 86400); e != nil {
 			sub("mfa")["duration"] = e
 		}
-		if o.MFA.Rule != "" {
-			// Only "" (every record) is evaluated; a rule strongbox cannot
-			// evaluate is refused rather than ignored (see MFARequired).
-			sub("mfa")["rule"] = unsupportedRule
-		}
+	}
+	// The rule is checked whether or not MFA is on, as the reference
+	// does, against the fields the collection will have after this save:
+	// a change of fields that would break the rule is refused with it.
+	if e := checkMFARule(c); e != nil {
+		sub("mfa")["rule"] = e
 	}
 	if o.OTP.Enabled {
 		if e := checkRange(o.OTP.Duration, 10, 86400); e != nil {

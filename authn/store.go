@@ -77,6 +77,8 @@ type Store struct {
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
 
+	rules ruleCache // compiled mfa.rule per collection; its own lock, taken after s.mu
+
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
 }
@@ -425,7 +427,9 @@ func (s *Store) apply(o *op, size int64) {
 			s.byEmail[c.ID] = map[string]*Record{}
 		}
 		s.cols[c.ID] = c
+		s.rules.drop(c.ID)
 	case "deleteCollection":
+		s.rules.drop(o.ID)
 		for id := range s.byCol[o.ID] {
 			delete(s.recs, id)
 			s.live -= s.sizes["r:"+id]

@@ -172,7 +172,12 @@ func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.C
 	if err := checkAuthRule(r, c); err != nil {
 		return err
 	}
-	if authn.MFARequired(c, rec) {
+	mfa, err := s.auth.MFARequired(c, rec, method)
+	if err != nil {
+		// pocketbase-auth.md §5: a rule that errors fails the sign-in.
+		return errBadRequest(msgAuthFailed, err)
+	}
+	if mfa {
 		if mfaID == "" {
 			id, err := s.auth.BeginMFA(c, rec, method)
 			if err != nil {

@@ -50,7 +50,10 @@ const (
 	CodeReservedFieldName    = "validation_reserved_field_name"
 	CodeDuplicatedFieldName  = "validation_duplicated_field_name"
 	CodeInvalidIdentityField = "validation_invalid_identity_field"
-	CodeMFANotEnoughAuths    = "validation_mfa_not_enough_auths"
+	// CodeInvalidRule: a rule (mfa.rule) that does not parse or names a
+	// field the collection does not expose to rules.
+	CodeInvalidRule       = "validation_invalid_rule"
+	CodeMFANotEnoughAuths = "validation_mfa_not_enough_auths"
 
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"
@@ -100,6 +103,13 @@ const (
 // The failures that more than one check reports, with the reference's
 // messages (built from their params where they have any). Each call returns
 // a new *Error, which the caller may keep as its own sentinel.
+
+// InvalidRule is a rule that does not compile; raw says why. The message
+// is the reference's: "Invalid rule. Raw error: " and the reason, ended
+// with a period.
+func InvalidRule(raw string) *Error {
+	return New(CodeInvalidRule, "Invalid rule. Raw error: "+raw+".")
+}
 
 // Required is a blank value: "Cannot be blank.".
 func Required() *Error { return New(CodeRequired, "Cannot be blank.") }
