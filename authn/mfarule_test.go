@@ -97,6 +97,8 @@ func TestMFARule(t *testing.T) {
 		{"@request.context = 'otp'", false, false},
 		{"@hour = 10 && admin = true", true, false},
 		{"@year = 2025", false, false},
+		{"email ?= 'ann@example.com'", true, false},
+		{"admin = true // admins only\n|| level = 0", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
