@@ -52,8 +52,10 @@ const (
 	CodeInvalidIdentityField = "validation_invalid_identity_field"
 	// CodeInvalidRule: a rule (mfa.rule) that does not parse or names a
 	// field the collection does not expose to rules.
-	CodeInvalidRule       = "validation_invalid_rule"
-	CodeMFANotEnoughAuths = "validation_mfa_not_enough_auths"
+	CodeInvalidRule        = "validation_invalid_rule"
+	CodeMFANotEnoughAuths  = "validation_mfa_not_enough_auths"
+	CodeMissingProvider    = "validation_missing_provider"
+	CodeDuplicatedProvider = "validation_duplicated_provider"
 
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"
