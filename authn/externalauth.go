@@ -138,6 +138,10 @@ type OAuth2SignIn struct {
 	// Manager marks a request with full access (a superuser), as in
 	// RecordInput.
 	Manager bool
+	// MayCreate, when set, is asked before a record is created (the
+	// collection's createRule, which the caller evaluates); its error is
+	// returned as it is.
+	MayCreate func() error
 }
 
 // SignInOAuth2 resolves an OAuth2 sign-in to a record of c and links it
@@ -293,6 +297,11 @@ func (s *Store) linkOp(c *Collection, r *Record, id OAuth2Identity) (*op, error)
 // SignInOAuth2) and its link, in one commit.
 func (s *Store) signUpOAuth2(ctx context.Context, c *Collection, in OAuth2SignIn) (*Record, bool, error) {
 	id := in.Identity
+	if in.MayCreate != nil {
+		if err := in.MayCreate(); err != nil {
+			return nil, false, err
+		}
+	}
 	values := maps.Clone(in.CreateData)
 	if values == nil {
 		values = map[string]any{}

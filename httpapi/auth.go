@@ -13,6 +13,7 @@ import (
 // authResult is the authentication result of §2.6, keys in the reference's
 // order (meta, record, token; meta only for OAuth2).
 type authResult struct {
+	Meta   any            `json:"meta,omitempty"`
 	Record map[string]any `json:"record"`
 	Token  string         `json:"token"`
 }

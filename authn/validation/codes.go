@@ -56,6 +56,7 @@ const (
 	CodeMFANotEnoughAuths  = "validation_mfa_not_enough_auths"
 	CodeMissingProvider    = "validation_missing_provider"
 	CodeDuplicatedProvider = "validation_duplicated_provider"
+	CodeInvalidProvider    = "validation_invalid_provider" // auth-with-oauth2 provider
 
 	// Settings.
 	CodeInvalidCron   = "validation_invalid_cron"

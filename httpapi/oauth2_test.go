@@ -1,0 +1,261 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strongbox/authn/oauth2"
+)
+
+// fakeExchanger is an oauth2.Exchanger that answers each code from a
+// table: a User, or an error (oauth2.ErrToken, oauth2.ErrUser). It keeps
+// what it was asked.
+type fakeExchanger struct {
+	mu    sync.Mutex
+	users map[string]*oauth2.User
+	errs  map[string]error
+	calls []string // "provider code verifier redirectURL"
+}
+
+func (f *fakeExchanger) Exchange(_ context.Context, cfg oauth2.Config, code, verifier, redirectURL string) (*oauth2.User, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls = append(f.calls, strings.Join([]string{cfg.Name, code, verifier, redirectURL}, " "))
+	if err, ok := f.errs[code]; ok {
+		return nil, err
+	}
+	if u, ok := f.users[code]; ok {
+		return u, nil
+	}
+	return nil, oauth2.ErrToken
+}
+
+func googleUser(id, email string, verified bool) *oauth2.User {
+	return &oauth2.User{ID: id, Name: "Ann Lee", Username: "ann", Email: email, EmailVerified: verified,
+		AvatarURL: "https://img.test/" + id + ".png", AccessToken: "at-" + id, RefreshToken: "rt-" + id,
+		Expiry: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC), Raw: map[string]any{"sub": id}}
+}
+
+// oauth2Env is an env with OAuth2 on for users (a google provider) and a
+// fake Exchanger.
+func oauth2Env(t *testing.T, extra string) (*env, *fakeExchanger) {
+	t.Helper()
+	fx := &fakeExchanger{users: map[string]*oauth2.User{}, errs: map[string]error{}}
+	e := newEnvWith(t, Config{OAuth2: fx}, HTTPConfig{})
+	body := `{"oauth2":{"enabled":true,"providers":[{"name":"google","clientId":"cid","clientSecret":"csecret"}]}` + extra + `}`
+	if res := e.do("PATCH", "/api/collections/users", e.su, body); res.Status != 200 {
+		t.Fatalf("enable OAuth2: %d %s", res.Status, res.Body)
+	}
+	return e, fx
+}
+
+// oauth2Login posts auth-with-oauth2 for code.
+func (e *env) oauth2Login(token, code, extra string) *response {
+	e.t.Helper()
+	return e.do("POST", "/api/collections/users/auth-with-oauth2", token,
+		`{"provider":"google","code":"`+code+`","codeVerifier":"v","redirectURL":"https://app.test/cb"`+extra+`}`)
+}
+
+func TestAuthWithOAuth2Errors(t *testing.T) {
+	e, fx := oauth2Env(t, "")
+	fx.errs["bad-token"] = fmt.Errorf("%w: invalid_grant", oauth2.ErrToken)
+	fx.errs["bad-user"] = fmt.Errorf("%w: 500 from userinfo", oauth2.ErrUser)
+	loadErr := func(data string) string {
+		return `{"data":` + data + `,"message":"An error occurred while loading the submitted data.","status":400}`
+	}
+	tests := []struct {
+		name, col, body string
+		status          int
+		want            string
+	}{
+		{"token", "users", `{"provider":"google","code":"bad-token","redirectURL":"https://app.test/cb"}`, 400,
+			`{"data":{},"message":"Failed to fetch OAuth2 token.","status":400}`},
+		{"user", "users", `{"provider":"google","code":"bad-user","redirectURL":"https://app.test/cb"}`, 400,
+			`{"data":{},"message":"Failed to fetch OAuth2 user.","status":400}`},
+		{"unknown provider", "users", `{"provider":"github","code":"c","redirectURL":"https://app.test/cb"}`, 400,
+			loadErr(`{"provider":{"code":"validation_invalid_provider","message":"Provider with name github is missing or is not enabled.","params":{"name":"github"}}}`)},
+		{"required", "users", `{}`, 400,
+			loadErr(`{"code":{"code":"validation_required","message":"Cannot be blank."},"provider":{"code":"validation_required","message":"Cannot be blank."},"redirectURL":{"code":"validation_required","message":"Cannot be blank."}}`)},
+		{"createData not an object", "users", `{"provider":"google","code":"c","redirectURL":"x","createData":"x"}`, 400,
+			`{"data":{},"message":"An error occurred while loading the submitted data.","status":400}`},
+		{"superusers", "_superusers", `{"provider":"google","code":"c","redirectURL":"x"}`, 403,
+			`{"data":{},"message":"The collection is not configured to allow OAuth2 authentication.","status":403}`},
+		{"no collection", "nope", `{}`, 404,
+			`{"data":{},"message":"Missing or invalid collection context.","status":404}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := e.do("POST", "/api/collections/"+tt.col+"/auth-with-oauth2", "", tt.body)
+			if got := strings.TrimSpace(string(res.Body)); res.Status != tt.status || got != tt.want {
+				t.Errorf("POST %s %s = %d %s\nwant %d %s", tt.col, tt.body, res.Status, got, tt.status, tt.want)
+			}
+		})
+	}
+	if res := e.do("PATCH", "/api/collections/users", e.su, `{"oauth2":{"enabled":false}}`); res.Status != 200 {
+		t.Fatal(res.Status, string(res.Body))
+	}
+	wantError(t, e.oauth2Login("", "c", ""), 403, "The collection is not configured to allow OAuth2 authentication.")
+}
+
+// TestAuthWithOAuth2Accounts: the resolution order through the API, and
+// the result's meta.
+func TestAuthWithOAuth2Accounts(t *testing.T) {
+	e, fx := oauth2Env(t, `,"createRule":""`)
+	fx.users["new"] = googleUser("g1", "ann@example.com", true)
+
+	// A new account: meta with exactly the reference's keys, isNew true,
+	// mapped name, verified, the verifier passed on (google uses PKCE).
+	res := e.oauth2Login("", "new", "")
+	if res.Status != 200 {
+		t.Fatalf("new account: %d %s", res.Status, res.Body)
+	}
+	var got struct {
+		Meta   map[string]any `json:"meta"`
+		Record map[string]any `json:"record"`
+		Token  string         `json:"token"`
+	}
+	if err := json.Unmarshal(res.Body, &got); err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := json.Marshal(got.Meta)
+	wantMeta := `{"accessToken":"at-g1","avatarURL":"https://img.test/g1.png","avatarUrl":"https://img.test/g1.png","email":"ann@example.com","expiry":"2026-11-22 11:00:00.000Z","id":"g1","isNew":true,"name":"Ann Lee","rawUser":{"sub":"g1"},"refreshToken":"rt-g1","username":"ann"}`
+	if string(meta) != wantMeta {
+		t.Errorf("meta = %s\nwant %s", meta, wantMeta)
+	}
+	if !strings.HasPrefix(string(res.Body), `{"meta":`) || got.Token == "" || got.Record["email"] != "ann@example.com" ||
+		got.Record["verified"] != true || got.Record["name"] != "Ann Lee" {
+		t.Errorf("new account result = %s", res.Body)
+	}
+	if fx.calls[0] != "google new v https://app.test/cb" {
+		t.Errorf("exchange call = %q", fx.calls[0])
+	}
+	annID := got.Record["id"].(string)
+
+	// The linked account again: isNew false, same record.
+	res = e.oauth2Login("", "new", "")
+	if m := res.JSON(t); res.Status != 200 || m["record"].(map[string]any)["id"] != annID || m["meta"].(map[string]any)["isNew"] != false {
+		t.Errorf("linked account = %d %s", res.Status, res.Body)
+	}
+
+	// An unverified provider email matches no one: a separate sign-up,
+	// which without createData lacks an email (the record validation's
+	// errors, under the create message).
+	bobID := e.signUp("bob@example.com", "bob-password")
+	fx.users["bob-unverified"] = googleUser("g2", "bob@example.com", false)
+	res = e.oauth2Login("", "bob-unverified", "")
+	want := `{"data":{"email":{"code":"validation_required","message":"Cannot be blank."}},"message":"Failed to create record.","status":400}`
+	if got := strings.TrimSpace(string(res.Body)); res.Status != 400 || got != want {
+		t.Errorf("unverified provider email = %d %s\nwant %s", res.Status, got, want)
+	}
+	res = e.oauth2Login("", "bob-unverified", `,"createData":{"email":"bob2@example.com","name":"B"}`)
+	if m := res.JSON(t); res.Status != 200 || m["record"].(map[string]any)["id"] == bobID || m["record"].(map[string]any)["verified"] != false ||
+		m["meta"].(map[string]any)["email"] != "" {
+		t.Errorf("unverified provider email with createData = %d %s; want a new unverified record, meta.email empty", res.Status, res.Body)
+	}
+
+	// A verified provider email and an unverified record: taken over
+	// safely (the squatter's password and tokens stop working).
+	bobToken := e.login("users", "bob@example.com", "bob-password")
+	fx.users["bob"] = googleUser("g3", "bob@example.com", true)
+	res = e.oauth2Login("", "bob", "")
+	if m := res.JSON(t); res.Status != 200 || m["record"].(map[string]any)["id"] != bobID || m["record"].(map[string]any)["verified"] != true {
+		t.Errorf("unverified record match = %d %s", res.Status, res.Body)
+	}
+	wantError(t, e.do("POST", "/api/collections/users/auth-with-password", "", `{"identity":"bob@example.com","password":"bob-password"}`), 400, "Failed to authenticate.")
+	wantError(t, e.do("POST", "/api/collections/users/auth-refresh", bobToken, nil), 401, "The request requires valid record authorization token.")
+
+	// A verified record matched by a verified email keeps its password.
+	carolID := e.signUp("carol@example.com", "carol-password")
+	if res := e.do("PATCH", "/api/collections/users/records/"+carolID, e.su, `{"verified":true}`); res.Status != 200 {
+		t.Fatal(res.Status, string(res.Body))
+	}
+	fx.users["carol"] = googleUser("g4", "carol@example.com", true)
+	if res = e.oauth2Login("", "carol", ""); res.Status != 200 || res.JSON(t)["record"].(map[string]any)["id"] != carolID {
+		t.Errorf("verified record match = %d %s", res.Status, res.Body)
+	}
+	e.login("users", "carol@example.com", "carol-password")
+
+	// Logged-in linking: the signed-in record, whatever the email.
+	danID := e.signUp("dan@example.com", "dan-password")
+	danToken := e.login("users", "dan@example.com", "dan-password")
+	fx.users["dan"] = googleUser("g5", "someone-else@example.com", true)
+	if res = e.oauth2Login(danToken, "dan", ""); res.Status != 200 || res.JSON(t)["record"].(map[string]any)["id"] != danID {
+		t.Errorf("logged-in linking = %d %s", res.Status, res.Body)
+	}
+	e.login("users", "dan@example.com", "dan-password") // the signed-in record keeps its password
+	// A second google account for dan: the link is unique per record and provider.
+	fx.users["dan2"] = googleUser("g6", "", false)
+	wantError(t, e.oauth2Login(danToken, "dan2", ""), 400, "Failed to authenticate.")
+
+	// createData is validated as a sign-up.
+	fx.users["erin"] = googleUser("g7", "erin@example.com", true)
+	res = e.oauth2Login("", "erin", `,"createData":{"name":`+`"`+strings.Repeat("x", 256)+`"}`)
+	want = `{"data":{"name":{"code":"validation_max_text_constraint","message":"Must be less than 255 character(s).","params":{"max":255}}},"message":"Failed to create record.","status":400}`
+	if got := strings.TrimSpace(string(res.Body)); res.Status != 400 || got != want {
+		t.Errorf("createData too long = %d %s\nwant %s", res.Status, got, want)
+	}
+
+	// Links durable across a reopen, and deleted with their record.
+	if res := e.do("DELETE", "/api/collections/users/records/"+annID, e.su, nil); res.Status != 204 {
+		t.Fatal(res.Status, string(res.Body))
+	}
+	res = e.oauth2Login("", "new", "")
+	if m := res.JSON(t); res.Status != 200 || m["record"].(map[string]any)["id"] == annID || m["meta"].(map[string]any)["isNew"] != true {
+		t.Errorf("sign-in after the linked record's deletion = %d %s", res.Status, res.Body)
+	}
+}
+
+// TestAuthWithOAuth2CreateRule: sign-up goes through the createRule.
+func TestAuthWithOAuth2CreateRule(t *testing.T) {
+	e, fx := oauth2Env(t, `,"createRule":null`)
+	fx.users["new"] = googleUser("g1", "ann@example.com", true)
+	wantError(t, e.oauth2Login("", "new", ""), 403, "Only superusers can perform this action.")
+	// An existing record signs in whatever the createRule.
+	e.signUp2(t, "ann@example.com")
+	if res := e.oauth2Login("", "new", ""); res.Status != 200 {
+		t.Errorf("existing record with createRule null = %d %s", res.Status, res.Body)
+	}
+}
+
+// signUp2 creates a users record as a superuser (whatever the createRule).
+func (e *env) signUp2(t *testing.T, email string) {
+	t.Helper()
+	res := e.do("POST", "/api/collections/users/records", e.su, map[string]any{"email": email, "password": "password1", "passwordConfirm": "password1", "verified": true})
+	if res.Status != 200 {
+		t.Fatalf("sign up %s: %d %s", email, res.Status, res.Body)
+	}
+}
+
+// TestAuthWithOAuth2MFA: OAuth2 as one factor of MFA; the record it
+// creates exists before the 401.
+func TestAuthWithOAuth2MFA(t *testing.T) {
+	e, fx := oauth2Env(t, `,"mfa":{"enabled":true}`)
+	fx.users["ann"] = googleUser("g1", "ann@example.com", true)
+	res := e.oauth2Login("", "ann", "")
+	if res.Status != 401 || !strings.HasPrefix(string(res.Body), `{"mfaId":"`) {
+		t.Fatalf("first factor = %d %s, want 401 {mfaId}", res.Status, res.Body)
+	}
+	mfaID := res.JSON(t)["mfaId"].(string)
+	users, _ := e.auth.Collection("users")
+	rec, ok := e.auth.FindByEmail(users, "ann@example.com")
+	if !ok {
+		t.Fatal("the first factor's record was not created")
+	}
+	// The same method again is refused; a password second factor passes.
+	wantError(t, e.oauth2Login("", "ann", `,"mfaId":"`+mfaID+`"`), 400, "A different authentication method is required.")
+	if _, err := e.auth.SetPassword(t.Context(), users, rec.ID, "ann-password"); err != nil {
+		t.Fatal(err)
+	}
+	// A new password ends the MFA session (as the reference): start again
+	// with OAuth2, finish with the password.
+	mfaID = e.oauth2Login("", "ann", "").JSON(t)["mfaId"].(string)
+	res = e.do("POST", "/api/collections/users/auth-with-password?mfaId="+mfaID, "", `{"identity":"ann@example.com","password":"ann-password"}`)
+	if res.Status != 200 || res.JSON(t)["token"] == nil {
+		t.Errorf("password as the second factor = %d %s", res.Status, res.Body)
+	}
+}
