@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -257,5 +259,62 @@ func TestAuthWithOAuth2MFA(t *testing.T) {
 	res = e.do("POST", "/api/collections/users/auth-with-password?mfaId="+mfaID, "", `{"identity":"ann@example.com","password":"ann-password"}`)
 	if res.Status != 200 || res.JSON(t)["token"] == nil {
 		t.Errorf("password as the second factor = %d %s", res.Status, res.Body)
+	}
+}
+
+// zeros is a randomness source of zero bytes: every random character is
+// "A".
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// TestAuthMethodsOAuth2: enabled providers with fresh state and PKCE
+// values and a ready authURL ending in redirect_uri= (pocketbase-auth.md
+// §1.1); a provider that cannot be set up is left out; _superusers never
+// lists OAuth2.
+func TestAuthMethodsOAuth2(t *testing.T) {
+	e := newEnvWith(t, Config{Rand: zeros{}}, HTTPConfig{})
+	body := `{"oauth2":{"enabled":true,"providers":[` +
+		`{"name":"google","clientId":"cid","clientSecret":"s"},` +
+		`{"name":"github","clientId":"gh","clientSecret":"s","pkce":false,"displayName":"Code"},` +
+		`{"name":"oidc","clientId":"o","clientSecret":"s"}]}}`
+	if res := e.do("PATCH", "/api/collections/users", e.su, body); res.Status != 200 {
+		t.Fatalf("enable OAuth2: %d %s", res.Status, res.Body)
+	}
+	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
+	state, verifier := strings.Repeat("A", 30), strings.Repeat("A", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	challenge := base64.RawURLEncoding.EncodeToString(sum[:])
+	googleURL := "https://accounts.google.com/o/oauth2/v2/auth?client_id=cid&code_challenge=" + challenge +
+		"&code_challenge_method=S256&response_type=code&scope=https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fuserinfo.profile+https%3A%2F%2Fwww.googleapis.com%2Fauth%2Fuserinfo.email&state=" + state + "&redirect_uri="
+	githubURL := "https://github.com/login/oauth/authorize?client_id=gh&response_type=code&scope=read%3Auser+user%3Aemail&state=" + state + "&redirect_uri="
+	providers := `[{"name":"google","displayName":"Google","state":"` + state + `","authURL":"` + googleURL + `","authUrl":"` + googleURL +
+		`","codeVerifier":"` + verifier + `","codeChallenge":"` + challenge + `","codeChallengeMethod":"S256"},` +
+		`{"name":"github","displayName":"Code","state":"` + state + `","authURL":"` + githubURL + `","authUrl":"` + githubURL +
+		`","codeVerifier":"","codeChallenge":"","codeChallengeMethod":""}]`
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(res.Body, &m); err != nil {
+		t.Fatal(err)
+	}
+	var gotProviders []any
+	json.Unmarshal(m["authProviders"], &gotProviders)
+	compact := func(raw []byte) string {
+		var v any
+		json.Unmarshal(raw, &v)
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	if got, want := compact(m["oauth2"]), compact([]byte(`{"enabled":true,"providers":`+providers+`}`)); res.Status != 200 || got != want {
+		t.Errorf("oauth2 = %d %s\nwant %s", res.Status, got, want)
+	}
+	if got := compact(m["authProviders"]); got != compact([]byte(providers)) {
+		t.Errorf("authProviders = %s, want the providers", got)
+	}
+	if !strings.Contains(string(res.Body), `"name":"google","displayName":"Google","state":`) {
+		t.Errorf("provider keys out of the reference's order: %s", res.Body)
+	}
+	res = e.do("GET", "/api/collections/_superusers/auth-methods", "", nil)
+	if !strings.Contains(string(res.Body), `"oauth2":{"providers":[],"enabled":false}`) || !strings.Contains(string(res.Body), `"authProviders":null`) {
+		t.Errorf("_superusers auth-methods = %s", res.Body)
 	}
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
@@ -75,6 +76,9 @@ type Config struct {
 	// OAuth2 sign-in answers as a provider failure. httpapi/app passes the
 	// real client of strongbox/authn/oauth2.
 	OAuth2 oauth2.Exchanger
+	// Rand is the randomness of the OAuth2 state and PKCE values
+	// auth-methods hands out, safe for concurrent use; nil = crypto/rand.
+	Rand io.Reader
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -106,6 +110,7 @@ type Server struct {
 	restarter   Restarter
 	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
 	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
+	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
 	backups     Backups          // nil: the backups folder cannot be loaded
 	flows       resendGuard      // the account flows' resend throttle (flows.go)
 
@@ -126,6 +131,7 @@ func NewServer(cfg Config) *Server {
 	s.restarter = cfg.Restarter
 	s.mail = cfg.Mail
 	s.oauth2 = cfg.OAuth2
+	s.rand = cfg.Rand
 	s.backups = cfg.Backups
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
