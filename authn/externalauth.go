@@ -39,7 +39,7 @@ type ExternalAuth struct {
 // record (keys sorted, as its records are).
 func (l *ExternalAuth) Public() map[string]any {
 	return map[string]any{
-		"id": l.ID, "collectionId": "pbc_2281828961", "collectionName": "_externalAuths",
+		"id": l.ID, "collectionId": ExternalAuthsCollectionID, "collectionName": ExternalAuthsName,
 		"collectionRef": l.CollectionID, "recordRef": l.RecordID,
 		"provider": l.Provider, "providerId": l.ProviderID,
 		"created": Time{l.Created}, "updated": Time{l.Updated},
@@ -101,6 +101,36 @@ func (s *Store) ExternalAuths(c *Collection, recID string) []*ExternalAuth {
 		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.Provider, b.Provider))
 	})
 	return out
+}
+
+// ExternalAuthsCollectionID and ExternalAuthsName name the reference's
+// system collection of links (pbc_ + CRC-32 of "base_externalAuths", as
+// PocketBase derives it), which a v0.31 SDK's listExternalAuths and
+// unlinkExternalAuth read and delete through the records API.
+const (
+	ExternalAuthsCollectionID = "pbc_2281828961"
+	ExternalAuthsName         = "_externalAuths"
+)
+
+// AllExternalAuths returns every link of every collection, oldest first.
+func (s *Store) AllExternalAuths() []*ExternalAuth {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := slices.Collect(maps.Values(s.links))
+	slices.SortFunc(out, func(a, b *ExternalAuth) int {
+		return cmp.Or(a.Created.Compare(b.Created), strings.Compare(a.ID, b.ID))
+	})
+	return out
+}
+
+// DeleteExternalAuthID deletes link id, durably.
+func (s *Store) DeleteExternalAuthID(id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.links[id]; !ok {
+		return ErrNotFound
+	}
+	return s.commit(&op{Op: "deleteExternalAuth", ID: id})
 }
 
 // DeleteExternalAuth unlinks provider from record recID of c, durably.

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -316,5 +317,61 @@ func TestAuthMethodsOAuth2(t *testing.T) {
 	res = e.do("GET", "/api/collections/_superusers/auth-methods", "", nil)
 	if !strings.Contains(string(res.Body), `"oauth2":{"providers":[],"enabled":false}`) || !strings.Contains(string(res.Body), `"authProviders":null`) {
 		t.Errorf("_superusers auth-methods = %s", res.Body)
+	}
+}
+
+// TestExternalAuthsRecords: the links as a v0.31 SDK reads and deletes
+// them (listExternalAuths, unlinkExternalAuth): _externalAuths records,
+// each record seeing only its own, superusers all.
+func TestExternalAuthsRecords(t *testing.T) {
+	e, fx := oauth2Env(t, "")
+	fx.users["ann"] = googleUser("g1", "ann@example.com", true)
+	fx.users["bob"] = googleUser("g2", "bob@example.com", true)
+	annRes := e.oauth2Login("", "ann", "").JSON(t)
+	annToken, annID := annRes["token"].(string), annRes["record"].(map[string]any)["id"].(string)
+	bobToken := e.oauth2Login("", "bob", "").JSON(t)["token"].(string)
+
+	list := func(token, filter string) []any {
+		t.Helper()
+		res := e.do("GET", "/api/collections/_externalAuths/records?filter="+url.QueryEscape(filter), token, nil)
+		if res.Status != 200 {
+			t.Fatalf("list: %d %s", res.Status, res.Body)
+		}
+		return res.JSON(t)["items"].([]any)
+	}
+	items := list(annToken, "recordRef = '"+annID+"'")
+	if len(items) != 1 {
+		t.Fatalf("ann's links = %v, want one", items)
+	}
+	link := items[0].(map[string]any)
+	b, _ := json.Marshal(link)
+	want := `{"collectionId":"pbc_2281828961","collectionName":"_externalAuths","collectionRef":"_pb_users_auth_","created":"2026-11-22 10:00:00.000Z","id":"` +
+		link["id"].(string) + `","provider":"google","providerId":"g1","recordRef":"` + annID + `","updated":"2026-11-22 10:00:00.000Z"}`
+	if string(b) != want {
+		t.Errorf("link = %s\nwant %s", b, want)
+	}
+	if got := list(bobToken, "recordRef = '"+annID+"'"); len(got) != 0 {
+		t.Errorf("bob sees ann's links: %v", got)
+	}
+	if got := list("", ""); len(got) != 0 {
+		t.Errorf("a guest sees links: %v", got)
+	}
+	if got := list(e.su, ""); len(got) != 2 {
+		t.Errorf("a superuser sees %d links, want 2", len(got))
+	}
+	path := "/api/collections/_externalAuths/records/" + link["id"].(string)
+	wantError(t, e.do("DELETE", path, bobToken, nil), 404, "The requested resource wasn't found.")
+	if res := e.do("GET", path, annToken, nil); res.Status != 200 {
+		t.Errorf("view own link: %d %s", res.Status, res.Body)
+	}
+	if res := e.do("DELETE", path, annToken, nil); res.Status != 204 {
+		t.Fatalf("unlink: %d %s", res.Status, res.Body)
+	}
+	if got := list(annToken, "recordRef = '"+annID+"' && provider = 'google'"); len(got) != 0 {
+		t.Errorf("after unlink: %v", got)
+	}
+	// Unlinked: the next sign-in with that identity matches by email and links again.
+	if res := e.oauth2Login("", "ann", ""); res.Status != 200 || res.JSON(t)["record"].(map[string]any)["id"] != annID {
+		t.Errorf("sign-in after unlink = %d %s", res.Status, res.Body)
 	}
 }
