@@ -142,3 +142,36 @@ func TestSignInOAuth2Off(t *testing.T) {
 		}
 	}
 }
+
+// TestSignInOAuth2Concurrent: first sign-ins of one identity at once make
+// one record and one link; every one of them signs in to it.
+func TestSignInOAuth2Concurrent(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	users := enableOAuth2(t, s)
+	const n = 8
+	ids := make(chan string, n)
+	errs := make(chan error, n)
+	for range n {
+		go func() {
+			r, _, err := s.SignInOAuth2(context.Background(), users, OAuth2SignIn{
+				Identity: OAuth2Identity{Provider: "google", ID: "g1", Email: "ann@example.com"}})
+			if err != nil {
+				errs <- err
+				return
+			}
+			ids <- r.ID
+		}()
+	}
+	seen := map[string]bool{}
+	for range n {
+		select {
+		case err := <-errs:
+			t.Errorf("concurrent sign-in: %v", err)
+		case id := <-ids:
+			seen[id] = true
+		}
+	}
+	if len(seen) != 1 || len(s.Records(users)) != 1 {
+		t.Errorf("records signed in to: %v; records stored: %d; want one", seen, len(s.Records(users)))
+	}
+}

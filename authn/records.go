@@ -155,16 +155,18 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	} else if _, taken := s.recs[r.ID]; taken {
 		return nil, validation.Errors{"id": errInvalidID}
 	}
-	if err := s.checkUnique(c, r, nil); err != nil {
-		return nil, err
-	}
 	ops := []*op{{Op: "record", Record: r}}
 	if hook != nil {
+		// Before the uniqueness check: a concurrent sign-in that linked
+		// the same identity first is a retry, not a duplicate email.
 		more, err := hook(r)
 		if err != nil {
 			return nil, err
 		}
 		ops = append(ops, more...)
+	}
+	if err := s.checkUnique(c, r, nil); err != nil {
+		return nil, err
 	}
 	if err := s.commit(ops...); err != nil {
 		return nil, err
