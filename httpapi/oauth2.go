@@ -113,6 +113,11 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 	}
 
 	cfg := oauth2Config(provider)
+	if _, _, _, ok := standinResolve(cfg); !ok {
+		// A registered name strongbox has no preset for (pocketbase-auth.md
+		// §1.5 step 5). TODO(lead): oauth2.Known(cfg.Name) once it lands.
+		return newError(http.StatusInternalServerError, "Failed to init provider "+cfg.Name+".", nil)
+	}
 	verifier := in.verifier
 	if !cfg.PKCE {
 		verifier = ""

@@ -6,7 +6,7 @@ package httpapi
 // Once they are on main, replace standinResolve with oauth2.Resolve
 // (passing the collection's pkce as PKCEOverride), the three helpers with
 // theirs, and delete this file; describeProvider in oauth2_methods.go is
-// the only caller.
+// and handleAuthWithOAuth2 (the preset check of step 5) are the callers.
 
 import (
 	"crypto/rand"

@@ -99,6 +99,14 @@ func TestAuthWithOAuth2Errors(t *testing.T) {
 			}
 		})
 	}
+	// A name PocketBase registers but strongbox has no preset for.
+	if res := e.do("PATCH", "/api/collections/users", e.su, `{"oauth2":{"providers":[{"name":"spotify","clientId":"c","clientSecret":"s"}]}}`); res.Status != 200 {
+		t.Fatal(res.Status, string(res.Body))
+	}
+	res := e.do("POST", "/api/collections/users/auth-with-oauth2", "", `{"provider":"spotify","code":"c","redirectURL":"x"}`)
+	if want := `{"data":{},"message":"Failed to init provider spotify.","status":500}`; res.Status != 500 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("provider without a preset = %d %s, want 500 %s", res.Status, res.Body, want)
+	}
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"oauth2":{"enabled":false}}`); res.Status != 200 {
 		t.Fatal(res.Status, string(res.Body))
 	}
