@@ -97,6 +97,12 @@ func (s *Server) addRoutes() {
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
 	m.Handle("POST /api/backups/{key}/restore", r(backupLimits(json), s.handleBackupRestore))
 
+	// The realtime channel of the SDK's all-in-one OAuth2 flow (realtime.go).
+	// A stream has the json limits, its write deadline restarted at each
+	// event, and ends after RealtimeIdle without one.
+	m.Handle("GET /api/realtime", r(json, s.handleRealtimeConnect))
+	m.Handle("POST /api/realtime", r(json, s.handleRealtimeSubscribe))
+
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
 	m.Handle("POST /api/settings/test/email", r(json, s.handleSettingsTestEmail))
