@@ -9,7 +9,8 @@ import "net/http"
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token,
 //	                                 request-otp, auth-with-otp, auth-with-oauth2,
-//	                                 request-/confirm-verification, -password-reset, -email-change
+//	                                 request-/confirm-verification, -password-reset, -email-change,
+//	                                 GET|POST /api/oauth2-redirect
 //	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
 //	                                 POST /api/backups/{key}/restore (verifies the whole archive first)
 //	upload      stream  1 h   1 h    POST /api/backups/upload
@@ -97,11 +98,15 @@ func (s *Server) addRoutes() {
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
 	m.Handle("POST /api/backups/{key}/restore", r(backupLimits(json), s.handleBackupRestore))
 
-	// The realtime channel of the SDK's all-in-one OAuth2 flow (realtime.go).
+	// The SDK's all-in-one OAuth2 flow (realtime.go, oauth2_redirect.go).
 	// A stream has the json limits, its write deadline restarted at each
 	// event, and ends after RealtimeIdle without one.
 	m.Handle("GET /api/realtime", r(json, s.handleRealtimeConnect))
 	m.Handle("POST /api/realtime", r(json, s.handleRealtimeSubscribe))
+	m.Handle("GET /api/oauth2-redirect", r(auth, s.handleOAuth2Redirect))
+	m.Handle("POST /api/oauth2-redirect", r(auth, s.handleOAuth2Redirect))
+	m.Handle("GET /api/"+oauth2SuccessLocation, r(json, s.handleOAuth2Page(oauth2SuccessLocation)))
+	m.Handle("GET /api/"+oauth2FailureLocation, r(json, s.handleOAuth2Page(oauth2FailureLocation)))
 
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
