@@ -258,7 +258,7 @@ func (s *Server) EndStreams() { s.realtime.endAll() }
 // server shuts down or calls EndStreams. Each event has the route's write
 // deadline to be written, from the moment it is written; between events
 // there is none. A successful stream is not request-logged, as the
-// reference does not log it.
+// reference does not log it. HEAD gets the headers and no stream.
 func (s *Server) handleRealtimeConnect(w http.ResponseWriter, r *http.Request) error {
 	st := stateOf(r)
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
@@ -277,6 +277,15 @@ func (s *Server) handleRealtimeConnect(w http.ResponseWriter, r *http.Request) e
 	// would hold the events back.
 	h.Set("X-Accel-Buffering", "no")
 	rc := http.NewResponseController(w)
+	if r.Method == http.MethodHead {
+		// The headers a GET would have, and no stream: it would send
+		// nothing, and hold its slot until the idle time.
+		w.WriteHeader(http.StatusOK)
+		return nil
+	}
+	// The end of the stream is written too (the last chunk): with a
+	// deadline of its own, not the one of an event long past.
+	defer func() { rc.SetWriteDeadline(time.Now().Add(st.limits.Write)) }()
 	send := func(ev rtEvent) error {
 		rc.SetWriteDeadline(time.Now().Add(st.limits.Write))
 		if _, err := w.Write(formatEvent(c.id, ev)); err != nil {

@@ -256,6 +256,17 @@ func TestRealtimeCap(t *testing.T) {
 	}
 }
 
+// TestRealtimeHead: HEAD /api/realtime answers the headers at once and
+// holds no stream.
+func TestRealtimeHead(t *testing.T) {
+	e := newEnv(t)
+	res := e.doRaw("HEAD", "/api/realtime", "", "", nil)
+	if res.Status != 200 || len(res.Body) != 0 || res.Header.Get("Content-Type") != "text/event-stream" {
+		t.Errorf("HEAD /api/realtime = %d %q %v, want 200, no body, text/event-stream", res.Status, res.Body, res.Header)
+	}
+	waitOpen(t, e.api, 0)
+}
+
 // TestRealtimeShutdown: http.Server.Shutdown ends the streams at once
 // instead of waiting for their clients, and EndStreams ends them too.
 func TestRealtimeShutdown(t *testing.T) {
