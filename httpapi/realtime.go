@@ -54,16 +54,17 @@ const (
 	clientQueue = 4
 	// topicOAuth2 is the topic of the OAuth2 redirect's message.
 	topicOAuth2 = "@oauth2"
+	// realtimeConnectEvent is the name of a stream's first event.
+	realtimeConnectEvent = "PB_CONNECT"
 )
 
 // Messages of the realtime routes: the reference's, and strongbox's own
 // for its limit (the reference has none).
 const (
-	msgRealtimeClient    = "Missing or invalid client id."
-	msgRealtimeAuth      = "The current and the previous request authorization don't match."
-	msgRealtimeFull      = "Too many realtime connections, try again later."
-	msgRealtimeStopping  = "The server is shutting down, try again later."
-	realtimeConnectEvent = "PB_CONNECT"
+	msgRealtimeClient   = "Missing or invalid client id."
+	msgRealtimeAuth     = "The current and the previous request authorization don't match."
+	msgRealtimeFull     = "Too many realtime connections, try again later."
+	msgRealtimeStopping = "The server is shutting down, try again later."
 )
 
 // realtime is the set of open realtime streams (clients), bounded in all
