@@ -150,7 +150,8 @@ func decodeInto(body []byte, c *Collection) error {
 // name and rules; _superusers keeps its invariants (guardSuperusers); the
 // built-in fields of an auth collection stay as they are. A token secret
 // left out of the input keeps its value; setting a new one ends every token
-// of that type in the collection.
+// of that type in the collection. So does an OAuth2 provider's clientSecret
+// (keepClientSecrets).
 func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection, error) {
 	body, sent, err := in.decode()
 	if err != nil {
@@ -188,6 +189,9 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 			if !sentSecret(sent, string(typ)+"Token") {
 				n.Token(typ).Secret = cur.Token(typ).Secret
 			}
+		}
+		if err := keepClientSecrets(n, cur, sent); err != nil {
+			return nil, err
 		}
 	}
 	if n.Fields == nil {
@@ -334,12 +338,14 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 		if e := checkRange(o.MFA.Duration, 10, 86400); e != nil {
 			sub("mfa")["duration"] = e
 		}
-		if o.MFA.Rule != "" {
-			// Only "" (every record) is evaluated; a rule strongbox cannot
-			// evaluate is refused rather than ignored (see MFARequired).
-			sub("mfa")["rule"] = unsupportedRule
-		}
 	}
+	// The rule is checked whether or not MFA is on, as the reference
+	// does, against the fields the collection will have after this save:
+	// a change of fields that would break the rule is refused with it.
+	if e := checkMFARule(c); e != nil {
+		sub("mfa")["rule"] = e
+	}
+	validateProviders(&o.OAuth2, errs)
 	if o.OTP.Enabled {
 		if e := checkRange(o.OTP.Duration, 10, 86400); e != nil {
 			sub("otp")["duration"] = e

@@ -63,6 +63,14 @@
 // Both are journal ops ("otp", "mfa" and their deletions), go with their
 // record, and are swept when expired.
 //
+// Store.MFARequired decides who needs the second factor: everyone when
+// mfa.rule is "", otherwise the records that satisfy the rule, a filter of
+// package filterlang over the record's non-hidden fields and
+// @request.context (the sign-in method). Saving a collection compiles its
+// rule against the fields it will have and refuses one that does not
+// compile (validation_invalid_rule); the compiled rule is cached per
+// version of the collection.
+//
 // # Passwords
 //
 // Passwords are 8 characters to 71 bytes (bcrypt reads at most 72; longer

@@ -42,13 +42,6 @@ func (m *mfaEntry) expired(c *Collection, now time.Time) bool {
 	return !now.Before(m.Created.Add(time.Duration(d) * time.Second))
 }
 
-// MFARequired reports whether a sign-in of r into c by one of the login
-// methods needs a second factor. mfa.rule is "" (everyone) whenever MFA is
-// on: other rules are refused when the collection is saved.
-func MFARequired(c *Collection, r *Record) bool {
-	return c.IsAuth() && c.MFA.Enabled && c.MFA.Rule == ""
-}
-
 // BeginMFA records that r passed its first factor by method and returns
 // the id of the MFA session, durably stored, that its second factor must
 // present.

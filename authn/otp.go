@@ -361,7 +361,7 @@ func (s *Store) dropOTP(id string) {
 	}
 }
 
-// dropRecordAuthState removes the OTPs and MFA sessions of record id from
+// dropRecordAuthState removes the OTPs, MFA sessions and OAuth2 links of record id from
 // memory: they go with their record. The caller holds s.mu.
 func (s *Store) dropRecordAuthState(id string) {
 	for oid := range s.recOTPs[id] {
@@ -370,6 +370,7 @@ func (s *Store) dropRecordAuthState(id string) {
 	}
 	delete(s.recOTPs, id)
 	s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == id })
+	s.dropRecordLinks(id)
 }
 
 // forget stops counting the frame of key as live. The caller holds s.mu.

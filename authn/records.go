@@ -59,6 +59,14 @@ func checkPassword(p string) *validation.Error {
 // CreateRecord validates in and stores a new record in the auth collection c.
 // Validation failures are returned as a validation.Errors.
 func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput) (*Record, error) {
+	return s.createRecord(ctx, c, in, nil)
+}
+
+// createRecord is CreateRecord with a hook that runs under s.mu once the
+// record is valid, has its id and is about to be committed: it may change
+// the record and return more ops for the same commit (OAuth2 sign-up marks
+// the record verified and links it, all or nothing).
+func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput, hook func(r *Record) ([]*op, error)) (*Record, error) {
 	if !c.IsAuth() {
 		return nil, ErrNotAuthCollection
 	}
@@ -147,10 +155,20 @@ func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput)
 	} else if _, taken := s.recs[r.ID]; taken {
 		return nil, validation.Errors{"id": errInvalidID}
 	}
+	ops := []*op{{Op: "record", Record: r}}
+	if hook != nil {
+		// Before the uniqueness check: a concurrent sign-in that linked
+		// the same identity first is a retry, not a duplicate email.
+		more, err := hook(r)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, more...)
+	}
 	if err := s.checkUnique(c, r, nil); err != nil {
 		return nil, err
 	}
-	if err := s.commit(&op{Op: "record", Record: r}); err != nil {
+	if err := s.commit(ops...); err != nil {
 		return nil, err
 	}
 	return r, nil

@@ -58,24 +58,29 @@ type Store struct {
 	hasher *Hasher
 	log    *slog.Logger
 
-	mu        sync.RWMutex // guards everything below; writers also hold it across the journal append
-	j         *journal.File
-	compactAt int64
-	noCompact time.Time                       // no compaction before this, after one failed (compactBackoff)
-	live      int64                           // bytes of the latest frame of each live object
-	sizes     map[string]int64                // frame size of each object's latest state, by key
-	cols      map[string]*Collection          // by id
-	recs      map[string]*Record              // by id, across all collections
-	byCol     map[string]map[string]*Record   // collection id → record id → record
-	byEmail   map[string]map[string]*Record   // collection id → email → record
-	colOrder  []string                        // collection ids in creation order
-	otps      map[string]*otpEntry            // OTPs by id
-	recOTPs   map[string]map[string]*otpEntry // record id → OTP id → OTP
-	mfas      map[string]*mfaEntry            // MFA sessions by id
-	decoys    map[string][]decoyOTP           // collection id + "\x00" + unknown email → ids answered (DecoyOTP)
+	mu             sync.RWMutex // guards everything below; writers also hold it across the journal append
+	j              *journal.File
+	compactAt      int64
+	noCompact      time.Time                           // no compaction before this, after one failed (compactBackoff)
+	live           int64                               // bytes of the latest frame of each live object
+	sizes          map[string]int64                    // frame size of each object's latest state, by key
+	cols           map[string]*Collection              // by id
+	recs           map[string]*Record                  // by id, across all collections
+	byCol          map[string]map[string]*Record       // collection id → record id → record
+	byEmail        map[string]map[string]*Record       // collection id → email → record
+	colOrder       []string                            // collection ids in creation order
+	otps           map[string]*otpEntry                // OTPs by id
+	recOTPs        map[string]map[string]*otpEntry     // record id → OTP id → OTP
+	mfas           map[string]*mfaEntry                // MFA sessions by id
+	decoys         map[string][]decoyOTP               // collection id + "\x00" + unknown email → ids answered (DecoyOTP)
+	links          map[string]*ExternalAuth            // OAuth2 links by id
+	linkByIdentity map[string]*ExternalAuth            // by identityKey(collection, provider, provider id)
+	recLinks       map[string]map[string]*ExternalAuth // record id → provider → link
 
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
+
+	rules ruleCache // compiled mfa.rule per collection; its own lock, taken after s.mu
 
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
@@ -91,13 +96,14 @@ type Store struct {
 // tell old ops from new ones and migrate them. An op without it was
 // written before the field existed, in version 1.
 type op struct {
-	V          int         `json:"v"`
-	Op         string      `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA"
-	Collection *Collection `json:"collection,omitempty"`
-	Record     *Record     `json:"record,omitempty"`
-	OTP        *otpEntry   `json:"otp,omitempty"`
-	MFA        *mfaEntry   `json:"mfa,omitempty"`
-	ID         string      `json:"id,omitempty"`
+	V            int           `json:"v"`
+	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth"
+	Collection   *Collection   `json:"collection,omitempty"`
+	Record       *Record       `json:"record,omitempty"`
+	OTP          *otpEntry     `json:"otp,omitempty"`
+	MFA          *mfaEntry     `json:"mfa,omitempty"`
+	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
+	ID           string        `json:"id,omitempty"`
 }
 
 // opVersion is the format version of the ops this strongbox writes, and
@@ -119,7 +125,9 @@ func (o *op) check() error {
 	case o.Op == "record" && o.Record != nil && o.Record.ID != "" && o.Record.CollectionID != "":
 	case o.Op == "otp" && o.OTP != nil && o.OTP.ID != "" && o.OTP.RecordID != "" && o.OTP.CollectionID != "" && o.OTP.Hash != "":
 	case o.Op == "mfa" && o.MFA != nil && o.MFA.ID != "" && o.MFA.RecordID != "" && o.MFA.CollectionID != "" && o.MFA.Method != "":
-	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA") && o.ID != "":
+	case o.Op == "externalAuth" && o.ExternalAuth != nil && o.ExternalAuth.ID != "" && o.ExternalAuth.RecordID != "" &&
+		o.ExternalAuth.CollectionID != "" && o.ExternalAuth.Provider != "" && o.ExternalAuth.ProviderID != "":
+	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" || o.Op == "deleteExternalAuth") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -150,6 +158,10 @@ func Open(path string, opts Options) (*Store, error) {
 		recOTPs:   map[string]map[string]*otpEntry{},
 		mfas:      map[string]*mfaEntry{},
 		decoys:    map[string][]decoyOTP{},
+
+		links:          map[string]*ExternalAuth{},
+		linkByIdentity: map[string]*ExternalAuth{},
+		recLinks:       map[string]map[string]*ExternalAuth{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -399,6 +411,10 @@ func opKey(o *op) string {
 		return "m:" + o.MFA.ID
 	case "deleteMFA":
 		return "m:" + o.ID
+	case "externalAuth":
+		return "e:" + o.ExternalAuth.ID
+	case "deleteExternalAuth":
+		return "e:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -425,7 +441,9 @@ func (s *Store) apply(o *op, size int64) {
 			s.byEmail[c.ID] = map[string]*Record{}
 		}
 		s.cols[c.ID] = c
+		s.rules.drop(c.ID)
 	case "deleteCollection":
+		s.rules.drop(o.ID)
 		for id := range s.byCol[o.ID] {
 			delete(s.recs, id)
 			s.live -= s.sizes["r:"+id]
@@ -472,6 +490,11 @@ func (s *Store) apply(o *op, size int64) {
 		s.mfas[o.MFA.ID] = o.MFA
 	case "deleteMFA":
 		delete(s.mfas, o.ID)
+		return
+	case "externalAuth":
+		s.addLink(o.ExternalAuth)
+	case "deleteExternalAuth":
+		s.dropLink(o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -551,6 +574,11 @@ func (s *Store) compact() error {
 				if err := add(&op{Op: "otp", OTP: o}); err != nil {
 					return err
 				}
+			}
+		}
+		for _, l := range sortedByID(s.links) {
+			if err := add(&op{Op: "externalAuth", ExternalAuth: l}); err != nil {
+				return err
 			}
 		}
 		for _, m := range sortedByID(s.mfas) {

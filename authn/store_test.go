@@ -522,6 +522,8 @@ func TestMalformedJournal(t *testing.T) {
 		`[{"op":"deleteRecord"}]`,
 		`[null]`,
 		`[{"op":"frobnicate","id":"x"}]`,
+		`[{"op":"externalAuth","externalAuth":{"id":"x","collectionId":"c","recordId":"r","provider":"google"}}]`,
+		`[{"op":"deleteExternalAuth"}]`,
 	} {
 		path := filepath.Join(t.TempDir(), "auth.journal")
 		j, err := journal.Open(path, journal.Options{}, nil)

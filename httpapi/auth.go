@@ -13,6 +13,7 @@ import (
 // authResult is the authentication result of §2.6, keys in the reference's
 // order (meta, record, token; meta only for OAuth2).
 type authResult struct {
+	Meta   any            `json:"meta,omitempty"`
 	Record map[string]any `json:"record"`
 	Token  string         `json:"token"`
 }
@@ -183,9 +184,10 @@ func (s *Server) handleAuthMethods(w http.ResponseWriter, r *http.Request) error
 	if c.OTP.Enabled {
 		m.OTP.Enabled, m.OTP.Duration = true, c.OTP.Duration
 	}
-	if c.OAuth2.Enabled {
-		// Provider descriptors (state, PKCE values, auth URL) come with the
-		// OAuth2 endpoints; until then none is offered.
+	if c.OAuth2.Enabled && !c.IsSuperusers() {
+		if m.OAuth2.Providers, err = s.oauth2Providers(c); err != nil {
+			return err
+		}
 		m.OAuth2.Enabled = true
 		m.AuthProviders = m.OAuth2.Providers
 	}

@@ -164,15 +164,27 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 }
 
 // authResponse is the end of every sign-in by a login method (password,
-// OTP; pocketbase-auth.md §1.13): the authRule, then MFA, then the §2.6
+// OTP, OAuth2; pocketbase-auth.md §1.13): the authRule, then MFA, then the §2.6
 // result. On a collection with MFA, a first factor (no mfaId) answers 401
 // with exactly {"mfaId": …}; a second one must present that id and use a
 // different method.
 func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string) error {
+	return s.authResponseMeta(w, r, c, rec, method, mfaID, nil)
+}
+
+// authResponseMeta is authResponse with the result's meta (OAuth2's; nil
+// leaves it out). The first factor's effects (an OAuth2 record created or
+// linked) have happened before the MFA challenge, as in the reference.
+func (s *Server) authResponseMeta(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string, meta any) error {
 	if err := checkAuthRule(r, c); err != nil {
 		return err
 	}
-	if authn.MFARequired(c, rec) {
+	mfa, err := s.auth.MFARequired(c, rec, method)
+	if err != nil {
+		// pocketbase-auth.md §5: a rule that errors fails the sign-in.
+		return errBadRequest(msgAuthFailed, err)
+	}
+	if mfa {
 		if mfaID == "" {
 			id, err := s.auth.BeginMFA(c, rec, method)
 			if err != nil {
@@ -201,5 +213,5 @@ func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.C
 	if err != nil {
 		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
 	}
-	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: token})
 }

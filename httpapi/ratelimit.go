@@ -53,6 +53,7 @@ var collectionRoutes = map[string]collectionRoute{
 	"POST /api/collections/{collection}/auth-with-password": {[]string{"authWithPassword", "auth"}, true},
 	"POST /api/collections/{collection}/request-otp":        {[]string{"requestOTP"}, true},
 	"POST /api/collections/{collection}/auth-with-otp":      {[]string{"authWithOTP", "auth"}, true},
+	"POST /api/collections/{collection}/auth-with-oauth2":   {[]string{"authWithOAuth2", "auth"}, true},
 
 	"POST /api/collections/{collection}/request-verification":   {[]string{"requestVerification"}, true},
 	"POST /api/collections/{collection}/confirm-verification":   {[]string{"confirmVerification"}, true},

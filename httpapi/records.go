@@ -54,6 +54,9 @@ func (s *Server) recordsCollection(r *http.Request) (*authn.Collection, error) {
 
 // handleRecordsList handles GET /api/collections/{collection}/records.
 func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error {
+	if isExternalAuths(r) {
+		return s.handleExternalAuthsList(w, r)
+	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
 		return err
@@ -139,6 +142,9 @@ func pageOf[T any](p paging, items []T) *page {
 
 // handleRecordView handles GET /api/collections/{collection}/records/{id}.
 func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error {
+	if isExternalAuths(r) {
+		return s.handleExternalAuthView(w, r)
+	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
 		return err
@@ -236,6 +242,9 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 
 // handleRecordDelete handles DELETE /api/collections/{collection}/records/{id}.
 func (s *Server) handleRecordDelete(w http.ResponseWriter, r *http.Request) error {
+	if isExternalAuths(r) {
+		return s.handleExternalAuthDelete(w, r)
+	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
 		return err

@@ -8,8 +8,9 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token,
-//	                                 request-otp, auth-with-otp,
-//	                                 request-/confirm-verification, -password-reset, -email-change
+//	                                 request-otp, auth-with-otp, auth-with-oauth2,
+//	                                 request-/confirm-verification, -password-reset, -email-change,
+//	                                 GET|POST /api/oauth2-redirect
 //	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
 //	                                 POST /api/backups/{key}/restore (verifies the whole archive first)
 //	upload      stream  1 h   1 h    POST /api/backups/upload
@@ -65,6 +66,7 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/files/token", r(auth, s.handleFileToken))
 	m.Handle("POST /api/collections/{collection}/request-otp", r(auth, s.handleRequestOTP))
 	m.Handle("POST /api/collections/{collection}/auth-with-otp", r(auth, s.handleAuthWithOTP))
+	m.Handle("POST /api/collections/{collection}/auth-with-oauth2", r(auth, s.handleAuthWithOAuth2))
 
 	m.Handle("POST /api/collections/{collection}/request-verification", r(auth, s.handleRequestVerification))
 	m.Handle("POST /api/collections/{collection}/confirm-verification", r(auth, s.handleConfirmVerification))
@@ -95,6 +97,16 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/backups/{key}", r(backupLimits(json), s.handleBackupDownload))
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
 	m.Handle("POST /api/backups/{key}/restore", r(backupLimits(json), s.handleBackupRestore))
+
+	// The SDK's all-in-one OAuth2 flow (realtime.go, oauth2_redirect.go).
+	// A stream has the json limits, its write deadline restarted at each
+	// event, and ends after RealtimeIdle without one.
+	m.Handle("GET /api/realtime", r(json, s.handleRealtimeConnect))
+	m.Handle("POST /api/realtime", r(json, s.handleRealtimeSubscribe))
+	m.Handle("GET /api/oauth2-redirect", r(auth, s.handleOAuth2Redirect))
+	m.Handle("POST /api/oauth2-redirect", r(auth, s.handleOAuth2Redirect))
+	m.Handle("GET /api/"+oauth2SuccessLocation, r(json, s.handleOAuth2Page(oauth2SuccessLocation)))
+	m.Handle("GET /api/"+oauth2FailureLocation, r(json, s.handleOAuth2Page(oauth2FailureLocation)))
 
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))

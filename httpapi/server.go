@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
@@ -75,6 +76,19 @@ type Config struct {
 	// OAuth2 sign-in answers as a provider failure. httpapi/app passes the
 	// real client of strongbox/authn/oauth2.
 	OAuth2 oauth2.Exchanger
+	// Rand is the randomness of the OAuth2 state and PKCE values
+	// auth-methods hands out, safe for concurrent use; nil = crypto/rand.
+	Rand io.Reader
+	// RealtimeIdle ends a realtime stream that has sent no event for that
+	// long; 0 = DefaultRealtimeIdle.
+	RealtimeIdle time.Duration
+	// MaxRealtime bounds the realtime streams open at once; 0 = a quarter
+	// of MaxConns(), the default connection cap, since each stream holds
+	// a connection for as long as it is open.
+	MaxRealtime int
+	// MaxRealtimePerClient bounds the streams of one client address (an
+	// IPv6 /64) at once; 0 = an eighth of MaxRealtime.
+	MaxRealtimePerClient int
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -106,8 +120,10 @@ type Server struct {
 	restarter   Restarter
 	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
 	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
+	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
 	backups     Backups          // nil: the backups folder cannot be loaded
 	flows       resendGuard      // the account flows' resend throttle (flows.go)
+	realtime    *realtime        // the realtime streams (realtime.go)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
@@ -126,6 +142,7 @@ func NewServer(cfg Config) *Server {
 	s.restarter = cfg.Restarter
 	s.mail = cfg.Mail
 	s.oauth2 = cfg.OAuth2
+	s.rand = cfg.Rand
 	s.backups = cfg.Backups
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -147,6 +164,15 @@ func NewServer(cfg Config) *Server {
 	}
 	s.login = ratelimit.NewGuard(policy, s.now)
 	s.otpAttempts = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, s.now)
+	maxRT := cfg.MaxRealtime
+	if maxRT <= 0 {
+		maxRT = max(MaxConns()/realtimeShareOfConns, 1)
+	}
+	maxRTPer := cfg.MaxRealtimePerClient
+	if maxRTPer <= 0 {
+		maxRTPer = max(maxRT/8, 1)
+	}
+	s.realtime = newRealtime(orDefault(cfg.RealtimeIdle, DefaultRealtimeIdle), maxRT, maxRTPer)
 	// The server applies its part of the settings itself, now and on
 	// every change, for as long as the store is open.
 	cfg.Settings.Subscribe(s.applySettings)

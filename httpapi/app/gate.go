@@ -119,6 +119,12 @@ func (g *gate) close(ctx context.Context) error {
 	g.idle = make(chan struct{})
 	idle := g.idle
 	g.mu.Unlock()
+	// A realtime stream lasts until its client goes away: end them, or
+	// the wait would last until ctx ends. Their clients reconnect, and
+	// wait at the gate like any request.
+	if es, ok := api.(interface{ EndStreams() }); ok {
+		es.EndStreams()
+	}
 	select {
 	case <-idle:
 		return nil

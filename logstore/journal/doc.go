@@ -50,8 +50,12 @@
 //	                  HMAC-SHA256 of the code keyed by salt (the code itself is never written),
 //	                  {"v":1,"op":"mfa","mfa":M}: an MFA session, M = {id, collectionId,
 //	                  recordId, method, created},
-//	                  {"v":1,"op":"deleteOTP","id":ID} or {"v":1,"op":"deleteMFA","id":ID};
-//	                  deleting a record or collection deletes its OTPs and MFA sessions, and
+//	                  {"v":1,"op":"deleteOTP","id":ID} or {"v":1,"op":"deleteMFA","id":ID},
+//	                  {"v":1,"op":"externalAuth","externalAuth":L}: an OAuth2 link, L = {id,
+//	                  collectionId, recordId, provider, providerId, created, updated},
+//	                  unique per (collectionId, provider, providerId) and per (recordId, provider),
+//	                  {"v":1,"op":"deleteExternalAuth","id":ID};
+//	                  deleting a record or collection deletes its OTPs, MFA sessions and links, and
 //	                  a record's new password hash ends its MFA sessions;
 //	                  C is the collection as the API reports it, with its secrets (token
 //	                  secrets, OAuth2 client secrets); R is authn.Record's JSON: id,
