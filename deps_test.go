@@ -26,7 +26,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
 	"strongbox":             {"*"},
 
 	// journaltest is a test helper: a file system that fails on demand.
@@ -36,8 +36,11 @@ var depsRules = map[string][]string{
 	// returns and httpapi renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
 
-	// oauth2 talks to OAuth2/OIDC providers: stdlib only.
-	"strongbox/authn/oauth2": {},
+	// oauth2 talks to OAuth2/OIDC providers: stdlib, and the validation
+	// leaf for the provider checks of a collection save.
+	"strongbox/authn/oauth2": {"strongbox/authn/validation"},
+	// oauth2test is a test helper: an OAuth2/OIDC provider on loopback.
+	"strongbox/authn/oauth2/oauth2test": {},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"strongbox/authn"
@@ -26,20 +25,16 @@ const (
 // each of its calls too.
 const exchangeTimeout = 30 * time.Second
 
-// oauth2Config returns the provider p of a collection as the Exchanger
-// takes it. PKCE left null is the provider's default: on, except for
-// bitbucket, linear and vk (pocketbase-auth.md §6.1). Endpoints left empty
-// are the preset's, which the Exchanger fills in.
+// oauth2Config returns the provider p of a collection, resolved against
+// its preset (oauth2.Resolve): endpoints, display name and scopes left
+// empty are the preset's, and PKCE is the collection's pkce when set, else
+// the preset's default (pocketbase-auth.md §6.1).
 func oauth2Config(p *authn.Provider) oauth2.Config {
-	pkce := !slices.Contains([]string{"bitbucket", "linear", "vk"}, p.Name)
-	if p.PKCE != nil {
-		pkce = *p.PKCE
-	}
-	return oauth2.Config{
+	return oauth2.Resolve(oauth2.Config{
 		Name: p.Name, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
 		AuthURL: p.AuthURL, TokenURL: p.TokenURL, UserInfoURL: p.UserInfoURL,
-		DisplayName: p.DisplayName, PKCE: pkce, Extra: p.Extra,
-	}
+		DisplayName: p.DisplayName, PKCEOverride: p.PKCE, Extra: p.Extra,
+	})
 }
 
 // handleAuthWithOAuth2 handles POST /api/collections/{collection}/auth-with-oauth2
@@ -113,9 +108,9 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 	}
 
 	cfg := oauth2Config(provider)
-	if _, _, _, ok := standinResolve(cfg); !ok {
+	if !oauth2.Known(cfg.Name) {
 		// A registered name strongbox has no preset for (pocketbase-auth.md
-		// §1.5 step 5). TODO(lead): oauth2.Known(cfg.Name) once it lands.
+		// §1.5 step 5).
 		return newError(http.StatusInternalServerError, "Failed to init provider "+cfg.Name+".", nil)
 	}
 	verifier := in.verifier

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"strongbox/authn"
+	"strongbox/authn/oauth2"
 )
 
 // providerInfo is one provider of auth-methods (pocketbase-auth.md §1.1),
@@ -28,11 +29,11 @@ func (s *Server) oauth2Providers(c *authn.Collection) ([]any, error) {
 		return out, nil
 	}
 	for i := range c.OAuth2.Providers {
-		cfg, scopes, formPost, ok := standinResolve(oauth2Config(&c.OAuth2.Providers[i]))
-		if !ok || cfg.AuthURL == "" {
+		cfg := oauth2Config(&c.OAuth2.Providers[i])
+		if !oauth2.Known(cfg.Name) || cfg.AuthURL == "" {
 			continue
 		}
-		state, err := standinRandom(s.rand, 30)
+		state, err := oauth2.NewState(s.rand)
 		if err != nil {
 			return nil, err
 		}
@@ -41,12 +42,12 @@ func (s *Server) oauth2Providers(c *authn.Collection) ([]any, error) {
 			p.DisplayName = cfg.Name
 		}
 		if cfg.PKCE {
-			if p.CodeVerifier, p.CodeChallenge, err = standinPKCE(s.rand); err != nil {
+			if p.CodeVerifier, p.CodeChallenge, err = oauth2.NewPKCE(s.rand); err != nil {
 				return nil, err
 			}
 			p.CodeChallengeMethod = "S256"
 		}
-		p.AuthURL = standinAuthURL(cfg, scopes, formPost, state, p.CodeChallenge)
+		p.AuthURL = oauth2.AuthURL(cfg, state, p.CodeChallenge, "")
 		p.AuthURLAlias = p.AuthURL
 		out = append(out, p)
 	}

@@ -5,6 +5,17 @@
 // an OpenID Connect id_token. Every outbound call is bounded in time and
 // size and refuses redirects to other hosts.
 //
+// The pieces, in the order a sign-in uses them:
+//   - collection save: ValidateProviders refuses unknown names
+//     (validation_missing_provider), duplicates, missing credentials and
+//     non-http(s) URLs;
+//   - auth-methods: Resolve fills the preset's defaults, NewState and
+//     NewPKCE make the fresh values, AuthURL the URL ending in
+//     `&redirect_uri=`;
+//   - auth-with-oauth2: Client.Exchange (the Exchanger) returns the User,
+//     or an error wrapping ErrProvider, ErrToken or ErrUser.
+//
 // It knows nothing of HTTP routes or of the stores: httpapi resolves the
-// record a User signs in as, and authn stores the links.
+// record a User signs in as, and authn stores the links. Tests run against
+// the loopback provider of package oauth2test.
 package oauth2

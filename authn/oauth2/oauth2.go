@@ -20,6 +20,13 @@ type Config struct {
 	DisplayName  string
 	PKCE         bool
 	Extra        json.RawMessage
+
+	// PKCEOverride is the collection's nullable `pkce` option: nil keeps
+	// the preset's default, otherwise Resolve sets PKCE to it.
+	PKCEOverride *bool
+	// Scopes are requested in the authorization URL; Resolve sets the
+	// preset's scopes when empty.
+	Scopes []string
 }
 
 // User is what a provider says of the signed-in user, with the tokens

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
+	"strongbox/authn/oauth2"
 	"strongbox/backup"
 	"strongbox/httpapi"
 	"strongbox/logstore/journal"
@@ -37,6 +38,11 @@ var (
 	// handler with its request's context, it would wait for itself.
 	ErrInRequest = errors.New("app: restart with a request's context: answer the request, then restart with a context of its own")
 )
+
+// providers talks to the OAuth2 providers of every handler the process
+// builds: one client, so that restarts keep its connections and the
+// providers' cached signing keys (30 s per exchange, 1 MiB per answer).
+var providers = oauth2.NewClient(oauth2.Options{})
 
 // Config configures a Server.
 type Config struct {
@@ -319,7 +325,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 func (s *Server) api(st *Stores) http.Handler {
 	var h http.Handler = httpapi.NewServer(httpapi.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
-		Backups: backups{s}, Mail: s.mail,
+		Backups: backups{s}, Mail: s.mail, OAuth2: providers,
 	})
 	if s.wrap != nil {
 		h = s.wrap(h)
