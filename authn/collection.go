@@ -73,8 +73,8 @@ type AuthAlert struct {
 	EmailTemplate Template `json:"emailTemplate"`
 }
 
-// OAuth2 configures OAuth2 sign-in. Its endpoints come in a later issue; the
-// options are stored and reported now.
+// OAuth2 configures OAuth2 sign-in (interface §4.5): the providers, and the
+// record fields a sign-up through OAuth2 fills.
 type OAuth2 struct {
 	Providers    []Provider   `json:"providers"`
 	MappedFields MappedFields `json:"mappedFields"`
