@@ -1,5 +1,8 @@
 // Package oauth2test runs an OAuth2 / OpenID Connect provider on loopback
-// for tests: an authorization-code token endpoint that enforces PKCE
+// for tests: an authorization endpoint that a test's "browser" can visit
+// (it redirects back with a code, or an error, as the user at the
+// keyboard was told to answer: SignIn, Deny), an authorization-code token
+// endpoint that enforces PKCE
 // (RFC 7636 §4.6) and the client's credentials, a user-info endpoint, a
 // GitHub-style emails endpoint, a JWKS with an RSA key generated in the
 // process, and signed id_tokens. Each endpoint can be told to misbehave
@@ -25,6 +28,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,6 +91,10 @@ type Provider struct {
 	KeyID        string
 	// Now is the clock of id_token times; set it before use.
 	Now func() time.Time
+	// RedirectURIs are the client's registered redirect URIs; when set,
+	// the authorization endpoint accepts only these (exactly). Set it
+	// before use.
+	RedirectURIs []string
 
 	srv   *httptest.Server
 	other *httptest.Server // the other host of ModeRedirect
@@ -99,6 +107,8 @@ type Provider struct {
 	codes  map[string]*Grant // unused codes
 	tokens map[string]*Grant // access token → grant
 	n      int
+	login  *Grant // who signs in at PathAuthorize; nil = nobody (denied)
+	deny   string // the error PathAuthorize answers when login is nil
 
 	requests atomic.Int64
 	busy     atomic.Int64 // nanoseconds spent in handlers
@@ -133,8 +143,10 @@ func New(tb testing.TB) *Provider {
 		done:         make(chan struct{}),
 		codes:        map[string]*Grant{},
 		tokens:       map[string]*Grant{},
+		deny:         "access_denied",
 	}
 	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+PathAuthorize, p.handleAuthorize)
 	mux.HandleFunc("POST "+PathToken, p.handleToken)
 	mux.HandleFunc("GET "+PathUserInfo, p.handleUserInfo)
 	mux.HandleFunc("GET "+PathEmails, p.handleEmails)
@@ -185,6 +197,24 @@ func (p *Provider) Grant(g Grant) string {
 	return code
 }
 
+// SignIn plays the user at the provider's authorization page: from now
+// on every valid authorization request is approved for g, with a fresh
+// code whose Challenge and RedirectURI are the request's.
+func (p *Provider) SignIn(g Grant) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.login = &g
+}
+
+// Deny makes the user refuse: from now on every valid authorization
+// request is sent back with error=code (RFC 6749 §4.1.2.1, e.g.
+// "access_denied") and no code. It is also how the provider starts.
+func (p *Provider) Deny(code string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.login, p.deny = nil, code
+}
+
 // Stats returns how many requests the provider served and the mean time
 // its handlers took: the provider's own latency, to report beside a
 // client's.
@@ -233,6 +263,82 @@ func (p *Provider) wrap(h http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 		}
 	})
+}
+
+// handleAuthorize serves the authorization request of the code flow
+// (RFC 6749 §4.1.1), response_mode query only. A request with an unknown
+// client_id or a bad redirect_uri is answered 400 here, never redirected
+// (§4.1.2.1: the redirect URI is not trusted yet). Other faults go back
+// to redirect_uri as error=invalid_request or unsupported_response_type,
+// with the state: a code_challenge must be 43 base64url characters with
+// code_challenge_method S256 (RFC 7636 §4.2, §4.4.1: "plain" is not
+// supported). Otherwise the user answers as SignIn or Deny told: a
+// redirect (302) with code and state, or with error and state.
+func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("client_id") != p.ClientID {
+		oauthError(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
+		return
+	}
+	redirect := q.Get("redirect_uri")
+	back, err := url.Parse(redirect)
+	switch {
+	case err != nil || (back.Scheme != "http" && back.Scheme != "https") || back.Host == "" || back.Fragment != "":
+		oauthError(w, http.StatusBadRequest, "invalid_request", "redirect_uri must be an absolute http(s) URL without a fragment")
+		return
+	case len(p.RedirectURIs) > 0 && !slices.Contains(p.RedirectURIs, redirect):
+		oauthError(w, http.StatusBadRequest, "invalid_request", "redirect_uri is not registered")
+		return
+	}
+	// §3.1.2: the redirect keeps the query redirect_uri already has.
+	answer := back.Query()
+	if st := q.Get("state"); st != "" {
+		answer.Set("state", st)
+	}
+	send := func() {
+		back.RawQuery = answer.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	}
+	challenge, method := q.Get("code_challenge"), q.Get("code_challenge_method")
+	switch {
+	case q.Get("response_type") != "code":
+		answer.Set("error", "unsupported_response_type")
+	case q.Has("response_mode") && q.Get("response_mode") != "query":
+		answer.Set("error", "invalid_request")
+		answer.Set("error_description", "only response_mode query is served")
+	case challenge == "" && method != "":
+		answer.Set("error", "invalid_request")
+		answer.Set("error_description", "code_challenge_method without code_challenge")
+	case challenge != "" && method != "S256":
+		answer.Set("error", "invalid_request")
+		answer.Set("error_description", "transform algorithm not supported")
+	case challenge != "" && !isChallenge(challenge):
+		answer.Set("error", "invalid_request")
+		answer.Set("error_description", "code_challenge is not 43 base64url characters")
+	}
+	if answer.Has("error") {
+		send()
+		return
+	}
+	p.mu.Lock()
+	login, deny := p.login, p.deny
+	p.mu.Unlock()
+	if login == nil {
+		answer.Set("error", deny)
+		send()
+		return
+	}
+	g := *login
+	g.Challenge, g.RedirectURI = challenge, redirect
+	answer.Set("code", p.Grant(g))
+	send()
+}
+
+// isChallenge reports whether s has the shape of an S256 challenge: the
+// unpadded base64url of 32 bytes.
+func isChallenge(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == sha256.Size
 }
 
 // handleToken serves the authorization-code grant (RFC 6749 §4.1.3).
