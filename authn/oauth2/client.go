@@ -103,7 +103,12 @@ var _ Exchanger = (*Client)(nil)
 // NewClient returns a Client with the options' defaults filled in.
 func NewClient(o Options) *Client {
 	if o.Transport == nil {
-		o.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		// Sign-ins go to a few provider hosts, many at once: keep enough
+		// idle connections per host that a burst does not pay a new TLS
+		// handshake for each (the default keeps 2).
+		t.MaxIdleConnsPerHost = 32
+		o.Transport = t
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
