@@ -69,6 +69,7 @@ type options struct {
 	destructive    bool
 	restartTimeout time.Duration
 	smtpHost       string // Config.SMTPHost, "" for 127.0.0.1
+	oauth2Host     string // Config.OAuth2Host, else Config.SMTPHost; "" for 127.0.0.1
 }
 
 func newClient(cfg Config) (*Client, error) {
@@ -81,7 +82,11 @@ func newClient(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout, smtpHost: cfg.SMTPHost}
+	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout, smtpHost: cfg.SMTPHost,
+		oauth2Host: cfg.OAuth2Host}
+	if opts.oauth2Host == "" {
+		opts.oauth2Host = cfg.SMTPHost
+	}
 	if opts.restartTimeout <= 0 {
 		opts.restartTimeout = DefaultRestartTimeout
 	}

@@ -39,6 +39,11 @@ type Config struct {
 	// listen on that address only, a host name makes it listen on every
 	// interface (for the duration of each mail check).
 	SMTPHost string
+	// OAuth2Host is the address the server under test uses to reach the
+	// suite's OAuth2 provider (oauth2provider.go) during the OAuth2
+	// checks, with the same rules as SMTPHost. Empty means SMTPHost, and
+	// when that is empty too 127.0.0.1.
+	OAuth2Host string
 	// RestartTimeout bounds the wait for a server restarting after a
 	// restore to answer again with the restored data. Zero means
 	// DefaultRestartTimeout.
