@@ -24,7 +24,7 @@ var (
 // TestAgainstServer runs the whole suite against a running server named by
 // -base-url or CONFORMANCE_BASE_URL, with the superuser credentials in
 // CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD (CONFORMANCE_SMTP_HOST sets
-// Config.SMTPHost). It is skipped when no server is named. Each requirement is reported as its own subtest.
+// Config.SMTPHost, CONFORMANCE_OAUTH2_HOST Config.OAuth2Host). It is skipped when no server is named. Each requirement is reported as its own subtest.
 func TestAgainstServer(t *testing.T) {
 	base := *baseURLFlag
 	if base == "" {
@@ -34,11 +34,12 @@ func TestAgainstServer(t *testing.T) {
 		t.Skip("no server: set CONFORMANCE_BASE_URL (and CONFORMANCE_EMAIL, CONFORMANCE_PASSWORD) or -base-url")
 	}
 	cfg := Config{
-		BaseURL:  base,
-		Email:    os.Getenv("CONFORMANCE_EMAIL"),
-		Password: os.Getenv("CONFORMANCE_PASSWORD"),
-		Only:     os.Getenv("CONFORMANCE_ONLY"),
-		SMTPHost: os.Getenv("CONFORMANCE_SMTP_HOST"),
+		BaseURL:    base,
+		Email:      os.Getenv("CONFORMANCE_EMAIL"),
+		Password:   os.Getenv("CONFORMANCE_PASSWORD"),
+		Only:       os.Getenv("CONFORMANCE_ONLY"),
+		SMTPHost:   os.Getenv("CONFORMANCE_SMTP_HOST"),
+		OAuth2Host: os.Getenv("CONFORMANCE_OAUTH2_HOST"),
 	}
 	rep := Run(t.Context(), cfg)
 	reportAsSubtests(t, rep)
@@ -548,6 +549,58 @@ func TestMailChecksSkip(t *testing.T) {
 			defer fake.mu.Unlock()
 			if after := mustJSON(fake.settings); after != before {
 				t.Errorf("settings changed: %s, want %s", after, before)
+			}
+		})
+	}
+}
+
+// TestOAuth2ChecksSkipAndRestore runs the OAuth2 checks against fakes
+// whose users collection the suite must not or cannot configure: one
+// already has a provider (whose clientSecret GET never shows), one refuses
+// any oauth2 PATCH. The checks of users are skipped with the reason and
+// AUTH-OAUTH2-009 (on _superusers) still passes. Against a plain fake
+// every check passes. Either way the oauth2 options of users and
+// _superusers are left as they were, and no user is left behind.
+func TestOAuth2ChecksSkipAndRestore(t *testing.T) {
+	existing := []map[string]any{{"name": "google", "clientId": "id", "clientSecret": "secret", "authURL": "",
+		"tokenURL": "", "userInfoURL": "", "displayName": "", "pkce": nil, "extra": nil}}
+	for _, tc := range []struct {
+		name   string
+		setup  func(*fakeServer)
+		reason string // "" = every check passes
+	}{
+		{"plain", func(*fakeServer) {}, ""},
+		{"users has providers", func(f *fakeServer) { f.collection("users").oauth2Providers = existing }, "users already has OAuth2 providers"},
+		{"oauth2 PATCH refused", func(f *fakeServer) { f.refuseOAuth2 = true }, "the server refused the suite's OAuth2 provider on users"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := newFakeServer("admin@example.com", "Passw0rd!123")
+			tc.setup(fake)
+			state := func() string {
+				users := fake.collection("users")
+				return mustJSON([]any{users.oauth2View(), users.oauth2Providers, fake.collection("_superusers").oauth2View(), len(users.records)})
+			}
+			before := state()
+			srv := newFakeHTTPServer(fake)
+			defer srv.Close()
+			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+				Only: "AUTH-OAUTH2-"}, Requirements)
+			if len(rep.Results) != 9 {
+				t.Fatalf("%d results, want 9", len(rep.Results))
+			}
+			for _, res := range rep.Results {
+				skips := tc.reason != "" && res.Req.ID != "AUTH-OAUTH2-009"
+				switch {
+				case skips && (res.Outcome != Skip || !strings.Contains(res.Detail, tc.reason)):
+					t.Errorf("%s: %v %q, want SKIP with %q", res.Req.ID, res.Outcome, res.Detail, tc.reason)
+				case !skips && res.Outcome != Pass:
+					t.Errorf("%s: %v %q, want PASS", res.Req.ID, res.Outcome, res.Detail)
+				}
+			}
+			fake.mu.Lock()
+			defer fake.mu.Unlock()
+			if after := state(); after != before {
+				t.Errorf("users and _superusers now %s, want %s", after, before)
 			}
 		})
 	}

@@ -30,7 +30,6 @@ const (
 	pendingBackupBusy = "backups: needs a create or restore that overlaps, which no request can guarantee"
 	// The restore route is its own issue's (its guards come with it).
 	pendingRestore = "backups: restore guards come with the restore route"
-	pendingOAuth2  = "oauth2: later issue"
 )
 
 // specCases is every case §4, §5 and §7 of ../shared/spec/interface-v0.31.0.md
@@ -45,6 +44,8 @@ var specCases = []specCase{
 	{Section: "§2.5", Endpoint: "error envelope", Reqs: []string{"ERR-001"}},
 	{Section: "§2.6", Endpoint: "authentication result", Reqs: []string{"AUTH-PW-001", "AUTH-PW-002"}},
 	{Section: "§2.7", Endpoint: "auth methods descriptor", Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
+	{Section: "§2.7 (reference §1.1)", Endpoint: "oauth2.providers with name, displayName, state, authURL, codeVerifier, codeChallenge, codeChallengeMethod", Reqs: []string{"AUTH-OAUTH2-001"}},
+	{Section: "§2.6", Endpoint: "authentication result meta.isNew (OAuth2)", Reqs: []string{"AUTH-OAUTH2-002", "AUTH-OAUTH2-003"}},
 	{Section: "§2.1", Endpoint: "backup entry", Reqs: []string{"BKP-LIST-001"}},
 	{Section: "§2.8", Endpoint: "OTP request result", Reqs: []string{"OTP-001", "OTP-006"}},
 
@@ -139,14 +140,21 @@ var specCases = []specCase{
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/request-otp", Status: 200, Reqs: []string{"OTP-001", "OTP-006"}},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-otp", Status: 200, Reqs: []string{"OTP-002", "MFA-002"}},
 	{Section: "§4.5 (message: reference §1.4)", Endpoint: "POST /api/collections/{collection}/auth-with-otp wrong, used code", Status: 400, Message: msgOTPInvalid, Reqs: []string{"OTP-003", "OTP-004"}},
-	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 (meta.isNew)", Status: 200, Pending: pendingOAuth2},
+	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 (meta.isNew)", Status: 200, Reqs: []string{"AUTH-OAUTH2-002", "AUTH-OAUTH2-003"}},
+	{Section: "§4.5 (message: reference §1.5)", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 code refused by the provider", Status: 400, Message: msgOAuth2Token, Reqs: []string{"AUTH-OAUTH2-004"}},
+	{Section: "§4.5 (message: reference §1.5)", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 user endpoint failing", Status: 400, Message: msgOAuth2User, Reqs: []string{"AUTH-OAUTH2-005"}},
+	{Section: "§4.5 (message: reference §1.5)", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 provider not configured", Status: 400, Message: msgLoadFailed + " (data.provider " + codeInvalidProvider + ")", Reqs: []string{"AUTH-OAUTH2-007"}},
+	{Section: "§4.5 (message: reference §1.5)", Endpoint: "POST /api/collections/{collection}/auth-with-oauth2 without code, redirectURL", Status: 400, Message: msgLoadFailed, Reqs: []string{"AUTH-OAUTH2-008"}},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/impersonate/{id}", Status: 200, Reqs: []string{"AUTH-IMP-001", "AUTH-IMP-002"}},
 	{Section: "§4.5", Endpoint: "POST /api/collections/{collection}/auth-refresh", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-006", "AUTH-REFRESH-008"}},
 	{Section: "§4.5", Endpoint: "GET /api/collections/{collection}/auth-methods", Status: 200, Reqs: []string{"AUTH-METHODS-001", "AUTH-METHODS-002", "AUTH-METHODS-005"}},
 
 	// §5 authentication
 	{Section: "§5.1", Endpoint: "Authorization: <token> (and Bearer)", Status: 200, Reqs: []string{"AUTH-REFRESH-001", "AUTH-REFRESH-002"}},
-	{Section: "§5.4", Endpoint: "OAuth2 not supported for _superusers", Reqs: []string{"AUTH-METHODS-002"}},
+	{Section: "§5.4", Endpoint: "OAuth2 not supported for _superusers", Reqs: []string{"AUTH-METHODS-002", "AUTH-OAUTH2-009"}},
+	{Section: "§5.4 (message: reference §1.5)", Endpoint: "auth-with-oauth2 on _superusers", Status: 403, Message: msgOAuth2Off, Reqs: []string{"AUTH-OAUTH2-009"}},
+	{Section: "§5.5", Endpoint: "OAuth2 providers listed by auth-methods", Reqs: []string{"AUTH-OAUTH2-001"}},
+	{Section: "§5.11", Endpoint: "state handed out for the client to check (fresh on every call, in the authURL)", Reqs: []string{"AUTH-OAUTH2-001"}},
 	{Section: "§5.5", Endpoint: "OTP two steps", Reqs: []string{"OTP-001", "OTP-002"}},
 	{Section: "§5.6", Endpoint: "MFA: 401 with mfaId, then mfaId on the second method", Status: 401, Reqs: []string{"MFA-001", "MFA-002"}},
 	{Section: "§5.6 (message: reference §5)", Endpoint: "MFA second factor with the first factor's method", Status: 400, Message: msgMFASame, Reqs: []string{"MFA-003"}},
@@ -164,6 +172,7 @@ var specCases = []specCase{
 	{Section: "§5", Endpoint: "401 missing or invalid token", Status: 401, Message: msgNeedsToken, Reqs: []string{"AUTH-REFRESH-003", "AUTH-REFRESH-004"}},
 	{Section: "§5", Endpoint: "403 method not enabled for the collection", Status: 403, Message: msgPasswordOff, Reqs: []string{"AUTH-PW-008"}},
 	{Section: "§5", Endpoint: "403 method not enabled for the collection (OTP)", Status: 403, Message: msgOTPOff, Reqs: []string{"OTP-007"}},
+	{Section: "§5", Endpoint: "403 method not enabled for the collection (OAuth2)", Status: 403, Message: msgOAuth2Off, Reqs: []string{"AUTH-OAUTH2-006"}},
 	{Section: "§5", Endpoint: "429 too many OTP attempts", Status: 429, Message: msgOTPTooMany, Reqs: []string{"OTP-005"}},
 
 	// §7 rows not already named above

@@ -76,6 +76,18 @@
 // hold a username (its password, never returned, could not be put back),
 // gets those checks skipped with that reason.
 //
+// The OAuth2 checks (AUTH-OAUTH2-…) each start an OAuth2/OpenID Connect
+// provider of their own (oauth2provider.go) on 127.0.0.1 (or
+// Config.OAuth2Host), configure it on the users collection as the
+// provider "oidc" (its authURL, tokenURL and userInfoURL, a client id and
+// secret made for the run, PKCE on) through PATCH /api/collections/users,
+// play the browser between auth-methods and the provider's redirect, and
+// put the oauth2 object back as it was read, also when the check fails;
+// the users they sign up are deleted. GET never shows a provider's
+// clientSecret, so a users collection that already has OAuth2 providers
+// could not be put back: those checks are then skipped with that reason,
+// as they are when the server refuses the PATCH.
+//
 // # Running it
 //
 // From Go:
@@ -102,5 +114,5 @@
 // test is skipped.
 //
 // The strongbox binary wraps the same function: strongbox conformance --url
-// URL --email E --password P [--smtp-host ADDR].
+// URL --email E --password P [--smtp-host ADDR] [--oauth2-host ADDR].
 package conformance

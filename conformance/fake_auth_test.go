@@ -174,7 +174,7 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		}
 		out := map[string]any{
 			"password": map[string]any{"identityFields": fields, "enabled": enabled},
-			"oauth2":   map[string]any{"providers": []any{}, "enabled": c.system && f.bug("superusers-oauth2-listed")},
+			"oauth2":   map[string]any{"providers": f.oauth2Methods(c), "enabled": c.oauth2Enabled || c.system && f.bug("superusers-oauth2-listed")},
 			"mfa":      map[string]any{"enabled": false, "duration": 0},
 			"otp":      map[string]any{"enabled": false, "duration": 0},
 		}
@@ -243,6 +243,8 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 				"code": "validation_invalid_password", "message": "Invalid password."}}}
 		}
 		return ferr(400, msgFailedAuth)
+	case action == "auth-with-oauth2" && r.Method == "POST":
+		return f.handleAuthWithOAuth2(q, c)
 	case action == "auth-refresh" && r.Method == "POST":
 		if q.auth == nil && r.Header.Get("Authorization") == "" && f.bug("guest-refresh-400") {
 			return ferr(400, msgFailedAuth)

@@ -21,7 +21,7 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 			m[k] = v
 		}
 		if c.typ == "auth" {
-			m["oauth2"] = map[string]any{"enabled": c.oauth2Enabled}
+			m["oauth2"] = c.oauth2View()
 			m["passwordAuth"] = map[string]any{"enabled": c.passwordEnabled}
 			m["authToken"] = map[string]any{"duration": float64(c.duration)}
 			for k, v := range c.durations {
@@ -74,6 +74,10 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 		c := f.collection(name)
 		if c == nil {
 			return ferr(404, msgNotFound)
+		}
+		if _, ok := body["oauth2"]; ok && f.refuseOAuth2 {
+			return &fakeErr{status: 400, msg: "Failed to update collection.", data: map[string]any{
+				"oauth2": map[string]any{"code": "validation_invalid_value", "message": "Invalid value."}}}
 		}
 		if data := f.patchCollection(c, body); len(data) > 0 {
 			return &fakeErr{status: 400, msg: "Failed to update collection.", data: data}
@@ -152,6 +156,7 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 		if en, ok := o["enabled"].(bool); ok {
 			c.oauth2Enabled = en && (!c.system || f.bug("superusers-oauth2"))
 		}
+		c.setOAuth2Providers(o, !c.system || f.bug("superusers-oauth2"))
 	}
 	for key, opt := range map[string]map[string]any{"otp": c.otp, "mfa": c.mfa} {
 		if o, ok := body[key].(map[string]any); ok {

@@ -23,7 +23,8 @@ import (
 // One file per job: this one holds the server, its routing and error
 // envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
 // tokens and the auth endpoints; fake_flows_test.go the account flows;
-// fake_otp_test.go OTP and MFA; fake_mail_test.go the mail it sends;
+// fake_otp_test.go OTP and MFA; fake_oauth2_test.go OAuth2 sign-in
+// (against the suite's provider); fake_mail_test.go the mail it sends;
 // fake_records_test.go, fake_collections_test.go,
 // fake_settings_test.go and fake_ratelimit_test.go their APIs;
 // fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
@@ -36,8 +37,10 @@ type fakeCollection struct {
 	system          bool
 	passwordEnabled bool
 	oauth2Enabled   bool
-	rules           map[string]any // listRule … deleteRule: nil or a string
-	durations       map[string]any // token config key → seconds, except authToken
+	oauth2Providers []map[string]any // as PATCHed, clientSecret included (fake_oauth2_test.go)
+	oauth2Mapped    map[string]any   // oauth2.mappedFields
+	rules           map[string]any   // listRule … deleteRule: nil or a string
+	durations       map[string]any   // token config key → seconds, except authToken
 	secret          string
 	duration        int64 // auth token lifetime in seconds; 0 = static
 	records         map[string]*fakeRecord
@@ -72,10 +75,14 @@ type fakeServer struct {
 	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)
 	mfas        map[string]*fakeMFA // MFA sessions by id
 	otpAttempts map[string]int      // auth-with-otp attempts by record id
+	oauthLinks  map[string]string   // collection id/provider/user id at the provider → record id
 	// refuseSMTP makes PATCH /api/settings refuse any smtp change, as a
 	// server that will not send mail to the suite's sink (not a bug: the
 	// mail checks must then skip).
 	refuseSMTP bool
+	// refuseOAuth2 makes PATCH /api/collections/{c} refuse any oauth2
+	// change (not a bug: the OAuth2 checks of users must then skip).
+	refuseOAuth2 bool
 }
 
 // fakeDefaultSettings are the settings a new fake starts with.
@@ -93,7 +100,8 @@ func fakeDefaultSettings() map[string]any {
 
 func newFakeServer(suEmail, suPassword string) *fakeServer {
 	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{},
-		otps: map[string]*fakeOTP{}, mfas: map[string]*fakeMFA{}, otpAttempts: map[string]int{}}
+		otps: map[string]*fakeOTP{}, mfas: map[string]*fakeMFA{}, otpAttempts: map[string]int{},
+		oauthLinks: map[string]string{}}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
 	su.duration, su.system = 86400, true
 	f.addCollection("_pb_users_auth_", "users", "auth") // static password tokens (§5.9)
@@ -111,7 +119,8 @@ func (f *fakeServer) addCollection(id, name, typ string) *fakeCollection {
 		durations: map[string]any{"passwordResetToken": 1800.0, "emailChangeToken": 1800.0, "verificationToken": 259200.0, "fileToken": 180.0},
 		otp: map[string]any{"enabled": false, "duration": 180.0, "length": 8.0,
 			"emailTemplate": map[string]any{"subject": "OTP for {APP_NAME}", "body": "<p>{OTP}</p>"}},
-		mfa: map[string]any{"enabled": false, "duration": 1800.0, "rule": ""}}
+		mfa:          map[string]any{"enabled": false, "duration": 1800.0, "rule": ""},
+		oauth2Mapped: map[string]any{"id": "", "name": "", "username": "", "avatarURL": ""}}
 	if name == "users" {
 		c.duration = 0
 	}
@@ -218,7 +227,7 @@ func mustJSON(v any) string {
 }
 
 var (
-	reAuthRoute = regexp.MustCompile(`^/api/collections/([^/]+)/(auth-with-password|auth-refresh|auth-methods|impersonate/([^/]+))$`)
+	reAuthRoute = regexp.MustCompile(`^/api/collections/([^/]+)/(auth-with-password|auth-with-oauth2|auth-refresh|auth-methods|impersonate/([^/]+))$`)
 	reRecords   = regexp.MustCompile(`^/api/collections/([^/]+)/records(?:/([^/]+))?$`)
 	reColl      = regexp.MustCompile(`^/api/collections(?:/([^/]+))?$`)
 )

@@ -5,7 +5,9 @@ import "slices"
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, hostile clients (issue 8), password login, records
 // (sign-up, access), collections, system collections, tokens (refresh,
-// tampering, impersonation, file tokens), auth-methods, the account flows
+// tampering, impersonation, file tokens), auth-methods, OTP and MFA, OAuth2
+// sign-in (oauth2.go, against the suite's own provider on loopback,
+// oauth2provider.go), the account flows
 // (account_flows.go), settings, rate
 // limits and the login throttle, logs and log secrecy, then backups. The
 // checks that read mail (account_flows_mail.go, otp.go) run the suite's
@@ -17,8 +19,7 @@ import "slices"
 // (checked by a test) lists every ID.
 //
 // Backups (§4.2, backups.go) run last: a full restore (only with
-// Config.Destructive) restarts the server. OAuth2 (§4.5, §5 rule 5) has no
-// checks yet; the coverage test lists it as pending.
+// Config.Destructive) restarts the server.
 var Requirements = slices.Concat(
 	errorRequirements,
 	httpRequirements,
@@ -31,6 +32,7 @@ var Requirements = slices.Concat(
 	authMethodsRequirements,
 	otpRequirements,
 	mfaRequirements,
+	oauth2Requirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,
 	settingsRequirements,

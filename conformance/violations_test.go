@@ -83,7 +83,7 @@ var violations = []violation{
 	{"system-rename", []string{"COLL-SYS-003"}},
 	{"superusers-static", []string{"COLL-SYS-004"}},
 	{"durations-min-unchecked", []string{"COLL-SYS-005"}},
-	{"superusers-oauth2", []string{"COLL-SYS-006"}},
+	{"superusers-oauth2", []string{"COLL-SYS-006", "AUTH-OAUTH2-009"}},
 	{"pk-change", []string{"REC-PK-001"}},
 
 	// tokens (auth_tokens.go)
@@ -135,6 +135,16 @@ var violations = []violation{
 	{"mfa-bogus-message", []string{"MFA-004"}},
 	{"mfa-any-record", []string{"MFA-005"}},
 	{"mfa-on-refresh", []string{"MFA-006"}},
+
+	// OAuth2 sign-in (oauth2.go)
+	{"oauth2-plain-pkce", []string{"AUTH-OAUTH2-001"}},
+	{"oauth2-meta-without-isnew", []string{"AUTH-OAUTH2-002"}},
+	{"oauth2-isnew-always", []string{"AUTH-OAUTH2-003"}},
+	{"oauth2-token-failure-500", []string{"AUTH-OAUTH2-004"}},
+	{"oauth2-user-failure-as-token", []string{"AUTH-OAUTH2-005"}},
+	{"oauth2-ignore-enabled", []string{"AUTH-OAUTH2-006"}},
+	{"oauth2-any-provider", []string{"AUTH-OAUTH2-007"}},
+	{"oauth2-validation-message", []string{"AUTH-OAUTH2-007", "AUTH-OAUTH2-008"}},
 
 	// account flows (account_flows.go)
 	{"unknown-email-404", []string{"FLOW-001"}},
