@@ -44,7 +44,7 @@ func main() {
 const (
 	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]"
-	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive] [--smtp-host HOST]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
@@ -368,11 +368,12 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
 	destructive := fs.Bool("destructive", false, "also run the checks that replace the server's data (a full backup restore, which restarts it)")
 	smtpHost := fs.String("smtp-host", "", "address of this host the server under test can reach the suite's SMTP sink at (default 127.0.0.1)")
+	oauth2Host := fs.String("oauth2-host", "", "address of this host the server under test can reach the suite's OAuth2 provider at (default: --smtp-host, else 127.0.0.1)")
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
 	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Destructive: *destructive,
-		SMTPHost: *smtpHost}
+		SMTPHost: *smtpHost, OAuth2Host: *oauth2Host}
 	if cfg.BaseURL == "" {
 		// A full restore re-executes the server, which would replace this
 		// process: the destructive checks need a server of its own.
