@@ -91,7 +91,7 @@ var oauth2Requirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			u := newOAuthUser()
+			u := newOAuthUser(p)
 			_, err = c.oauth2SignIn(ctx, p, u, true)
 			return err
 		},
@@ -107,7 +107,7 @@ var oauth2Requirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			u := newOAuthUser()
+			u := newOAuthUser(p)
 			first, err := c.oauth2SignIn(ctx, p, u, true)
 			if err != nil {
 				return fmt.Errorf("first sign-in: %w", err)
@@ -156,7 +156,7 @@ var oauth2Requirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			u := newOAuthUser()
+			u := newOAuthUser(p)
 			u.FailUserInfo = true
 			body, err := c.oauth2Authorize(ctx, p, u)
 			if err != nil {
@@ -374,11 +374,12 @@ func (c *Client) patchOAuth2(ctx context.Context, coll string, p *oauthProvider,
 
 // ---- helpers -------------------------------------------------------------------
 
-// newOAuthUser is a new identity at the provider with a verified email.
-func newOAuthUser() *oauthUser {
+// newOAuthUser is a new identity at p with a verified email; its picture
+// is served by p.
+func newOAuthUser(p *oauthProvider) *oauthUser {
 	n := newNonce(12)
 	return &oauthUser{Sub: "cf-sub-" + n, Email: "cf-" + n + "@example.com", EmailVerified: true,
-		Name: "Conformance " + n, Picture: "https://example.com/cf-" + n + ".png"}
+		Name: "Conformance " + n, Picture: p.base + oauthPathAvatar + "?u=" + n}
 }
 
 // oidcInfo is the "oidc" provider of an auth-methods answer.

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,6 +37,9 @@ import (
 //   - GET /userinfo with that Bearer token answers the user's claims
 //     (sub, email, email_verified, name, picture), or 500 when the check
 //     asked for a failing user endpoint.
+//   - GET /avatar.png answers a 1×1 PNG: the users' picture, so that a
+//     server that downloads avatars (PocketBase does) never leaves for
+//     another host.
 //
 // Everything is kept in maps under one mutex; codes are single use.
 // Requests are bounded by the server's timeouts and a 64 KiB form.
@@ -44,6 +49,7 @@ const (
 	oauthPathAuthorize = "/authorize"
 	oauthPathToken     = "/token"
 	oauthPathUserInfo  = "/userinfo"
+	oauthPathAvatar    = "/avatar.png"
 )
 
 // oauthUser is the user one authorization signs in, and how the provider
@@ -108,6 +114,10 @@ func startOAuthProvider(listenHost, serverHost string) (*oauthProvider, error) {
 	mux.HandleFunc("GET "+oauthPathAuthorize, p.authorize)
 	mux.HandleFunc("POST "+oauthPathToken, p.token)
 	mux.HandleFunc("GET "+oauthPathUserInfo, p.userInfo)
+	mux.HandleFunc("GET "+oauthPathAvatar, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		png.Encode(w, image.NewGray(image.Rect(0, 0, 1, 1)))
+	})
 	p.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
 		WriteTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
 	go p.srv.Serve(ln)
