@@ -107,6 +107,10 @@ type Requirement struct {
 	// ID is stable and never renumbered, e.g. "AUTH-PW-003". New
 	// requirements get new IDs; a removed ID is not reused.
 	ID string
+	// Source says whose rule the requirement is (see Source): the
+	// interface document's, PocketBase v0.31.0's where the document is
+	// silent, or strongbox's own promise beyond both.
+	Source Source
 	// Section cites the part of the interface document verified, e.g.
 	// "§4.5 auth-with-password; §7 row 6".
 	Section string
@@ -120,6 +124,24 @@ type Requirement struct {
 	// not carry out the check.
 	Run func(ctx context.Context, c *Client) error
 }
+
+// Source is whose rule a requirement is. A profile runs the requirements
+// of its source and of those it includes: pocketbase includes document,
+// strongbox includes both.
+type Source string
+
+// The sources, from the loosest profile to the strictest.
+const (
+	// SourceDocument: the interface document states it (Section cites
+	// where).
+	SourceDocument Source = "document"
+	// SourcePocketBase: the document is silent, and the check follows
+	// PocketBase v0.31.0 so that its clients work.
+	SourcePocketBase Source = "pocketbase"
+	// SourceStrongbox: strongbox's own promise beyond both (secrets
+	// redacted from logs, strict fields, archive verification, …).
+	SourceStrongbox Source = "strongbox"
+)
 
 // verdict is the error type behind Failf, Mismatch and Skipf.
 type verdict struct {
