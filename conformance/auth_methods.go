@@ -9,6 +9,7 @@ import (
 var authMethodsRequirements = []*Requirement{
 	{
 		ID:      "AUTH-METHODS-001",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-methods; §2.7",
 		Name:    "auth-methods descriptor for users",
 		Text: "GET auth-methods of users (no token needed) answers 200 with password.enabled (boolean), " +
@@ -21,6 +22,7 @@ var authMethodsRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-METHODS-002",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-methods; §2.7; §5.4",
 		Name:    "auth-methods descriptor for _superusers",
 		Text: "GET auth-methods of _superusers answers 200 with the same descriptor shape, password.enabled " +
@@ -41,7 +43,8 @@ var authMethodsRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-METHODS-003",
-		Section: "§4.5 auth-methods",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-methods; reference (the document is silent on unknown collection)",
 		Name:    "auth-methods of an unknown collection",
 		Text:    "GET auth-methods of a collection that does not exist answers 404 \"" + msgNoCollection + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -55,7 +58,8 @@ var authMethodsRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-METHODS-004",
-		Section: "§4.5 auth-methods",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-methods; reference (the document is silent on non-auth collection)",
 		Name:    "auth-methods of a non-auth collection",
 		Text:    "GET auth-methods of a base collection answers 404 \"" + msgNoAuthColl + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -73,7 +77,8 @@ var authMethodsRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-METHODS-005",
-		Section: "§4.5 auth-methods; §2.7",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-methods; §2.7; reference (the document is silent on identity fields and provisioning)",
 		Name:    "auth-methods follows the collection options",
 		Text: "For a new auth collection auth-methods answers 200 and reports password.enabled true with \"email\" among " +
 			"identityFields; after passwordAuth.enabled is set to false it reports password.enabled false.",

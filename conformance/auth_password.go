@@ -10,6 +10,7 @@ import (
 var authPasswordRequirements = []*Requirement{
 	{
 		ID:      "AUTH-PW-001",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-with-password; §2.6",
 		Name:    "superuser password login",
 		Text: "auth-with-password on _superusers with the right email and password answers 200 with a " +
@@ -25,6 +26,7 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-002",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-with-password; §2.6",
 		Name:    "user password login",
 		Text: "auth-with-password on users with a new user's email and password answers 200 with a non-empty " +
@@ -45,6 +47,7 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-003",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-with-password; §5 (400 invalid credentials)",
 		Name:    "wrong password is refused",
 		Text: "A wrong password, for a user and for a superuser, answers 400 \"" + msgFailedAuth +
@@ -69,6 +72,7 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-004",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-with-password; §5 (400 invalid credentials)",
 		Name:    "unknown identity is refused like a wrong password",
 		Text: "An email no record has answers the same 400 \"" + msgFailedAuth + "\" with an empty data " +
@@ -84,7 +88,8 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-005",
-		Section: "§4.5 auth-with-password; §2.5 (per-field data)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-with-password; §2.5 (per-field data); reference (the document is silent on validation of the body)",
 		Name:    "empty body is a validation error",
 		Text: "An empty JSON object as body answers 400 \"" + msgValidation + "\" with data.identity and " +
 			"data.password each {code \"" + codeRequired + "\", message}.",
@@ -102,7 +107,8 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-006",
-		Section: "§4.5 auth-with-password",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-with-password; reference (the document is silent on unknown collection)",
 		Name:    "unknown collection",
 		Text:    "auth-with-password on a collection that does not exist answers 404 \"" + msgNoCollection + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -117,7 +123,8 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-007",
-		Section: "§4.5 auth-with-password ({collection} is an auth collection)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-with-password ({collection} is an auth collection); reference (the document is silent on non-auth collection)",
 		Name:    "non-auth collection",
 		Text:    "auth-with-password on an existing collection of type base answers 404 \"" + msgNoAuthColl + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -136,6 +143,7 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-008",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-with-password; §5 (403 method not enabled)",
 		Name:    "password auth disabled",
 		Text: "When an auth collection has passwordAuth.enabled false, auth-with-password answers 403 \"" +
@@ -159,7 +167,8 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-009",
-		Section: "§4.5 auth-with-password",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-with-password; reference (the document is silent on form bodies)",
 		Name:    "form-encoded login",
 		Text: "auth-with-password also accepts identity and password as an " +
 			"application/x-www-form-urlencoded body and answers 200 {token, record}.",
@@ -178,6 +187,7 @@ var authPasswordRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-PW-010",
+		Source:  SourceDocument,
 		Section: "§4.5 ({collection} is a name or an id)",
 		Name:    "collection addressed by id",
 		Text: "auth-with-password addressed with the users collection's id instead of its name answers " +

@@ -229,6 +229,7 @@ func backupGuard(id, method, path string, asUser bool) *Requirement {
 	}
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§4.2 " + endpoint + ", Errors; §5.10; " + row,
 		Name:    name,
 		Text:    fmt.Sprintf("%s %s answers %d %q, and changes nothing.", endpoint, who, status, msg),
@@ -266,7 +267,8 @@ func backupGuard(id, method, path string, asUser bool) *Requirement {
 func downloadRefused(id, name, what string, tok func(ctx context.Context, c *Client) (query, header string, err error)) *Requirement {
 	return &Requirement{
 		ID:      id,
-		Section: "§4.2 GET /api/backups/{key}; §5.10",
+		Source:  SourcePocketBase,
+		Section: "§4.2 GET /api/backups/{key}; §5.10; reference (the document names no status for a refused download)",
 		Name:    "download " + name,
 		Text: fmt.Sprintf("GET /api/backups/{key} of an existing archive %s answers 403 %q: only a superuser file token "+
 			"in the query parameter token grants the download.", what, msgFileForbidden),
@@ -300,6 +302,7 @@ var backupRequirements = []*Requirement{
 	// ---- list ----
 	{
 		ID:      "BKP-LIST-001",
+		Source:  SourceDocument,
 		Section: "§4.2 GET /api/backups; §2.1",
 		Name:    "backup list shape and order",
 		Text: "GET /api/backups as superuser answers 200 with a JSON array (never null) of entries with exactly " +
@@ -337,6 +340,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-LIST-002",
+		Source:  SourceDocument,
 		Section: "§4.1; §4.2 GET /api/backups",
 		Name:    "backup list fields",
 		Text:    "GET /api/backups?fields=key answers 200 with an array whose every entry has exactly the key key.",
@@ -372,6 +376,7 @@ var backupRequirements = []*Requirement{
 	// ---- create ----
 	{
 		ID:      "BKP-CREATE-001",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups",
 		Name:    "create a named backup",
 		Text:    "POST /api/backups {name} with a valid unused name answers 204 with no body, and the list then holds that key.",
@@ -396,6 +401,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-CREATE-002",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups; §8",
 		Name:    "create with a generated name",
 		Text:    "POST /api/backups with no body answers 204, and one new archive appears whose key matches [a-z0-9_-]+.zip.",
@@ -432,6 +438,7 @@ var backupRequirements = []*Requirement{
 		"validation_length_out_of_range", "The length must be between 1 and 150."),
 	{
 		ID:      "BKP-CREATE-006",
+		Source:  SourcePocketBase,
 		Section: "§4.2 POST /api/backups; §8 (name format); validation code: reference",
 		Name:    "create refuses an existing name",
 		Text: "POST /api/backups {name} naming an existing archive answers 400 \"" + msgValidation + "\" with data.name.code " +
@@ -467,6 +474,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-CREATE-007",
+		Source:  SourceDocument,
 		Section: "§3 rule 1; §4.2 POST /api/backups; §7 row 2; §8",
 		Name:    "concurrent creates, one at a time",
 		Text: "Of three POST /api/backups sent at once, each answers 204 or 400 \"" + msgBackupBusy + "\", at least " +
@@ -517,6 +525,7 @@ var backupRequirements = []*Requirement{
 	// ---- upload ----
 	{
 		ID:      "BKP-UPLOAD-001",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload; §7 row 3; §8",
 		Name:    "upload refuses what is not a zip",
 		Text: "POST /api/backups/upload with a file named .zip and sent as application/zip whose content is text answers " +
@@ -544,6 +553,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-UPLOAD-002",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload; §7 row 3",
 		Name:    "upload without a file",
 		Text: "POST /api/backups/upload with a multipart body that has no file answers 400 \"" + msgGenericBad +
@@ -561,6 +571,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-UPLOAD-003",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload; §7 row 3",
 		Name:    "upload refuses an existing name",
 		Text: "POST /api/backups/upload of a valid archive under the name of an existing one answers 400 \"" + msgGenericBad +
@@ -603,6 +614,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-UPLOAD-004",
+		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload",
 		Name:    "upload stores an archive",
 		Text: "POST /api/backups/upload of an archive the server made, under a new valid name, answers 204 with no body; " +
@@ -650,6 +662,7 @@ var backupRequirements = []*Requirement{
 	// ---- download ----
 	{
 		ID:      "BKP-DL-001",
+		Source:  SourceDocument,
 		Section: "§4.2 GET /api/backups/{key}; §5.10",
 		Name:    "download with a superuser file token",
 		Text: "GET /api/backups/{key}?token=<superuser file token> answers 200 with Content-Type application/zip, " +
@@ -711,6 +724,7 @@ var backupRequirements = []*Requirement{
 		func(_ context.Context, c *Client) (string, string, error) { return c.su, "", nil }),
 	{
 		ID:      "BKP-DL-007",
+		Source:  SourceDocument,
 		Section: "§4.2 GET /api/backups/{key}; §7 row 9",
 		Name:    "download of an unknown key",
 		Text:    "GET /api/backups/{key} of a key no archive has, with a superuser file token, answers 404 \"" + msgNotFound + "\".",
@@ -734,6 +748,7 @@ var backupRequirements = []*Requirement{
 	// ---- delete ----
 	{
 		ID:      "BKP-DEL-001",
+		Source:  SourceDocument,
 		Section: "§4.2 DELETE /api/backups/{key}",
 		Name:    "delete a backup",
 		Text:    "DELETE /api/backups/{key} of an existing archive answers 204 with no body, and the list no longer holds it.",
@@ -760,7 +775,8 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-DEL-002",
-		Section: "§4.2 DELETE /api/backups/{key} (message not shown: reference, without its server path)",
+		Source:  SourceStrongbox,
+		Section: "§4.2 DELETE /api/backups/{key} (message not shown: reference); strongbox promise: the message names no server path (a reference defect)",
 		Name:    "delete of a missing backup",
 		Text: "DELETE /api/backups/{key} of a key no archive has answers 400 with a message starting \"" + msgBackupDeleteMissing +
 			"\" that names no path on the server (no '/').",
@@ -788,6 +804,7 @@ var backupRequirements = []*Requirement{
 	// ---- restore ----
 	{
 		ID:      "BKP-RESTORE-001",
+		Source:  SourcePocketBase,
 		Section: "§4.2 POST /api/backups/{key}/restore (message not shown: reference)",
 		Name:    "restore of a missing backup",
 		Text:    "POST /api/backups/{key}/restore of a key no archive has answers 400 \"" + msgBackupMissing + "\", and the server goes on.",
@@ -805,6 +822,7 @@ var backupRequirements = []*Requirement{
 	},
 	{
 		ID:      "BKP-FULLRESTORE-001",
+		Source:  SourceDocument,
 		Section: "§3 rule 3; §4.2 POST /api/backups/{key}/restore (destructive: only with Config.Destructive)",
 		Name:    "full restore",
 		Text: "After a record A, a backup, then a record B, POST /api/backups/{key}/restore answers 204; the server restarts " +
@@ -845,6 +863,7 @@ var backupRequirements = []*Requirement{
 func backupNameReq(id, what, name, code, message string) *Requirement {
 	return &Requirement{
 		ID:      id,
+		Source:  SourcePocketBase,
 		Section: "§4.2 POST /api/backups; §8 (name format); validation code: reference",
 		Name:    "create refuses " + what,
 		Text: fmt.Sprintf("POST /api/backups with %s answers 400 %q with data.name {code %s, message %q}, and creates nothing.",

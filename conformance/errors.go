@@ -28,6 +28,7 @@ const (
 var errorRequirements = []*Requirement{
 	{
 		ID:      "ERR-001",
+		Source:  SourceDocument,
 		Section: "§2.5; §7",
 		Name:    "error envelope shape",
 		Text: "Every error response is served as Content-Type application/json and is a JSON object " +
@@ -37,7 +38,8 @@ var errorRequirements = []*Requirement{
 	},
 	{
 		ID:      "ERR-002",
-		Section: "§2.5; §7",
+		Source:  SourcePocketBase,
+		Section: "§2.5; §7; reference (the document is silent on unknown routes)",
 		Name:    "unknown route (POST) is a JSON 404",
 		Text:    "A POST to a path no route serves answers 404 \"" + msgNotFound + "\" in the error envelope.",
 		Run: func(ctx context.Context, c *Client) error {
@@ -51,7 +53,8 @@ var errorRequirements = []*Requirement{
 	},
 	{
 		ID:      "ERR-003",
-		Section: "§2.5; §4.3",
+		Source:  SourcePocketBase,
+		Section: "§2.5; §4.3; reference (the document is silent on methods a path does not serve)",
 		Name:    "wrong method on a known path is a JSON 404",
 		Text: "A method a known path does not serve (PUT or DELETE /api/logs, even as superuser) answers " +
 			"404 \"" + msgNotFound + "\" in the error envelope, never a plain-text 405.",
@@ -70,7 +73,8 @@ var errorRequirements = []*Requirement{
 	},
 	{
 		ID:      "ERR-004",
-		Section: "§2.5",
+		Source:  SourcePocketBase,
+		Section: "§2.5; reference (the document is silent on unknown routes)",
 		Name:    "unknown route (GET) is a JSON 404",
 		Text: "A GET of a path no route serves answers 404 in the error envelope (the message is not " +
 			"fixed: PocketBase's static file route answers it).",

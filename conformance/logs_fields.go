@@ -13,6 +13,7 @@ import (
 var logsFieldsRequirements = []*Requirement{
 	{
 		ID:      "LOG-FIELDS-001",
+		Source:  SourceDocument,
 		Section: "§4.1; §4.3 GET /api/logs",
 		Name:    "list with fields",
 		Text: "GET /api/logs?fields=id,message answers 200 with every item holding only id and message, " +
@@ -42,6 +43,7 @@ var logsFieldsRequirements = []*Requirement{
 	excerptReq("LOG-FIELDS-003", "message:excerpt(5)", 5, false),
 	{
 		ID:      "LOG-FIELDS-004",
+		Source:  SourceDocument,
 		Section: "§4.1 (nested selection by dotted path)",
 		Name:    "list with a nested field",
 		Text:    "GET /api/logs?fields=data.status,id answers 200 with items holding only id and data, data holding only status.",
@@ -74,6 +76,7 @@ func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
 	}
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§4.1 (:excerpt); §4.3 GET /api/logs",
 		Name:    "list with " + spec,
 		Text: "GET /api/logs?fields=" + spec + " answers 200 with items holding only message, cut to its first " +

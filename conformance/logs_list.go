@@ -12,6 +12,7 @@ import (
 var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-001",
+		Source:  SourceDocument,
 		Section: "§2.4; §4.3 GET /api/logs",
 		Name:    "list envelope",
 		Text: "GET /api/logs answers 200 with an object of exactly the keys page, perPage, totalItems, " +
@@ -35,6 +36,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-002",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs; §8 (page default 1, perPage default 30)",
 		Name:    "paging defaults",
 		Text: "GET /api/logs without paging parameters answers 200 with page 1 and perPage 30, with " +
@@ -49,6 +51,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-003",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (maximum perPage: reference)",
 		Name:    "perPage capped at 1000",
 		Text:    "GET /api/logs?perPage=5000 answers 200 with perPage 1000 and at most 1000 items.",
@@ -62,7 +65,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-004",
-		Section: "§4.3 GET /api/logs; §8",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on perPage below 1)",
 		Name:    "perPage below 1 means the default",
 		Text:    "GET /api/logs with perPage=0 or perPage=-1 answers 200 with perPage 30.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -80,7 +84,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-005",
-		Section: "§4.3 GET /api/logs; §8",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on page below 1)",
 		Name:    "page below 1 means the first page",
 		Text:    "GET /api/logs?perPage=2 with page=0 or page=-1 answers 200 with page 1.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -98,7 +103,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-006",
-		Section: "§4.3 GET /api/logs (page is a number)",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs (page is a number); reference (the document is silent on a page that is not a number)",
 		Name:    "non-numeric page refused",
 		Text:    "GET /api/logs?page=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -112,7 +118,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-007",
-		Section: "§4.3 GET /api/logs (perPage is a number)",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs (perPage is a number); reference (the document is silent on a perPage that is not a number)",
 		Name:    "non-numeric perPage refused",
 		Text:    "GET /api/logs?perPage=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -126,6 +133,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-008",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (skipTotal: reference)",
 		Name:    "skipTotal",
 		Text: "GET /api/logs?skipTotal=1 answers 200 with totalItems -1 and totalPages -1, and still " +
@@ -143,6 +151,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-009",
+		Source:  SourceDocument,
 		Section: "§2.4; §4.3 GET /api/logs (page, perPage)",
 		Name:    "pages split the matches",
 		Text: "With a filter matching 4 entries and perPage=3, page 1 holds 3 items with totalItems 4 and " +
@@ -168,6 +177,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-010",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (default order: reference)",
 		Name:    "default order is oldest first",
 		Text:    "GET /api/logs without sort answers 200 listing entries in the order they were logged, oldest first.",

@@ -16,6 +16,7 @@ import (
 var logsStatsRequirements = []*Requirement{
 	{
 		ID:      "LOG-STATS-001",
+		Source:  SourceDocument,
 		Section: "§2.3; §4.3 GET /api/logs/stats",
 		Name:    "stats shape",
 		Text: "GET /api/logs/stats answers 200 with an array of objects holding exactly date " +
@@ -34,6 +35,7 @@ var logsStatsRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-STATS-002",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs/stats (filter)",
 		Name:    "filtered stats",
 		Text: "GET /api/logs/stats with a filter matching the suite's 4 entries answers 200 with one bucket per hour " +
@@ -48,6 +50,7 @@ var logsStatsRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-STATS-003",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs/stats (filter)",
 		Name:    "stats matching nothing",
 		Text:    "GET /api/logs/stats with a filter that matches no entry answers 200 [].",
@@ -64,6 +67,7 @@ var logsStatsRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-STATS-004",
+		Source:  SourceDocument,
 		Section: "§4.1; §4.3 GET /api/logs/stats",
 		Name:    "stats with fields",
 		Text:    "GET /api/logs/stats?fields=total answers 200 with array elements holding only total.",
@@ -99,6 +103,7 @@ var logsStatsRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-STATS-005",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs/stats (filter fields include rowid)",
 		Name:    "stats filter on rowid",
 		Text:    "GET /api/logs/stats accepts rowid in its filter: `rowid > 0 && <scope>` answers 200 with totals adding up to 4.",

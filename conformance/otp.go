@@ -36,6 +36,7 @@ const (
 var otpRequirements = []*Requirement{
 	{
 		ID:      "OTP-001",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "request-otp answers an otpId and mails the code",
 		Text: "With otp.enabled on users, request-otp with a user's email answers 200 with exactly {\"otpId\": " +
@@ -55,6 +56,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-002",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §2.6",
 		Name:    "auth-with-otp with the mailed code",
 		Text: "auth-with-otp with the otpId and the mailed code (in password) answers 200 with the §2.6 " +
@@ -81,6 +83,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-003",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "auth-with-otp with a wrong code",
 		Text:    "auth-with-otp with a live otpId and a code other than the mailed one answers 400 \"" + msgOTPInvalid + "\" with empty data.",
@@ -106,6 +109,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-004",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "an OTP is single use",
 		Text: "auth-with-otp with an otpId and code already used for a successful sign-in (200) answers 400 \"" +
@@ -139,6 +143,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-005",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §5 status codes (429)",
 		Name:    "the sixth OTP attempt is refused",
 		Text: "After 5 auth-with-otp attempts with wrong codes (each 400 \"" + msgOTPInvalid + "\") for one " +
@@ -175,6 +180,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-006",
+		Source:  SourcePocketBase,
 		Section: sectionOTP,
 		Name:    "request-otp for an unknown email",
 		Text: "request-otp with an email no record has answers 200 with exactly {\"otpId\"}, an id as long " +
@@ -209,6 +215,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-007",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §5 status codes (403)",
 		Name:    "OTP refused when the collection has it off",
 		Text: "With otp.enabled off on users, request-otp with a user's email and auth-with-otp with any " +
@@ -242,6 +249,7 @@ var otpRequirements = []*Requirement{
 var mfaRequirements = []*Requirement{
 	{
 		ID:      "MFA-001",
+		Source:  SourceDocument,
 		Section: sectionMFA,
 		Name:    "a first factor answers 401 with an mfaId",
 		Text: "With mfa.enabled and otp.enabled on users, auth-with-password with a user's right password " +
@@ -260,6 +268,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-002",
+		Source:  SourceDocument,
 		Section: sectionMFA + "; §2.6",
 		Name:    "OTP as second factor completes the sign-in",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-otp?mfaId=<it> with the user's mailed " +
@@ -279,6 +288,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-003",
+		Source:  SourceDocument,
 		Section: sectionMFA,
 		Name:    "the second factor must be another method",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-password?mfaId=<it> with the same " +
@@ -304,6 +314,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-004",
+		Source:  SourcePocketBase,
 		Section: sectionMFA,
 		Name:    "an unknown mfaId is refused",
 		Text: "With MFA on, auth-with-password?mfaId=<an id no session has> with the user's right password " +
@@ -325,6 +336,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-005",
+		Source:  SourcePocketBase,
 		Section: sectionMFA,
 		Name:    "another record's mfaId is refused",
 		Text: "With MFA on, user B's auth-with-otp?mfaId=<the mfaId of user A's password first factor> with " +
@@ -359,6 +371,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-006",
+		Source:  SourceDocument,
 		Section: sectionMFA + "; §5 rule 8",
 		Name:    "auth-refresh needs no second factor",
 		Text: "With MFA on, auth-refresh with the token of a completed password + OTP sign-in answers 200 " +
