@@ -34,6 +34,7 @@ const (
 	msgFileForbidden       = "Insufficient permissions to access the resource."
 	msgBackupMissing       = "Missing or invalid backup file."
 	msgBackupDeleteMissing = "Invalid or already deleted backup file."
+	msgFilesystemInit      = "Filesystem initialization failure." // §7 row 5; no check provokes it yet
 )
 
 // reBackupModified is the format of a backup entry's modified (§2.1).

@@ -76,6 +76,10 @@ func (f *fakeServer) handleOTP(q *fakeReq, collName, action string) error {
 		if f.bug("otp-wrong-code-message") {
 			return ferr(400, msgFailedAuth)
 		}
+		if f.bug("otp-wrong-code-data") {
+			return &fakeErr{status: 400, msg: msgOTPInvalid, data: map[string]any{"password": map[string]any{
+				"code": "validation_invalid_otp", "message": "Invalid OTP."}}}
+		}
 		return ferr(400, msgOTPInvalid)
 	}
 	if !f.bug("otp-reusable") {

@@ -137,7 +137,15 @@ func (f *fakeServer) collection(idOrName string) *fakeCollection {
 	return nil
 }
 
-// bug reports whether the named deliberate violation is turned on.
+// fakeOwnMessage replaces every message §7 does not name under the bug
+// document-readings: a server free to word those messages as it likes.
+const fakeOwnMessage = "A message of this server's own."
+
+// bug reports whether the named deliberate violation is turned on. One of
+// them, document-readings, is no violation of the document: the fake then
+// takes the other choices the document leaves open (the envelope's keys in
+// another order, its own words where §7 names no message, stats dates
+// without a Z), which only the pocketbase twins of stricterReadings refuse.
 func (f *fakeServer) bug(name string) bool { return f.bugs[name] }
 
 func fakeID() string { return newNonce(15) }
@@ -210,12 +218,19 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			data = map[string]any{}
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if f.bug("envelope-text-plain") {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
 		w.WriteHeader(fe.status)
 		q.status = fe.status
-		if f.bug("envelope-order") {
-			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, fe.msg, mustJSON(data))
+		msg := fe.msg
+		if f.bug("document-readings") && !documentMessages[msg] {
+			msg = fakeOwnMessage
+		}
+		if f.bug("envelope-order") || f.bug("document-readings") {
+			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, msg, mustJSON(data))
 		} else {
-			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), fe.msg, fe.status)
+			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), msg, fe.status)
 		}
 	}
 	f.logRequest(q, start)

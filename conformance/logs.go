@@ -49,6 +49,9 @@ var (
 	reLogID      = regexp.MustCompile(`^[a-z0-9]{15}$`)
 	reLogCreated = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 	reStatsDate  = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:00:00\.000Z$`)
+	// reStatsDateAnyZ is §2.3's format, which has no Z, and PocketBase's
+	// (reStatsDate), which has one: the document profile accepts both.
+	reStatsDateAnyZ = regexp.MustCompile(`^\d{4}-\d{2}-\d{2} \d{2}:00:00\.000Z?$`)
 )
 
 // logMarks returns the run's logs fixture, building it on first use. On a

@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"context"
+	"net/http"
 	"regexp"
 	"strconv"
 	"strings"
@@ -56,6 +58,164 @@ func TestRequirementSources(t *testing.T) {
 			}
 		default:
 			t.Errorf("%s: Source %q, want document, pocketbase or strongbox", r.ID, r.Source)
+		}
+	}
+}
+
+// TestRunProfile checks the runner's filter: each profile runs the
+// requirements of its source and of the looser ones, the default is
+// document, and an unknown profile runs nothing and reports every selected
+// requirement as Error with the reason.
+func TestRunProfile(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	pass := func(context.Context, *Client) error { return nil }
+	src := func(id string, s Source) *Requirement { r := stubReq(id, pass); r.Source = s; return r }
+	reqs := []*Requirement{
+		src("D-X-001", SourceDocument), src("P-X-001", SourcePocketBase), src("S-X-001", SourceStrongbox),
+		src("D-X-002", SourceDocument),
+	}
+	for _, tc := range []struct {
+		profile Source
+		want    string
+	}{
+		{"", "D-X-001,D-X-002"},
+		{SourceDocument, "D-X-001,D-X-002"},
+		{SourcePocketBase, "D-X-001,P-X-001,D-X-002"},
+		{SourceStrongbox, "D-X-001,P-X-001,S-X-001,D-X-002"},
+	} {
+		rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Profile: tc.profile}, reqs)
+		var ids []string
+		for _, res := range rep.Results {
+			ids = append(ids, res.Req.ID)
+		}
+		if got := strings.Join(ids, ","); got != tc.want {
+			t.Errorf("profile %q ran %s, want %s", tc.profile, got, tc.want)
+		}
+		if !rep.OK() {
+			t.Errorf("profile %q: OK() = false for an all-pass run", tc.profile)
+		}
+	}
+
+	ran := false
+	reqs = append(reqs, src("D-X-003", SourceDocument))
+	reqs[len(reqs)-1].Run = func(context.Context, *Client) error { ran = true; return nil }
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Profile: "strict"}, reqs)
+	if ran {
+		t.Errorf("a check ran under an unknown profile")
+	}
+	if len(rep.Results) != len(reqs) || rep.OK() {
+		t.Fatalf("unknown profile: %d results, OK %v; want every requirement as Error", len(rep.Results), rep.OK())
+	}
+	for _, res := range rep.Results {
+		if res.Outcome != Error || !strings.Contains(res.Detail, `unknown profile "strict"`) {
+			t.Errorf("%s: %v %q, want ERROR naming the unknown profile", res.Req.ID, res.Outcome, res.Detail)
+		}
+	}
+	if _, err := ParseProfile("strict"); err == nil {
+		t.Errorf("ParseProfile(%q) = nil error", "strict")
+	}
+	for _, name := range []string{"", "document", "pocketbase", "strongbox"} {
+		if _, err := ParseProfile(name); err != nil {
+			t.Errorf("ParseProfile(%q) = %v", name, err)
+		}
+	}
+}
+
+// TestDocumentProfileAcceptsOpenReadings runs the suite against a fake that
+// differs from PocketBase only where the document leaves a choice open
+// (the bug document-readings: the envelope's keys in another order, its
+// own words where §7 names no message, stats dates without a Z). The
+// document profile passes it; the pocketbase profile fails it, on
+// pocketbase requirements only, every twin of stricterReadings among them.
+func TestDocumentProfileAcceptsOpenReadings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the whole suite twice")
+	}
+	run := func(profile Source) Report {
+		fake := newFakeServer("admin@example.com", "Passw0rd!123")
+		fake.bugs["document-readings"] = true
+		srv := newFakeHTTPServer(fake)
+		defer srv.Close()
+		return Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+			Destructive: true, Profile: profile})
+	}
+	t.Run("document passes", func(t *testing.T) {
+		rep := run(SourceDocument)
+		if len(rep.Results) != len(inProfile(SourceDocument)) {
+			t.Fatalf("got %d results for the %d document requirements", len(rep.Results), len(inProfile(SourceDocument)))
+		}
+		reportAsSubtests(t, rep)
+	})
+	t.Run("pocketbase fails", func(t *testing.T) {
+		rep := run(SourcePocketBase)
+		failed := map[string]bool{}
+		for _, res := range rep.Results {
+			switch {
+			case res.Outcome == Error:
+				t.Errorf("%s: ERROR %s", res.Req.ID, res.Detail)
+			case res.Outcome == Fail && res.Req.Source != SourcePocketBase:
+				t.Errorf("%s (%s) fails on a choice the document leaves open: %s", res.Req.ID, res.Req.Source, res.Detail)
+			case res.Outcome == Fail:
+				failed[res.Req.ID] = true
+			}
+		}
+		for _, id := range stricterTwinIDs() {
+			if !failed[id] {
+				t.Errorf("%s passes a server that takes another reading than PocketBase's", id)
+			}
+		}
+		t.Logf("%d pocketbase requirements fail", len(failed))
+	})
+}
+
+// TestStricterReadingsComplete runs every document requirement as if it
+// were PocketBase's (Client.strict true) against the fake that takes the
+// other readings the document allows. The ones that then fail are those
+// whose check leaves something to a pocketbase twin: each must be in
+// stricterReadings, or have its stricter part checked by a twin named
+// here, so that the pocketbase profile loses nothing the document profile
+// lets through.
+func TestStricterReadingsComplete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the document requirements")
+	}
+	// The form of stats dates is the same check (Client.stats) in every
+	// stats requirement; one twin demands PocketBase's.
+	sharedTwin := map[string]string{"LOG-STATS-002": "LOG-STATS-501", "LOG-STATS-005": "LOG-STATS-501"}
+	twinned := map[string]bool{}
+	for _, sr := range stricterReadings {
+		twinned[sr.of] = true
+	}
+	var reqs []*Requirement
+	for _, r := range Requirements {
+		if r.Source == SourceDocument {
+			strict := *r
+			strict.Source = SourcePocketBase
+			reqs = append(reqs, &strict)
+		}
+	}
+	fake := newFakeServer("admin@example.com", "Passw0rd!123")
+	fake.bugs["document-readings"] = true
+	srv := newFakeHTTPServer(fake)
+	defer srv.Close()
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+		Destructive: true, Profile: SourcePocketBase}, reqs)
+	failed := map[string]bool{}
+	for _, res := range rep.Results {
+		switch res.Outcome {
+		case Fail:
+			failed[res.Req.ID] = true
+			if !twinned[res.Req.ID] && sharedTwin[res.Req.ID] == "" {
+				t.Errorf("%s checks PocketBase's reading of a choice the document leaves open, and has no pocketbase twin "+
+					"(add it to stricterReadings): %s", res.Req.ID, res.Detail)
+			}
+		case Error:
+			t.Errorf("%s: ERROR %s", res.Req.ID, res.Detail)
+		}
+	}
+	for id := range twinned {
+		if !failed[id] {
+			t.Errorf("%s is in stricterReadings, but its check demands nothing more under PocketBase's readings", id)
 		}
 	}
 }

@@ -26,6 +26,15 @@ type Config struct {
 	// it (for example "LOG-" or "AUTH-PW-003"). The others are left out of
 	// the report entirely.
 	Only string
+	// Profile says whose rules are checked, named after the strictest
+	// source it includes: SourceDocument (the default, when empty) runs the
+	// interface document's requirements only; SourcePocketBase adds those
+	// that follow PocketBase v0.31.0 where the document is silent or leaves
+	// a choice open; SourceStrongbox adds strongbox's own promises. The
+	// requirements outside the profile are left out of the report, as with
+	// Only. Any other value is refused: every selected requirement is then
+	// reported as Error (ParseProfile checks a name beforehand).
+	Profile Source
 	// Destructive allows the checks that replace the server's data: a full
 	// backup restore (BKP-FULLRESTORE-001) restarts the server on an
 	// archive it made a moment before, losing whatever else was written
@@ -143,6 +152,34 @@ const (
 	SourceStrongbox Source = "strongbox"
 )
 
+// ParseProfile returns the profile named s: "document", "pocketbase" or
+// "strongbox"; "" is the default, document.
+func ParseProfile(s string) (Source, error) {
+	switch p := Source(s); p {
+	case "":
+		return SourceDocument, nil
+	case SourceDocument, SourcePocketBase, SourceStrongbox:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown profile %q: want document, pocketbase or strongbox", s)
+}
+
+// includes reports whether the profile p runs the requirements of source
+// s: each profile includes the looser ones. A requirement that names no
+// source counts as the document's.
+func (p Source) includes(s Source) bool { return s.rank() <= p.rank() }
+
+// rank orders the sources from the loosest profile to the strictest.
+func (s Source) rank() int {
+	switch s {
+	case "", SourceDocument:
+		return 0
+	case SourcePocketBase:
+		return 1
+	}
+	return 2
+}
+
 // verdict is the error type behind Failf, Mismatch and Skipf.
 type verdict struct {
 	outcome          Outcome
@@ -210,9 +247,10 @@ func Run(ctx context.Context, cfg Config) Report {
 // runRequirements is Run over an explicit table, so that the runner itself
 // can be tested with synthetic requirements.
 func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Report {
+	profile, perr := ParseProfile(string(cfg.Profile))
 	var selected []*Requirement
 	for _, r := range reqs {
-		if strings.HasPrefix(r.ID, cfg.Only) {
+		if strings.HasPrefix(r.ID, cfg.Only) && (perr != nil || profile.includes(r.Source)) {
 			selected = append(selected, r)
 		}
 	}
@@ -222,6 +260,9 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Repor
 	}
 
 	base, err := newClient(cfg)
+	if perr != nil {
+		err = perr
+	}
 	if err == nil {
 		err = base.loginSuperuser(ctx)
 	}
@@ -249,6 +290,7 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Repor
 // check registered, newest first.
 func runOne(ctx context.Context, base *Client, r *Requirement) Result {
 	c := base.forCheck()
+	c.pocketbaseReadings = r.Source != SourceDocument
 	start := time.Now()
 	err := func() (err error) {
 		defer func() {
