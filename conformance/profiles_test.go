@@ -1,9 +1,13 @@
 package conformance
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -218,4 +222,75 @@ func TestStricterReadingsComplete(t *testing.T) {
 			t.Errorf("%s is in stricterReadings, but its check demands nothing more under PocketBase's readings", id)
 		}
 	}
+}
+
+// TestProfileCounts prints the number of requirements per profile and, per
+// section of the interface document (the first one a requirement cites),
+// per source. It is the figure issue 13 asks for:
+//
+//	go test ./conformance -run TestProfileCounts -v
+func TestProfileCounts(t *testing.T) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-12s %s\n", "profile", "requirements")
+	for _, p := range []Source{SourceDocument, SourcePocketBase, SourceStrongbox} {
+		fmt.Fprintf(&b, "%-12s %d\n", p, len(inProfile(p)))
+	}
+	counts := map[string]map[Source]int{}
+	for _, r := range Requirements {
+		sec := firstDocumentCite(r.Section)
+		if counts[sec] == nil {
+			counts[sec] = map[Source]int{}
+		}
+		counts[sec][r.Source]++
+	}
+	secs := slices.SortedFunc(maps.Keys(counts), compareSections)
+	fmt.Fprintf(&b, "\n%-8s %8s %10s %9s %6s\n", "section", "document", "pocketbase", "strongbox", "total")
+	total := map[Source]int{}
+	for _, sec := range secs {
+		c := counts[sec]
+		fmt.Fprintf(&b, "%-8s %8d %10d %9d %6d\n", sec, c[SourceDocument], c[SourcePocketBase], c[SourceStrongbox],
+			c[SourceDocument]+c[SourcePocketBase]+c[SourceStrongbox])
+		for s, n := range c {
+			total[s] += n
+		}
+	}
+	fmt.Fprintf(&b, "%-8s %8d %10d %9d %6d\n", "all", total[SourceDocument], total[SourcePocketBase], total[SourceStrongbox],
+		len(Requirements))
+	t.Logf("requirements per profile and per section:\n%s", b.String())
+	if sum := total[SourceDocument] + total[SourcePocketBase] + total[SourceStrongbox]; sum != len(Requirements) {
+		t.Errorf("the sources count %d requirements, the table holds %d", sum, len(Requirements))
+	}
+}
+
+var reIssueNote = regexp.MustCompile(`issue \d+ \([^)]*\)`)
+
+// firstDocumentCite returns the first section of the interface document
+// that section cites, leaving out what an "issue N (…)" note and the
+// reference cite; "(none)" when it cites none.
+func firstDocumentCite(section string) string {
+	own, _, _ := strings.Cut(reIssueNote.ReplaceAllString(section, ""), "reference")
+	if sec := reSectionCite.FindString(own); sec != "" {
+		return sec
+	}
+	return "(none)"
+}
+
+// compareSections orders "§2.5" before "§4.3" before "§10": by the
+// numbers, not the text.
+func compareSections(a, b string) int {
+	num := func(s string) (int, int) {
+		major, minor, _ := strings.Cut(strings.TrimPrefix(s, "§"), ".")
+		x, err := strconv.Atoi(major)
+		if err != nil {
+			return 1 << 30, 0
+		}
+		y, _ := strconv.Atoi(minor)
+		return x, y
+	}
+	a1, a2 := num(a)
+	b1, b2 := num(b)
+	if c := cmp.Compare(a1, b1); c != 0 {
+		return c
+	}
+	return cmp.Compare(a2, b2)
 }
