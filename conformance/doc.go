@@ -34,7 +34,8 @@
 // ([SourceStrongbox]). [Config.Profile] selects what runs: document (the
 // default), pocketbase (which includes document) or strongbox (which
 // includes both). Where the document leaves a choice open (the envelope's
-// key order, a message §7 does not name, the Z of stats dates), the check
+// key order, a message §7 does not name, the Z of stats dates, totalPages
+// in the list envelope), the check
 // of a document requirement accepts every reading, and a pocketbase twin
 // whose ID is the original's plus 500 (AUTH-PW-003 and AUTH-PW-503) runs
 // the same check demanding PocketBase's.

@@ -125,6 +125,9 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 			ti, tp = -1, -1
 		}
 		env := map[string]any{"items": items, "page": page, "perPage": perPage, "totalItems": ti, "totalPages": tp}
+		if f.bug("document-readings") {
+			delete(env, "totalPages")
+		}
 		if f.bug("list-extra-key") {
 			env["count"] = len(items)
 		}

@@ -62,9 +62,9 @@ type stricterReading struct {
 // stricterReadings are the document requirements that have a pocketbase
 // twin. The twin runs the same check with Client.strict true, and its ID is
 // the original's with 500 added (AUTH-PW-003 → AUTH-PW-503), so that the
-// pair reads as one. The checks consult Client.strict for three things
+// pair reads as one. The checks consult Client.strict for these things
 // only: the key order of the error envelope, the messages §7 does not name
-// (expectError), and the Z of stats dates.
+// (expectError), the Z of stats dates, and totalPages in the list envelope.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
 	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
@@ -78,6 +78,9 @@ var stricterReadings = []stricterReading{
 	{"AUTH-OAUTH2-004", "the message \"Failed to fetch OAuth2 token.\" (§5 fixes the status only)"},
 	{"AUTH-OAUTH2-006", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
 	{"AUTH-OAUTH2-009", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
+	{"LOG-LIST-001", "the list envelope with totalPages beside the keys of §2.4"},
+	{"LOG-LIST-009", "totalPages, which §2.4 does not list, counting the pages (2)"},
+	{"LOG-FIELDS-001", "the list envelope with totalPages beside the keys of §2.4"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
 }
 
