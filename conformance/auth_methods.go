@@ -13,8 +13,8 @@ var authMethodsRequirements = []*Requirement{
 		Section: "§4.5 auth-methods; §2.7",
 		Name:    "auth-methods descriptor for users",
 		Text: "GET auth-methods of users (no token needed) answers 200 with password.enabled (boolean), " +
-			"password.identityFields (array of strings), oauth2.enabled (boolean), oauth2.providers (array), " +
-			"mfa.enabled (boolean) and otp.enabled (boolean).",
+			"oauth2.enabled (boolean), oauth2.providers (array) and mfa.enabled (boolean) (§2.7), and, when sent, " +
+			"password.identityFields (array of strings) and otp.enabled (boolean).",
 		Run: func(ctx context.Context, c *Client) error {
 			_, err := fetchAuthMethods(ctx, c, "users")
 			return err
@@ -155,8 +155,11 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 	if out.passwordEnabled, err = boolAt(pw, "password", "enabled"); err != nil {
 		return nil, err
 	}
+	// §2.7 names password.enabled, oauth2.enabled and .providers and
+	// mfa.enabled; identityFields and otp are PocketBase's further keys,
+	// required under its readings and checked wherever they are sent.
 	fields, ok := getArray(pw, "identityFields")
-	if !ok {
+	if _, present := pw["identityFields"]; !ok && (present || c.strict()) {
 		return nil, Mismatch("password.identityFields to be an array", r.String())
 	}
 	for _, f := range fields {
@@ -190,6 +193,9 @@ func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authM
 		}
 	}
 	for _, name := range []string{"mfa", "otp"} {
+		if _, present := m[name]; name == "otp" && !present && !c.strict() {
+			continue
+		}
 		o, err := section(name)
 		if err != nil {
 			return nil, err

@@ -81,13 +81,17 @@ func (f *fakeServer) backupList(q *fakeReq) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if f.bug("backups-list-descending") {
+	if f.bug("backups-list-descending") || f.bug("document-readings") {
 		slices.Reverse(keys)
 	}
 	list := make([]entry, 0, len(keys))
 	for _, k := range keys {
 		b := f.backups[k]
-		list = append(list, entry{Modified: b.modified.UTC().Format("2006-01-02 15:04:05.000Z"), Key: k, Size: len(b.data)})
+		modified := b.modified.UTC().Format("2006-01-02 15:04:05.000Z")
+		if f.bug("backups-modified-iso") {
+			modified = b.modified.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		list = append(list, entry{Modified: modified, Key: k, Size: len(b.data)})
 	}
 	if f.bug("backups-ignore-fields") {
 		q.w.Header().Set("Content-Type", "application/json")

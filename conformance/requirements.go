@@ -64,12 +64,14 @@ type stricterReading struct {
 // the original's with 500 added (AUTH-PW-003 → AUTH-PW-503), so that the
 // pair reads as one. The checks consult Client.strict for these things
 // only: the key order of the error envelope, the messages §7 does not name
-// (expectError), the Z of stats dates, and totalPages in the list envelope.
+// (expectError), the Z of stats dates, totalPages in the list envelope, the
+// auth-methods keys §2.7 leaves open, and the order of the backup list.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
 	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-004", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-008", "the message " + quote(msgPasswordOff) + " (§5 fixes the status only)"},
+	{"AUTH-METHODS-001", "the descriptor's further keys password.identityFields (strings) and otp.enabled (§2.7 leaves further keys open)"},
 	{"OTP-003", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
 	{"OTP-004", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
 	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + " (§5 fixes the statuses only)"},
@@ -82,6 +84,7 @@ var stricterReadings = []stricterReading{
 	{"LOG-LIST-009", "totalPages, which §2.4 does not list, counting the pages (2)"},
 	{"LOG-FIELDS-001", "the list envelope with totalPages beside the keys of §2.4"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
+	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
 }
 
 // withStricterReadings returns reqs with the pocketbase twin of each

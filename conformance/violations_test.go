@@ -238,7 +238,8 @@ var violations = []violation{
 	{"log-secret-names", []string{"LOG-SECRET-002"}},
 
 	// backups (backups.go)
-	{"backups-list-descending", []string{"BKP-LIST-001"}},
+	{"backups-list-descending", []string{"BKP-LIST-501"}},
+	{"backups-modified-iso", []string{"BKP-LIST-001"}},
 	{"backups-ignore-fields", []string{"BKP-LIST-002"}},
 	{"backups-guest-403", []string{"BKP-LIST-003", "BKP-CREATE-008", "BKP-UPLOAD-005", "BKP-DEL-003"}},
 	{"backups-list-reference-message", []string{"BKP-LIST-004"}},
