@@ -206,12 +206,18 @@ func (f *fakeServer) backupDownload(q *fakeReq, key string) error {
 		return ferr(404, msgNotFound)
 	}
 	ct := "application/zip"
-	if f.bug("download-octet-stream") {
+	if f.bug("download-octet-stream") || f.bug("document-readings") {
 		ct = "application/octet-stream"
 	}
 	q.w.Header().Set("Content-Type", ct)
-	q.w.Header().Set("Content-Disposition", "attachment; filename="+key)
-	http.ServeContent(q.w, q.r, "", b.modified, bytes.NewReader(b.data))
+	if !f.bug("document-readings") {
+		q.w.Header().Set("Content-Disposition", "attachment; filename="+key)
+	}
+	data := b.data
+	if f.bug("download-truncated") {
+		data = data[:len(data)/2]
+	}
+	http.ServeContent(q.w, q.r, "", b.modified, bytes.NewReader(data))
 	q.status = 200
 	return nil
 }

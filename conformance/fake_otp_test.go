@@ -110,6 +110,10 @@ func (f *fakeServer) mfaGate(q *fakeReq, c *fakeCollection, rec *fakeRecord, met
 		if f.bug("mfa-challenge-envelope") {
 			return true, &fakeErr{status: 401, msg: "MFA required.", data: map[string]any{"mfaId": id}}
 		}
+		if f.bug("document-readings") { // §5.6: the body contains mfaId, beside what else it likes
+			return true, q.json(401, map[string]any{"status": 401, "message": "A second factor is required.",
+				"data": map[string]any{}, "mfaId": id})
+		}
 		return true, q.json(401, map[string]any{"mfaId": id})
 	}
 	s := f.mfas[mfaID]

@@ -253,7 +253,7 @@ var mfaRequirements = []*Requirement{
 		Section: sectionMFA,
 		Name:    "a first factor answers 401 with an mfaId",
 		Text: "With mfa.enabled and otp.enabled on users, auth-with-password with a user's right password " +
-			"answers 401 with a body of exactly {\"mfaId\": <non-empty string>}, and no token.",
+			"answers 401 with a body holding mfaId (a non-empty string), and no token.",
 		Run: func(ctx context.Context, c *Client) error {
 			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
 				return err
@@ -434,6 +434,24 @@ func onlyStringKey(r *response, status int, key string) (string, error) {
 	return v, nil
 }
 
+// stringKeyWithoutToken requires status and a JSON object holding key as
+// a non-empty string, and no token; other keys may be there.
+func stringKeyWithoutToken(r *response, status int, key string) (string, error) {
+	want := fmt.Sprintf("%d with an object holding %q (a non-empty string) and no token", status, key)
+	if r.status != status {
+		return "", Mismatch(want, r.String())
+	}
+	m, err := object(r)
+	if err != nil {
+		return "", Mismatch(want, r.String())
+	}
+	v, _ := getString(m, key)
+	if _, token := m["token"]; v == "" || token {
+		return "", Mismatch(want, r.String())
+	}
+	return v, nil
+}
+
 // otpFor requests an OTP for email and reads its code from the mail.
 func (c *Client) otpFor(ctx context.Context, sink *smtpSink, opts *authOptions, email string) (id, code string, err error) {
 	id, err = requestOTP(ctx, c, email)
@@ -473,13 +491,18 @@ func mfaQuery(mfaID string) url.Values {
 }
 
 // firstFactor signs u in with its password on an MFA collection and
-// requires 401 with exactly {"mfaId"}; it returns the id.
+// requires 401 with a body holding mfaId and no token (exactly {"mfaId"}
+// under PocketBase's reading); it returns the id.
 func firstFactor(ctx context.Context, c *Client, u *user) (string, error) {
 	r, err := passwordLogin(ctx, c, "", u.email, u.password)
 	if err != nil {
 		return "", err
 	}
-	id, err := onlyStringKey(r, http.StatusUnauthorized, "mfaId")
+	// §5.6: the body contains mfaId; PocketBase's holds nothing else.
+	id, err := stringKeyWithoutToken(r, http.StatusUnauthorized, "mfaId")
+	if c.strict() {
+		id, err = onlyStringKey(r, http.StatusUnauthorized, "mfaId")
+	}
 	if err != nil {
 		return "", fmt.Errorf("password as first factor: %w", err)
 	}

@@ -185,10 +185,11 @@ func TestStricterReadingsComplete(t *testing.T) {
 	}
 	// The form of stats dates is the same check (Client.stats) in every
 	// stats requirement, and the descriptor's shape the same
-	// (fetchAuthMethods) in both auth-methods requirements: one twin
+	// (fetchAuthMethods) in both auth-methods requirements, and the MFA
+	// challenge (firstFactor) in every MFA requirement: one twin
 	// demands PocketBase's reading.
 	sharedTwin := map[string]string{"LOG-STATS-002": "LOG-STATS-501", "LOG-STATS-005": "LOG-STATS-501",
-		"AUTH-METHODS-002": "AUTH-METHODS-501"}
+		"AUTH-METHODS-002": "AUTH-METHODS-501", "MFA-002": "MFA-501", "MFA-006": "MFA-501"}
 	twinned := map[string]bool{}
 	for _, sr := range stricterReadings {
 		twinned[sr.of] = true

@@ -65,7 +65,8 @@ type stricterReading struct {
 // pair reads as one. The checks consult Client.strict for these things
 // only: the key order of the error envelope, the messages §7 does not name
 // (expectError), the Z of stats dates, totalPages in the list envelope, the
-// auth-methods keys §2.7 leaves open, and the order of the backup list.
+// auth-methods keys §2.7 leaves open, the order of the backup list, and the
+// headers of a backup download, and the body of an MFA challenge.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
 	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
@@ -76,6 +77,7 @@ var stricterReadings = []stricterReading{
 	{"OTP-004", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
 	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + " (§5 fixes the statuses only)"},
 	{"OTP-007", "the message " + quote(msgOTPOff) + " (§5 fixes the status only)"},
+	{"MFA-001", "a first factor's 401 body of exactly {\"mfaId\"} (§5.6: the body contains mfaId)"},
 	{"MFA-003", "the message " + quote(msgMFASame) + " (§5 fixes the status only)"},
 	{"AUTH-OAUTH2-004", "the message \"Failed to fetch OAuth2 token.\" (§5 fixes the status only)"},
 	{"AUTH-OAUTH2-006", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
@@ -85,6 +87,7 @@ var stricterReadings = []stricterReading{
 	{"LOG-FIELDS-001", "the list envelope with totalPages beside the keys of §2.4"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
 	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
+	{"BKP-DL-001", "Content-Type application/zip and a Content-Disposition attachment (§4.2 promises the file content only)"},
 }
 
 // withStricterReadings returns reqs with the pocketbase twin of each
