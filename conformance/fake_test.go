@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strings"
@@ -174,6 +175,18 @@ type fakeReq struct {
 }
 
 func (q *fakeReq) json(status int, v any) error {
+	if m, ok := v.(map[string]any); ok && q.f.bug("document-readings") {
+		// §2.6: the record holds id and its fields; collectionId and
+		// collectionName are PocketBase's reading.
+		if rec, ok := m["record"].(map[string]any); ok && m["token"] != nil {
+			rec = maps.Clone(rec)
+			delete(rec, "collectionId")
+			delete(rec, "collectionName")
+			m = maps.Clone(m)
+			m["record"] = rec
+			v = m
+		}
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err

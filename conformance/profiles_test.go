@@ -186,10 +186,12 @@ func TestStricterReadingsComplete(t *testing.T) {
 	// The form of stats dates is the same check (Client.stats) in every
 	// stats requirement, and the descriptor's shape the same
 	// (fetchAuthMethods) in both auth-methods requirements, and the MFA
-	// challenge (firstFactor) in every MFA requirement: one twin
+	// challenge (firstFactor) in every MFA requirement, and the record of
+	// an authentication result (checkAuthResult) everywhere: one twin
 	// demands PocketBase's reading.
 	sharedTwin := map[string]string{"LOG-STATS-002": "LOG-STATS-501", "LOG-STATS-005": "LOG-STATS-501",
-		"AUTH-METHODS-002": "AUTH-METHODS-501", "MFA-002": "MFA-501", "MFA-006": "MFA-501"}
+		"AUTH-METHODS-002": "AUTH-METHODS-501", "MFA-002": "MFA-501", "MFA-006": "MFA-501",
+		"AUTH-PW-010": "AUTH-PW-502", "OTP-002": "AUTH-PW-502", "AUTH-OAUTH2-003": "AUTH-PW-502"}
 	twinned := map[string]bool{}
 	for _, sr := range stricterReadings {
 		twinned[sr.of] = true

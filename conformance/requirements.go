@@ -66,9 +66,12 @@ type stricterReading struct {
 // only: the key order of the error envelope, the messages §7 does not name
 // (expectError), the Z of stats dates, totalPages in the list envelope, the
 // auth-methods keys §2.7 leaves open, the order of the backup list, and the
-// headers of a backup download, and the body of an MFA challenge.
+// headers of a backup download, the body of an MFA challenge, and the
+// collectionId and collectionName of an authenticated record.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
+	{"AUTH-PW-001", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
+	{"AUTH-PW-002", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
 	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-004", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-008", "the message " + quote(msgPasswordOff) + " (§5 fixes the status only)"},
