@@ -67,8 +67,8 @@ type stricterReading struct {
 // (expectError), the Z of stats dates, totalPages in the list envelope, the
 // auth-methods keys §2.7 leaves open, the order of the backup list, and the
 // headers of a backup download, the body of an MFA challenge, and the
-// collectionId and collectionName of an authenticated record, and the form
-// of log ids.
+// collectionId and collectionName of an authenticated record, the form of
+// log ids, and the exact form of an :excerpt.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
 	{"AUTH-PW-001", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
@@ -87,9 +87,12 @@ var stricterReadings = []stricterReading{
 	{"AUTH-OAUTH2-006", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
 	{"AUTH-OAUTH2-009", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
 	{"LOG-ENTRY-001", "log ids of 15 characters [a-z0-9] (§2.2: an identifier)"},
+	{"LOG-VIEW-004", "the excerpt's exact form: the first characters trimmed, then \"...\" (§4.1: a short plain-text version)"},
 	{"LOG-LIST-001", "the list envelope with totalPages beside the keys of §2.4"},
 	{"LOG-LIST-009", "totalPages, which §2.4 does not list, counting the pages (2)"},
 	{"LOG-FIELDS-001", "the list envelope with totalPages beside the keys of §2.4"},
+	{"LOG-FIELDS-002", "the excerpt's exact form: the first characters trimmed, then \"...\" (§4.1: a short plain-text version)"},
+	{"LOG-FIELDS-003", "the excerpt's exact form: the first characters trimmed (§4.1: a short plain-text version)"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
 	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
 	{"BKP-DL-001", "Content-Type application/zip and a Content-Disposition attachment (§4.2 promises the file content only)"},
