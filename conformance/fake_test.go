@@ -142,6 +142,28 @@ func (f *fakeServer) collection(idOrName string) *fakeCollection {
 // document-readings: a server free to word those messages as it likes.
 const fakeOwnMessage = "A message of this server's own."
 
+// fakeOwnCodes returns data with every validation code §7 does not name
+// replaced by one of the fake's own, and the message of the one it names
+// in the fake's own words (bug document-readings).
+func fakeOwnCodes(data map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range data {
+		fe, ok := v.(map[string]any)
+		if !ok {
+			out[k] = v
+			continue
+		}
+		fe = maps.Clone(fe)
+		if fe["code"] == "validation_invalid_mime_type" {
+			fe["message"] = "Only application/zip archives, please."
+		} else if _, ok := fe["code"].(string); ok {
+			fe["code"] = "validation_fake_own"
+		}
+		out[k] = fe
+	}
+	return out
+}
+
 // bug reports whether the named deliberate violation is turned on. One of
 // them, document-readings, is no violation of the document: the fake then
 // takes the other choices the document leaves open (the envelope's keys in
@@ -239,6 +261,9 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		msg := fe.msg
 		if f.bug("document-readings") && !documentMessages[msg] {
 			msg = fakeOwnMessage
+		}
+		if f.bug("document-readings") {
+			data = fakeOwnCodes(data)
 		}
 		if f.bug("envelope-order") || f.bug("document-readings") {
 			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, msg, mustJSON(data))

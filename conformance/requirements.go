@@ -68,7 +68,8 @@ type stricterReading struct {
 // auth-methods keys §2.7 leaves open, the order of the backup list, and the
 // headers of a backup download, the body of an MFA challenge, and the
 // collectionId and collectionName of an authenticated record, the form of
-// log ids, and the exact form of an :excerpt.
+// log ids, the exact form of an :excerpt, and validation codes and messages
+// §7 does not name.
 var stricterReadings = []stricterReading{
 	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
 	{"AUTH-PW-001", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
@@ -95,6 +96,9 @@ var stricterReadings = []stricterReading{
 	{"LOG-FIELDS-003", "the excerpt's exact form: the first characters trimmed (§4.1: a short plain-text version)"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
 	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
+	{"BKP-UPLOAD-001", "the message of data.file ending \"mime type must be one of: application/zip.\" (§4.2: it states the allowed type)"},
+	{"BKP-UPLOAD-002", "data.file.code validation_required (§7 names no code but validation_invalid_mime_type)"},
+	{"BKP-UPLOAD-003", "data.file.code validation_backup_name_exists (§7 names no code but validation_invalid_mime_type)"},
 	{"BKP-DL-001", "Content-Type application/zip and a Content-Disposition attachment (§4.2 promises the file content only)"},
 }
 
