@@ -18,7 +18,7 @@ import (
 
 var (
 	baseURLFlag = flag.String("base-url", "", "run TestAgainstServer against this server (default $CONFORMANCE_BASE_URL)")
-	update      = flag.Bool("update", false, "rewrite testdata/requirements.txt from the requirement table")
+	update      = flag.Bool("update", false, "rewrite testdata/requirements.txt and REQUIREMENTS.md from the requirement table")
 )
 
 // TestAgainstServer runs the whole suite against a running server named by
