@@ -243,13 +243,13 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.remember(&Exchange{Method: method, Path: path, Err: err.Error()})
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Err: err.Error()})
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		c.remember(&Exchange{Method: method, Path: path, Status: resp.StatusCode, Err: "reading body: " + err.Error()})
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Status: resp.StatusCode, Err: "reading body: " + err.Error()})
 		return nil, fmt.Errorf("%s %s: reading body: %w", method, path, err)
 	}
 	r := &response{method: method, path: path, status: resp.StatusCode, header: resp.Header, body: data}
@@ -262,7 +262,7 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 // value stays out of reports), and only the first bytes of the body.
 type Exchange struct {
 	Method string `json:"method"`
-	Path   string `json:"path"`             // relative to the base URL, with its query
+	Path   string `json:"path"`             // relative to the base URL, with its query (a token parameter redacted)
 	Status int    `json:"status,omitempty"` // 0 when no response came
 	// Message is the message of the error envelope, when the body is one.
 	Message string `json:"message,omitempty"`
@@ -298,7 +298,7 @@ func (e *Exchange) String() string {
 
 // exchange summarises r for the report.
 func (r *response) exchange() *Exchange {
-	e := &Exchange{Method: r.method, Path: r.path, Status: r.status}
+	e := &Exchange{Method: r.method, Path: redactPath(r.path), Status: r.status}
 	var env struct {
 		Message *string `json:"message"`
 	}
@@ -315,6 +315,32 @@ func (r *response) exchange() *Exchange {
 	}
 	e.Body = body
 	return e
+}
+
+// redactPath hides the value of a token query parameter (a file token the
+// suite obtained), so that reports and CI logs hold no credential.
+func redactPath(path string) string {
+	p, q, ok := strings.Cut(path, "?")
+	if !ok {
+		return path
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return path
+	}
+	changed := false
+	for k := range vals {
+		if strings.EqualFold(k, "token") {
+			for i := range vals[k] {
+				vals[k][i] = "REDACTED"
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return path
+	}
+	return p + "?" + vals.Encode()
 }
 
 // remember records e as the check's latest request.

@@ -24,7 +24,8 @@ var (
 // TestAgainstServer runs the whole suite against a running server named by
 // -base-url or CONFORMANCE_BASE_URL, with the superuser credentials in
 // CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD (CONFORMANCE_SMTP_HOST sets
-// Config.SMTPHost, CONFORMANCE_OAUTH2_HOST Config.OAuth2Host). It is skipped when no server is named. Each requirement is reported as its own subtest.
+// Config.SMTPHost, CONFORMANCE_OAUTH2_HOST Config.OAuth2Host, CONFORMANCE_RUN
+// Config.Match, CONFORMANCE_KNOWN Config.Known). It is skipped when no server is named. Each requirement is reported as its own subtest.
 func TestAgainstServer(t *testing.T) {
 	base := *baseURLFlag
 	if base == "" {
@@ -38,10 +39,15 @@ func TestAgainstServer(t *testing.T) {
 		Email:      os.Getenv("CONFORMANCE_EMAIL"),
 		Password:   os.Getenv("CONFORMANCE_PASSWORD"),
 		Only:       os.Getenv("CONFORMANCE_ONLY"),
+		Match:      os.Getenv("CONFORMANCE_RUN"),
+		Known:      os.Getenv("CONFORMANCE_KNOWN"),
 		SMTPHost:   os.Getenv("CONFORMANCE_SMTP_HOST"),
 		OAuth2Host: os.Getenv("CONFORMANCE_OAUTH2_HOST"),
 	}
 	rep := Run(t.Context(), cfg)
+	if rep.Err != nil {
+		t.Fatal(rep.Err)
+	}
 	reportAsSubtests(t, rep)
 	var buf bytes.Buffer
 	rep.Print(&buf)
@@ -57,6 +63,8 @@ func reportAsSubtests(t *testing.T, rep Report) {
 			case Pass:
 			case Skip:
 				t.Skipf("cites %s — %s — skipped: %s", res.Req.Section, res.Req.Text, res.Detail)
+			case Known:
+				t.Skipf("cites %s — %s — known deviation of %s (%s): %s", res.Req.Section, res.Req.Text, rep.Known, res.KnownReason, res.Detail)
 			case Fail:
 				if res.Expected != "" || res.Actual != "" {
 					t.Errorf("cites %s — %s — expected %s — got %s\n%s", res.Req.Section, res.Req.Text, res.Expected, res.Actual, res.Detail)

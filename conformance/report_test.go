@@ -169,6 +169,19 @@ func TestReportExchange(t *testing.T) {
 	}
 }
 
+func TestRedactPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/backups/a.zip?token=eyJ.x.y":     "/api/backups/a.zip?token=REDACTED",
+		"/api/backups/a.zip?Token=1&thumb=100": "/api/backups/a.zip?Token=REDACTED&thumb=100",
+		"/api/logs?filter=a%3D1":               "/api/logs?filter=a%3D1",
+		"/api/health":                          "/api/health",
+	} {
+		if got := redactPath(in); got != want {
+			t.Errorf("redactPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // TestRunCheckTimeout: a check that outlives Config.CheckTimeout ends as
 // an Error saying so, and the next check still runs.
 func TestRunCheckTimeout(t *testing.T) {
