@@ -343,10 +343,6 @@ func defaultTokenDuration(c *Collection, typ TokenType) int64 {
 	return 1800 // password reset, email change
 }
 
-// Snapshot writes a consistent copy of the store's journal (everything
-// acknowledged so far) to w, for backups; writers are not stopped.
-func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
-
 // Capture pauses the store's writers and returns its journal's durable
 // prefix as a section, for a backup that captures every store at one
 // instant. The writers stay paused (readers do not) until release is

@@ -27,10 +27,10 @@ type Section struct {
 }
 
 // Capture returns the durable prefix of the file (its first Committed
-// bytes) as a Section, which the caller closes. It is the first half of
-// Snapshot: the caller holds its store's writer lock while it calls Capture
-// (so that several journals are captured at one instant) and copies the
-// section once the lock is released.
+// bytes) as a Section, which the caller closes. The caller holds its
+// store's writer lock while it calls Capture (so that several journals are
+// captured at one instant) and copies the section once the lock is
+// released.
 func (f *File) Capture() (*Section, error) {
 	// fdmu keeps Compact from swapping the file between the path and the
 	// length read here.
