@@ -63,13 +63,8 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 			data["collection"] = validation.New(validation.CodeInvalidAuthCollection, "Must be a valid auth collection id or name.")
 		}
 	}
-	switch {
-	case email == "":
-		data["email"] = validation.Required()
-	case len(email) > 255:
-		data["email"] = validation.LengthOutOfRange(1, 255)
-	case !authn.ValidEmail(email):
-		data["email"] = validation.IsEmail()
+	if ferr := checkEmailInput(email); ferr != nil {
+		data["email"] = ferr
 	}
 	switch {
 	case tpl == "":
