@@ -356,11 +356,9 @@ func (s *Server) handleConfirmPasswordReset(w http.ResponseWriter, r *http.Reque
 		}
 		return err
 	}
-	var vals [3]string
-	for i, key := range []string{"token", "password", "passwordConfirm"} {
-		if vals[i], err = b.str(key); err != nil {
-			return err
-		}
+	vals, err := b.strs("token", "password", "passwordConfirm")
+	if err != nil {
+		return err
 	}
 	token, password, confirm := vals[0], vals[1], vals[2]
 	data := validation.Errors{}
@@ -463,14 +461,11 @@ func (s *Server) handleConfirmEmailChange(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	token, err := b.str("token")
+	vals, err := b.strs("token", "password")
 	if err != nil {
 		return err
 	}
-	password, err := b.str("password")
-	if err != nil {
-		return err
-	}
+	token, password := vals[0], vals[1]
 	data := validation.Errors{}
 	rec, newEmail, ferr := s.checkEmailChangeToken(c, token)
 	if ferr != nil {

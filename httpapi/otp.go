@@ -89,14 +89,11 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	otpID, err := b.str("otpId")
+	vals, err := b.strs("otpId", "password")
 	if err != nil {
 		return err
 	}
-	code, err := b.str("password")
-	if err != nil {
-		return err
-	}
+	otpID, code := vals[0], vals[1]
 	mfaID, err := mfaIDOf(r, b)
 	if err != nil {
 		return err

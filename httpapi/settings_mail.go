@@ -40,15 +40,11 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	var email, tpl, col string
-	for _, f := range []struct {
-		key string
-		v   *string
-	}{{"email", &email}, {"template", &tpl}, {"collection", &col}} {
-		if *f.v, err = b.str(f.key); err != nil {
-			return err
-		}
+	vals, err := b.strs("email", "template", "collection")
+	if err != nil {
+		return err
 	}
+	email, tpl, col := vals[0], vals[1], vals[2]
 	data := validation.Errors{}
 	var c *authn.Collection
 	switch {
