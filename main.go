@@ -158,14 +158,26 @@ func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
 		}
 		c.BcryptCost = n
 	}
-	if v := getenv("STRONGBOX_LOGS_MAX_MB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1<<30 {
-			c.err = fmt.Errorf("STRONGBOX_LOGS_MAX_MB=%q is not a size in MiB", v)
-		}
-		c.LogsMaxBytes = n << 20
+	if n, err := envMiB(getenv, "STRONGBOX_LOGS_MAX_MB"); err != nil {
+		c.err = err
+	} else {
+		c.LogsMaxBytes = n
 	}
 	return c
+}
+
+// envMiB returns the environment variable key, a size in MiB from 1 to
+// 2^30, in bytes; 0 when it is unset.
+func envMiB(getenv func(string) string, key string) (int64, error) {
+	v := getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > 1<<30 {
+		return 0, fmt.Errorf("%s=%q is not a size in MiB", key, v)
+	}
+	return n << 20, nil
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -188,13 +200,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.err != nil {
 		return cfg.err
 	}
-	var maxUpload int64
-	if v := getenv("STRONGBOX_BACKUP_MAX_UPLOAD_MB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1<<30 {
-			return fmt.Errorf("STRONGBOX_BACKUP_MAX_UPLOAD_MB=%q is not a size in MiB", v)
-		}
-		maxUpload = n << 20
+	maxUpload, err := envMiB(getenv, "STRONGBOX_BACKUP_MAX_UPLOAD_MB")
+	if err != nil {
+		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(getenv)
