@@ -89,9 +89,6 @@ func (g *resendGuard) forget(key string) {
 	delete(g.sent, key)
 }
 
-// resend is the server's resendGuard.
-func (s *Server) resend() *resendGuard { return &s.flows }
-
 // placeholderRecord stands in for the record of an unknown email, so that
 // a request for it signs a token and renders a mail just as for a known
 // one (and then sends nothing).
@@ -217,7 +214,7 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 	if !found {
 		target = placeholderRecord(c, email)
 	}
-	send := found && !target.Verified && !s.resend().recent(resendKey("verification", c, target), now)
+	send := found && !target.Verified && !s.flows.recent(resendKey("verification", c, target), now)
 	token, err := s.auth.NewVerificationToken(c, target)
 	if err != nil {
 		return err
@@ -226,7 +223,7 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 	if send {
 		s.sendFlowMail(r, "verification", c, rec, m)
 		// Marked after the attempt, even a failed one, as the reference does.
-		s.resend().mark(resendKey("verification", c, rec), now)
+		s.flows.mark(resendKey("verification", c, rec), now)
 	}
 	return noContent(w)
 }
@@ -261,7 +258,7 @@ func (s *Server) handleConfirmVerification(w http.ResponseWriter, r *http.Reques
 	case err != nil:
 		return errBadRequest(msgVerifySaveFailed, err)
 	}
-	s.resend().forget(resendKey("verification", c, n))
+	s.flows.forget(resendKey("verification", c, n))
 	return noContent(w)
 }
 
@@ -326,7 +323,7 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 	if !found {
 		target = placeholderRecord(c, email)
 	}
-	send := found && !s.resend().recent(resendKey("passwordReset", c, target), now)
+	send := found && !s.flows.recent(resendKey("passwordReset", c, target), now)
 	token, err := s.auth.NewPasswordResetToken(c, target)
 	if err != nil {
 		return err
@@ -336,7 +333,7 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 		// Marked only after a send the transport accepted, as the
 		// reference does.
 		if s.sendFlowMail(r, "password reset", c, rec, m) == nil {
-			s.resend().mark(resendKey("passwordReset", c, rec), now)
+			s.flows.mark(resendKey("passwordReset", c, rec), now)
 		}
 	}
 	return noContent(w)
