@@ -157,6 +157,9 @@ func New(cfg Config) *Server {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
+	if cfg.MailDrain <= 0 {
+		cfg.MailDrain = DefaultMailDrain
+	}
 	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
 	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now}
 	s.auto = newAutoBackups(s)
