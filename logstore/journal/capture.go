@@ -46,17 +46,7 @@ func (f *File) Capture() (*Section, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: capture %s: %w", f.path, err)
 	}
-	return NewSection(f.path, fd, n, fd.Close), nil
-}
-
-// NewSection returns a Section of the first size bytes of r, read from path,
-// whose Close calls closeFn (which may be nil). Stores that keep a small
-// file outside a journal use it to join a capture.
-func NewSection(path string, r io.ReaderAt, size int64, closeFn func() error) *Section {
-	if closeFn == nil {
-		closeFn = func() error { return nil }
-	}
-	return &Section{Path: path, Size: size, r: io.NewSectionReader(r, 0, size), close: closeFn}
+	return &Section{Path: f.path, Size: n, r: io.NewSectionReader(fd, 0, n), close: fd.Close}, nil
 }
 
 // Reader returns a reader of the section's bytes from its start. Each
