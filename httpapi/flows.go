@@ -103,22 +103,31 @@ func placeholderRecord(c *authn.Collection, email string) *authn.Record {
 // the body), and extra (such as {TOKEN}, {OTP}). The subject is one
 // header line: line breaks in values become spaces.
 func (s *Server) renderMail(c *authn.Collection, r *authn.Record, t authn.Template, to string, extra map[string]string) *mail.Message {
-	meta := s.settings.Get().Meta
-	vars := map[string]string{mail.VarAppName: meta.AppName, mail.VarAppURL: meta.AppURL}
+	vars := make(map[string]string, len(extra)+8)
 	for k, v := range r.Public(c, true) {
 		vars[mail.VarRecordPrefix+k] = fmtValue(v)
 	}
 	maps.Copy(vars, extra)
+	return s.mailFromTemplate(t, to, vars)
+}
+
+// mailFromTemplate renders t for the address to with vars, plus
+// {APP_NAME} and {APP_URL} from the settings, from the settings' sender.
+// The subject is one header line: line breaks in values become spaces.
+func (s *Server) mailFromTemplate(t authn.Template, to string, vars map[string]string) *mail.Message {
+	meta := s.settings.Get().Meta
+	all := map[string]string{mail.VarAppName: meta.AppName, mail.VarAppURL: meta.AppURL}
+	maps.Copy(all, vars)
 	oneLine := strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-	subjectVars := make(map[string]string, len(vars))
-	for k, v := range vars {
+	subjectVars := make(map[string]string, len(all))
+	for k, v := range all {
 		subjectVars[k] = oneLine.Replace(v)
 	}
 	return &mail.Message{
 		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
 		To:      []netmail.Address{{Address: to}},
 		Subject: oneLine.Replace(mail.Render(t.Subject, subjectVars, false)),
-		HTML:    mail.Render(t.Body, vars, true),
+		HTML:    mail.Render(t.Body, all, true),
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/mail"
 	"slices"
 	"time"
 
@@ -86,13 +85,10 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	case "login-alert":
 		t = o.AuthAlert.EmailTemplate
 	}
-	meta := s.settings.Get().Meta
 	vars := map[string]string{
-		strongmail.VarAppName: meta.AppName,
-		strongmail.VarAppURL:  meta.AppURL,
-		strongmail.VarToken:   "__pb_test_token__",
-		strongmail.VarOTP:     "123456",
-		strongmail.VarOTPID:   "_PB_TEST_OTP_ID_",
+		strongmail.VarToken: "__pb_test_token__",
+		strongmail.VarOTP:   "123456",
+		strongmail.VarOTPID: "_PB_TEST_OTP_ID_",
 	}
 	for _, f := range c.Fields {
 		if !f.Hidden {
@@ -100,13 +96,7 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 		}
 	}
 	vars[strongmail.VarRecordPrefix+"email"] = email
-	subject, body := strongmail.RenderTemplate(t.Subject, t.Body, vars)
-	m := &strongmail.Message{
-		From:    mail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
-		To:      []mail.Address{{Address: email}},
-		Subject: subject,
-		HTML:    body,
-	}
+	m := s.mailFromTemplate(t, email, vars)
 	if err := s.sendNow(r, m); err != nil {
 		return errBadRequest("Failed to send the test email: "+err.Error()+".", err)
 	}
