@@ -24,7 +24,6 @@ var (
 	ErrSystemCollection  = errors.New("authn: system collections cannot be deleted")
 	ErrPasswordAuthOff   = errors.New("authn: password authentication is disabled")
 	ErrNotAuthCollection = errors.New("authn: not an auth collection")
-	ErrUnsupportedRule   = errors.New("authn: unsupported rule")
 )
 
 // defaultCompactAt is the journal size from which a store compacts when the
