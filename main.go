@@ -44,7 +44,7 @@ func main() {
 const (
 	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]"
-	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--only ID-PREFIX] [--destructive] [--smtp-host HOST] [--oauth2-host HOST]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
 	versionUsage     = "strongbox version"
@@ -158,14 +158,26 @@ func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
 		}
 		c.BcryptCost = n
 	}
-	if v := getenv("STRONGBOX_LOGS_MAX_MB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1<<30 {
-			c.err = fmt.Errorf("STRONGBOX_LOGS_MAX_MB=%q is not a size in MiB", v)
-		}
-		c.LogsMaxBytes = n << 20
+	if n, err := envMiB(getenv, "STRONGBOX_LOGS_MAX_MB"); err != nil {
+		c.err = err
+	} else {
+		c.LogsMaxBytes = n
 	}
 	return c
+}
+
+// envMiB returns the environment variable key, a size in MiB from 1 to
+// 2^30, in bytes; 0 when it is unset.
+func envMiB(getenv func(string) string, key string) (int64, error) {
+	v := getenv(key)
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 1 || n > 1<<30 {
+		return 0, fmt.Errorf("%s=%q is not a size in MiB", key, v)
+	}
+	return n << 20, nil
 }
 
 func envOr(getenv func(string) string, key, def string) string {
@@ -188,13 +200,9 @@ func cmdServe(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.err != nil {
 		return cfg.err
 	}
-	var maxUpload int64
-	if v := getenv("STRONGBOX_BACKUP_MAX_UPLOAD_MB"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 1 || n > 1<<30 {
-			return fmt.Errorf("STRONGBOX_BACKUP_MAX_UPLOAD_MB=%q is not a size in MiB", v)
-		}
-		maxUpload = n << 20
+	maxUpload, err := envMiB(getenv, "STRONGBOX_BACKUP_MAX_UPLOAD_MB")
+	if err != nil {
+		return err
 	}
 	cfg.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(getenv)
@@ -360,20 +368,44 @@ func superuserOTP(auth *authn.Store, email string, stdout io.Writer) error {
 	return nil
 }
 
+// cmdConformance runs the conformance suite against --url, or against a
+// throwaway strongbox when no --url is given, prints one line per
+// requirement, writes the --json and --junit reports, and fails when any
+// requirement failed or errored (a known deviation does not).
 func cmdConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
 	url := fs.String("url", "", "base URL of the server to check (default: start a throwaway strongbox)")
 	email := fs.String("email", "", "superuser email")
 	password := fs.String("password", "", "superuser password")
+	profile := fs.String("profile", "document", "whose rules to check: document, pocketbase (includes document) or strongbox (includes both)")
+	run := fs.String("run", "", "run only requirements whose ID matches this regular expression (as go test -run)")
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
 	destructive := fs.Bool("destructive", false, "also run the checks that replace the server's data (a full backup restore, which restarts it)")
+	known := fs.String("known", "", "report the known deviations of this implementation as KNOWN, not FAIL: "+
+		strings.Join(conformance.KnownImplementations(), ", ")+", or the path of a .tsv file (ID<TAB>reason lines)")
+	jsonFile := fs.String("json", "", "also write the report as JSON to this file")
+	junitFile := fs.String("junit", "", "also write the report as JUnit XML to this file")
+	timeout := fs.Duration("timeout", 10*time.Minute, "bound on the whole run (each check is also bounded, by "+
+		conformance.DefaultCheckTimeout.String()+")")
 	smtpHost := fs.String("smtp-host", "", "address of this host the server under test can reach the suite's SMTP sink at (default 127.0.0.1)")
 	oauth2Host := fs.String("oauth2-host", "", "address of this host the server under test can reach the suite's OAuth2 provider at (default: --smtp-host, else 127.0.0.1)")
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
-	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Destructive: *destructive,
-		SMTPHost: *smtpHost, OAuth2Host: *oauth2Host}
+	prof, err := conformance.ParseProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("conformance: --profile: %w", err)
+	}
+	if *timeout <= 0 {
+		return fmt.Errorf("conformance: --timeout %s: want a positive duration", *timeout)
+	}
+	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Match: *run,
+		Profile: prof, Known: *known, Destructive: *destructive, SMTPHost: *smtpHost, OAuth2Host: *oauth2Host}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, *timeout, fmt.Errorf("the run's --timeout of %s elapsed", *timeout))
+	defer cancel()
 	if cfg.BaseURL == "" {
 		// A full restore re-executes the server, which would replace this
 		// process: the destructive checks need a server of its own.
@@ -390,10 +422,19 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	}
 	report := conformance.Run(ctx, cfg)
 	report.Print(stdout)
-	if _, failed, _, errored := report.Counts(); failed+errored > 0 {
-		return fmt.Errorf("conformance: %d failed, %d errors", failed, errored)
+	var errs []error
+	if *jsonFile != "" {
+		errs = append(errs, conformance.WriteFile(*jsonFile, report.WriteJSON))
 	}
-	return nil
+	if *junitFile != "" {
+		errs = append(errs, conformance.WriteFile(*junitFile, report.WriteJUnit))
+	}
+	if report.Err != nil {
+		errs = append(errs, report.Err)
+	} else if t := report.Tally(); t.Failed+t.Errored > 0 {
+		errs = append(errs, fmt.Errorf("conformance: %d failed, %d errored", t.Failed, t.Errored))
+	}
+	return errors.Join(errs...)
 }
 
 // throwawayEmail is the superuser of a throwaway server; its password is

@@ -280,7 +280,7 @@ func TestConformanceCommandDestructive(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("conformance --destructive: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}
-	if !regexp.MustCompile(`(?m)^PASS +BKP-FULLRESTORE-001 .*\n1 passed, 0 failed\n$`).Match(stdout.Bytes()) {
+	if !regexp.MustCompile(`(?m)^PASS +BKP-FULLRESTORE-001 .*\n1 passed, 0 failed, 0 skipped\n$`).Match(stdout.Bytes()) {
 		t.Errorf("conformance --destructive printed:\n%s\nwant BKP-FULLRESTORE-001 passed alone", stdout.String())
 	}
 	if !strings.Contains(stderr.String(), "restore: complete, serving the restored data") {
@@ -517,6 +517,11 @@ func TestCommandLine(t *testing.T) {
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
 		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
 		{"conformance help names --destructive", []string{"conformance", "--help"}, "", "  -destructive\n"},
+		{"conformance help names the known implementations", []string{"conformance", "--help"}, "", "pocketbase-0.31.0"},
+		{"conformance unknown profile", []string{"conformance", "--profile", "strict"}, `--profile: unknown profile "strict"`, ""},
+		{"conformance unknown implementation", []string{"conformance", "--known", "nginx"}, `no known deviations for implementation "nginx"`, ""},
+		{"conformance bad run pattern", []string{"conformance", "--run", "(["}, `run pattern "(["`, ""},
+		{"conformance bad timeout", []string{"conformance", "--timeout", "0s"}, "--timeout 0s: want a positive duration", ""},
 		{"logs help", []string{"logs", "--help"}, "", "usage: strongbox logs seed"},
 		{"logs seed help", []string{"logs", "seed", "--help"}, "", "  -n int"},
 		{"version help", []string{"version", "--help"}, "", "usage: strongbox version"},

@@ -37,7 +37,7 @@ type otpEntry struct {
 	ID           string    `json:"id"`
 	CollectionID string    `json:"collectionId"`
 	RecordID     string    `json:"recordId"`
-	Salt         string    `json:"salt"`   // hex, 16 random bytes
+	Salt         string    `json:"salt"`   // hex of 16 random letters and digits
 	Hash         string    `json:"hash"`   // hex HMAC-SHA256(salt, code)
 	SentTo       string    `json:"sentTo"` // the address the code went to; "" = none (the CLI)
 	Created      time.Time `json:"created"`

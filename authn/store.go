@@ -24,7 +24,6 @@ var (
 	ErrSystemCollection  = errors.New("authn: system collections cannot be deleted")
 	ErrPasswordAuthOff   = errors.New("authn: password authentication is disabled")
 	ErrNotAuthCollection = errors.New("authn: not an auth collection")
-	ErrUnsupportedRule   = errors.New("authn: unsupported rule")
 )
 
 // defaultCompactAt is the journal size from which a store compacts when the
@@ -342,10 +341,6 @@ func defaultTokenDuration(c *Collection, typ TokenType) int64 {
 	}
 	return 1800 // password reset, email change
 }
-
-// Snapshot writes a consistent copy of the store's journal (everything
-// acknowledged so far) to w, for backups; writers are not stopped.
-func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
 // Capture pauses the store's writers and returns its journal's durable
 // prefix as a section, for a backup that captures every store at one

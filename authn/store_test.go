@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -487,16 +488,23 @@ func TestRandomUniform(t *testing.T) {
 	}
 }
 
-// TestSnapshot: a snapshot taken while the store is in use opens as a store
-// holding everything acknowledged before it.
-func TestSnapshot(t *testing.T) {
+// TestCapture: a capture taken while the store is in use, copied after the
+// writers resume, opens as a store holding everything acknowledged before
+// it.
+func TestCapture(t *testing.T) {
 	s, clk, _ := newTestStore(t)
 	signUp(t, s, "a@example.com", "password1")
-	var buf bytes.Buffer
-	if _, err := s.Snapshot(&buf); err != nil {
+	secs, release, err := s.Capture()
+	if err != nil {
 		t.Fatal(err)
 	}
+	release()
+	defer secs[0].Close()
 	signUp(t, s, "b@example.com", "password1")
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, secs[0].Reader()); err != nil {
+		t.Fatal(err)
+	}
 	p := filepath.Join(t.TempDir(), "copy.journal")
 	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
 		t.Fatal(err)

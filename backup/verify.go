@@ -58,7 +58,9 @@ const ratioFloor = 1 << 20
 // maxManifest bounds manifest.json.
 const maxManifest = 16 << 20
 
-func (l Limits) withDefaults() Limits {
+// WithDefaults returns l with each field that is not positive taken from
+// [DefaultLimits]: the limits a call given l applies.
+func (l Limits) WithDefaults() Limits {
 	if l.MaxUncompressed <= 0 {
 		l.MaxUncompressed = DefaultLimits.MaxUncompressed
 	}
@@ -122,7 +124,7 @@ func invalid(format string, args ...any) error {
 }
 
 func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
-	limits = limits.withDefaults()
+	limits = limits.WithDefaults()
 	if span, ok := centralDirSpan(r, size); ok && span > int64(limits.MaxFiles)*dirBytesPerFile {
 		return nil, invalid("a central directory of %d bytes, more than %d entries need", span, limits.MaxFiles)
 	}

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // userAgent is sent with every request; request-log checks expect to find it
@@ -44,6 +45,9 @@ type Client struct {
 	pocketbaseReadings bool
 
 	cleanups []cleanup
+
+	lastMu sync.Mutex
+	last   *Exchange // the latest request this check sent, for the report
 }
 
 type cleanup struct {
@@ -255,15 +259,119 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Err: err.Error()})
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Status: resp.StatusCode, Err: "reading body: " + err.Error()})
 		return nil, fmt.Errorf("%s %s: reading body: %w", method, path, err)
 	}
-	return &response{method: method, path: path, status: resp.StatusCode, header: resp.Header, body: data,
-		strict: c.strict()}, nil
+	r := &response{method: method, path: path, status: resp.StatusCode, header: resp.Header, body: data,
+		strict: c.strict()}
+	c.remember(r.exchange())
+	return r, nil
+}
+
+// Exchange is one request a check sent and what the server answered, as
+// the report shows it under a failure: never a header (the Authorization
+// value stays out of reports), and only the first bytes of the body.
+type Exchange struct {
+	Method string `json:"method"`
+	Path   string `json:"path"`             // relative to the base URL, with its query (a token parameter redacted)
+	Status int    `json:"status,omitempty"` // 0 when no response came
+	// Message is the message of the error envelope, when the body is one.
+	Message string `json:"message,omitempty"`
+	// Body is the first exchangeBodyMax bytes of the body ("…" marks a cut).
+	Body string `json:"body,omitempty"`
+	// Err says why no (complete) response came.
+	Err string `json:"error,omitempty"`
+}
+
+// exchangeBodyMax bounds Exchange.Body.
+const exchangeBodyMax = 300
+
+// String renders e on one line: "GET /api/logs → 400 \"message\" {body…}".
+func (e *Exchange) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s → ", e.Method, e.Path)
+	if e.Status == 0 {
+		b.WriteString("no response")
+	} else {
+		fmt.Fprintf(&b, "%d", e.Status)
+		if e.Message != "" {
+			fmt.Fprintf(&b, " %q", e.Message)
+		}
+		if e.Body != "" {
+			b.WriteString(" " + e.Body)
+		}
+	}
+	if e.Err != "" {
+		b.WriteString(": " + e.Err)
+	}
+	return b.String()
+}
+
+// exchange summarises r for the report.
+func (r *response) exchange() *Exchange {
+	e := &Exchange{Method: r.method, Path: redactPath(r.path), Status: r.status}
+	var env struct {
+		Message *string `json:"message"`
+	}
+	if json.Unmarshal(r.body, &env) == nil && env.Message != nil {
+		e.Message = *env.Message
+	}
+	body := strings.Join(strings.Fields(string(r.body)), " ")
+	if len(body) > exchangeBodyMax {
+		cut := exchangeBodyMax
+		for cut > 0 && !utf8.RuneStart(body[cut]) {
+			cut--
+		}
+		body = body[:cut] + "…"
+	}
+	e.Body = body
+	return e
+}
+
+// redactPath hides the value of a token query parameter (a file token the
+// suite obtained), so that reports and CI logs hold no credential.
+func redactPath(path string) string {
+	p, q, ok := strings.Cut(path, "?")
+	if !ok {
+		return path
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return path
+	}
+	changed := false
+	for k := range vals {
+		if strings.EqualFold(k, "token") {
+			for i := range vals[k] {
+				vals[k][i] = "REDACTED"
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return path
+	}
+	return p + "?" + vals.Encode()
+}
+
+// remember records e as the check's latest request.
+func (c *Client) remember(e *Exchange) {
+	c.lastMu.Lock()
+	c.last = e
+	c.lastMu.Unlock()
+}
+
+// lastExchange returns the check's latest request, or nil.
+func (c *Client) lastExchange() *Exchange {
+	c.lastMu.Lock()
+	defer c.lastMu.Unlock()
+	return c.last
 }
 
 func (c *Client) get(ctx context.Context, path, auth string) (*response, error) {

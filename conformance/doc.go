@@ -50,15 +50,22 @@
 // # Outcomes
 //
 // Every requirement ends as Pass, Fail (the server violated it), Skip (it
-// does not apply) or Error (the suite could not carry the check out:
+// does not apply), Error (the suite could not carry the check out:
 // connectivity, a fixture the server refused to create, a cleanup that
-// failed). Outcomes are never merged. A check reports a failure with
-// [Mismatch]: what the requirement expected and what the server did, kept
-// as [Result.Expected] and [Result.Actual] beside the prose of
-// [Result.Detail] (h2spec's TestError). [Report.Print] writes one line per
-// requirement, the expectation and what was received under every failure,
-// and ends with the line "N passed, N failed". Errors are counted on the line
-// before it, and [Report.OK] is false when anything failed or errored.
+// failed, the check's deadline) or Known (it failed, and the list of
+// known deviations named by Config.Known records it; known.go). Outcomes
+// are never merged. A check reports a failure with [Mismatch]: what the
+// requirement expected and what the server did, kept as [Result.Expected]
+// and [Result.Actual] beside the prose of [Result.Detail] (h2spec's
+// TestError); [Result.Exchange] keeps the last request the check sent and
+// what came back. [Report.Print] writes one line per requirement
+// ("OUTCOME ID SOURCE SECTION: NAME"), the expectation, what was received
+// and the request under every failure, and ends with the line "N passed,
+// N failed, N skipped" (", N known" and ", N errored" follow when there
+// are any). [Report.WriteJSON] and [Report.WriteJUnit] render the same
+// data for machines, and [Report.OK] is false when anything failed or
+// errored. REQUIREMENTS.md, generated from the table by a test, lists
+// every requirement.
 //
 // # Fixtures
 //
@@ -124,9 +131,12 @@
 //
 // (or -args -base-url=http://127.0.0.1:8090). Each requirement becomes a
 // subtest named after its ID, so -run 'TestAgainstServer/LOG-' selects an
-// area; Config.Only does the same for Run. Without CONFORMANCE_BASE_URL the
+// area; Config.Only (an ID prefix) and Config.Match (a regular expression
+// on IDs) do the same for Run. Without CONFORMANCE_BASE_URL the
 // test is skipped.
 //
 // The strongbox binary wraps the same function: strongbox conformance --url
-// URL --email E --password P [--smtp-host ADDR] [--oauth2-host ADDR].
+// URL --email E --password P [--profile P] [--run REGEXP] [--known NAME]
+// [--json FILE] [--junit FILE] [--timeout D] [--smtp-host ADDR]
+// [--oauth2-host ADDR].
 package conformance

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -279,24 +278,4 @@ func firstDocumentCite(section string) string {
 		return sec
 	}
 	return "(none)"
-}
-
-// compareSections orders "§2.5" before "§4.3" before "§10": by the
-// numbers, not the text.
-func compareSections(a, b string) int {
-	num := func(s string) (int, int) {
-		major, minor, _ := strings.Cut(strings.TrimPrefix(s, "§"), ".")
-		x, err := strconv.Atoi(major)
-		if err != nil {
-			return 1 << 30, 0
-		}
-		y, _ := strconv.Atoi(minor)
-		return x, y
-	}
-	a1, a2 := num(a)
-	b1, b2 := num(b)
-	if c := cmp.Compare(a1, b1); c != 0 {
-		return c
-	}
-	return cmp.Compare(a2, b2)
 }

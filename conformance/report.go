@@ -4,72 +4,126 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 )
 
 // Report holds the results of one run, in requirement table order.
 type Report struct {
 	Results []Result
+	// Err is set when the configuration made the run impossible (see
+	// Config.Validate); nothing ran then.
+	Err error
+	// Known is Config.Known, the implementation whose known deviations
+	// were applied ("" for none).
+	Known string
+	// Notes are remarks on the known deviations: an entry whose
+	// requirement passed, an entry naming no requirement. They do not
+	// make the run fail.
+	Notes []string
 }
 
-// Counts returns how many requirements passed, failed, were skipped and
-// errored. The four numbers always add up to len(r.Results).
-func (r Report) Counts() (passed, failed, skipped, errored int) {
+// Tally counts a report's results per outcome.
+type Tally struct {
+	Passed, Failed, Skipped, Errored, Known int
+}
+
+// Tally counts the results per outcome; the five numbers add up to
+// len(r.Results).
+func (r Report) Tally() Tally {
+	var t Tally
 	for _, res := range r.Results {
 		switch res.Outcome {
 		case Pass:
-			passed++
+			t.Passed++
 		case Fail:
-			failed++
+			t.Failed++
 		case Skip:
-			skipped++
+			t.Skipped++
+		case Known:
+			t.Known++
 		default:
-			errored++
+			t.Errored++
 		}
 	}
-	return
+	return t
 }
 
-// OK reports whether the run is a success: nothing failed and nothing
-// errored. A command wrapping the suite exits non-zero when it is false.
+// Counts returns how many requirements passed, failed, were skipped and
+// errored. Known deviations are in none of the four (see Tally).
+func (r Report) Counts() (passed, failed, skipped, errored int) {
+	t := r.Tally()
+	return t.Passed, t.Failed, t.Skipped, t.Errored
+}
+
+// OK reports whether the run is a success: it ran, nothing failed and
+// nothing errored (a Known deviation does not count against it). A command
+// wrapping the suite exits non-zero when it is false.
 func (r Report) OK() bool {
-	_, failed, _, errored := r.Counts()
-	return failed == 0 && errored == 0
+	t := r.Tally()
+	return r.Err == nil && t.Failed == 0 && t.Errored == 0
 }
 
-// Print writes one line per requirement: outcome, ID, name, section and
-// duration. Below a FAIL or ERROR line it writes the requirement text and the
-// detail; a failure reported with [Mismatch] gets an "expected:" and an
-// "actual:" line (and its detail only when the check added context). Below
-// a SKIP line it writes the reason. When anything was skipped or errored a line with those counts
-// follows, and the last line is always exactly "N passed, N failed" (errors
-// are not in that line's count, but they make OK false).
+// String is the closing line of Print: "N passed, N failed, N skipped",
+// followed by ", N known" and ", N errored" when there are any.
+func (t Tally) String() string {
+	s := fmt.Sprintf("%d passed, %d failed, %d skipped", t.Passed, t.Failed, t.Skipped)
+	if t.Known > 0 {
+		s += fmt.Sprintf(", %d known", t.Known)
+	}
+	if t.Errored > 0 {
+		s += fmt.Sprintf(", %d errored", t.Errored)
+	}
+	return s
+}
+
+// Print writes one line per requirement,
+//
+//	OUTCOME ID SOURCE SECTION: NAME
+//
+// (the source as the requirement gives it), and below a line that is not
+// PASS what explains it, indented:
+//
+//   - FAIL and KNOWN: the requirement's text, the check's detail when it
+//     says more than the expectation, "expected:" and "actual:", the last
+//     request the check sent and what came back ("request:"); KNOWN adds
+//     the reason the list of known deviations gives ("known:");
+//   - ERROR: the requirement's text, what went wrong and the last request;
+//   - SKIP: the reason.
+//
+// Then the notes on known deviations ("note: …"), and last the line of
+// counts, "N passed, N failed, N skipped" (see Tally.String).
 func (r Report) Print(w io.Writer) {
+	if r.Err != nil {
+		fmt.Fprintf(w, "error: %v\n", r.Err)
+	}
+	const pad = "      "
 	for _, res := range r.Results {
-		fmt.Fprintf(w, "%-5s %-16s %s  [%s] (%s)\n", res.Outcome, res.Req.ID,
-			res.Req.Name, res.Req.Section, res.Duration.Round(time.Millisecond))
+		fmt.Fprintf(w, "%-5s %-19s %-10s %s: %s\n", res.Outcome, res.Req.ID, res.Req.Source, res.Req.Section, res.Req.Name)
 		switch res.Outcome {
-		case Fail, Error:
-			fmt.Fprintf(w, "      requirement: %s\n", res.Req.Text)
+		case Fail, Error, Known:
+			fmt.Fprintf(w, pad+"requirement: %s\n", indent(res.Req.Text, pad))
+			if res.KnownReason != "" && res.Outcome == Known {
+				fmt.Fprintf(w, pad+"known:    %s\n", indent(res.KnownReason, pad))
+			}
 			if res.Expected != "" || res.Actual != "" {
 				if res.Detail != "expected "+res.Expected+", got "+res.Actual {
-					fmt.Fprintf(w, "      %s\n", indent(res.Detail, "      "))
+					fmt.Fprintf(w, pad+"%s\n", indent(res.Detail, pad))
 				}
-				fmt.Fprintf(w, "      expected: %s\n", indent(res.Expected, "      "))
-				fmt.Fprintf(w, "      actual:   %s\n", indent(res.Actual, "      "))
-				break
+				fmt.Fprintf(w, pad+"expected: %s\n", indent(res.Expected, pad))
+				fmt.Fprintf(w, pad+"actual:   %s\n", indent(res.Actual, pad))
+			} else {
+				fmt.Fprintf(w, pad+"%s\n", indent(res.Detail, pad))
 			}
-			fmt.Fprintf(w, "      %s\n", indent(res.Detail, "      "))
+			if res.Exchange != nil {
+				fmt.Fprintf(w, pad+"request:  %s\n", res.Exchange)
+			}
 		case Skip:
-			fmt.Fprintf(w, "      skipped: %s\n", indent(res.Detail, "      "))
+			fmt.Fprintf(w, pad+"skipped: %s\n", indent(res.Detail, pad))
 		}
 	}
-	passed, failed, skipped, errored := r.Counts()
-	if skipped > 0 || errored > 0 {
-		fmt.Fprintf(w, "%d skipped, %d errored (errors are harness problems, reported apart from failures)\n",
-			skipped, errored)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
 	}
-	fmt.Fprintf(w, "%d passed, %d failed\n", passed, failed)
+	fmt.Fprintln(w, r.Tally())
 }
 
 // indent prefixes every line after the first with pad, so that multi-line

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -26,6 +27,11 @@ type Config struct {
 	// it (for example "LOG-" or "AUTH-PW-003"). The others are left out of
 	// the report entirely.
 	Only string
+	// Match, when not empty, is a regular expression (RE2, unanchored, as
+	// go test -run) that an ID must match to run, for example
+	// "^LOG-(FILTER|STATS)-" or "BKP-UPLOAD-00[1-3]". With Only, both must
+	// select a requirement.
+	Match string
 	// Profile says whose rules are checked, named after the strictest
 	// source it includes: SourceDocument (the default, when empty) runs the
 	// interface document's requirements only; SourcePocketBase adds those
@@ -35,6 +41,15 @@ type Config struct {
 	// Only. Any other value is refused: every selected requirement is then
 	// reported as Error (ParseProfile checks a name beforehand).
 	Profile Source
+	// Known names an implementation whose known deviations (known.go) turn
+	// the failures of the requirements they list into Known outcomes, for
+	// example "pocketbase-0.31.0", or the path of a file in the same format.
+	// Empty means none.
+	Known string
+	// CheckTimeout bounds each check (its cleanups have a bound of their
+	// own). Zero means DefaultCheckTimeout. The whole run is bounded by the
+	// context given to Run.
+	CheckTimeout time.Duration
 	// Destructive allows the checks that replace the server's data: a full
 	// backup restore (BKP-FULLRESTORE-001) restarts the server on an
 	// archive it made a moment before, losing whatever else was written
@@ -62,9 +77,44 @@ type Config struct {
 // DefaultRestartTimeout is the default of Config.RestartTimeout.
 const DefaultRestartTimeout = 60 * time.Second
 
-// Outcome is the verdict on one requirement. The four kinds are never
-// merged: a server that violates the interface fails, a check that could not
-// be carried out is an error.
+// DefaultCheckTimeout is the default of Config.CheckTimeout: above the
+// longest wait of any check (a full restore waits RestartTimeout for the
+// server to come back).
+const DefaultCheckTimeout = 3 * time.Minute
+
+// Validate reports what makes cfg unusable before anything is sent: a
+// Match that is not a regular expression, a Known implementation the suite
+// has no list for (or a list file that cannot be read). Run reports the
+// same error as Report.Err.
+func (cfg Config) Validate() error {
+	_, _, err := cfg.compile()
+	return err
+}
+
+// compile returns cfg's Match as a regexp (nil when empty) and its known
+// deviations (nil when Known is empty).
+func (cfg Config) compile() (*regexp.Regexp, *KnownList, error) {
+	var re *regexp.Regexp
+	if cfg.Match != "" {
+		var err error
+		if re, err = regexp.Compile(cfg.Match); err != nil {
+			return nil, nil, fmt.Errorf("conformance: run pattern %q: %w", cfg.Match, err)
+		}
+	}
+	var known *KnownList
+	if cfg.Known != "" {
+		var err error
+		if known, err = LoadKnown(cfg.Known); err != nil {
+			return nil, nil, err
+		}
+	}
+	return re, known, nil
+}
+
+// Outcome is the verdict on one requirement. The kinds are never merged: a
+// server that violates the interface fails, a check that could not be
+// carried out is an error, and a failure the implementation named by
+// Config.Known is listed for is Known, not Fail.
 type Outcome int
 
 const (
@@ -78,9 +128,14 @@ const (
 	// Error: the harness could not carry out the check (connectivity, a
 	// fixture the server refused to create, a failing cleanup, a panic).
 	Error
+	// Known: the server violated the requirement, and the list of known
+	// deviations of Config.Known names it (Result.KnownReason says why).
+	// It does not make the run fail.
+	Known
 )
 
-// String returns the label used in reports: PASS, FAIL, SKIP or ERROR.
+// String returns the label used in reports: PASS, FAIL, SKIP, ERROR or
+// KNOWN.
 func (o Outcome) String() string {
 	switch o {
 	case Pass:
@@ -91,6 +146,8 @@ func (o Outcome) String() string {
 		return "SKIP"
 	case Error:
 		return "ERROR"
+	case Known:
+		return "KNOWN"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -107,6 +164,15 @@ type Result struct {
 	// the prose of Detail (which holds both, and any context the check
 	// added), as h2spec's TestError keeps them.
 	Expected, Actual string
+
+	// Exchange is the last request the check sent before it returned and
+	// what came back (nil when it sent none); set on every outcome but
+	// Pass.
+	Exchange *Exchange
+	// KnownReason is the reason the list of Config.Known gives for this
+	// requirement, whatever the outcome: on Known it explains the failure,
+	// on Pass it flags a stale entry (Report.Notes).
+	KnownReason string
 }
 
 // Requirement is one verifiable statement of the interface document,
@@ -232,9 +298,12 @@ func classifyResult(err error) Result {
 }
 
 // Run checks the server described by cfg against every requirement (or those
-// selected by cfg.Only), one after the other, and returns one result per
-// requirement in table order. It logs in once as the configured superuser;
-// when that fails every selected requirement is reported as Error.
+// selected by cfg.Only and cfg.Match), one after the other, and returns one
+// result per requirement in table order. It logs in once as the configured
+// superuser; when that fails every selected requirement is reported as
+// Error. A cfg that Validate refuses runs nothing: the report holds only
+// Err. Each check runs under ctx bounded by cfg.CheckTimeout; once ctx
+// ends, the requirements not yet run are reported as Error ("not run").
 //
 // Typical use inside a test, in the style of testing/fstest.TestFS:
 //
@@ -246,17 +315,26 @@ func Run(ctx context.Context, cfg Config) Report {
 
 // runRequirements is Run over an explicit table, so that the runner itself
 // can be tested with synthetic requirements.
-func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Report {
+func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) (rep Report) {
+	re, known, err := cfg.compile()
+	if err != nil {
+		return Report{Err: err}
+	}
 	profile, perr := ParseProfile(string(cfg.Profile))
 	var selected []*Requirement
 	for _, r := range reqs {
-		if strings.HasPrefix(r.ID, cfg.Only) && (perr != nil || profile.includes(r.Source)) {
+		if strings.HasPrefix(r.ID, cfg.Only) && (re == nil || re.MatchString(r.ID)) && (perr != nil || profile.includes(r.Source)) {
 			selected = append(selected, r)
 		}
 	}
-	rep := Report{Results: make([]Result, 0, len(selected))}
+	rep = Report{Results: make([]Result, 0, len(selected)), Known: cfg.Known}
+	defer func() { rep.applyKnown(known, reqs) }()
 	if len(selected) == 0 {
 		return rep
+	}
+	timeout := cfg.CheckTimeout
+	if timeout <= 0 {
+		timeout = DefaultCheckTimeout
 	}
 
 	base, err := newClient(cfg)
@@ -280,7 +358,7 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Repor
 				Detail: "not run: " + context.Cause(ctx).Error()})
 			continue
 		}
-		rep.Results = append(rep.Results, runOne(ctx, base, r))
+		rep.Results = append(rep.Results, runOne(ctx, base, r, timeout))
 	}
 	return rep
 }
@@ -288,11 +366,19 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) Repor
 // runOne runs a single check with its own Client (so that its cleanups are
 // its own), recovers a panic in the check, and then runs the cleanups the
 // check registered, newest first.
-func runOne(ctx context.Context, base *Client, r *Requirement) Result {
+func runOne(ctx context.Context, base *Client, r *Requirement, timeout time.Duration) Result {
 	c := base.forCheck()
 	c.pocketbaseReadings = r.Source != SourceDocument
 	start := time.Now()
+	errTimeout := fmt.Errorf("the check ran out of its %s (Config.CheckTimeout)", timeout)
 	err := func() (err error) {
+		ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
+		defer func() {
+			if err != nil && errors.Is(context.Cause(ctx), errTimeout) && !errors.Is(err, errTimeout) {
+				err = fmt.Errorf("%w (%v)", err, errTimeout)
+			}
+			cancel()
+		}()
 		defer func() {
 			if p := recover(); p != nil {
 				err = fmt.Errorf("check panicked: %v\n%s", p, debug.Stack())
@@ -305,6 +391,9 @@ func runOne(ctx context.Context, base *Client, r *Requirement) Result {
 	}()
 	res := classifyResult(err)
 	outcome, detail := res.Outcome, res.Detail
+	if outcome != Pass {
+		res.Exchange = c.lastExchange() // before the cleanups send theirs
+	}
 
 	if cerr := c.runCleanups(ctx); cerr != nil {
 		switch outcome {

@@ -9,12 +9,11 @@ import (
 	"strongbox/backup"
 )
 
-// Messages of the restore route. The first three are the interface's
-// (§7) and the reference's (§1.7); the last two are ours, for an archive
-// the reference would only discover was bad after answering.
+// Messages of the restore route, besides msgBackupsLoad and msgBackupBusy
+// (backups_routes.go). The first is the interface's (§7) and the
+// reference's (§1.7); the last two are ours, for an archive the reference
+// would only discover was bad after answering.
 const (
-	msgRestoreNoFS    = "Failed to load backups filesystem."
-	msgRestoreBusy    = "Try again later - another backup/restore process has already been started."
 	msgRestoreMissing = "Missing or invalid backup file."
 	msgRestoreInvalid = "The backup file is not a valid strongbox backup: "
 	msgRestoreUnread  = "The backup file could not be read."
@@ -56,12 +55,12 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		dir = b.Dir()
 	}
 	if dir == nil {
-		return errBadRequest(msgRestoreNoFS, errors.New("httpapi: the backups folder cannot be opened"))
+		return errBadRequest(msgBackupsLoad, errors.New("httpapi: the backups folder cannot be opened"))
 	}
 	key := r.PathValue("key")
 	release, ok := b.Lock().TryLock(backup.KindRestore, key)
 	if !ok {
-		return errBadRequest(msgRestoreBusy, nil)
+		return errBadRequest(msgBackupBusy, nil)
 	}
 	// Any stored key, an automatic backup's (@auto_…) too: those are what
 	// a restore most often wants. dir.Exists refuses a key that is not one.

@@ -101,8 +101,8 @@ func TestBackupRestoreChecks(t *testing.T) {
 	}{
 		{name: "guest", key: "good.zip", status: 401, message: msgAuthRequired},
 		{name: "not a superuser", key: "good.zip", token: "user", status: 403, message: msgNotAllowed},
-		{name: "no backups folder", nilFS: true, key: "good.zip", token: "su", status: 400, message: msgRestoreNoFS},
-		{name: "lock busy", key: "good.zip", token: "su", status: 400, message: msgRestoreBusy, held: true, edit: func(t *testing.T, f *restoreFake) {
+		{name: "no backups folder", nilFS: true, key: "good.zip", token: "su", status: 400, message: msgBackupsLoad},
+		{name: "lock busy", key: "good.zip", token: "su", status: 400, message: msgBackupBusy, held: true, edit: func(t *testing.T, f *restoreFake) {
 			f.lock.TryLock(backup.KindCreate, "other.zip")
 		}},
 		{name: "missing key", key: "nope.zip", token: "su", status: 400, message: msgRestoreMissing},

@@ -246,6 +246,20 @@ func (b *body) str(key string) (string, error) {
 	return "", errBadRequest(msgLoadFailed, nil)
 }
 
+// strs returns the string values of keys, in their order, as str does;
+// the first value of another JSON type is the error.
+func (b *body) strs(keys ...string) ([]string, error) {
+	vals := make([]string, len(keys))
+	for i, key := range keys {
+		v, err := b.str(key)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = v
+	}
+	return vals, nil
+}
+
 // int64 returns the integer value of key (0 when absent).
 func (b *body) int64(key string) (int64, error) {
 	switch v := b.vals[key].(type) {

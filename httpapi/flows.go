@@ -89,9 +89,6 @@ func (g *resendGuard) forget(key string) {
 	delete(g.sent, key)
 }
 
-// resend is the server's resendGuard.
-func (s *Server) resend() *resendGuard { return &s.flows }
-
 // placeholderRecord stands in for the record of an unknown email, so that
 // a request for it signs a token and renders a mail just as for a known
 // one (and then sends nothing).
@@ -106,22 +103,31 @@ func placeholderRecord(c *authn.Collection, email string) *authn.Record {
 // the body), and extra (such as {TOKEN}, {OTP}). The subject is one
 // header line: line breaks in values become spaces.
 func (s *Server) renderMail(c *authn.Collection, r *authn.Record, t authn.Template, to string, extra map[string]string) *mail.Message {
-	meta := s.settings.Get().Meta
-	vars := map[string]string{mail.VarAppName: meta.AppName, mail.VarAppURL: meta.AppURL}
+	vars := make(map[string]string, len(extra)+8)
 	for k, v := range r.Public(c, true) {
 		vars[mail.VarRecordPrefix+k] = fmtValue(v)
 	}
 	maps.Copy(vars, extra)
+	return s.mailFromTemplate(t, to, vars)
+}
+
+// mailFromTemplate renders t for the address to with vars, plus
+// {APP_NAME} and {APP_URL} from the settings, from the settings' sender.
+// The subject is one header line: line breaks in values become spaces.
+func (s *Server) mailFromTemplate(t authn.Template, to string, vars map[string]string) *mail.Message {
+	meta := s.settings.Get().Meta
+	all := map[string]string{mail.VarAppName: meta.AppName, mail.VarAppURL: meta.AppURL}
+	maps.Copy(all, vars)
 	oneLine := strings.NewReplacer("\r\n", " ", "\r", " ", "\n", " ")
-	subjectVars := make(map[string]string, len(vars))
-	for k, v := range vars {
+	subjectVars := make(map[string]string, len(all))
+	for k, v := range all {
 		subjectVars[k] = oneLine.Replace(v)
 	}
 	return &mail.Message{
 		From:    netmail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
 		To:      []netmail.Address{{Address: to}},
 		Subject: oneLine.Replace(mail.Render(t.Subject, subjectVars, false)),
-		HTML:    mail.Render(t.Body, vars, true),
+		HTML:    mail.Render(t.Body, all, true),
 	}
 }
 
@@ -217,7 +223,7 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 	if !found {
 		target = placeholderRecord(c, email)
 	}
-	send := found && !target.Verified && !s.resend().recent(resendKey("verification", c, target), now)
+	send := found && !target.Verified && !s.flows.recent(resendKey("verification", c, target), now)
 	token, err := s.auth.NewVerificationToken(c, target)
 	if err != nil {
 		return err
@@ -226,7 +232,7 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 	if send {
 		s.sendFlowMail(r, "verification", c, rec, m)
 		// Marked after the attempt, even a failed one, as the reference does.
-		s.resend().mark(resendKey("verification", c, rec), now)
+		s.flows.mark(resendKey("verification", c, rec), now)
 	}
 	return noContent(w)
 }
@@ -261,7 +267,7 @@ func (s *Server) handleConfirmVerification(w http.ResponseWriter, r *http.Reques
 	case err != nil:
 		return errBadRequest(msgVerifySaveFailed, err)
 	}
-	s.resend().forget(resendKey("verification", c, n))
+	s.flows.forget(resendKey("verification", c, n))
 	return noContent(w)
 }
 
@@ -326,7 +332,7 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 	if !found {
 		target = placeholderRecord(c, email)
 	}
-	send := found && !s.resend().recent(resendKey("passwordReset", c, target), now)
+	send := found && !s.flows.recent(resendKey("passwordReset", c, target), now)
 	token, err := s.auth.NewPasswordResetToken(c, target)
 	if err != nil {
 		return err
@@ -336,7 +342,7 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 		// Marked only after a send the transport accepted, as the
 		// reference does.
 		if s.sendFlowMail(r, "password reset", c, rec, m) == nil {
-			s.resend().mark(resendKey("passwordReset", c, rec), now)
+			s.flows.mark(resendKey("passwordReset", c, rec), now)
 		}
 	}
 	return noContent(w)
@@ -356,11 +362,9 @@ func (s *Server) handleConfirmPasswordReset(w http.ResponseWriter, r *http.Reque
 		}
 		return err
 	}
-	var vals [3]string
-	for i, key := range []string{"token", "password", "passwordConfirm"} {
-		if vals[i], err = b.str(key); err != nil {
-			return err
-		}
+	vals, err := b.strs("token", "password", "passwordConfirm")
+	if err != nil {
+		return err
 	}
 	token, password, confirm := vals[0], vals[1], vals[2]
 	data := validation.Errors{}
@@ -463,14 +467,11 @@ func (s *Server) handleConfirmEmailChange(w http.ResponseWriter, r *http.Request
 	if err != nil {
 		return err
 	}
-	token, err := b.str("token")
+	vals, err := b.strs("token", "password")
 	if err != nil {
 		return err
 	}
-	password, err := b.str("password")
-	if err != nil {
-		return err
-	}
+	token, password := vals[0], vals[1]
 	data := validation.Errors{}
 	rec, newEmail, ferr := s.checkEmailChangeToken(c, token)
 	if ferr != nil {

@@ -67,11 +67,13 @@ func MaxConns() int {
 // connection limits, and ln wrapped to enforce them; serve the one on the
 // other: srv.Serve(ln).
 //
-// The wrapped listener caps concurrent connections. At the cap a new
-// connection is not kept waiting (a waiting connection still holds a
-// descriptor and the client learns nothing): it is answered at once with
-// a 503 envelope and closed, and the refusals are logged at most once
-// every 10 seconds. The accepted connections rewrite the plain-text
+// The wrapped listener caps concurrent connections, in all and per client
+// (see capListener). At a cap a new connection takes the slot of the
+// connection that has waited longest without a request, closing it; when
+// every connection is busy with a request it is not kept waiting (a
+// waiting connection still holds a descriptor and the client learns
+// nothing): it is answered at once with a 503 envelope and closed, and the
+// refusals are logged at most once every 10 seconds. The accepted connections rewrite the plain-text
 // errors net/http writes by itself (malformed request, headers too large,
 // unsupported transfer encoding or protocol version, failed expectation)
 // as the JSON envelope; see rewriteServerError.

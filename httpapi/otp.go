@@ -42,21 +42,9 @@ func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error 
 	if !c.OTP.Enabled {
 		return errForbidden(msgOTPOff)
 	}
-	b, err := bind(r)
+	email, err := bindEmail(r, "email")
 	if err != nil {
 		return err
-	}
-	email, err := b.str("email")
-	if err != nil {
-		return err
-	}
-	switch {
-	case email == "":
-		return errValidation(msgValidationFailed, validation.Errors{"email": validation.Required()})
-	case len(email) > 255:
-		return errValidation(msgValidationFailed, validation.Errors{"email": validation.LengthOutOfRange(1, 255)})
-	case !authn.ValidEmail(email):
-		return errValidation(msgValidationFailed, validation.Errors{"email": validation.IsEmail()})
 	}
 	var id string
 	if rec, ok := s.auth.FindByEmail(c, email); ok {
@@ -101,14 +89,11 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	otpID, err := b.str("otpId")
+	vals, err := b.strs("otpId", "password")
 	if err != nil {
 		return err
 	}
-	code, err := b.str("password")
-	if err != nil {
-		return err
-	}
+	otpID, code := vals[0], vals[1]
 	mfaID, err := mfaIDOf(r, b)
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/mail"
 	"slices"
 	"time"
 
@@ -40,15 +39,11 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	if err != nil {
 		return err
 	}
-	var email, tpl, col string
-	for _, f := range []struct {
-		key string
-		v   *string
-	}{{"email", &email}, {"template", &tpl}, {"collection", &col}} {
-		if *f.v, err = b.str(f.key); err != nil {
-			return err
-		}
+	vals, err := b.strs("email", "template", "collection")
+	if err != nil {
+		return err
 	}
+	email, tpl, col := vals[0], vals[1], vals[2]
 	data := validation.Errors{}
 	var c *authn.Collection
 	switch {
@@ -63,13 +58,8 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 			data["collection"] = validation.New(validation.CodeInvalidAuthCollection, "Must be a valid auth collection id or name.")
 		}
 	}
-	switch {
-	case email == "":
-		data["email"] = validation.Required()
-	case len(email) > 255:
-		data["email"] = validation.LengthOutOfRange(1, 255)
-	case !authn.ValidEmail(email):
-		data["email"] = validation.IsEmail()
+	if ferr := checkEmailInput(email); ferr != nil {
+		data["email"] = ferr
 	}
 	switch {
 	case tpl == "":
@@ -95,13 +85,10 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	case "login-alert":
 		t = o.AuthAlert.EmailTemplate
 	}
-	meta := s.settings.Get().Meta
 	vars := map[string]string{
-		strongmail.VarAppName: meta.AppName,
-		strongmail.VarAppURL:  meta.AppURL,
-		strongmail.VarToken:   "__pb_test_token__",
-		strongmail.VarOTP:     "123456",
-		strongmail.VarOTPID:   "_PB_TEST_OTP_ID_",
+		strongmail.VarToken: "__pb_test_token__",
+		strongmail.VarOTP:   "123456",
+		strongmail.VarOTPID: "_PB_TEST_OTP_ID_",
 	}
 	for _, f := range c.Fields {
 		if !f.Hidden {
@@ -109,13 +96,7 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 		}
 	}
 	vars[strongmail.VarRecordPrefix+"email"] = email
-	subject, body := strongmail.RenderTemplate(t.Subject, t.Body, vars)
-	m := &strongmail.Message{
-		From:    mail.Address{Name: meta.SenderName, Address: meta.SenderAddress},
-		To:      []mail.Address{{Address: email}},
-		Subject: subject,
-		HTML:    body,
-	}
+	m := s.mailFromTemplate(t, email, vars)
 	if err := s.sendNow(r, m); err != nil {
 		return errBadRequest("Failed to send the test email: "+err.Error()+".", err)
 	}

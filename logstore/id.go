@@ -17,7 +17,6 @@ package logstore
 const (
 	idLen    = 15
 	seqChars = 9
-	sufChars = idLen - seqChars
 
 	// maxSeq is the largest sequence number an id can hold (36^9 - 1): at
 	// 200,000 entries a second without pause it lasts 16 years.

@@ -297,28 +297,6 @@ func (s *Store) closeFiles() error {
 	return first
 }
 
-// SegmentSnapshot names a segment file and the length of its durable
-// prefix, for backups.
-type SegmentSnapshot struct {
-	Path   string
-	Length int64
-}
-
-// Snapshot returns the segments with their committed lengths, taken under a
-// brief lock; writers carry on meanwhile. Copying the first Length bytes of
-// each file gives a consistent store: every copied prefix ends on a frame
-// boundary and holds only fsynced entries. A segment deleted by retention
-// before it is copied may simply be left out.
-func (s *Store) Snapshot() []SegmentSnapshot {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	out := make([]SegmentSnapshot, 0, len(s.segs))
-	for _, seg := range s.segs {
-		out = append(out, SegmentSnapshot{Path: seg.path, Length: seg.f.Committed()})
-	}
-	return out
-}
-
 // Capture pauses the store's writer (commits, rotation and retention;
 // Add and queries go on) and returns every segment's durable prefix as a
 // section, for a backup that captures every store at one instant: each

@@ -272,9 +272,16 @@ func TestGroupCommitWithoutFlush(t *testing.T) {
 	}
 	// Committed means durable: the active segment's committed length
 	// covers it.
-	snap := s.Snapshot()
-	if len(snap) != 1 || snap[0].Length <= 8 {
-		t.Errorf("Snapshot = %+v, want one segment with a committed frame", snap)
+	secs, release, err := s.Capture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	for _, sec := range secs {
+		defer sec.Close()
+	}
+	if len(secs) != 1 || secs[0].Size <= 8 {
+		t.Errorf("Capture = %d sections, want one segment with a committed frame", len(secs))
 	}
 }
 
@@ -513,7 +520,7 @@ func TestQueueBound(t *testing.T) {
 	}
 }
 
-func TestSnapshotCopiesOpen(t *testing.T) {
+func TestCaptureCopiesOpen(t *testing.T) {
 	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
@@ -531,21 +538,21 @@ func TestSnapshotCopiesOpen(t *testing.T) {
 		}
 	})
 	time.Sleep(100 * time.Millisecond)
-	snap := s.Snapshot()
+	secs, release, err := s.Capture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
 	want := s.Len()
 	// Copy the committed prefixes while the writer goes on.
 	cp := t.TempDir()
-	for _, seg := range snap {
-		src, err := os.Open(seg.Path)
-		if err != nil {
+	for _, sec := range secs {
+		buf := make([]byte, sec.Size)
+		if _, err := sec.ReadAt(buf, 0); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, seg.Length)
-		if _, err := src.ReadAt(buf, 0); err != nil {
-			t.Fatal(err)
-		}
-		src.Close()
-		if err := os.WriteFile(filepath.Join(cp, filepath.Base(seg.Path)), buf, 0o600); err != nil {
+		sec.Close()
+		if err := os.WriteFile(filepath.Join(cp, filepath.Base(sec.Path)), buf, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -98,7 +98,6 @@ const (
 	CodeSuperusersPasswordAuth = "validation_superusers_password_auth"
 	CodeSuperusersVerified     = "validation_superusers_verified"
 	CodeSuperusersOTPMFA       = "validation_superusers_otp_mfa"
-	CodeNotSupported           = "validation_not_supported"
 	CodeFileUnsupported        = "validation_file_unsupported"
 	CodeInvalidBackup          = "validation_invalid_backup"
 )

@@ -157,25 +157,13 @@ func New(cfg Config) *Server {
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
 	}
-	cfg.BackupLimits = withDefaults(cfg.BackupLimits)
+	if cfg.MailDrain <= 0 {
+		cfg.MailDrain = DefaultMailDrain
+	}
+	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
 	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now}
 	s.auto = newAutoBackups(s)
 	return s
-}
-
-// withDefaults fills the zero fields of l from backup.DefaultLimits.
-func withDefaults(l backup.Limits) backup.Limits {
-	d := backup.DefaultLimits
-	if l.MaxUncompressed <= 0 {
-		l.MaxUncompressed = d.MaxUncompressed
-	}
-	if l.MaxRatio <= 0 {
-		l.MaxRatio = d.MaxRatio
-	}
-	if l.MaxFiles <= 0 {
-		l.MaxFiles = d.MaxFiles
-	}
-	return l
 }
 
 // Run locks the data dir, recovers a restore that was interrupted or

@@ -13,13 +13,10 @@ import (
 	"strongbox/backup"
 )
 
-// msgNameExists is the API's message for a name already taken (reference
-// §1.4, validation_backup_name_exists).
-const msgNameExists = "The backup file name is invalid or already exists."
-
 // nameProblem returns why name cannot be the name of an archive, in the
 // words the API uses for the field (reference §1.4, rules in that order;
-// the third rule, the name being taken, is msgNameExists), or "" if it can.
+// the third rule, the name being taken, is validation.BackupNameExists),
+// or "" if it can.
 func nameProblem(name string) string {
 	switch {
 	case len(name) < 1 || len(name) > backup.MaxNameLen:
@@ -77,7 +74,7 @@ func CreateBackup(ctx context.Context, opts Options, name, version string) (back
 	if name == "" {
 		name = backup.NewName(time.Now(), d.Exists)
 	} else if d.Exists(name) {
-		return backup.Info{}, fmt.Errorf("invalid backup name %q: %s", name, msgNameExists)
+		return backup.Info{}, fmt.Errorf("invalid backup name %q: %s", name, validation.BackupNameExists().Message)
 	}
 	c, err := st.Capture(nil)
 	if err != nil {

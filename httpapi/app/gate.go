@@ -132,45 +132,30 @@ func (g *gate) close(ctx context.Context) error {
 		g.mu.Lock()
 		g.idle = nil
 		g.mu.Unlock()
-		if api != nil {
-			g.open(api)
-		} else {
-			g.fail()
-		}
+		g.settle(api, false) // down again if it was down
 		return context.Cause(ctx)
 	}
 }
 
 // open lets requests through to api, and the held ones go on.
-func (g *gate) open(api http.Handler) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.api, g.stopping = api, false
-	if g.reopened != nil {
-		close(g.reopened)
-		g.reopened = nil
-	}
-}
+func (g *gate) open(api http.Handler) { g.settle(api, false) }
 
 // fail leaves the gate down: held requests and new ones get the 503.
-func (g *gate) fail() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.api, g.stopping = nil, false
-	if g.reopened != nil {
-		close(g.reopened)
-		g.reopened = nil
-	}
-}
+func (g *gate) fail() { g.settle(nil, false) }
 
 // stop answers the held requests and every new one with the restarting
 // 503, at once: the process is about to re-exec, and the http.Server's
 // shutdown must not wait for requests that cannot be served. open or fail
 // ends it. The caller has closed the gate.
-func (g *gate) stop() {
+func (g *gate) stop() { g.settle(nil, true) }
+
+// settle ends a restart: the gate passes requests to api (down if nil),
+// or answers every one with the restarting 503 if stopping, and the held
+// requests go on.
+func (g *gate) settle(api http.Handler, stopping bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.api, g.stopping = nil, true
+	g.api, g.stopping = api, stopping
 	if g.reopened != nil {
 		close(g.reopened)
 		g.reopened = nil

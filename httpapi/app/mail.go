@@ -46,19 +46,12 @@ func (s *Server) followMail(v settings.Settings) {
 	})
 }
 
-// stopMail delivers the queued mails for at most DefaultMailDrain.
+// stopMail delivers the queued mails for at most Config.MailDrain.
 func (s *Server) stopMail() error {
 	if s.mail == nil {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), s.mailDrain())
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.MailDrain)
 	defer cancel()
 	return s.mail.Close(ctx)
-}
-
-func (s *Server) mailDrain() time.Duration {
-	if s.cfg.MailDrain > 0 {
-		return s.cfg.MailDrain
-	}
-	return DefaultMailDrain
 }

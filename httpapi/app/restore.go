@@ -378,17 +378,12 @@ func RestoreOffline(opts Options, key string) (err error) {
 	defer func() { err = errors.Join(err, lock.Unlock()) }()
 	// Finish whatever an earlier restore left, so that this one starts
 	// from settled data.
-	st, pending, err := openRecovered(opts, true, log)
+	st, err := openSettled(opts, true, log)
 	if err != nil {
 		return err
 	}
 	if err := st.Close(); err != nil {
 		return err
-	}
-	if pending.Pending {
-		if err := backup.Commit(opts.Dir); err != nil {
-			return err
-		}
 	}
 	dir, err := backup.OpenDir(filepath.Join(opts.Dir, "backups"))
 	if err != nil {

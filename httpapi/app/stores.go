@@ -55,16 +55,28 @@ func Open(opts Options, withLogs bool) (*Stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, pending, err := openRecovered(opts, withLogs, opts.Logger)
+	st, err := openSettled(opts, withLogs, opts.Logger)
 	if err != nil {
 		return nil, errors.Join(err, lock.Unlock())
 	}
+	st.lock = lock
+	return st, nil
+}
+
+// openSettled opens the stores of a data dir whose lock the caller holds
+// after settling what a restore left there (openRecovered): a restore
+// pending confirmation whose data opens is committed at once, so no
+// restore remains in the dir.
+func openSettled(opts Options, withLogs bool, log *slog.Logger) (*Stores, error) {
+	st, pending, err := openRecovered(opts, withLogs, log)
+	if err != nil {
+		return nil, err
+	}
 	if pending.Pending {
 		if err := backup.Commit(opts.Dir); err != nil {
-			return nil, errors.Join(err, st.Close(), lock.Unlock())
+			return nil, errors.Join(err, st.Close())
 		}
 	}
-	st.lock = lock
 	return st, nil
 }
 

@@ -27,10 +27,10 @@ type Section struct {
 }
 
 // Capture returns the durable prefix of the file (its first Committed
-// bytes) as a Section, which the caller closes. It is the first half of
-// Snapshot: the caller holds its store's writer lock while it calls Capture
-// (so that several journals are captured at one instant) and copies the
-// section once the lock is released.
+// bytes) as a Section, which the caller closes. The caller holds its
+// store's writer lock while it calls Capture (so that several journals are
+// captured at one instant) and copies the section once the lock is
+// released.
 func (f *File) Capture() (*Section, error) {
 	// fdmu keeps Compact from swapping the file between the path and the
 	// length read here.
@@ -46,17 +46,7 @@ func (f *File) Capture() (*Section, error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: capture %s: %w", f.path, err)
 	}
-	return NewSection(f.path, fd, n, fd.Close), nil
-}
-
-// NewSection returns a Section of the first size bytes of r, read from path,
-// whose Close calls closeFn (which may be nil). Stores that keep a small
-// file outside a journal use it to join a capture.
-func NewSection(path string, r io.ReaderAt, size int64, closeFn func() error) *Section {
-	if closeFn == nil {
-		closeFn = func() error { return nil }
-	}
-	return &Section{Path: path, Size: size, r: io.NewSectionReader(r, 0, size), close: closeFn}
+	return &Section{Path: f.path, Size: n, r: io.NewSectionReader(fd, 0, n), close: fd.Close}, nil
 }
 
 // Reader returns a reader of the section's bytes from its start. Each

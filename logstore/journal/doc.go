@@ -120,11 +120,10 @@
 // A *File is safe for concurrent use. Append writes frames at the end with one
 // write call; Sync makes everything appended so far durable; ReadAt reads one
 // frame back. Committed reports the length of the durable prefix, and
-// Snapshot copies that prefix, as of the start of the call, while writers
-// keep appending: a backup captures one consistent instant of the journal
-// without stopping them. Capture is Snapshot's first half: it returns that
-// prefix as a Section with a descriptor of its own, so that a backup can
-// capture several journals while their stores' writers are paused (each
-// store's Capture method) and copy them after the writers resume; neither a
-// compaction nor the removal of the file changes what a Section reads.
+// Capture returns that prefix, as of the call, as a Section with a
+// descriptor of its own, so that a backup can capture several journals
+// while their stores' writers are paused (each store's Capture method) and
+// copy them after the writers resume: the copy is one consistent instant
+// of each journal, and neither a compaction nor the removal of the file
+// changes what a Section reads.
 package journal

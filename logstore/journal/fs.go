@@ -71,14 +71,14 @@ func storageError(op, path string, err error) error {
 		err = pe.Err // the path is in the message already
 	}
 	kind := ErrStorageFailed
-	if IsFull(err) {
+	if isFull(err) {
 		kind = ErrStorageFull
 	}
 	return fmt.Errorf("journal: %s %s: %w: %w", op, path, kind, err)
 }
 
-// IsFull reports whether err means the file system is out of space or the
+// isFull reports whether err means the file system is out of space or the
 // user is over quota.
-func IsFull(err error) bool {
+func isFull(err error) bool {
 	return errors.Is(err, ErrStorageFull) || isNoSpace(err)
 }

@@ -555,20 +555,6 @@ func readFrameInto(r io.ReaderAt, path string, buf []byte, off, size int64) ([]b
 	return buf, nil
 }
 
-// Snapshot writes the durable prefix of the file (its first Committed bytes,
-// read at the start of the call) to w, while appends and compactions go on:
-// it reads through a descriptor of its own, which keeps the file it started
-// on even if Compact replaces it, so the bytes copied are one consistent
-// instant of the journal however long the copy takes.
-func (f *File) Snapshot(w io.Writer) (int64, error) {
-	sec, err := f.Capture()
-	if err != nil {
-		return 0, err
-	}
-	defer sec.Close()
-	return io.Copy(w, sec.Reader())
-}
-
 // Writer appends frames to a new journal being built by Compact or Create.
 type Writer struct {
 	buf []byte

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -255,9 +256,14 @@ func TestCommittedAndCopy(t *testing.T) {
 	if f.Committed() != n || f.Size() <= n {
 		t.Fatalf("Committed = %d, Size = %d after unsynced append", f.Committed(), f.Size())
 	}
+	sec, err := f.Capture()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sec.Close()
 	var buf bytes.Buffer
-	if m, err := f.Snapshot(&buf); err != nil || m != n {
-		t.Fatalf("Snapshot = %d, %v; want the %d committed bytes", m, err, n)
+	if m, err := io.Copy(&buf, sec.Reader()); err != nil || m != n {
+		t.Fatalf("Capture copies %d, %v; want the %d committed bytes", m, err, n)
 	}
 	cp := filepath.Join(t.TempDir(), "copy")
 	if err := os.WriteFile(cp, buf.Bytes(), 0o600); err != nil {

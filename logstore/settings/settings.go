@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/mail"
@@ -198,10 +197,6 @@ func (s *Store) Health() error {
 	}
 	return err
 }
-
-// Snapshot writes a consistent copy of the settings journal to w, for
-// backups.
-func (s *Store) Snapshot(w io.Writer) (int64, error) { return s.j.Snapshot(w) }
 
 // Capture pauses Update and returns the settings journal's durable prefix
 // as a section, for a backup that captures every store at one instant.

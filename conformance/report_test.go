@@ -1,0 +1,204 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReportKnown: a listed failure is Known and does not fail the run; a
+// listed pass and an entry naming no requirement are notes; an unlisted
+// failure still fails.
+func TestReportKnown(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	list := filepath.Join(t.TempDir(), "impl-1.tsv")
+	os.WriteFile(list, []byte("# comment\n\nT-A-001\tanswers 200\nT-A-002\tused to differ\nT-GONE-001\tdropped\n"), 0o644)
+	reqs := []*Requirement{
+		stubReq("T-A-001", func(context.Context, *Client) error { return Mismatch("404", "200") }),
+		stubReq("T-A-002", func(context.Context, *Client) error { return nil }),
+		stubReq("T-A-003", func(context.Context, *Client) error { return Mismatch("1", "2") }),
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Known: list}, reqs)
+	if rep.Err != nil {
+		t.Fatal(rep.Err)
+	}
+	got := []Outcome{rep.Results[0].Outcome, rep.Results[1].Outcome, rep.Results[2].Outcome}
+	if got[0] != Known || got[1] != Pass || got[2] != Fail {
+		t.Errorf("outcomes = %v, want KNOWN PASS FAIL", got)
+	}
+	if r := rep.Results[0].KnownReason; r != "answers 200" {
+		t.Errorf("KnownReason = %q", r)
+	}
+	if tl := rep.Tally(); tl != (Tally{Passed: 1, Failed: 1, Known: 1}) {
+		t.Errorf("Tally() = %+v", tl)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	out := buf.String()
+	for _, frag := range []string{
+		"KNOWN T-A-001",
+		"      known:    answers 200\n",
+		"note: T-A-002 passed but is listed as a known deviation of impl-1 (used to differ)",
+		"note: impl-1 lists T-GONE-001, which is no requirement of the suite",
+		"\n1 passed, 1 failed, 0 skipped, 1 known\n",
+	} {
+		if !strings.Contains(out, frag) {
+			t.Errorf("report does not contain %q:\n%s", frag, out)
+		}
+	}
+	if rep.OK() {
+		t.Errorf("OK() = true with an unlisted failure")
+	}
+	reqs = reqs[:2]
+	if rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Known: list}, reqs); !rep.OK() {
+		t.Errorf("OK() = false with only a known deviation failing")
+	}
+}
+
+func TestKnownErrors(t *testing.T) {
+	for _, tc := range []struct{ name, data, want string }{
+		{"no tab", "T-A-001 reason\n", "want ID<TAB>reason"},
+		{"no reason", "T-A-001\t\n", "want ID<TAB>reason"},
+		{"twice", "T-A-001\tx\nT-A-001\ty\n", "T-A-001 listed twice"},
+	} {
+		if _, err := parseKnown("x", []byte(tc.data)); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: parseKnown = %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	err := Config{Known: "nginx-1.0"}.Validate()
+	if err == nil || !strings.Contains(err.Error(), `no known deviations for implementation "nginx-1.0"`) ||
+		!strings.Contains(err.Error(), "pocketbase-0.31.0") {
+		t.Errorf("Validate() = %v, want an error naming the unknown implementation and the known ones", err)
+	}
+	rep := Run(t.Context(), Config{Known: "nginx-1.0"})
+	if rep.Err == nil || len(rep.Results) != 0 || rep.OK() {
+		t.Errorf("Run with an unknown implementation = %+v, want Err and no results", rep)
+	}
+}
+
+// TestKnownListsExist: every embedded list parses and names only
+// requirements of the table, and pocketbase-0.31.0 is among them.
+func TestKnownListsExist(t *testing.T) {
+	names := KnownImplementations()
+	if !strings.Contains(strings.Join(names, ","), "pocketbase-0.31.0") {
+		t.Errorf("KnownImplementations() = %v, want pocketbase-0.31.0 among them", names)
+	}
+	ids := map[string]bool{}
+	for _, r := range Requirements {
+		ids[r.ID] = true
+	}
+	for _, n := range names {
+		l, err := LoadKnown(n)
+		if err != nil {
+			t.Errorf("LoadKnown(%q): %v", n, err)
+			continue
+		}
+		if len(l.IDs) == 0 {
+			t.Errorf("%s lists nothing", n)
+		}
+		for _, id := range l.IDs {
+			if !ids[id] {
+				t.Errorf("%s lists %s, which is no requirement", n, id)
+			}
+		}
+	}
+}
+
+func TestRunMatch(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	pass := func(context.Context, *Client) error { return nil }
+	reqs := []*Requirement{stubReq("LOG-A-001", pass), stubReq("LOG-B-002", pass), stubReq("BKP-A-001", pass)}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Match: "A-00[1-9]$"}, reqs)
+	var ids []string
+	for _, res := range rep.Results {
+		ids = append(ids, res.Req.ID)
+	}
+	if got := strings.Join(ids, ","); got != "LOG-A-001,BKP-A-001" {
+		t.Errorf("Match ran %s", got)
+	}
+	rep = runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Match: "A-", Only: "BKP-"}, reqs)
+	if len(rep.Results) != 1 || rep.Results[0].Req.ID != "BKP-A-001" {
+		t.Errorf("Match with Only ran %v", rep.Results)
+	}
+	rep = runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Match: "(["}, reqs)
+	if rep.Err == nil || !strings.Contains(rep.Err.Error(), "run pattern") || rep.OK() {
+		t.Errorf("invalid Match: Err = %v, OK = %v", rep.Err, rep.OK())
+	}
+}
+
+// TestReportExchange: a failure shows the last request the check sent and
+// what came back, not the cleanup's; a pass carries none.
+func TestReportExchange(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	reqs := []*Requirement{
+		stubReq("T-A-001", func(ctx context.Context, c *Client) error {
+			c.Cleanup("later request", func(ctx context.Context) error {
+				_, err := c.get(ctx, "/api/cleanup", "")
+				return err
+			})
+			r, err := c.get(ctx, "/api/logs?filter=x", c.su)
+			if err != nil {
+				return err
+			}
+			return expectStatus(r, 200)
+		}),
+		stubReq("T-A-002", func(ctx context.Context, c *Client) error {
+			_, err := c.get(ctx, "/api/health", "")
+			return err
+		}),
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	e := rep.Results[0].Exchange
+	want := Exchange{Method: "GET", Path: "/api/logs?filter=x", Status: 404, Message: "The requested resource wasn't found.",
+		Body: `{"data":{},"message":"The requested resource wasn't found.","status":404}`}
+	if e == nil || *e != want {
+		t.Fatalf("Exchange = %+v, want %+v", e, want)
+	}
+	if rep.Results[1].Exchange != nil {
+		t.Errorf("a pass carries an Exchange: %+v", rep.Results[1].Exchange)
+	}
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if frag := `      request:  GET /api/logs?filter=x → 404 "The requested resource wasn't found." {"data"`; !strings.Contains(buf.String(), frag) {
+		t.Errorf("report does not contain %q:\n%s", frag, buf.String())
+	}
+}
+
+func TestRedactPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/api/backups/a.zip?token=eyJ.x.y":     "/api/backups/a.zip?token=REDACTED",
+		"/api/backups/a.zip?Token=1&thumb=100": "/api/backups/a.zip?Token=REDACTED&thumb=100",
+		"/api/logs?filter=a%3D1":               "/api/logs?filter=a%3D1",
+		"/api/health":                          "/api/health",
+	} {
+		if got := redactPath(in); got != want {
+			t.Errorf("redactPath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRunCheckTimeout: a check that outlives Config.CheckTimeout ends as
+// an Error saying so, and the next check still runs.
+func TestRunCheckTimeout(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	reqs := []*Requirement{
+		stubReq("T-A-001", func(ctx context.Context, c *Client) error {
+			<-ctx.Done()
+			return ctx.Err()
+		}),
+		stubReq("T-A-002", func(context.Context, *Client) error { return nil }),
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", CheckTimeout: 50 * time.Millisecond}, reqs)
+	r := rep.Results[0]
+	if r.Outcome != Error || !strings.Contains(r.Detail, "ran out of its 50ms") {
+		t.Errorf("T-A-001: %v %q, want Error naming the check timeout", r.Outcome, r.Detail)
+	}
+	if rep.Results[1].Outcome != Pass {
+		t.Errorf("T-A-002: %v, want Pass", rep.Results[1].Outcome)
+	}
+}
