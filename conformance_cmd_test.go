@@ -15,13 +15,13 @@ import (
 )
 
 // TestConformanceCommandReports runs `strongbox conformance` against a
-// throwaway with --run, --known, --json and --junit: the selected
+// throwaway with --profile, --run, --known, --json and --junit: the selected
 // requirements pass, the stale known entry is noted, and both files parse.
 func TestConformanceCommandReports(t *testing.T) {
 	dir := t.TempDir()
 	jsonFile, junitFile := filepath.Join(dir, "report.json"), filepath.Join(dir, "report.xml")
 	var out bytes.Buffer
-	err := run(t.Context(), []string{"conformance", "--run", `^ERR-00[12]$|^BKP-UPLOAD-001$`, "--known", "pocketbase-0.31.0",
+	err := run(t.Context(), []string{"conformance", "--profile", "pocketbase", "--run", `^ERR-00[12]$|^BKP-UPLOAD-001$`, "--known", "pocketbase-0.31.0",
 		"--json", jsonFile, "--junit", junitFile, "--timeout", "1m"}, envOf("STRONGBOX_BCRYPT_COST", "4"), &out, io.Discard)
 	if err != nil {
 		t.Fatalf("conformance: %v\n%s", err, out.String())
@@ -75,7 +75,7 @@ func TestConformanceCommandFails(t *testing.T) {
 	}))
 	defer srv.Close()
 	var out bytes.Buffer
-	err := run(t.Context(), []string{"conformance", "--url", srv.URL, "--email", "a@b.c", "--password", "p", "--run", "^ERR-002$"},
+	err := run(t.Context(), []string{"conformance", "--url", srv.URL, "--email", "a@b.c", "--password", "p", "--profile", "pocketbase", "--run", "^ERR-002$"},
 		noEnv, &out, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "1 failed, 0 errored") {
 		t.Errorf("conformance = %v, want it to fail", err)

@@ -392,16 +392,15 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
 	}
-	switch *profile {
-	case "document", "pocketbase", "strongbox":
-	default:
-		return fmt.Errorf("conformance: unknown --profile %q: want document, pocketbase or strongbox", *profile)
+	prof, err := conformance.ParseProfile(*profile)
+	if err != nil {
+		return fmt.Errorf("conformance: --profile: %w", err)
 	}
 	if *timeout <= 0 {
 		return fmt.Errorf("conformance: --timeout %s: want a positive duration", *timeout)
 	}
 	cfg := conformance.Config{BaseURL: *url, Email: *email, Password: *password, Only: *only, Match: *run,
-		Profile: *profile, Known: *known, Destructive: *destructive, SMTPHost: *smtpHost, OAuth2Host: *oauth2Host}
+		Profile: prof, Known: *known, Destructive: *destructive, SMTPHost: *smtpHost, OAuth2Host: *oauth2Host}
 	if err := cfg.Validate(); err != nil {
 		return err
 	}

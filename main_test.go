@@ -167,30 +167,41 @@ func startChildServer(t *testing.T, ctx context.Context, env ...string) (*serveC
 }
 
 // TestConformance starts the real server and runs the whole conformance
-// suite against it: every requirement is a subtest.
+// suite against it once per profile (document, pocketbase, strongbox):
+// every requirement is a subtest, and every one must pass in every profile.
 func TestConformance(t *testing.T) {
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
 		"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
 	})
-	report := conformance.Run(t.Context(), conformance.Config{
-		BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
-	})
-	for _, res := range report.Results {
-		t.Run(res.Req.ID, func(t *testing.T) {
-			switch res.Outcome {
-			case conformance.Pass:
-			case conformance.Skip:
-				t.Skip(res.Detail)
-			default:
-				t.Errorf("cites %s — %s — %s", res.Req.Section, res.Req.Text, res.Detail)
+	for _, profile := range []conformance.Source{conformance.SourceDocument, conformance.SourcePocketBase,
+		conformance.SourceStrongbox} {
+		t.Run(string(profile), func(t *testing.T) {
+			report := conformance.Run(t.Context(), conformance.Config{
+				BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
+				Profile: profile,
+			})
+			for _, res := range report.Results {
+				if res.Req.Source != profile && profile != conformance.SourceStrongbox &&
+					!(profile == conformance.SourcePocketBase && res.Req.Source == conformance.SourceDocument) {
+					t.Errorf("%s (%s) ran in the %s profile", res.Req.ID, res.Req.Source, profile)
+				}
+				t.Run(res.Req.ID, func(t *testing.T) {
+					switch res.Outcome {
+					case conformance.Pass:
+					case conformance.Skip:
+						t.Skip(res.Detail)
+					default:
+						t.Errorf("cites %s — %s — %s", res.Req.Section, res.Req.Text, res.Detail)
+					}
+				})
 			}
+			var b strings.Builder
+			report.Print(&b)
+			lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+			t.Logf("%s profile: %s", profile, lines[len(lines)-1])
 		})
 	}
-	var b strings.Builder
-	report.Print(&b)
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	t.Log(lines[len(lines)-1])
 }
 
 // TestConformanceDestructive runs the backup requirements, the full
@@ -208,7 +219,7 @@ func TestConformanceDestructive(t *testing.T) {
 	pid := child.cmd.Process.Pid
 	report := conformance.Run(ctx, conformance.Config{
 		BaseURL: child.base, Email: "conformance@localhost", Password: "conformance-password",
-		Only: "BKP-", Destructive: true,
+		Only: "BKP-", Destructive: true, Profile: conformance.SourceStrongbox,
 	})
 	full := false
 	for _, res := range report.Results {
@@ -507,7 +518,7 @@ func TestCommandLine(t *testing.T) {
 		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
 		{"conformance help names --destructive", []string{"conformance", "--help"}, "", "  -destructive\n"},
 		{"conformance help names the known implementations", []string{"conformance", "--help"}, "", "pocketbase-0.31.0"},
-		{"conformance unknown profile", []string{"conformance", "--profile", "strict"}, `unknown --profile "strict"`, ""},
+		{"conformance unknown profile", []string{"conformance", "--profile", "strict"}, `--profile: unknown profile "strict"`, ""},
 		{"conformance unknown implementation", []string{"conformance", "--known", "nginx"}, `no known deviations for implementation "nginx"`, ""},
 		{"conformance bad run pattern", []string{"conformance", "--run", "(["}, `run pattern "(["`, ""},
 		{"conformance bad timeout", []string{"conformance", "--timeout", "0s"}, "--timeout 0s: want a positive duration", ""},

@@ -20,6 +20,7 @@ const (
 var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-001",
+		Source:  SourcePocketBase,
 		Section: "§4.5 (account flows, reference behaviour)",
 		Name:    "a request for an unknown email answers 204",
 		Text: "request-verification and request-password-reset on users with an email no record has answer " +
@@ -40,7 +41,8 @@ var accountFlowRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-002",
-		Section: "§4.5 (account flows); §2.5 (per-field data)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 (account flows); §2.5 (per-field data); reference (the document is silent on account flows)",
 		Name:    "a request without an email is a validation error",
 		Text: "request-verification and request-password-reset with an empty JSON object answer 400 \"" +
 			msgValidation + "\" with data.email {code \"" + codeRequired + "\", message}.",
@@ -63,7 +65,8 @@ var accountFlowRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-003",
-		Section: "§4.5 (account flows); §5 rule 4",
+		Source:  SourcePocketBase,
+		Section: "§4.5 (account flows); §5 rule 4; reference (the document is silent on account flows)",
 		Name:    "superusers are verified by default",
 		Text: "request-verification on _superusers, even with a superuser's own email, answers 400 \"" +
 			msgSuperusersVerified + "\".",
@@ -78,7 +81,8 @@ var accountFlowRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-004",
-		Section: "§4.5 (account flows); §5 status codes (401 missing token)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 (account flows); §5 status codes (401 missing token); reference (the document is silent on account flows)",
 		Name:    "request-email-change needs the record's own token",
 		Text: "request-email-change on users answers 401 \"" + msgNeedsToken + "\" without Authorization, " +
 			"and 403 \"" + msgNoSameCollection + "\" with a superuser's token.",
@@ -100,7 +104,8 @@ var accountFlowRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-005",
-		Section: "§4.5 (account flows); §5 rule 1 (tokens)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 (account flows); §5 rule 1 (tokens); reference (the document is silent on account flows)",
 		Name:    "a confirm refuses an auth token",
 		Text: "A user's auth token given as the token of confirm-password-reset (with a valid new password) " +
 			"answers 400 \"" + msgValidation + "\" with data.token code \"validation_invalid_token\"; of " +

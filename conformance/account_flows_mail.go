@@ -17,6 +17,7 @@ const sectionFlowsMail = "§4.5 (account flows, reference behaviour); §5 rule 1
 var accountFlowMailRequirements = []*Requirement{
 	{
 		ID:      "FLOW-MAIL-001",
+		Source:  SourcePocketBase,
 		Section: sectionFlowsMail,
 		Name:    "verification by mail",
 		Text: "request-verification on users with a new user's email answers 204 with an empty body and mails " +
@@ -64,6 +65,7 @@ var accountFlowMailRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-MAIL-002",
+		Source:  SourcePocketBase,
 		Section: sectionFlowsMail,
 		Name:    "password reset by mail",
 		Text: "request-password-reset answers 204 and mails the user a token of type \"passwordReset\"; " +
@@ -114,6 +116,7 @@ var accountFlowMailRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-MAIL-003",
+		Source:  SourcePocketBase,
 		Section: sectionFlowsMail,
 		Name:    "email change by mail",
 		Text: "request-email-change with the user's own token and a new address answers 204 and mails the NEW " +
@@ -164,6 +167,7 @@ var accountFlowMailRequirements = []*Requirement{
 	},
 	{
 		ID:      "FLOW-MAIL-004",
+		Source:  SourcePocketBase,
 		Section: sectionFlowsMail,
 		Name:    "no mail for an unknown email",
 		Text: "request-verification and request-password-reset for an email no record has answer 204 and send " +

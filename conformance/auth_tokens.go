@@ -18,6 +18,7 @@ var authTokenRequirements = []*Requirement{
 	// ---- auth-refresh (§4.5, §5.8) ----
 	{
 		ID:      "AUTH-REFRESH-001",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-refresh; §5.8",
 		Name:    "refresh with a valid token",
 		Text: "auth-refresh on users with a valid user token in Authorization answers 200 with a " +
@@ -32,7 +33,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-002",
-		Section: "§4.5 auth-refresh; §5.1",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-refresh; §5.1; reference (the document is silent on the Bearer prefix)",
 		Name:    "Bearer prefix accepted",
 		Text: "The token is also accepted as \"Bearer <token>\": auth-refresh answers 200 with the " +
 			"user's record.",
@@ -46,6 +48,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-003",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-refresh; §5 (401); §7 row 6",
 		Name:    "refresh without a token",
 		Text:    "auth-refresh without an Authorization header answers 401 \"" + msgNeedsToken + "\".",
@@ -55,6 +58,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-004",
+		Source:  SourceDocument,
 		Section: "§4.5 auth-refresh; §5 (401); §7 row 6",
 		Name:    "refresh with a garbage token",
 		Text: "auth-refresh with a value that is not a valid token (\"invalid.token.value\", and a " +
@@ -70,7 +74,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-005",
-		Section: "§4.5 auth-refresh",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-refresh; reference (the document is silent on a token of another collection)",
 		Name:    "token of another collection",
 		Text: "A superuser token on users/auth-refresh answers 403 \"" + msgSuperusersOnly + "\" (the " +
 			"message names the token's collection).",
@@ -85,7 +90,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-006",
-		Section: "§4.5 auth-refresh; §5.9 (impersonation tokens)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-refresh; §5.9 (impersonation tokens); reference (the document is silent on refresh of a non-refreshable token)",
 		Name:    "non-refreshable token comes back unchanged",
 		Text: "auth-refresh with an impersonation token (refreshable false) answers 200 with exactly " +
 			"the same token string and the impersonated record.",
@@ -117,7 +123,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-007",
-		Section: "§4.5 auth-refresh",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-refresh; reference (the document is silent on unknown collection)",
 		Name:    "refresh on an unknown collection",
 		Text: "auth-refresh on a collection that does not exist, with a valid user token, answers 404 \"" +
 			msgNoCollection + "\".",
@@ -136,7 +143,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-008",
-		Section: "§4.5 auth-refresh; §5.9",
+		Source:  SourcePocketBase,
+		Section: "§4.5 auth-refresh; §5.9; reference (the document is silent on superuser token lifetime)",
 		Name:    "superuser refresh issues an expiring token",
 		Text: "auth-refresh on _superusers with the superuser token answers 200 with the superuser's " +
 			"record and a token that carries a future exp claim.",
@@ -162,6 +170,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-REFRESH-009",
+		Source:  SourceDocument,
 		Section: "§5.1 (Authorization header)",
 		Name:    "unknown scheme is not a token",
 		Text: "A token sent with a scheme other than \"Bearer \" (lowercase \"bearer \", \"Token \") is " +
@@ -183,6 +192,7 @@ var authTokenRequirements = []*Requirement{
 	// ---- token contents and lifetimes (§5.9) ----
 	{
 		ID:      "AUTH-TOKEN-001",
+		Source:  SourceDocument,
 		Section: "§5.9",
 		Name:    "users password tokens are static",
 		Text: "A token issued by users/auth-with-password has no exp claim (it does not expire; the " +
@@ -204,6 +214,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-TOKEN-002",
+		Source:  SourcePocketBase,
 		Section: "§5.9 (other lifetimes: reference)",
 		Name:    "superuser tokens expire",
 		Text:    "_superusers/auth-with-password answers 200 with a token that carries an exp claim in the future.",
@@ -221,6 +232,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-TOKEN-003",
+		Source:  SourcePocketBase,
 		Section: "§5.1; §2.6 (token format: reference)",
 		Name:    "auth token header and claims",
 		Text: "The token of a 200 login answer is an HS256 JWT (header alg \"HS256\") whose claims hold type " +
@@ -287,6 +299,7 @@ var authTokenRequirements = []*Requirement{
 		}),
 	{
 		ID:      "AUTH-TAMPER-006",
+		Source:  SourceDocument,
 		Section: "§5.8; §5 (401); §7 row 6",
 		Name:    "expired token rejected",
 		Text: "An impersonation token issued with duration 1 is refused once its exp has passed: " +
@@ -320,6 +333,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-TAMPER-007",
+		Source:  SourceDocument,
 		Section: "§5.1 (auth tokens only); §7 row 6",
 		Name:    "file token is not an auth token",
 		Text: "A file token (type \"file\") sent in Authorization to auth-refresh answers 401 \"" +
@@ -338,7 +352,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-TAMPER-008",
-		Section: "§5.8; §5.9 (revocation by password change)",
+		Source:  SourcePocketBase,
+		Section: "§5.8; §5.9 (revocation by password change); reference (the document is silent on revocation by password change)",
 		Name:    "password change revokes old tokens",
 		Text: "After a superuser changes a user's password (PATCH of the record with password and " +
 			"passwordConfirm), the user's earlier token is refused: auth-refresh answers 401 \"" + msgNeedsToken + "\".",
@@ -364,6 +379,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-TAMPER-009",
+		Source:  SourceDocument,
 		Section: "§5.8; §7 row 6",
 		Name:    "token of a deleted record",
 		Text: "Once its record is deleted, a user's token is refused: auth-refresh answers 401 \"" +
@@ -383,7 +399,8 @@ var authTokenRequirements = []*Requirement{
 	// ---- impersonation (§4.5, §5.7) ----
 	{
 		ID:      "AUTH-IMP-001",
-		Section: "§4.5 impersonate; §5.7",
+		Source:  SourcePocketBase,
+		Section: "§4.5 impersonate; §5.7; reference (the document is silent on response shape and claims)",
 		Name:    "superuser impersonates a user",
 		Text: "impersonate/{id} as superuser answers 200 {token, record} with the target's record and a " +
 			"token for it whose claims say type \"auth\", id the target's id and refreshable false.",
@@ -412,6 +429,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-002",
+		Source:  SourceDocument,
 		Section: "§4.5 impersonate; §5.7 (duration in seconds)",
 		Name:    "impersonation duration honoured",
 		Text: "impersonate with {\"duration\": 60} answers 200 with a token whose exp lies 60 seconds " +
@@ -443,7 +461,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-003",
-		Section: "§4.5 impersonate; §2.5 (per-field data)",
+		Source:  SourcePocketBase,
+		Section: "§4.5 impersonate; §2.5 (per-field data); reference (the document is silent on validation of the duration)",
 		Name:    "negative duration refused",
 		Text: "impersonate with {\"duration\": -1} answers 400 \"" + msgValidation + "\" with data.duration " +
 			"{code \"" + codeMinGreaterThan + "\", message}.",
@@ -465,6 +484,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-004",
+		Source:  SourceDocument,
 		Section: "§4.5 impersonate; §5.7; §7 row 8",
 		Name:    "user cannot impersonate",
 		Text:    "impersonate with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
@@ -483,6 +503,7 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-005",
+		Source:  SourceDocument,
 		Section: "§4.5 impersonate; §5.7; §7 row 6",
 		Name:    "impersonate without a token",
 		Text:    "impersonate without Authorization answers 401 \"" + msgNeedsToken + "\".",
@@ -501,7 +522,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-006",
-		Section: "§4.5 impersonate",
+		Source:  SourcePocketBase,
+		Section: "§4.5 impersonate; reference (the document is silent on unknown record)",
 		Name:    "impersonate an unknown record",
 		Text:    "impersonate/{id} as superuser with an id no user has answers 404 \"" + msgNotFound + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -515,7 +537,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-IMP-007",
-		Section: "§4.5 impersonate",
+		Source:  SourcePocketBase,
+		Section: "§4.5 impersonate; reference (the document is silent on non-auth or unknown collection)",
 		Name:    "impersonate in a non-auth or unknown collection",
 		Text: "impersonate as superuser in a base collection, and in a collection that does not exist, " +
 			"answers 404 \"" + msgNoAuthColl + "\".",
@@ -540,6 +563,7 @@ var authTokenRequirements = []*Requirement{
 	// ---- file tokens ----
 	{
 		ID:      "AUTH-FILE-001",
+		Source:  SourcePocketBase,
 		Section: "§5.10 (file tokens; issuing path: reference)",
 		Name:    "file token issued",
 		Text: "POST /api/files/token with a valid auth token answers 200 {token} where the token is a " +
@@ -574,7 +598,8 @@ var authTokenRequirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-FILE-002",
-		Section: "§5.10; §7 row 6",
+		Source:  SourcePocketBase,
+		Section: "§5.10; §7 row 6; reference (the document is silent on the file token endpoint)",
 		Name:    "file token needs auth",
 		Text:    "POST /api/files/token without Authorization answers 401 \"" + msgNeedsToken + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -594,6 +619,7 @@ var authTokenRequirements = []*Requirement{
 func tamper(id, name, what string, mutate func(ctx context.Context, c *Client, tok string) (string, error)) *Requirement {
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§5.1; §5.8; §7 row 6",
 		Name:    "tampered token: " + name,
 		Text:    "auth-refresh answers 401 \"" + msgNeedsToken + "\" to " + what + ".",

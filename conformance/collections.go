@@ -21,6 +21,7 @@ const sectionCollections = "§1 (collections: contract not shown); §7 row 6; re
 var collectionRequirements = []*Requirement{
 	{
 		ID:      "COLL-AUTH-001",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "collections API without a token",
 		Text: "GET /api/collections and POST /api/collections without Authorization answer 401 \"" +
@@ -31,6 +32,7 @@ var collectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-AUTH-002",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "collections API as a regular user",
 		Text: "GET /api/collections and POST /api/collections with a regular user's token answer 403 \"" +
@@ -46,6 +48,7 @@ var collectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-CRUD-001",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "create an auth collection",
 		Text: "POST /api/collections as superuser with {name, type \"auth\"} answers 200 with the collection: " +
@@ -57,6 +60,7 @@ var collectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-CRUD-002",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "create a base collection",
 		Text: "POST /api/collections as superuser with {name, type \"base\"} answers 200 with the collection: " +
@@ -68,6 +72,7 @@ var collectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-CRUD-003",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "view, update and delete a collection",
 		Text: "For a base collection a superuser created: GET /api/collections/{name} and GET " +
@@ -78,6 +83,7 @@ var collectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-CRUD-004",
+		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "list collections",
 		Text: "GET /api/collections?perPage=1000 as superuser answers 200 with a paginated envelope (page, " +

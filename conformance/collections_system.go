@@ -35,6 +35,7 @@ var tokenConfigKeys = []string{"authToken", "passwordResetToken", "emailChangeTo
 var systemCollectionRequirements = []*Requirement{
 	{
 		ID:      "COLL-SYS-001",
+		Source:  SourcePocketBase,
 		Section: sectionSystem,
 		Name:    "_superusers API rules cannot change",
 		Text: "PATCH /api/collections/_superusers as superuser setting any of listRule, viewRule, createRule, " +
@@ -51,6 +52,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-SYS-002",
+		Source:  SourcePocketBase,
 		Section: sectionSystem + "; §5.4",
 		Name:    "guests stay out of _superusers",
 		Text: "After PATCH /api/collections/_superusers {\"createRule\":\"\",\"listRule\":\"\"} is refused with 400, a guest " +
@@ -60,6 +62,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-SYS-003",
+		Source:  SourcePocketBase,
 		Section: sectionSystem,
 		Name:    "_superusers name and type cannot change",
 		Text: "PATCH /api/collections/_superusers as superuser with a new name answers 400 with data.name.code \"" +
@@ -74,6 +77,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-SYS-004",
+		Source:  SourcePocketBase,
 		Section: sectionSystem + "; §5.9",
 		Name:    "_superusers token durations stay in range",
 		Text: "PATCH /api/collections/_superusers with authToken.duration 0 answers 400 with data.authToken.duration.code \"" +
@@ -83,6 +87,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-SYS-005",
+		Source:  SourcePocketBase,
 		Section: sectionSystem,
 		Name:    "every token duration is validated",
 		Text: "On a new auth collection, PATCH with <token>.duration 5 for each of authToken, passwordResetToken, " +
@@ -92,6 +97,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "COLL-SYS-006",
+		Source:  SourcePocketBase,
 		Section: sectionSystem + "; §5.4",
 		Name:    "OAuth2 never enabled on _superusers",
 		Text: "PATCH /api/collections/_superusers {\"oauth2\":{\"enabled\":true}} answers 400 (strongbox refuses it) or " +
@@ -101,6 +107,7 @@ var systemCollectionRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-PK-001",
+		Source:  SourcePocketBase,
 		Section: sectionSystem,
 		Name:    "a record id cannot change",
 		Text: "PATCH /api/collections/users/records/{id} as superuser with another valid id answers 400 with " +

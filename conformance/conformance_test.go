@@ -24,8 +24,8 @@ var (
 // TestAgainstServer runs the whole suite against a running server named by
 // -base-url or CONFORMANCE_BASE_URL, with the superuser credentials in
 // CONFORMANCE_EMAIL and CONFORMANCE_PASSWORD (CONFORMANCE_SMTP_HOST sets
-// Config.SMTPHost, CONFORMANCE_OAUTH2_HOST Config.OAuth2Host, CONFORMANCE_RUN
-// Config.Match, CONFORMANCE_KNOWN Config.Known). It is skipped when no server is named. Each requirement is reported as its own subtest.
+// Config.SMTPHost, CONFORMANCE_OAUTH2_HOST Config.OAuth2Host, CONFORMANCE_PROFILE
+// Config.Profile, CONFORMANCE_RUN Config.Match, CONFORMANCE_KNOWN Config.Known). It is skipped when no server is named. Each requirement is reported as its own subtest.
 func TestAgainstServer(t *testing.T) {
 	base := *baseURLFlag
 	if base == "" {
@@ -43,6 +43,7 @@ func TestAgainstServer(t *testing.T) {
 		Known:      os.Getenv("CONFORMANCE_KNOWN"),
 		SMTPHost:   os.Getenv("CONFORMANCE_SMTP_HOST"),
 		OAuth2Host: os.Getenv("CONFORMANCE_OAUTH2_HOST"),
+		Profile:    Source(os.Getenv("CONFORMANCE_PROFILE")),
 	}
 	rep := Run(t.Context(), cfg)
 	if rep.Err != nil {
@@ -427,19 +428,40 @@ func TestParseEnvelope(t *testing.T) {
 // the fake), found without a real server.
 func TestSuiteAgainstFake(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the whole suite (about 3 s)")
+		t.Skip("runs the whole suite (about 3 s) once per profile")
 	}
-	fake := newFakeServer("admin@example.com", "Passw0rd!123")
-	srv := newFakeHTTPServer(fake)
-	t.Cleanup(srv.Close)
-	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Destructive: true})
-	if len(rep.Results) != len(Requirements) {
-		t.Fatalf("got %d results for %d requirements", len(rep.Results), len(Requirements))
+	for _, profile := range []Source{SourceDocument, SourcePocketBase, SourceStrongbox} {
+		t.Run(string(profile), func(t *testing.T) {
+			fake := newFakeServer("admin@example.com", "Passw0rd!123")
+			srv := newFakeHTTPServer(fake)
+			t.Cleanup(srv.Close)
+			rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+				Destructive: true, Profile: profile})
+			if want := len(inProfile(profile)); len(rep.Results) != want {
+				t.Fatalf("got %d results for the %d requirements of the profile", len(rep.Results), want)
+			}
+			reportAsSubtests(t, rep)
+			checkFakeLeftClean(t, fake)
+		})
 	}
-	reportAsSubtests(t, rep)
+}
 
-	// The suite removes what it created: only the two built-in collections
-	// and the superuser remain.
+// inProfile returns the requirements the profile runs.
+func inProfile(profile Source) []*Requirement {
+	var reqs []*Requirement
+	for _, r := range Requirements {
+		if profile.includes(r.Source) {
+			reqs = append(reqs, r)
+		}
+	}
+	return reqs
+}
+
+// checkFakeLeftClean requires the suite to have removed what it created:
+// only the two built-in collections and the superuser remain, and the
+// settings and the options of users are as they were.
+func checkFakeLeftClean(t *testing.T, fake *fakeServer) {
+	t.Helper()
 	fake.mu.Lock()
 	defer fake.mu.Unlock()
 	if len(fake.collections) != 2 {
@@ -477,7 +499,8 @@ func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 	srv := newFakeHTTPServer(fake)
 	defer srv.Close()
 	start := time.Now()
-	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: "LOG-"})
+	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: "LOG-",
+		Profile: SourceStrongbox})
 	if d := time.Since(start); d > logsWait {
 		t.Errorf("the run took %s: the fixture waited for entries that cannot appear", d)
 	}
@@ -515,7 +538,7 @@ func TestMailChecksSkip(t *testing.T) {
 		t.Skip("runs the mail checks")
 	}
 	needsMail := map[string]bool{"MFA-002": true, "MFA-005": true, "MFA-006": true, "OTP-007": false,
-		"MFA-001": false, "MFA-003": false, "MFA-004": false}
+		"MFA-001": false, "MFA-003": false, "MFA-004": false, "OTP-507": false, "MFA-501": false, "MFA-503": false}
 	for _, tc := range []struct {
 		name   string
 		setup  func(*fakeServer)
@@ -536,7 +559,8 @@ func TestMailChecksSkip(t *testing.T) {
 					reqs = append(reqs, r)
 				}
 			}
-			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123"}, reqs)
+			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
+				Profile: SourceStrongbox}, reqs)
 			for _, res := range rep.Results {
 				mail, listed := needsMail[res.Req.ID]
 				mail = mail || !listed
@@ -586,12 +610,12 @@ func TestOAuth2ChecksSkipAndRestore(t *testing.T) {
 			srv := newFakeHTTPServer(fake)
 			defer srv.Close()
 			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
-				Only: "AUTH-OAUTH2-"}, Requirements)
-			if len(rep.Results) != 9 {
-				t.Fatalf("%d results, want 9", len(rep.Results))
+				Only: "AUTH-OAUTH2-", Profile: SourceStrongbox}, Requirements)
+			if len(rep.Results) != 12 {
+				t.Fatalf("%d results, want 12 (9 and 3 pocketbase twins)", len(rep.Results))
 			}
 			for _, res := range rep.Results {
-				skips := tc.reason != "" && res.Req.ID != "AUTH-OAUTH2-009"
+				skips := tc.reason != "" && res.Req.ID != "AUTH-OAUTH2-009" && res.Req.ID != "AUTH-OAUTH2-509"
 				switch {
 				case skips && (res.Outcome != Skip || !strings.Contains(res.Detail, tc.reason)):
 					t.Errorf("%s: %v %q, want SKIP with %q", res.Req.ID, res.Outcome, res.Detail, tc.reason)

@@ -26,6 +26,20 @@
 // raw connections; HTTP-LIMIT-002: a 2 MiB body to an auth action is
 // refused; PocketBase fails them).
 //
+// # Profiles
+//
+// Each requirement names its [Source]: the interface document's rule
+// ([SourceDocument]), PocketBase v0.31.0's where the document is silent or
+// leaves a choice open ([SourcePocketBase]), or strongbox's own promise
+// ([SourceStrongbox]). [Config.Profile] selects what runs: document (the
+// default), pocketbase (which includes document) or strongbox (which
+// includes both). Where the document leaves a choice open (the envelope's
+// key order, a message §7 does not name, the Z of stats dates, totalPages
+// in the list envelope), the check
+// of a document requirement accepts every reading, and a pocketbase twin
+// whose ID is the original's plus 500 (AUTH-PW-003 and AUTH-PW-503) runs
+// the same check demanding PocketBase's.
+//
 // Every check is shown able to fail: the package's own tests run the suite
 // against an in-memory test double of a server, once as it is (everything
 // passes) and once per deliberate violation it can commit (a wrong message,

@@ -25,19 +25,36 @@ const (
 	codeMinGreaterThan = "validation_min_greater_equal_than_required"
 )
 
+// documentMessages are the messages §7 of the interface document names.
+// Another message is PocketBase's choice where the document leaves it open:
+// only the checks of pocketbase and strongbox requirements demand it.
+var documentMessages = map[string]bool{
+	msgBackupsLoad:    true, // row 1
+	msgBackupBusy:     true, // row 2
+	msgGenericBad:     true, // row 3
+	msgInvalidFilter:  true, // row 4
+	msgFilesystemInit: true, // row 5
+	msgNeedsToken:     true, // row 6
+	msgOnlySuperusers: true, // row 7
+	msgNotAllowed:     true, // row 8
+	msgNotFound:       true, // row 9
+}
+
 var errorRequirements = []*Requirement{
 	{
 		ID:      "ERR-001",
+		Source:  SourceDocument,
 		Section: "§2.5; §7",
 		Name:    "error envelope shape",
 		Text: "Every error response is served as Content-Type application/json and is a JSON object " +
-			"with exactly the keys data, message and status, in that order; data is an object, message a " +
+			"with exactly the keys data, message and status; data is an object, message a " +
 			"string and status the HTTP status code (checked on a 400, 401, 403 and 404).",
 		Run: checkEnvelopeShape,
 	},
 	{
 		ID:      "ERR-002",
-		Section: "§2.5; §7",
+		Source:  SourcePocketBase,
+		Section: "§2.5; §7; reference (the document is silent on unknown routes)",
 		Name:    "unknown route (POST) is a JSON 404",
 		Text:    "A POST to a path no route serves answers 404 \"" + msgNotFound + "\" in the error envelope.",
 		Run: func(ctx context.Context, c *Client) error {
@@ -51,7 +68,8 @@ var errorRequirements = []*Requirement{
 	},
 	{
 		ID:      "ERR-003",
-		Section: "§2.5; §4.3",
+		Source:  SourcePocketBase,
+		Section: "§2.5; §4.3; reference (the document is silent on methods a path does not serve)",
 		Name:    "wrong method on a known path is a JSON 404",
 		Text: "A method a known path does not serve (PUT or DELETE /api/logs, even as superuser) answers " +
 			"404 \"" + msgNotFound + "\" in the error envelope, never a plain-text 405.",
@@ -70,7 +88,8 @@ var errorRequirements = []*Requirement{
 	},
 	{
 		ID:      "ERR-004",
-		Section: "§2.5",
+		Source:  SourcePocketBase,
+		Section: "§2.5; reference (the document is silent on unknown routes)",
 		Name:    "unknown route (GET) is a JSON 404",
 		Text: "A GET of a path no route serves answers 404 in the error envelope (the message is not " +
 			"fixed: PocketBase's static file route answers it).",
@@ -86,7 +105,8 @@ var errorRequirements = []*Requirement{
 }
 
 // checkEnvelopeShape collects error responses of several kinds and checks
-// the envelope's wire form on each: key order and Content-Type.
+// the envelope's wire form on each: Content-Type and, under PocketBase's
+// reading (ERR-501), key order.
 func checkEnvelopeShape(ctx context.Context, c *Client) error {
 	_, userToken, err := c.newUserToken(ctx)
 	if err != nil {
@@ -113,7 +133,7 @@ func checkEnvelopeShape(ctx context.Context, c *Client) error {
 		if err != nil {
 			return err
 		}
-		if !slices.Equal(env.keys, []string{"data", "message", "status"}) {
+		if c.strict() && !slices.Equal(env.keys, []string{"data", "message", "status"}) {
 			return Mismatch("keys in the order data, message, status", fmt.Sprintf("%v in %s", env.keys, r))
 		}
 		if !isJSONContentType(r) {

@@ -181,6 +181,10 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if f.bug("methods-no-mfa") {
 			delete(out, "mfa")
 		}
+		if f.bug("document-readings") {
+			delete(out, "otp")
+			delete(out["password"].(map[string]any), "identityFields")
+		}
 		return q.json(200, out)
 	case action == "auth-with-password" && r.Method == "POST":
 		if !c.passwordEnabled && !f.bug("ignore-password-disabled") {

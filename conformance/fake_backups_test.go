@@ -81,13 +81,17 @@ func (f *fakeServer) backupList(q *fakeReq) error {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	if f.bug("backups-list-descending") {
+	if f.bug("backups-list-descending") || f.bug("document-readings") {
 		slices.Reverse(keys)
 	}
 	list := make([]entry, 0, len(keys))
 	for _, k := range keys {
 		b := f.backups[k]
-		list = append(list, entry{Modified: b.modified.UTC().Format("2006-01-02 15:04:05.000Z"), Key: k, Size: len(b.data)})
+		modified := b.modified.UTC().Format("2006-01-02 15:04:05.000Z")
+		if f.bug("backups-modified-iso") {
+			modified = b.modified.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+		list = append(list, entry{Modified: modified, Key: k, Size: len(b.data)})
 	}
 	if f.bug("backups-ignore-fields") {
 		q.w.Header().Set("Content-Type", "application/json")
@@ -202,12 +206,18 @@ func (f *fakeServer) backupDownload(q *fakeReq, key string) error {
 		return ferr(404, msgNotFound)
 	}
 	ct := "application/zip"
-	if f.bug("download-octet-stream") {
+	if f.bug("download-octet-stream") || f.bug("document-readings") {
 		ct = "application/octet-stream"
 	}
 	q.w.Header().Set("Content-Type", ct)
-	q.w.Header().Set("Content-Disposition", "attachment; filename="+key)
-	http.ServeContent(q.w, q.r, "", b.modified, bytes.NewReader(b.data))
+	if !f.bug("document-readings") {
+		q.w.Header().Set("Content-Disposition", "attachment; filename="+key)
+	}
+	data := b.data
+	if f.bug("download-truncated") {
+		data = data[:len(data)/2]
+	}
+	http.ServeContent(q.w, q.r, "", b.modified, bytes.NewReader(data))
 	q.status = 200
 	return nil
 }

@@ -64,8 +64,15 @@ func pickFields(v any, spec string, bug func(string) bool) any {
 				if str, ok := val.(string); ok && strings.HasPrefix(s.mod, "excerpt(") {
 					args := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s.mod, "excerpt("), ")"), ",")
 					n, _ := strconv.Atoi(strings.TrimSpace(args[0]))
-					val = excerpt(str, n, len(args) > 1 && strings.TrimSpace(args[1]) == "true" && !bug("no-ellipsis") ||
-						bug("excerpt-always-ellipsis"))
+					ellipsis := len(args) > 1 && strings.TrimSpace(args[1]) == "true" && !bug("no-ellipsis") ||
+						bug("excerpt-always-ellipsis")
+					val = excerpt(str, n, ellipsis)
+					if bug("document-readings") && len([]rune(str)) > n { // §4.1: a short plain-text version
+						val = string([]rune(str)[:n])
+						if ellipsis {
+							val = val.(string) + "…"
+						}
+					}
 				}
 				out[s.path[0]] = val
 			}

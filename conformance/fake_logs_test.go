@@ -125,6 +125,9 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 			ti, tp = -1, -1
 		}
 		env := map[string]any{"items": items, "page": page, "perPage": perPage, "totalItems": ti, "totalPages": tp}
+		if f.bug("document-readings") {
+			delete(env, "totalPages")
+		}
 		if f.bug("list-extra-key") {
 			env["count"] = len(items)
 		}
@@ -136,13 +139,17 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 		}
 		counts := map[string]int{}
 		for _, row := range matched {
-			counts[row["created"].(string)[:13]+":00:00.000Z"]++
+			d := row["created"].(string)[:13] + ":00:00.000Z"
+			if f.bug("stats-date-iso") {
+				d = strings.Replace(d, " ", "T", 1)
+			}
+			counts[d]++
 		}
 		out := []map[string]any{}
 		for _, d := range sortedKeys(counts) {
 			out = append(out, map[string]any{"date": d, "total": counts[d]})
 		}
-		if f.bug("stats-without-z") {
+		if f.bug("stats-without-z") || f.bug("document-readings") {
 			for _, o := range out {
 				o["date"] = strings.TrimSuffix(o["date"].(string), "Z")
 			}

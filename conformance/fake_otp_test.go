@@ -76,6 +76,10 @@ func (f *fakeServer) handleOTP(q *fakeReq, collName, action string) error {
 		if f.bug("otp-wrong-code-message") {
 			return ferr(400, msgFailedAuth)
 		}
+		if f.bug("otp-wrong-code-data") {
+			return &fakeErr{status: 400, msg: msgOTPInvalid, data: map[string]any{"password": map[string]any{
+				"code": "validation_invalid_otp", "message": "Invalid OTP."}}}
+		}
 		return ferr(400, msgOTPInvalid)
 	}
 	if !f.bug("otp-reusable") {
@@ -105,6 +109,10 @@ func (f *fakeServer) mfaGate(q *fakeReq, c *fakeCollection, rec *fakeRecord, met
 		f.mfas[id] = &fakeMFA{coll: c, rec: rec, method: method}
 		if f.bug("mfa-challenge-envelope") {
 			return true, &fakeErr{status: 401, msg: "MFA required.", data: map[string]any{"mfaId": id}}
+		}
+		if f.bug("document-readings") { // §5.6: the body contains mfaId, beside what else it likes
+			return true, q.json(401, map[string]any{"status": 401, "message": "A second factor is required.",
+				"data": map[string]any{}, "mfaId": id})
 		}
 		return true, q.json(401, map[string]any{"mfaId": id})
 	}

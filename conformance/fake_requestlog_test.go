@@ -40,7 +40,11 @@ func (f *fakeServer) logRequest(q *fakeReq, start time.Time) {
 	if q.status >= 400 && !f.bug("errors-level-0") {
 		level = 8
 	}
-	f.logs = append(f.logs, &fakeLog{id: fakeID(), created: fakeNow(), level: level,
+	id := fakeID()
+	if f.bug("document-readings") { // §2.2: an identifier, of any form
+		id = "log-" + id
+	}
+	f.logs = append(f.logs, &fakeLog{id: id, created: fakeNow(), level: level,
 		message: r.Method + " " + uri,
 		data: map[string]any{
 			"auth": authName, "execTime": float64(time.Since(start).Microseconds()) / 1000, "method": r.Method,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"strings"
@@ -137,7 +138,37 @@ func (f *fakeServer) collection(idOrName string) *fakeCollection {
 	return nil
 }
 
-// bug reports whether the named deliberate violation is turned on.
+// fakeOwnMessage replaces every message §7 does not name under the bug
+// document-readings: a server free to word those messages as it likes.
+const fakeOwnMessage = "A message of this server's own."
+
+// fakeOwnCodes returns data with every validation code §7 does not name
+// replaced by one of the fake's own, and the message of the one it names
+// in the fake's own words (bug document-readings).
+func fakeOwnCodes(data map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range data {
+		fe, ok := v.(map[string]any)
+		if !ok {
+			out[k] = v
+			continue
+		}
+		fe = maps.Clone(fe)
+		if fe["code"] == "validation_invalid_mime_type" {
+			fe["message"] = "Only application/zip archives, please."
+		} else if _, ok := fe["code"].(string); ok {
+			fe["code"] = "validation_fake_own"
+		}
+		out[k] = fe
+	}
+	return out
+}
+
+// bug reports whether the named deliberate violation is turned on. One of
+// them, document-readings, is no violation of the document: the fake then
+// takes the other choices the document leaves open (the envelope's keys in
+// another order, its own words where §7 names no message, stats dates
+// without a Z), which only the pocketbase twins of stricterReadings refuse.
 func (f *fakeServer) bug(name string) bool { return f.bugs[name] }
 
 func fakeID() string { return newNonce(15) }
@@ -166,6 +197,18 @@ type fakeReq struct {
 }
 
 func (q *fakeReq) json(status int, v any) error {
+	if m, ok := v.(map[string]any); ok && q.f.bug("document-readings") {
+		// §2.6: the record holds id and its fields; collectionId and
+		// collectionName are PocketBase's reading.
+		if rec, ok := m["record"].(map[string]any); ok && m["token"] != nil {
+			rec = maps.Clone(rec)
+			delete(rec, "collectionId")
+			delete(rec, "collectionName")
+			m = maps.Clone(m)
+			m["record"] = rec
+			v = m
+		}
+	}
 	data, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -210,12 +253,22 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			data = map[string]any{}
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if f.bug("envelope-text-plain") {
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		}
 		w.WriteHeader(fe.status)
 		q.status = fe.status
-		if f.bug("envelope-order") {
-			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, fe.msg, mustJSON(data))
+		msg := fe.msg
+		if f.bug("document-readings") && !documentMessages[msg] {
+			msg = fakeOwnMessage
+		}
+		if f.bug("document-readings") {
+			data = fakeOwnCodes(data)
+		}
+		if f.bug("envelope-order") || f.bug("document-readings") {
+			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, msg, mustJSON(data))
 		} else {
-			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), fe.msg, fe.status)
+			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), msg, fe.status)
 		}
 	}
 	f.logRequest(q, start)

@@ -47,6 +47,7 @@ const (
 var hostileRequirements = []*Requirement{
 	{
 		ID:      "HTTP-PATH-001",
+		Source:  SourceStrongbox,
 		Section: sectionRawEnvelope,
 		Name:    "a path that is not canonical is redirected with the envelope",
 		Text: "A GET of a path with an empty segment, \".\" or \"..\" (//api/health?cf=…, /./api/health, " +
@@ -58,6 +59,7 @@ var hostileRequirements = []*Requirement{
 	},
 	{
 		ID:      "HTTP-RAW-001",
+		Source:  SourceStrongbox,
 		Section: sectionRawEnvelope,
 		Name:    "oversized request headers are refused with the envelope",
 		Text: "A GET /api/health whose one header line is 40,000 bytes long, sent on a raw connection, " +
@@ -68,6 +70,7 @@ var hostileRequirements = []*Requirement{
 	},
 	{
 		ID:      "HTTP-RAW-002",
+		Source:  SourceStrongbox,
 		Section: sectionRawEnvelope,
 		Name:    "a malformed request line is refused with the envelope",
 		Text: "The bytes \"GARBAGE\\r\\n\\r\\n\" sent on a raw connection are answered 400 \"" + msgGenericBad +
@@ -77,6 +80,7 @@ var hostileRequirements = []*Requirement{
 	},
 	{
 		ID:      "HTTP-LIMIT-002",
+		Source:  SourceStrongbox,
 		Section: sectionAuthBody,
 		Name:    "a 2 MiB body to an auth action is refused",
 		Text: "A POST to /api/collections/users/auth-with-password whose JSON body (sent with its " +

@@ -29,6 +29,7 @@ var securityHeaders = [][2]string{
 var httpRequirements = []*Requirement{
 	{
 		ID:      "HTTP-HEADERS-001",
+		Source:  SourcePocketBase,
 		Section: "§1 (not shown); reference pocketbase-auth.md §0.4, pocketbase-observed.md (conventions)",
 		Name:    "security headers on every response",
 		Text: "Every response carries X-Content-Type-Options: nosniff, X-Frame-Options: SAMEORIGIN and " +
@@ -62,6 +63,7 @@ var httpRequirements = []*Requirement{
 	},
 	{
 		ID:      "HTTP-LIMIT-001",
+		Source:  SourcePocketBase,
 		Section: "§8 (maximum body size not shown); reference pocketbase-auth.md §0.2 (body limit), pocketbase-backups-logs-filter.md §5.2",
 		Name:    "request body over 32 MiB refused",
 		Text: "A POST to /api/collections/users/auth-with-password whose JSON body (sent with its " +

@@ -18,6 +18,7 @@ func logsAuthReq(id, endpoint string, asUser bool) *Requirement {
 	}
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§4.3 " + endpoint + ", Errors; §5.10; " + row,
 		Name:    name,
 		Text:    fmt.Sprintf("%s %s answers %d %q.", endpoint, who, status, msg),
@@ -54,6 +55,7 @@ var logsAuthRequirements = []*Requirement{
 	logsAuthReq("LOG-AUTH-006", "GET /api/logs/stats", true),
 	{
 		ID:      "LOG-AUTH-007",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs, Errors; §7 row 6",
 		Name:    "invalid token is no token",
 		Text:    "GET /api/logs with a malformed token in Authorization answers 401 \"" + msgNeedsToken + "\".",
@@ -68,7 +70,8 @@ var logsAuthRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-AUTH-008",
-		Section: "§4.3 GET /api/logs, Errors; §7 rows 4 and 6",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs, Errors; §7 rows 4 and 6; reference (the document is silent on which error wins)",
 		Name:    "authorization is checked before the filter",
 		Text: "GET /api/logs without a token and with a malformed filter answers 401 \"" + msgNeedsToken +
 			"\", not 400: the query is not examined for a caller who may not list logs.",

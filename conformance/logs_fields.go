@@ -13,18 +13,22 @@ import (
 var logsFieldsRequirements = []*Requirement{
 	{
 		ID:      "LOG-FIELDS-001",
+		Source:  SourceDocument,
 		Section: "§4.1; §4.3 GET /api/logs",
 		Name:    "list with fields",
 		Text: "GET /api/logs?fields=id,message answers 200 with every item holding only id and message, " +
-			"and the envelope keys page, perPage, totalItems, totalPages kept.",
+			"and the envelope keys page, perPage, totalItems (and totalPages, if the server sends it) kept.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			q := query("filter", m.scope, "fields", "id,message", "sort", "created")
 			list, err := c.listLogs(ctx, q)
 			if err != nil {
 				return err
 			}
-			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") || list.totalItems != 4 {
-				return Mismatch("the full envelope with totalItems 4", fmt.Sprintf("keys %v and totalItems %v", list.keys, list.totalItems))
+			if err := c.expectListKeys(list.keys); err != nil {
+				return fmt.Errorf("the full envelope: %w", err)
+			}
+			if list.totalItems != 4 {
+				return Mismatch("totalItems 4", fmt.Sprint(list.totalItems))
 			}
 			if len(list.items) != 4 {
 				return Mismatch("4 items", fmt.Sprint(len(list.items)))
@@ -42,6 +46,7 @@ var logsFieldsRequirements = []*Requirement{
 	excerptReq("LOG-FIELDS-003", "message:excerpt(5)", 5, false),
 	{
 		ID:      "LOG-FIELDS-004",
+		Source:  SourceDocument,
 		Section: "§4.1 (nested selection by dotted path)",
 		Name:    "list with a nested field",
 		Text:    "GET /api/logs?fields=data.status,id answers 200 with items holding only id and data, data holding only status.",
@@ -74,10 +79,11 @@ func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
 	}
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§4.1 (:excerpt); §4.3 GET /api/logs",
 		Name:    "list with " + spec,
-		Text: "GET /api/logs?fields=" + spec + " answers 200 with items holding only message, cut to its first " +
-			fmt.Sprint(max) + " characters with surrounding space trimmed" + suffix + " (" + example + ").",
+		Text: "GET /api/logs?fields=" + spec + " answers 200 with items holding only message, cut to at most its first " +
+			fmt.Sprint(max) + " characters" + ellipsisNote(ellipsis) + " (PocketBase: trimmed" + suffix + ", " + example + ").",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			list, err := c.listLogs(ctx, query("filter", m.scope, "fields", spec, "sort", "created"))
 			if err != nil {
@@ -88,14 +94,55 @@ func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
 			}
 			for i, k := range loggedMarks {
 				msg, _ := getString(m.entries[k], "message")
-				want := map[string]any{"message": excerpt(msg, max, ellipsis)}
-				if !reflect.DeepEqual(list.items[i], want) {
-					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
+				if err := c.expectExcerpt(list.items[i], msg, max, ellipsis); err != nil {
+					return fmt.Errorf("item %d: %w", i, err)
 				}
 			}
 			return nil
 		}),
 	}
+}
+
+// ellipsisNote says what the document's reading allows at the end of a
+// cut excerpt.
+func ellipsisNote(ellipsis bool) string {
+	if ellipsis {
+		return ", then an ellipsis (\"...\" or \"…\")"
+	}
+	return " and no ellipsis"
+}
+
+// expectExcerpt requires item to be {"message": <the :excerpt(max,
+// ellipsis) of full>}. §4.1 asks for "a short plain-text version": under
+// the document's reading a cut of at most max characters of the start of
+// full (an ellipsis, "..." or "…", after it when asked for and the text was
+// cut, none otherwise); under PocketBase's exactly its form (excerpt).
+func (c *Client) expectExcerpt(item map[string]any, full string, max int, ellipsis bool) error {
+	want := map[string]any{"message": excerpt(full, max, ellipsis)}
+	if c.strict() || reflect.DeepEqual(item, want) {
+		if !reflect.DeepEqual(item, want) {
+			return Mismatch(jsonText(want), jsonText(item))
+		}
+		return nil
+	}
+	got, ok := item["message"].(string)
+	if !ok || len(item) != 1 {
+		return Mismatch(`{"message": <a string>}`, jsonText(item))
+	}
+	cut := got
+	if ellipsis && len([]rune(full)) > max {
+		var had bool
+		if cut, had = strings.CutSuffix(got, "..."); !had {
+			cut, had = strings.CutSuffix(got, "…")
+		}
+		if !had {
+			return Mismatch(fmt.Sprintf("a cut of %q ending in an ellipsis", full), jsonText(item))
+		}
+	}
+	if cut == "" || len([]rune(cut)) > max || !strings.HasPrefix(full, cut) {
+		return Mismatch(fmt.Sprintf("the first %d characters at most of %q%s", max, full, ellipsisNote(ellipsis)), jsonText(item))
+	}
+	return nil
 }
 
 // excerpt is the plain-text :excerpt of s (the marked messages hold no

@@ -19,7 +19,7 @@ import (
 // (combined with the scope) and expects exactly the marks want.
 func filterReq(id, section, name, text, filter string, want ...string) *Requirement {
 	return &Requirement{
-		ID: id, Section: section, Name: name, Text: text,
+		ID: id, Source: SourceDocument, Section: section, Name: name, Text: text,
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			got, _, err := c.listMarked(ctx, m, "filter", filter)
 			if err != nil {
@@ -61,6 +61,7 @@ func operatorReq(n int, op, filter string, want ...string) *Requirement {
 func malformedReq(id, path, filter, why string) *Requirement {
 	return &Requirement{
 		ID:      id,
+		Source:  SourceDocument,
 		Section: "§4.4; §4.3 GET " + path + ", Errors; §7 row 4",
 		Name:    "malformed filter on " + path + ": " + filter,
 		Text: "GET " + path + " with filter `" + filter + "` (" + why + ") answers 400 \"" + msgInvalidFilter +
@@ -118,6 +119,7 @@ var logsFilterRequirements = []*Requirement{
 		markMissing, markSuper),
 	{
 		ID:      "LOG-FILTER-022",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (filter fields id, created)",
 		Name:    "filter by id and created",
 		Text: "GET /api/logs answers 200 to a filter on id (`id = \"<id>\"`) with that entry, and one on created " +
@@ -142,6 +144,7 @@ var logsFilterRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-FILTER-023",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (filter is optional)",
 		Name:    "empty filter means no filter",
 		Text: "GET /api/logs?filter= (empty) answers 200 like a list without filter: the same totalItems and the " +
@@ -202,6 +205,7 @@ var logsFilterRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-FILTER-024",
+		Source:  SourceDocument,
 		Section: "§4.4 (wildcard %)",
 		Name:    "like with explicit wildcards",
 		Text: "A ~ operand containing % is used as the pattern itself: filter `message ~ \"GET /api/health%\"` " +

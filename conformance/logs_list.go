@@ -12,17 +12,18 @@ import (
 var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-001",
+		Source:  SourceDocument,
 		Section: "§2.4; §4.3 GET /api/logs",
 		Name:    "list envelope",
-		Text: "GET /api/logs answers 200 with an object of exactly the keys page, perPage, totalItems, " +
-			"totalPages (integers) and items (an array of entries, no longer than perPage).",
+		Text: "GET /api/logs answers 200 with an object of exactly the keys page, perPage, totalItems " +
+			"(integers) and items (an array of entries, no longer than perPage), and perhaps totalPages (an integer).",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			list, err := c.listLogs(ctx, query("perPage", "2"))
 			if err != nil {
 				return err
 			}
-			if !sameKeys(list.keys, "items", "page", "perPage", "totalItems", "totalPages") {
-				return Mismatch("exactly the keys items, page, perPage, totalItems, totalPages", fmt.Sprint(list.keys))
+			if err := c.expectListKeys(list.keys); err != nil {
+				return err
 			}
 			if len(list.items) > 2 || list.perPage != 2 {
 				return Mismatch("perPage 2 and at most 2 items", fmt.Sprintf("perPage %v and %d items", list.perPage, len(list.items)))
@@ -35,6 +36,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-002",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs; §8 (page default 1, perPage default 30)",
 		Name:    "paging defaults",
 		Text: "GET /api/logs without paging parameters answers 200 with page 1 and perPage 30, with " +
@@ -49,6 +51,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-003",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (maximum perPage: reference)",
 		Name:    "perPage capped at 1000",
 		Text:    "GET /api/logs?perPage=5000 answers 200 with perPage 1000 and at most 1000 items.",
@@ -62,7 +65,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-004",
-		Section: "§4.3 GET /api/logs; §8",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on perPage below 1)",
 		Name:    "perPage below 1 means the default",
 		Text:    "GET /api/logs with perPage=0 or perPage=-1 answers 200 with perPage 30.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -80,7 +84,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-005",
-		Section: "§4.3 GET /api/logs; §8",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on page below 1)",
 		Name:    "page below 1 means the first page",
 		Text:    "GET /api/logs?perPage=2 with page=0 or page=-1 answers 200 with page 1.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -98,7 +103,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-006",
-		Section: "§4.3 GET /api/logs (page is a number)",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs (page is a number); reference (the document is silent on a page that is not a number)",
 		Name:    "non-numeric page refused",
 		Text:    "GET /api/logs?page=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -112,7 +118,8 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-007",
-		Section: "§4.3 GET /api/logs (perPage is a number)",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs (perPage is a number); reference (the document is silent on a perPage that is not a number)",
 		Name:    "non-numeric perPage refused",
 		Text:    "GET /api/logs?perPage=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -126,6 +133,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-008",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (skipTotal: reference)",
 		Name:    "skipTotal",
 		Text: "GET /api/logs?skipTotal=1 answers 200 with totalItems -1 and totalPages -1, and still " +
@@ -143,10 +151,11 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-009",
+		Source:  SourceDocument,
 		Section: "§2.4; §4.3 GET /api/logs (page, perPage)",
 		Name:    "pages split the matches",
-		Text: "With a filter matching 4 entries and perPage=3, page 1 holds 3 items with totalItems 4 and " +
-			"totalPages 2, page 2 holds the 4th, and page 3 answers 200 with no items and page 3.",
+		Text: "With a filter matching 4 entries and perPage=3, page 1 holds 3 items with totalItems 4, " +
+			"page 2 holds the 4th, and page 3 answers 200 with no items and page 3.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			var all []string
 			for page, want := range []int{3, 1, 0} {
@@ -155,7 +164,7 @@ var logsListRequirements = []*Requirement{
 					return err
 				}
 				if len(got) != want || list.page != page+1 || list.perPage != 3 ||
-					list.totalItems != 4 || list.totalPages != 2 {
+					list.totalItems != 4 || (c.strict() || list.hasTotalPages) && list.totalPages != 2 {
 					return fmt.Errorf("page %d: %w", page+1, Mismatch(
 						fmt.Sprintf("%d items, page %d, perPage 3, totalItems 4, totalPages 2", want, page+1),
 						fmt.Sprintf("%d items, page %v, perPage %v, totalItems %v, totalPages %v",
@@ -168,6 +177,7 @@ var logsListRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-LIST-010",
+		Source:  SourcePocketBase,
 		Section: "§4.3 GET /api/logs (default order: reference)",
 		Name:    "default order is oldest first",
 		Text:    "GET /api/logs without sort answers 200 listing entries in the order they were logged, oldest first.",
@@ -191,7 +201,7 @@ func expectPaging(l *logList, page, perPage int) error {
 	if len(l.items) != want {
 		return Mismatch(fmt.Sprintf("%d items (totalItems %d)", want, l.totalItems), fmt.Sprint(len(l.items)))
 	}
-	if pages := (l.totalItems + perPage - 1) / perPage; l.totalItems >= 0 && l.totalPages != pages {
+	if pages := (l.totalItems + perPage - 1) / perPage; l.totalItems >= 0 && l.hasTotalPages && l.totalPages != pages {
 		return Mismatch(fmt.Sprintf("totalPages ceil(%d/%d) = %d", l.totalItems, perPage, pages), fmt.Sprint(l.totalPages))
 	}
 	return nil

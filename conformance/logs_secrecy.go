@@ -18,6 +18,7 @@ import (
 var logSecrecyRequirements = []*Requirement{
 	{
 		ID:      "LOG-SECRET-001",
+		Source:  SourceStrongbox,
 		Section: "issue 4 (request logging: secrets never reach the log); §2.2 data.url, message",
 		Name:    "token parameter and Authorization are not logged",
 		Text: "Issue 4 requires that the token query parameter and any Authorization value are redacted from " +
@@ -29,6 +30,7 @@ var logSecrecyRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SECRET-002",
+		Source:  SourceStrongbox,
 		Section: "issue 8 (strongbox promise: secrets never reach the logs); §2.2 data.url, data.referer, message",
 		Name:    "secret parameters by any spelling and Referer userinfo are not logged",
 		Text: "Beyond the document and PocketBase: a GET /api/health (answered 200) whose query carries " +

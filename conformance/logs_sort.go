@@ -14,6 +14,7 @@ import (
 var logsSortRequirements = []*Requirement{
 	{
 		ID:      "LOG-SORT-001",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (sort, ascending)",
 		Name:    "sort by created ascending",
 		Text:    "GET /api/logs with sort=created, and with sort=+created, answers 200 listing the entries oldest first.",
@@ -32,6 +33,7 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-002",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (sort, prefix - for descending)",
 		Name:    "sort by created descending",
 		Text:    "GET /api/logs with sort=-created answers 200 listing the entries newest first.",
@@ -47,7 +49,8 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-003",
-		Section: "§4.3 GET /api/logs (supported sort fields)",
+		Source:  SourcePocketBase,
+		Section: "§4.3 GET /api/logs (supported sort fields); reference (the document is silent on an unknown sort field)",
 		Name:    "unknown sort field refused",
 		Text:    "GET /api/logs?sort=unknownfield answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -61,6 +64,7 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-004",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (sort @random)",
 		Name:    "sort @random",
 		Text:    "GET /api/logs?sort=@random answers 200 with the same matching entries, in some order.",
@@ -74,6 +78,7 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-005",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (sort by data.* attributes)",
 		Name:    "sort by data attributes",
 		Text: "GET /api/logs with sort=data.url answers 200 listing entries by URL ascending, and with sort=-data.status " +
@@ -100,6 +105,7 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-006",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (comma-separated sort attributes)",
 		Name:    "sort by several attributes",
 		Text: "GET /api/logs with sort=-level,created answers 200 listing the level 8 entries first, each group oldest " +
@@ -114,6 +120,7 @@ var logsSortRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOG-SORT-007",
+		Source:  SourceDocument,
 		Section: "§4.3 GET /api/logs (sort by id)",
 		Name:    "sort by id",
 		Text:    "GET /api/logs with sort=id answers 200 listing the entries by id ascending, and sort=-id descending.",

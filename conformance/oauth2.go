@@ -49,6 +49,7 @@ var metaKeys = []string{"id", "name", "username", "email", "avatarURL", "avatarU
 var oauth2Requirements = []*Requirement{
 	{
 		ID:      "AUTH-OAUTH2-001",
+		Source:  SourcePocketBase,
 		Section: sectionOAuth2Methods,
 		Name:    "auth-methods lists a configured provider",
 		Text: "With the suite's provider configured on users as \"oidc\" (enabled, PKCE on), auth-methods answers 200 " +
@@ -80,6 +81,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-002",
+		Source:  SourcePocketBase,
 		Section: sectionOAuth2 + "; " + refOAuth2,
 		Name:    "a first OAuth2 sign-in creates the user",
 		Text: "auth-with-oauth2 {provider \"oidc\", code, codeVerifier, redirectURL} with a code the provider issued " +
@@ -98,6 +100,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-003",
+		Source:  SourceDocument,
 		Section: sectionOAuth2 + "; " + refOAuth2,
 		Name:    "a second OAuth2 sign-in finds the same user",
 		Text: "A second auth-with-oauth2 for the same provider identity (a new code) answers 200 with the same " +
@@ -124,6 +127,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-004",
+		Source:  SourceDocument,
 		Section: sectionOAuth2 + "; §5 status codes (400); " + refOAuth2,
 		Name:    "a code the provider refuses",
 		Text: "auth-with-oauth2 with a code the provider never issued (its token endpoint answers 400 invalid_grant) " +
@@ -147,6 +151,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-005",
+		Source:  SourcePocketBase,
 		Section: sectionOAuth2 + "; §5 status codes (400); " + refOAuth2,
 		Name:    "a failing user endpoint",
 		Text: "auth-with-oauth2 with a good code whose access token the provider's user endpoint answers with 500 " +
@@ -174,6 +179,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-006",
+		Source:  SourceDocument,
 		Section: sectionOAuth2 + "; §5 rule 5; §5 status codes (403); " + refOAuth2,
 		Name:    "OAuth2 refused when the collection has it off",
 		Text: "With the provider configured on users but oauth2.enabled false, auth-methods reports oauth2.enabled " +
@@ -200,6 +206,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-007",
+		Source:  SourcePocketBase,
 		Section: sectionOAuth2 + "; reference pocketbase-auth.md §1.5 step 4 (validation under the loading message)",
 		Name:    "a provider not configured on the collection",
 		Text: "With only \"oidc\" configured, auth-with-oauth2 with provider \"oidc2\" (a name PocketBase registers) " +
@@ -228,6 +235,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-008",
+		Source:  SourcePocketBase,
 		Section: sectionOAuth2 + "; reference pocketbase-auth.md §1.5 step 4 (validation under the loading message)",
 		Name:    "code and redirectURL are required",
 		Text: "auth-with-oauth2 {provider \"oidc\"} without code and redirectURL answers 400 \"" + msgLoadFailed +
@@ -255,6 +263,7 @@ var oauth2Requirements = []*Requirement{
 	},
 	{
 		ID:      "AUTH-OAUTH2-009",
+		Source:  SourceDocument,
 		Section: "§5 rule 4; §2.7; §4.5 auth-with-oauth2; reference pocketbase-auth.md §2.4",
 		Name:    "never OAuth2 for _superusers",
 		Text: "After PATCH /api/collections/_superusers with oauth2 {enabled true, providers [the suite's \"oidc\"]} " +

@@ -36,6 +36,7 @@ const (
 var otpRequirements = []*Requirement{
 	{
 		ID:      "OTP-001",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "request-otp answers an otpId and mails the code",
 		Text: "With otp.enabled on users, request-otp with a user's email answers 200 with exactly {\"otpId\": " +
@@ -55,6 +56,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-002",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §2.6",
 		Name:    "auth-with-otp with the mailed code",
 		Text: "auth-with-otp with the otpId and the mailed code (in password) answers 200 with the §2.6 " +
@@ -81,6 +83,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-003",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "auth-with-otp with a wrong code",
 		Text:    "auth-with-otp with a live otpId and a code other than the mailed one answers 400 \"" + msgOTPInvalid + "\" with empty data.",
@@ -106,6 +109,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-004",
+		Source:  SourceDocument,
 		Section: sectionOTP,
 		Name:    "an OTP is single use",
 		Text: "auth-with-otp with an otpId and code already used for a successful sign-in (200) answers 400 \"" +
@@ -139,6 +143,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-005",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §5 status codes (429)",
 		Name:    "the sixth OTP attempt is refused",
 		Text: "After 5 auth-with-otp attempts with wrong codes (each 400 \"" + msgOTPInvalid + "\") for one " +
@@ -175,6 +180,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-006",
+		Source:  SourcePocketBase,
 		Section: sectionOTP,
 		Name:    "request-otp for an unknown email",
 		Text: "request-otp with an email no record has answers 200 with exactly {\"otpId\"}, an id as long " +
@@ -209,6 +215,7 @@ var otpRequirements = []*Requirement{
 	},
 	{
 		ID:      "OTP-007",
+		Source:  SourceDocument,
 		Section: sectionOTP + "; §5 status codes (403)",
 		Name:    "OTP refused when the collection has it off",
 		Text: "With otp.enabled off on users, request-otp with a user's email and auth-with-otp with any " +
@@ -242,10 +249,11 @@ var otpRequirements = []*Requirement{
 var mfaRequirements = []*Requirement{
 	{
 		ID:      "MFA-001",
+		Source:  SourceDocument,
 		Section: sectionMFA,
 		Name:    "a first factor answers 401 with an mfaId",
 		Text: "With mfa.enabled and otp.enabled on users, auth-with-password with a user's right password " +
-			"answers 401 with a body of exactly {\"mfaId\": <non-empty string>}, and no token.",
+			"answers 401 with a body holding mfaId (a non-empty string), and no token.",
 		Run: func(ctx context.Context, c *Client) error {
 			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
 				return err
@@ -260,6 +268,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-002",
+		Source:  SourceDocument,
 		Section: sectionMFA + "; §2.6",
 		Name:    "OTP as second factor completes the sign-in",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-otp?mfaId=<it> with the user's mailed " +
@@ -279,6 +288,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-003",
+		Source:  SourceDocument,
 		Section: sectionMFA,
 		Name:    "the second factor must be another method",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-password?mfaId=<it> with the same " +
@@ -304,6 +314,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-004",
+		Source:  SourcePocketBase,
 		Section: sectionMFA,
 		Name:    "an unknown mfaId is refused",
 		Text: "With MFA on, auth-with-password?mfaId=<an id no session has> with the user's right password " +
@@ -325,6 +336,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-005",
+		Source:  SourcePocketBase,
 		Section: sectionMFA,
 		Name:    "another record's mfaId is refused",
 		Text: "With MFA on, user B's auth-with-otp?mfaId=<the mfaId of user A's password first factor> with " +
@@ -359,6 +371,7 @@ var mfaRequirements = []*Requirement{
 	},
 	{
 		ID:      "MFA-006",
+		Source:  SourceDocument,
 		Section: sectionMFA + "; §5 rule 8",
 		Name:    "auth-refresh needs no second factor",
 		Text: "With MFA on, auth-refresh with the token of a completed password + OTP sign-in answers 200 " +
@@ -421,6 +434,24 @@ func onlyStringKey(r *response, status int, key string) (string, error) {
 	return v, nil
 }
 
+// stringKeyWithoutToken requires status and a JSON object holding key as
+// a non-empty string, and no token; other keys may be there.
+func stringKeyWithoutToken(r *response, status int, key string) (string, error) {
+	want := fmt.Sprintf("%d with an object holding %q (a non-empty string) and no token", status, key)
+	if r.status != status {
+		return "", Mismatch(want, r.String())
+	}
+	m, err := object(r)
+	if err != nil {
+		return "", Mismatch(want, r.String())
+	}
+	v, _ := getString(m, key)
+	if _, token := m["token"]; v == "" || token {
+		return "", Mismatch(want, r.String())
+	}
+	return v, nil
+}
+
 // otpFor requests an OTP for email and reads its code from the mail.
 func (c *Client) otpFor(ctx context.Context, sink *smtpSink, opts *authOptions, email string) (id, code string, err error) {
 	id, err = requestOTP(ctx, c, email)
@@ -460,13 +491,18 @@ func mfaQuery(mfaID string) url.Values {
 }
 
 // firstFactor signs u in with its password on an MFA collection and
-// requires 401 with exactly {"mfaId"}; it returns the id.
+// requires 401 with a body holding mfaId and no token (exactly {"mfaId"}
+// under PocketBase's reading); it returns the id.
 func firstFactor(ctx context.Context, c *Client, u *user) (string, error) {
 	r, err := passwordLogin(ctx, c, "", u.email, u.password)
 	if err != nil {
 		return "", err
 	}
-	id, err := onlyStringKey(r, http.StatusUnauthorized, "mfaId")
+	// §5.6: the body contains mfaId; PocketBase's holds nothing else.
+	id, err := stringKeyWithoutToken(r, http.StatusUnauthorized, "mfaId")
+	if c.strict() {
+		id, err = onlyStringKey(r, http.StatusUnauthorized, "mfaId")
+	}
 	if err != nil {
 		return "", fmt.Errorf("password as first factor: %w", err)
 	}

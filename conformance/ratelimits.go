@@ -41,6 +41,7 @@ const (
 var rateLimitRequirements = []*Requirement{
 	{
 		ID:      "RATE-001",
+		Source:  SourcePocketBase,
 		Section: sectionRateLimits,
 		Name:    "settings hold rateLimits",
 		Text: "GET /api/settings as superuser answers 200 with rateLimits, an object of enabled (boolean) and " +
@@ -53,6 +54,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "RATE-002",
+		Source:  SourcePocketBase,
 		Section: sectionRateLimits,
 		Name:    "invalid rate limit rule refused",
 		Text: "PATCH /api/settings with the rule {label \"no spaces\", maxRequests -1, duration -1, audience " +
@@ -81,6 +83,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "RATE-003",
+		Source:  SourcePocketBase,
 		Section: sectionRateLimits,
 		Name:    "enabled without rules, or with conflicting rules, refused",
 		Text: "PATCH /api/settings with rateLimits {enabled true, rules []} answers 400 \"" + msgSettingsSave +
@@ -107,6 +110,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "RATE-004",
+		Source:  SourcePocketBase,
 		Section: sectionRateLimits,
 		Name:    "path rules per audience, never for superusers",
 		Text: "With rateLimits enabled and the rules {label \"GET /api/cf_<random>\", audience \"@guest\", " +
@@ -140,6 +144,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "RATE-005",
+		Source:  SourcePocketBase,
 		Section: sectionRateLimits,
 		Name:    "a collection's own rule before the wildcard",
 		Text: "With rateLimits enabled and the rules {label \"*:auth\", maxRequests 100, duration 60} and {label " +
@@ -172,6 +177,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOGIN-THROTTLE-001",
+		Source:  SourceStrongbox,
 		Section: sectionLoginThrott,
 		Name:    "failed logins throttle the identity at that client only",
 		Text: "With rateLimits as they are (off by default) and clients told apart by a trusted proxy header, after " +
@@ -215,6 +221,7 @@ var rateLimitRequirements = []*Requirement{
 	},
 	{
 		ID:      "LOGIN-THROTTLE-002",
+		Source:  SourceStrongbox,
 		Section: sectionLoginThrott,
 		Name:    "only failures count, and a login clears them",
 		Text: "From one client address (told apart by a trusted proxy header), four wrong passwords for a new user " +

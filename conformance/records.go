@@ -33,6 +33,7 @@ var recordRequirements = []*Requirement{
 	// ---- sign-up validation ----
 	{
 		ID:      "REC-SIGNUP-001",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up requires email, password and passwordConfirm",
 		Text: "POST /api/collections/users/records as a guest with an empty JSON object answers 400 \"" +
@@ -52,6 +53,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-002",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up password shorter than 8",
 		Text: "A sign-up whose password (and confirmation) is 7 characters long answers 400 \"" + msgCreateFailed +
@@ -65,6 +67,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-003",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up password longer than 71 bytes",
 		Text: "A sign-up whose password (and confirmation) is 72 bytes long answers 400 \"" + msgCreateFailed +
@@ -79,6 +82,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-004",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up with a mismatched confirmation",
 		Text: "A sign-up whose passwordConfirm differs from password answers 400 \"" + msgCreateFailed +
@@ -91,6 +95,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-005",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up with a malformed email",
 		Text: "A sign-up whose email is not an email address (\"cf-…-example.com\", no @) answers 400 \"" +
@@ -101,6 +106,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-006",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up with an email already taken",
 		Text: "A sign-up with the email of an existing user of the collection answers 400 \"" + msgCreateFailed +
@@ -115,6 +121,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-007",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up result hides secrets and a private email",
 		Text: "A valid sign-up by a guest without emailVisibility answers 200 with the new record: id (15 " +
@@ -139,6 +146,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-SIGNUP-008",
+		Source:  SourcePocketBase,
 		Section: sectionSignUp,
 		Name:    "sign-up with emailVisibility shows the email",
 		Text: "A valid sign-up by a guest with emailVisibility true answers 200 with a record holding that " +
@@ -167,6 +175,7 @@ var recordRequirements = []*Requirement{
 	// ---- who may see which record ----
 	{
 		ID:      "REC-ACCESS-001",
+		Source:  SourcePocketBase,
 		Section: sectionRecordAccess,
 		Name:    "guest cannot list superusers",
 		Text: "GET /api/collections/_superusers/records without a token (the collection's list rule is " +
@@ -182,6 +191,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-ACCESS-002",
+		Source:  SourcePocketBase,
 		Section: sectionRecordAccess,
 		Name:    "a user views their own record",
 		Text: "GET /api/collections/users/records/{id} with the token of the user {id} answers 200 with that " +
@@ -196,6 +206,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-ACCESS-003",
+		Source:  SourcePocketBase,
 		Section: sectionRecordAccess,
 		Name:    "another user's record is not found",
 		Text: "GET /api/collections/users/records/{id} of another user, with a user's token or without a " +
@@ -227,6 +238,7 @@ var recordRequirements = []*Requirement{
 	},
 	{
 		ID:      "REC-ACCESS-004",
+		Source:  SourcePocketBase,
 		Section: sectionRecordAccess,
 		Name:    "a superuser views any user",
 		Text: "GET /api/collections/users/records/{id} with a superuser token answers 200 for each of two " +

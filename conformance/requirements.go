@@ -1,6 +1,11 @@
 package conformance
 
-import "slices"
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, hostile clients (issue 8), password login, records
@@ -19,7 +24,11 @@ import "slices"
 //
 // Backups (§4.2, backups.go) run last: a full restore (only with
 // Config.Destructive) restarts the server.
-var Requirements = slices.Concat(
+//
+// Where the document leaves a choice open, a document requirement accepts
+// every reading it allows and a pocketbase twin demands PocketBase's
+// (stricterReadings).
+var Requirements = withStricterReadings(slices.Concat(
 	errorRequirements,
 	httpRequirements,
 	hostileRequirements,
@@ -40,4 +49,102 @@ var Requirements = slices.Concat(
 	logsRequirements,
 	logSecrecyRequirements,
 	backupRequirements,
-)
+), stricterReadings)
+
+// stricterReading names a document requirement whose check accepts every
+// reading of something the document leaves open, and states PocketBase's
+// reading of it, which the requirement's pocketbase twin demands.
+type stricterReading struct {
+	of   string // the document requirement
+	what string // what the document leaves open, and PocketBase's choice
+}
+
+// stricterReadings are the document requirements that have a pocketbase
+// twin. The twin runs the same check with Client.strict true, and its ID is
+// the original's with 500 added (AUTH-PW-003 → AUTH-PW-503), so that the
+// pair reads as one. The checks consult Client.strict for these things
+// only: the key order of the error envelope, the messages §7 does not name
+// (expectError), the Z of stats dates, totalPages in the list envelope, the
+// auth-methods keys §2.7 leaves open, the order of the backup list, and the
+// headers of a backup download, the body of an MFA challenge, and the
+// collectionId and collectionName of an authenticated record, the form of
+// log ids, the exact form of an :excerpt, and validation codes and messages
+// §7 does not name.
+var stricterReadings = []stricterReading{
+	{"ERR-001", "the error envelope's keys in the order data, message, status (§2.5 lists the fields, not an order)"},
+	{"AUTH-PW-001", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
+	{"AUTH-PW-002", "the record's collectionId and collectionName (§2.6 leaves the record's other fields open)"},
+	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
+	{"AUTH-PW-004", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
+	{"AUTH-PW-008", "the message " + quote(msgPasswordOff) + " (§5 fixes the status only)"},
+	{"AUTH-METHODS-001", "the descriptor's further keys password.identityFields (strings) and otp.enabled (§2.7 leaves further keys open)"},
+	{"OTP-003", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
+	{"OTP-004", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
+	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + " (§5 fixes the statuses only)"},
+	{"OTP-007", "the message " + quote(msgOTPOff) + " (§5 fixes the status only)"},
+	{"MFA-001", "a first factor's 401 body of exactly {\"mfaId\"} (§5.6: the body contains mfaId)"},
+	{"MFA-003", "the message " + quote(msgMFASame) + " (§5 fixes the status only)"},
+	{"AUTH-OAUTH2-004", "the message \"Failed to fetch OAuth2 token.\" (§5 fixes the status only)"},
+	{"AUTH-OAUTH2-006", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
+	{"AUTH-OAUTH2-009", "the message \"The collection is not configured to allow OAuth2 authentication.\" (§5 fixes the status only)"},
+	{"LOG-ENTRY-001", "log ids of 15 characters [a-z0-9] (§2.2: an identifier)"},
+	{"LOG-VIEW-004", "the excerpt's exact form: the first characters trimmed, then \"...\" (§4.1: a short plain-text version)"},
+	{"LOG-LIST-001", "the list envelope with totalPages beside the keys of §2.4"},
+	{"LOG-LIST-009", "totalPages, which §2.4 does not list, counting the pages (2)"},
+	{"LOG-FIELDS-001", "the list envelope with totalPages beside the keys of §2.4"},
+	{"LOG-FIELDS-002", "the excerpt's exact form: the first characters trimmed, then \"...\" (§4.1: a short plain-text version)"},
+	{"LOG-FIELDS-003", "the excerpt's exact form: the first characters trimmed (§4.1: a short plain-text version)"},
+	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
+	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
+	{"BKP-UPLOAD-001", "the message of data.file ending \"mime type must be one of: application/zip.\" (§4.2: it states the allowed type)"},
+	{"BKP-UPLOAD-002", "data.file.code validation_required (§7 names no code but validation_invalid_mime_type)"},
+	{"BKP-UPLOAD-003", "data.file.code validation_backup_name_exists (§7 names no code but validation_invalid_mime_type)"},
+	{"BKP-DL-001", "Content-Type application/zip and a Content-Disposition attachment (§4.2 promises the file content only)"},
+}
+
+// withStricterReadings returns reqs with the pocketbase twin of each
+// reading inserted right after its document requirement, whose Text then
+// says what it leaves to the twin.
+func withStricterReadings(reqs []*Requirement, readings []stricterReading) []*Requirement {
+	twins := map[string]*Requirement{}
+	for _, sr := range readings {
+		i := slices.IndexFunc(reqs, func(r *Requirement) bool { return r.ID == sr.of })
+		if i < 0 || reqs[i].Source != SourceDocument {
+			panic("conformance: stricter reading of " + sr.of + ", which is not a document requirement")
+		}
+		doc := *reqs[i]
+		id := twinID(doc.ID)
+		twins[doc.ID] = &Requirement{
+			ID:      id,
+			Source:  SourcePocketBase,
+			Section: doc.Section + "; reference (where the document leaves it open: " + sr.what + ")",
+			Name:    doc.Name + ", as PocketBase",
+			Text:    doc.Text + " PocketBase's reading, demanded here: " + sr.what + ".",
+			Run:     doc.Run,
+		}
+		doc.Text += " Where the document leaves a choice open this accepts every reading; " + id +
+			" demands PocketBase's: " + sr.what + "."
+		reqs[i] = &doc
+	}
+	out := make([]*Requirement, 0, len(reqs)+len(twins))
+	for _, r := range reqs {
+		out = append(out, r)
+		if t := twins[r.ID]; t != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// twinID adds 500 to the number that ends id: AUTH-PW-003 → AUTH-PW-503.
+func twinID(id string) string {
+	i := strings.LastIndexByte(id, '-')
+	n, err := strconv.Atoi(id[i+1:])
+	if err != nil || n >= 500 {
+		panic("conformance: no twin ID for " + id)
+	}
+	return fmt.Sprintf("%s-%03d", id[:i], n+500)
+}
+
+// quote writes a message as the requirement texts do, in double quotes.
+func quote(s string) string { return `"` + s + `"` }

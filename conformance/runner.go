@@ -32,9 +32,15 @@ type Config struct {
 	// "^LOG-(FILTER|STATS)-" or "BKP-UPLOAD-00[1-3]". With Only, both must
 	// select a requirement.
 	Match string
-	// Profile names the profile to run: document, pocketbase or strongbox
-	// (see Source).
-	Profile string
+	// Profile says whose rules are checked, named after the strictest
+	// source it includes: SourceDocument (the default, when empty) runs the
+	// interface document's requirements only; SourcePocketBase adds those
+	// that follow PocketBase v0.31.0 where the document is silent or leaves
+	// a choice open; SourceStrongbox adds strongbox's own promises. The
+	// requirements outside the profile are left out of the report, as with
+	// Only. Any other value is refused: every selected requirement is then
+	// reported as Error (ParseProfile checks a name beforehand).
+	Profile Source
 	// Known names an implementation whose known deviations (known.go) turn
 	// the failures of the requirements they list into Known outcomes, for
 	// example "pocketbase-0.31.0", or the path of a file in the same format.
@@ -212,6 +218,34 @@ const (
 	SourceStrongbox Source = "strongbox"
 )
 
+// ParseProfile returns the profile named s: "document", "pocketbase" or
+// "strongbox"; "" is the default, document.
+func ParseProfile(s string) (Source, error) {
+	switch p := Source(s); p {
+	case "":
+		return SourceDocument, nil
+	case SourceDocument, SourcePocketBase, SourceStrongbox:
+		return p, nil
+	}
+	return "", fmt.Errorf("unknown profile %q: want document, pocketbase or strongbox", s)
+}
+
+// includes reports whether the profile p runs the requirements of source
+// s: each profile includes the looser ones. A requirement that names no
+// source counts as the document's.
+func (p Source) includes(s Source) bool { return s.rank() <= p.rank() }
+
+// rank orders the sources from the loosest profile to the strictest.
+func (s Source) rank() int {
+	switch s {
+	case "", SourceDocument:
+		return 0
+	case SourcePocketBase:
+		return 1
+	}
+	return 2
+}
+
 // verdict is the error type behind Failf, Mismatch and Skipf.
 type verdict struct {
 	outcome          Outcome
@@ -286,9 +320,10 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) (rep 
 	if err != nil {
 		return Report{Err: err}
 	}
+	profile, perr := ParseProfile(string(cfg.Profile))
 	var selected []*Requirement
 	for _, r := range reqs {
-		if strings.HasPrefix(r.ID, cfg.Only) && (re == nil || re.MatchString(r.ID)) {
+		if strings.HasPrefix(r.ID, cfg.Only) && (re == nil || re.MatchString(r.ID)) && (perr != nil || profile.includes(r.Source)) {
 			selected = append(selected, r)
 		}
 	}
@@ -303,6 +338,9 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) (rep 
 	}
 
 	base, err := newClient(cfg)
+	if perr != nil {
+		err = perr
+	}
 	if err == nil {
 		err = base.loginSuperuser(ctx)
 	}
@@ -330,6 +368,7 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) (rep 
 // check registered, newest first.
 func runOne(ctx context.Context, base *Client, r *Requirement, timeout time.Duration) Result {
 	c := base.forCheck()
+	c.pocketbaseReadings = r.Source != SourceDocument
 	start := time.Now()
 	errTimeout := fmt.Errorf("the check ran out of its %s (Config.CheckTimeout)", timeout)
 	err := func() (err error) {

@@ -26,6 +26,7 @@ const sectionSettings = "§1 (settings: contract not shown); §7 rows 6 and 8; r
 var settingsRequirements = []*Requirement{
 	{
 		ID:      "SETTINGS-001",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "GET /api/settings without a token",
 		Text:    "GET /api/settings without Authorization answers 401 \"" + msgNeedsToken + "\".",
@@ -40,6 +41,7 @@ var settingsRequirements = []*Requirement{
 	},
 	{
 		ID:      "SETTINGS-002",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "GET /api/settings as a regular user",
 		Text:    "GET /api/settings with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
@@ -58,6 +60,7 @@ var settingsRequirements = []*Requirement{
 	},
 	{
 		ID:      "SETTINGS-003",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "superuser reads the settings",
 		Text: "GET /api/settings with a superuser token answers 200 with an object holding the objects meta " +
@@ -69,6 +72,7 @@ var settingsRequirements = []*Requirement{
 	},
 	{
 		ID:      "SETTINGS-004",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "negative logs.maxDays refused",
 		Text: "PATCH /api/settings as superuser with {\"logs\":{\"maxDays\":-1}} answers 400 \"" + msgSettingsSave +
@@ -120,6 +124,7 @@ const (
 var settingsMailRequirements = []*Requirement{
 	{
 		ID:      "SETTINGS-MAIL-001",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "POST /api/settings/test/email without a token",
 		Text:    "POST /api/settings/test/email with a valid body and no Authorization answers 401 \"" + msgNeedsToken + "\".",
@@ -134,6 +139,7 @@ var settingsMailRequirements = []*Requirement{
 	},
 	{
 		ID:      "SETTINGS-MAIL-002",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "POST /api/settings/test/email as a regular user",
 		Text:    "POST /api/settings/test/email with a valid body and a regular user's token answers 403 \"" + msgNotAllowed + "\".",
@@ -152,6 +158,7 @@ var settingsMailRequirements = []*Requirement{
 	},
 	{
 		ID:      "SETTINGS-MAIL-003",
+		Source:  SourcePocketBase,
 		Section: sectionSettings,
 		Name:    "test email with a blank body refused",
 		Text: "POST /api/settings/test/email as superuser with {} answers 400 \"" + msgTestEmailFailed +
