@@ -432,6 +432,7 @@ func TestSuiteAgainstFake(t *testing.T) {
 	}
 	for _, profile := range []Source{SourceDocument, SourcePocketBase, SourceStrongbox} {
 		t.Run(string(profile), func(t *testing.T) {
+			t.Parallel() // each against a fake of its own; the mail checks mostly wait
 			fake := newFakeServer("admin@example.com", "Passw0rd!123")
 			srv := newFakeHTTPServer(fake)
 			t.Cleanup(srv.Close)

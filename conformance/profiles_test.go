@@ -134,7 +134,7 @@ func TestDocumentProfileAcceptsOpenReadings(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite twice")
 	}
-	run := func(profile Source) Report {
+	run := func(t *testing.T, profile Source) Report {
 		fake := newFakeServer("admin@example.com", "Passw0rd!123")
 		fake.bugs["document-readings"] = true
 		srv := newFakeHTTPServer(fake)
@@ -143,14 +143,16 @@ func TestDocumentProfileAcceptsOpenReadings(t *testing.T) {
 			Destructive: true, Profile: profile})
 	}
 	t.Run("document passes", func(t *testing.T) {
-		rep := run(SourceDocument)
+		t.Parallel()
+		rep := run(t, SourceDocument)
 		if len(rep.Results) != len(inProfile(SourceDocument)) {
 			t.Fatalf("got %d results for the %d document requirements", len(rep.Results), len(inProfile(SourceDocument)))
 		}
 		reportAsSubtests(t, rep)
 	})
 	t.Run("pocketbase fails", func(t *testing.T) {
-		rep := run(SourcePocketBase)
+		t.Parallel()
+		rep := run(t, SourcePocketBase)
 		failed := map[string]bool{}
 		for _, res := range rep.Results {
 			switch {
