@@ -170,13 +170,17 @@ func startChildServer(t *testing.T, ctx context.Context, env ...string) (*serveC
 // suite against it once per profile (document, pocketbase, strongbox):
 // every requirement is a subtest, and every one must pass in every profile.
 func TestConformance(t *testing.T) {
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
-		"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
-	})
 	for _, profile := range []conformance.Source{conformance.SourceDocument, conformance.SourcePocketBase,
 		conformance.SourceStrongbox} {
 		t.Run(string(profile), func(t *testing.T) {
+			// A server per profile: the runs change settings and options
+			// (and restore them), so they must not share one; apart, they
+			// run in parallel.
+			t.Parallel()
+			ts := startServer(t, t.TempDir(), map[string]string{
+				"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
+				"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
+			})
 			report := conformance.Run(t.Context(), conformance.Config{
 				BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
 				Profile: profile,
