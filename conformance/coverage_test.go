@@ -32,7 +32,7 @@ const (
 	pendingRestore = "backups: restore guards come with the restore route"
 )
 
-// specCases is every case §4, §5 and §7 of ../shared/spec/interface-v0.31.0.md
+// specCases is every case §4, §5 and §7 of the interface document
 // name (and the §2 shapes they return), followed by the cases of areas the
 // document leaves "not shown" that the suite checks against the reference. Keep it in step with the document: a
 // case without a requirement and without a pending reason fails the test.
@@ -182,7 +182,7 @@ var specCases = []specCase{
 	{Section: "§7 row 9", Endpoint: "GET /api/logs/{id} unknown id", Status: 404, Message: msgNotFound, Reqs: []string{"LOG-VIEW-002"}},
 
 	// Beyond the document: areas §1 says exist but whose contract is "not
-	// shown", where PocketBase v0.31.0 decides (as ../shared/reference
+	// shown", where PocketBase v0.31.0 decides (as the reference
 	// describes it), and what the issues add to the document.
 	{Section: "§1 records (reference)", Endpoint: "POST /api/collections/users/records (sign-up)", Status: 200,
 		Reqs: []string{"REC-SIGNUP-002", "REC-SIGNUP-003", "REC-SIGNUP-007", "REC-SIGNUP-008"}},
