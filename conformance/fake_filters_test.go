@@ -107,6 +107,8 @@ var fakeFilters = []fakeFilter{
 		bug: "null-never-equal", buggy: func(e fakeRow, _ string) bool { return rowMethod(e) == "POST" }},
 	{src: `id = %s`, match: func(e fakeRow, id string) bool { return e["id"] == id },
 		bug: "id-filter-ignored", buggy: func(fakeRow, string) bool { return true }},
+	{src: `updated >= %s`, match: func(e fakeRow, t string) bool { u, _ := e["updated"].(string); return u >= t },
+		bug: "updated-filter-ignored", buggy: func(fakeRow, string) bool { return true }},
 	{src: `created >= %s`, match: func(e fakeRow, t string) bool { c, _ := e["created"].(string); return c >= t },
 		bug: "ge-as-gt", buggy: func(e fakeRow, t string) bool { c, _ := e["created"].(string); return c > t }},
 	{src: `message ~ "GET /api/health%"`, match: func(e fakeRow, _ string) bool {

@@ -30,13 +30,13 @@ func (f *fakeServer) handleLogs(q *fakeReq) error {
 	p, qs := q.r.URL.Path, q.r.URL.Query()
 	rows := make([]map[string]any, len(f.logs))
 	for i, l := range f.logs {
-		rows[i] = map[string]any{"id": l.id, "created": l.created, "data": l.data, "message": l.message,
+		rows[i] = map[string]any{"id": l.id, "created": l.created, "updated": l.created, "data": l.data, "message": l.message,
 			"level": float64(l.level), "rowid": float64(i + 1)}
 	}
 	pub := func(m map[string]any) map[string]any {
 		out := map[string]any{}
 		for k, v := range m {
-			if k != "rowid" {
+			if k != "rowid" && k != "updated" {
 				out[k] = v
 			}
 		}
@@ -183,6 +183,8 @@ func (f *fakeServer) sortBugs(spec string) error {
 		switch {
 		case strings.HasPrefix(p, "+") && f.bug("plus-prefix-refused"),
 			p == "@random" && f.bug("random-refused"),
+			strings.TrimLeft(p, "+-") == "rowid" && f.bug("rowid-sort-refused"),
+			strings.TrimLeft(p, "+-") == "updated" && f.bug("updated-sort-refused"),
 			strings.Contains(p, "data.") && f.bug("data-sort-refused"):
 			return ferr(400, msgGenericBad)
 		}
@@ -201,7 +203,7 @@ func sortedKeys(m map[string]int) []string {
 
 func fakeField(row map[string]any, name string) (any, error) {
 	switch {
-	case name == "id" || name == "created" || name == "message" || name == "level" || name == "rowid":
+	case name == "id" || name == "created" || name == "message" || name == "level" || name == "rowid" || name == "updated":
 		return row[name], nil
 	case strings.HasPrefix(name, "data."):
 		var cur any = row["data"]
@@ -230,7 +232,7 @@ func fakeSort(rows []map[string]any, spec string) error {
 			mrand.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
 			return nil
 		}
-		if _, err := fakeField(map[string]any{}, k.field); err != nil || k.field == "rowid" {
+		if _, err := fakeField(map[string]any{}, k.field); err != nil {
 			return fmt.Errorf("invalid sort field %q", k.field)
 		}
 		keys = append(keys, k)

@@ -230,6 +230,32 @@ var logsFilterRequirements = []*Requirement{
 			return nil
 		}),
 	},
+	{
+		ID:      "LOG-FILTER-025",
+		Source:  SourceDocument,
+		Section: "§4.3 GET /api/logs (filter field updated); §4.4 (>=)",
+		Name:    "filter by updated",
+		Text: "GET /api/logs answers 200 to a filter on updated: `updated >= \"2000-01-01 00:00:00.000Z\"` (before " +
+			"the suite's entries) with all of them, `updated >= \"2999-12-31 23:59:59.999Z\"` (after them) with none.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, tc := range []struct {
+				f    string
+				want []string
+			}{
+				{`updated >= "2000-01-01 00:00:00.000Z"`, loggedMarks},
+				{`updated >= "2999-12-31 23:59:59.999Z"`, nil},
+			} {
+				got, _, err := c.listMarked(ctx, m, "filter", tc.f)
+				if err != nil {
+					return err
+				}
+				if err := expectMarks("filter "+tc.f, got, tc.want); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	},
 	malformedReq("LOG-FILTER-030", "/api/logs", "status===", "an operator that does not exist"),
 	malformedReq("LOG-FILTER-031", "/api/logs", "(level=0", "an unclosed parenthesis"),
 	malformedReq("LOG-FILTER-032", "/api/logs", "level=0 ||", "a dangling ||"),

@@ -142,4 +142,48 @@ var logsSortRequirements = []*Requirement{
 			return expectOrder("sort=-id", got, want)
 		}),
 	},
+	{
+		ID:      "LOG-SORT-008",
+		Source:  SourceDocument,
+		Section: "§4.3 GET /api/logs (sort by rowid)",
+		Name:    "sort by rowid",
+		Text: "GET /api/logs with sort=rowid answers 200 listing the entries in the order they were logged, and " +
+			"sort=-rowid in the reverse order.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			got, _, err := c.listMarked(ctx, m, "sort", "rowid")
+			if err != nil {
+				return err
+			}
+			if err := expectOrder("sort=rowid", got, loggedMarks); err != nil {
+				return err
+			}
+			got, _, err = c.listMarked(ctx, m, "sort", "-rowid")
+			if err != nil {
+				return err
+			}
+			want := slices.Clone(loggedMarks)
+			slices.Reverse(want)
+			return expectOrder("sort=-rowid", got, want)
+		}),
+	},
+	{
+		ID:      "LOG-SORT-009",
+		Source:  SourceDocument,
+		Section: "§4.3 GET /api/logs (sort by updated; updated is not part of the entry)",
+		Name:    "sort by updated",
+		Text: "GET /api/logs with sort=updated, and with sort=-updated, answers 200 listing the same matching " +
+			"entries (the document does not say what updated holds, so not their order).",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			for _, s := range []string{"updated", "-updated"} {
+				got, _, err := c.listMarked(ctx, m, "sort", s)
+				if err != nil {
+					return err
+				}
+				if err := expectMarks("sort="+s, got, loggedMarks); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	},
 }
