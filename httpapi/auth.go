@@ -112,19 +112,9 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 // A refreshable token is exchanged for a new one; any other valid token
 // (impersonation) comes back unchanged.
 func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error {
-	c, ok := s.auth.Collection(r.PathValue("collection"))
-	if !ok {
-		return newError(http.StatusNotFound, msgNoCollection, nil)
-	}
-	st := stateOf(r)
-	if st.rec == nil {
-		return errUnauthorized()
-	}
-	if !c.IsAuth() {
-		return newError(http.StatusNotFound, msgNoAuthCollection, nil)
-	}
-	if st.col.ID != c.ID {
-		return errForbidden("The request requires auth record from " + st.col.Name + " collection.")
+	c, st, err := s.ownAuthCollection(r)
+	if err != nil {
+		return err
 	}
 	if err := checkAuthRule(r, c); err != nil {
 		return err
@@ -269,4 +259,27 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 		h.Data["degraded"] = degraded
 	}
 	return writeJSON(w, r, h.Code, h)
+}
+
+// ownAuthCollection is the check of the routes that act on the signed-in
+// record within its own collection (auth-refresh, request-email-change),
+// in the reference's order: the path's collection exists (404), a record
+// is signed in (401), the collection is an auth one (404), and the token is
+// of that collection (403).
+func (s *Server) ownAuthCollection(r *http.Request) (*authn.Collection, *state, error) {
+	c, ok := s.auth.Collection(r.PathValue("collection"))
+	if !ok {
+		return nil, nil, newError(http.StatusNotFound, msgNoCollection, nil)
+	}
+	st := stateOf(r)
+	if st.rec == nil {
+		return nil, nil, errUnauthorized()
+	}
+	if !c.IsAuth() {
+		return nil, nil, newError(http.StatusNotFound, msgNoAuthCollection, nil)
+	}
+	if st.col.ID != c.ID {
+		return nil, nil, errForbidden("The request requires auth record from " + st.col.Name + " collection.")
+	}
+	return c, st, nil
 }

@@ -402,19 +402,9 @@ func (s *Server) handleConfirmPasswordReset(w http.ResponseWriter, r *http.Reque
 // It needs the auth token of a record of the collection, and mails the
 // confirmation to the new address.
 func (s *Server) handleRequestEmailChange(w http.ResponseWriter, r *http.Request) error {
-	c, ok := s.auth.Collection(r.PathValue("collection"))
-	if !ok {
-		return newError(http.StatusNotFound, msgNoCollection, nil)
-	}
-	st := stateOf(r)
-	if st.rec == nil {
-		return errUnauthorized()
-	}
-	if !c.IsAuth() {
-		return newError(http.StatusNotFound, msgNoAuthCollection, nil)
-	}
-	if st.col.ID != c.ID {
-		return errForbidden("The request requires auth record from " + st.col.Name + " collection.")
+	c, st, err := s.ownAuthCollection(r)
+	if err != nil {
+		return err
 	}
 	if c.IsSuperusers() {
 		return errBadRequest(msgSuperusersEmail, nil)
