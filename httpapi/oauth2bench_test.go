@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -17,8 +16,6 @@ import (
 	"strongbox/authn"
 	"strongbox/authn/oauth2"
 	"strongbox/authn/oauth2/oauth2test"
-	"strongbox/logstore"
-	"strongbox/logstore/settings"
 )
 
 // oauth2Bench is strongbox as it runs (bcrypt at authn.DefaultCost, the
@@ -40,26 +37,7 @@ func newOAuth2Bench(b *testing.B) *oauth2Bench {
 	b.Helper()
 	p := oauth2test.New(b)
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	hasher, err := authn.NewHasher(authn.DefaultCost, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { auth.Close() })
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{Now: clk.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { set.Close() })
-	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
+	auth, set, logs := openBenchStores(b, authn.DefaultCost, clk)
 	users, _ := auth.Collection(authn.UsersName)
 	if _, err := auth.UpdateCollection(users, authn.CollectionInput{Values: map[string]any{"oauth2": map[string]any{
 		"enabled": true, "providers": []any{map[string]any{

@@ -33,26 +33,7 @@ type otpBench struct {
 func newOTPBench(b *testing.B, users int, mfa bool) *otpBench {
 	b.Helper()
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
-	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	dir := b.TempDir()
-	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { auth.Close() })
-	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{Now: clk.Now})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { set.Close() })
-	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { logs.Close() })
+	auth, set, logs := openBenchStores(b, bcrypt.MinCost, clk)
 	users0, _ := auth.Collection(authn.UsersName)
 	opts := map[string]any{"otp": map[string]any{"enabled": true}}
 	if mfa {
@@ -217,4 +198,32 @@ func (o *otpBench) login(email, mfaID string) time.Duration {
 		o.b.Fatalf("auth-with-otp: %d %v", status, res)
 	}
 	return took
+}
+
+// openBenchStores opens the stores of a benchmark's API in a temporary
+// dir, with passwords hashed at cost and the clock clk, closed when the
+// benchmark ends.
+func openBenchStores(b *testing.B, cost int, clk *clock) (*authn.Store, *settings.Store, *logstore.Store) {
+	b.Helper()
+	hasher, err := authn.NewHasher(cost, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dir := b.TempDir()
+	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { auth.Close() })
+	set, err := settings.Open(filepath.Join(dir, "settings.journal"), settings.Options{Now: clk.Now})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { set.Close() })
+	logs, err := logstore.Open(filepath.Join(dir, "logs"), logstore.Options{Now: clk.Now, MaxDays: 5})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { logs.Close() })
+	return auth, set, logs
 }
