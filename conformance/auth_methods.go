@@ -3,7 +3,10 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 )
 
 var authMethodsRequirements = []*Requirement{
@@ -110,6 +113,36 @@ var authMethodsRequirements = []*Requirement{
 			}
 			if d.passwordEnabled {
 				return Mismatch("password.enabled false after disabling password auth", "true")
+			}
+			return nil
+		},
+	},
+	{
+		ID:      "AUTH-METHODS-006",
+		Source:  SourceDocument,
+		Section: "§4.1 (every GET endpoint); §4.5 auth-methods; §2.7",
+		Name:    "auth-methods with fields",
+		Text: "GET auth-methods of users?fields=password.enabled,mfa answers 200 with an object of exactly the keys " +
+			"password (holding only enabled, a boolean) and mfa (an object with enabled, a boolean).",
+		Run: func(ctx context.Context, c *Client) error {
+			r, err := c.get(ctx, "/api/collections/users/auth-methods?fields="+url.QueryEscape("password.enabled,mfa"), "")
+			if err != nil {
+				return err
+			}
+			m, err := okObject(r)
+			if err != nil {
+				return err
+			}
+			if got := slices.Sorted(maps.Keys(m)); !slices.Equal(got, []string{"mfa", "password"}) {
+				return Mismatch("exactly the keys mfa, password", fmt.Sprint(got)+" in "+r.String())
+			}
+			pw, _ := getObject(m, "password")
+			if _, ok := getBool(pw, "enabled"); !ok || len(pw) != 1 {
+				return Mismatch(`password holding only enabled (a boolean)`, r.String())
+			}
+			mfa, _ := getObject(m, "mfa")
+			if _, ok := getBool(mfa, "enabled"); !ok {
+				return Mismatch("mfa.enabled a boolean", r.String())
 			}
 			return nil
 		},

@@ -3,12 +3,14 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"mime/multipart"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -130,10 +132,33 @@ func (c *Client) createBackup(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("fixture: create backup: %w", err)
 	}
-	if r.status != http.StatusNoContent {
-		return fmt.Errorf("fixture: create backup %s: expected 204, got %s", name, r)
+	if !nullSuccess(r, false) {
+		return fmt.Errorf("fixture: create backup %s: expected success with a null body, got %s", name, r)
 	}
 	return nil
+}
+
+// nullSuccess reports whether r is the success §4.2 describes as "body is
+// null": 204 with no body (PocketBase's reading, the only one when strict),
+// or 200 with a body of JSON null or nothing.
+func nullSuccess(r *response, strict bool) bool {
+	if r.status == http.StatusNoContent && len(r.body) == 0 {
+		return true
+	}
+	b := bytes.TrimSpace(r.body)
+	return !strict && r.status == http.StatusOK && (len(b) == 0 || string(b) == "null")
+}
+
+// expectNullSuccess requires r to be a success with a null body
+// (nullSuccess), 204 with no body under PocketBase's readings.
+func (c *Client) expectNullSuccess(r *response) error {
+	if nullSuccess(r, c.strict()) {
+		return nil
+	}
+	if c.strict() {
+		return Mismatch("204 with no body", r.String())
+	}
+	return Mismatch("204 with no body, or 200 with a null body", r.String())
 }
 
 // cleanupBackup registers the deletion of the archive key, which may not
@@ -144,7 +169,7 @@ func (c *Client) cleanupBackup(key string) {
 		if err != nil {
 			return err
 		}
-		if r.status == http.StatusNoContent || r.status == http.StatusBadRequest && !c.hasBackup(ctx, key) {
+		if nullSuccess(r, false) || r.status == http.StatusBadRequest && !c.hasBackup(ctx, key) {
 			return nil
 		}
 		return fmt.Errorf("delete backup %s: %s", key, r)
@@ -395,7 +420,8 @@ var backupRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups",
 		Name:    "create a named backup",
-		Text:    "POST /api/backups {name} with a valid unused name answers 204 with no body, and the list then holds that key.",
+		Text: "POST /api/backups {name} with a valid unused name answers success with a null body (204 with no body, " +
+			"or 200 with null), and the list then holds that key.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
 				return err
@@ -406,8 +432,8 @@ var backupRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusNoContent || len(r.body) != 0 {
-				return Mismatch("204 with no body", r.String())
+			if err := c.expectNullSuccess(r); err != nil {
+				return err
 			}
 			if !c.hasBackup(ctx, name) {
 				return Mismatch(name+" in the list", "not listed")
@@ -420,7 +446,8 @@ var backupRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups; §8",
 		Name:    "create with a generated name",
-		Text:    "POST /api/backups with no body answers 204, and one new archive appears whose key matches [a-z0-9_-]+.zip.",
+		Text: "POST /api/backups with no body answers success with a null body (204 with no body, or 200 with null), " +
+			"and one new archive appears whose key matches [a-z0-9_-]+.zip.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
 				return err
@@ -437,8 +464,8 @@ var backupRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusNoContent || len(r.body) != 0 {
-				return Mismatch("204 with no body", r.String())
+			if err := c.expectNullSuccess(r); err != nil {
+				return err
 			}
 			if len(added) != 1 || !reBackupName.MatchString(added[0]) {
 				return Mismatch("one new archive named [a-z0-9_-]+.zip", fmt.Sprintf("new archives %v", added))
@@ -489,12 +516,52 @@ var backupRequirements = []*Requirement{
 		},
 	},
 	{
+		ID:      "BKP-CREATE-010",
+		Source:  SourceDocument,
+		Section: "§4.2 POST /api/backups (name format); §8; §2.5 (per-field validation errors)",
+		Name:    "create refuses names outside the format",
+		Text: "POST /api/backups with a name outside [a-z0-9_-].zip (capital letters, no .zip, a dot before .zip, " +
+			"a space, a path) answers 400 in the envelope with data.name {code, message} (any code and message: " +
+			"the document names none; BKP-CREATE-003 and 004 demand PocketBase's), and creates nothing.",
+		Run: func(ctx context.Context, c *Client) error {
+			if err := c.requireBackups(ctx); err != nil {
+				return err
+			}
+			before, err := c.listBackups(ctx)
+			if err != nil {
+				return err
+			}
+			nonce := newNonce(8)
+			for _, name := range []string{"Cf_" + nonce + ".zip", "cf_" + nonce, "cf_" + nonce + ".v1.zip",
+				"cf " + nonce + ".zip", "../cf_" + nonce + ".zip"} {
+				if !strings.Contains(name, "/") { // no key of the API can name a path
+					c.cleanupBackup(name)
+				}
+				r, err := c.post(ctx, "/api/backups", c.su, map[string]string{"name": name})
+				if err != nil {
+					return err
+				}
+				if err := expectFieldError(r, msgValidation, "name", "validation_match_invalid", ""); err != nil {
+					return fmt.Errorf("name %q: %w", name, err)
+				}
+			}
+			added, err := c.newBackups(ctx, before)
+			if err != nil {
+				return err
+			}
+			if len(added) != 0 {
+				return Mismatch("no new archive", fmt.Sprint(added))
+			}
+			return nil
+		},
+	},
+	{
 		ID:      "BKP-CREATE-007",
 		Source:  SourceDocument,
 		Section: "§3 rule 1; §4.2 POST /api/backups; §7 row 2; §8",
 		Name:    "concurrent creates, one at a time",
-		Text: "Of three POST /api/backups sent at once, each answers 204 or 400 \"" + msgBackupBusy + "\", at least " +
-			"one answers 204, and each 204 leaves an archive of its own: none is overwritten.",
+		Text: "Of three POST /api/backups sent at once, each answers success (204, or 200 with null) or 400 \"" +
+			msgBackupBusy + "\", at least one succeeds, and each success leaves an archive of its own: none is overwritten.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
 				return err
@@ -520,7 +587,7 @@ var backupRequirements = []*Requirement{
 			}
 			won := 0
 			for _, r := range res {
-				if r.status == http.StatusNoContent {
+				if nullSuccess(r, false) {
 					won++
 					continue
 				}
@@ -529,8 +596,8 @@ var backupRequirements = []*Requirement{
 				}
 			}
 			if won == 0 || len(added) != won {
-				return Mismatch("at least one 204, and as many new archives as 204s",
-					fmt.Sprintf("%d answers 204, new archives %v", won, added))
+				return Mismatch("at least one success, and as many new archives as successes",
+					fmt.Sprintf("%d successes, new archives %v", won, added))
 			}
 			return nil
 		},
@@ -586,6 +653,48 @@ var backupRequirements = []*Requirement{
 		},
 	},
 	{
+		ID:      "BKP-UPLOAD-007",
+		Source:  SourceDocument,
+		Section: "§4.2 POST /api/backups/upload (multipart/form-data only); §7 row 3; §8 (upload content type)",
+		Name:    "upload refuses a body that is not multipart",
+		Text: "POST /api/backups/upload with a zip archive sent as the raw body (application/zip), and with a JSON body " +
+			"{\"file\": <the archive in base64>}, answers 400 \"" + msgGenericBad + "\" with data.file {code, message} " +
+			"(PocketBase: validation_required), and the list gains no archive.",
+		Run: func(ctx context.Context, c *Client) error {
+			if err := c.requireBackups(ctx); err != nil {
+				return err
+			}
+			before, err := c.listBackups(ctx)
+			if err != nil {
+				return err
+			}
+			empty := []byte("PK\x05\x06" + strings.Repeat("\x00", 18))
+			for _, tc := range []struct {
+				what string
+				body any
+			}{
+				{"a raw application/zip body", rawBody{contentType: "application/zip", data: empty}},
+				{"a JSON body", map[string]string{"file": base64.StdEncoding.EncodeToString(empty)}},
+			} {
+				r, err := c.post(ctx, "/api/backups/upload", c.su, tc.body)
+				if err != nil {
+					return err
+				}
+				if err := expectFieldError(r, msgGenericBad, "file", "validation_required", ""); err != nil {
+					return fmt.Errorf("%s: %w", tc.what, err)
+				}
+			}
+			added, err := c.newBackups(ctx, before)
+			if err != nil {
+				return err
+			}
+			if len(added) != 0 {
+				return Mismatch("no new archive", fmt.Sprint(added))
+			}
+			return nil
+		},
+	},
+	{
 		ID:      "BKP-UPLOAD-003",
 		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload; §7 row 3",
@@ -633,7 +742,7 @@ var backupRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload",
 		Name:    "upload stores an archive",
-		Text: "POST /api/backups/upload of an archive the server made, under a new valid name, answers 204 with no body; " +
+		Text: "POST /api/backups/upload of an archive the server made, under a new valid name, answers success with a null body (204 with no body, or 200 with null); " +
 			"the list then holds that name with the uploaded size, and its download gives the same bytes.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
@@ -652,8 +761,8 @@ var backupRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusNoContent || len(r.body) != 0 {
-				return Mismatch("204 with no body", r.String())
+			if err := c.expectNullSuccess(r); err != nil {
+				return err
 			}
 			list, err := c.listBackups(ctx)
 			if err != nil {
@@ -742,6 +851,60 @@ var backupRequirements = []*Requirement{
 	downloadRefused("BKP-DL-006", "with an auth token in the query", "with the superuser's auth token (not a file token) in the query",
 		func(_ context.Context, c *Client) (string, string, error) { return c.su, "", nil }),
 	{
+		ID:      "BKP-DL-008",
+		Source:  SourceDocument,
+		Section: "§4.2 GET /api/backups/{key} (token: a superuser file token); §5.10; §2.5",
+		Name:    "download refused without a superuser file token",
+		Text: "GET /api/backups/{key} of an existing archive without a token, with a superuser token in Authorization " +
+			"only, with a regular user's file token, with a tampered superuser file token, or with the superuser's " +
+			"auth token in the query answers a 4xx error in the envelope, never the archive (the document names no " +
+			"status; BKP-DL-002..006 demand PocketBase's 403).",
+		Run: func(ctx context.Context, c *Client) error {
+			if err := c.requireBackups(ctx); err != nil {
+				return err
+			}
+			key := newBackupName()
+			if err := c.createBackup(ctx, key); err != nil {
+				return err
+			}
+			_, userTok, err := c.newUserToken(ctx)
+			if err != nil {
+				return err
+			}
+			userFile, err := c.fileToken(ctx, userTok)
+			if err != nil {
+				return err
+			}
+			suFile, err := c.fileToken(ctx, c.su)
+			if err != nil {
+				return err
+			}
+			for _, tc := range []struct{ what, query, header string }{
+				{"without a token", "", ""},
+				{"with a superuser token in Authorization only", "", c.su},
+				{"with a regular user's file token", userFile, ""},
+				{"with a tampered superuser file token", alterSignature(suFile), ""},
+				{"with the superuser's auth token in the query", c.su, ""},
+			} {
+				p := "/api/backups/" + seg(key)
+				if tc.query != "" {
+					p += "?token=" + url.QueryEscape(tc.query)
+				}
+				r, err := c.do(ctx, http.MethodGet, p, tc.header, nil)
+				if err != nil {
+					return err
+				}
+				if r.status < 400 || r.status > 499 {
+					return fmt.Errorf("%s: %w", tc.what, Mismatch("a 4xx error, not the archive", r.String()))
+				}
+				if _, err := expectError(r, r.status, ""); err != nil {
+					return fmt.Errorf("%s: %w", tc.what, err)
+				}
+			}
+			return nil
+		},
+	},
+	{
 		ID:      "BKP-DL-007",
 		Source:  SourceDocument,
 		Section: "§4.2 GET /api/backups/{key}; §7 row 9",
@@ -770,7 +933,8 @@ var backupRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§4.2 DELETE /api/backups/{key}",
 		Name:    "delete a backup",
-		Text:    "DELETE /api/backups/{key} of an existing archive answers 204 with no body, and the list no longer holds it.",
+		Text: "DELETE /api/backups/{key} of an existing archive answers success with a null body (204 with no body, " +
+			"or 200 with null), and the list no longer holds it.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
 				return err
@@ -783,8 +947,8 @@ var backupRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusNoContent || len(r.body) != 0 {
-				return Mismatch("204 with no body", r.String())
+			if err := c.expectNullSuccess(r); err != nil {
+				return err
 			}
 			if c.hasBackup(ctx, key) {
 				return Mismatch(key+" gone from the list", "still listed")
@@ -839,12 +1003,14 @@ var backupRequirements = []*Requirement{
 			return err
 		},
 	},
+	backupGuard("BKP-RESTORE-002", "POST", "/api/backups/{key}/restore", false),
+	backupGuard("BKP-RESTORE-003", "POST", "/api/backups/{key}/restore", true),
 	{
 		ID:      "BKP-FULLRESTORE-001",
 		Source:  SourceDocument,
 		Section: "§3 rule 3; §4.2 POST /api/backups/{key}/restore (destructive: only with Config.Destructive)",
 		Name:    "full restore",
-		Text: "After a record A, a backup, then a record B, POST /api/backups/{key}/restore answers 204; the server restarts " +
+		Text: "After a record A, a backup, then a record B, POST /api/backups/{key}/restore answers success with a null body (204, or 200 with null); the server restarts " +
 			"and, within the restart timeout, answers GET /api/health with 200 again, with A present and B gone.",
 		Run: func(ctx context.Context, c *Client) error {
 			if !c.opts.destructive {
@@ -869,8 +1035,8 @@ var backupRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if r.status != http.StatusNoContent {
-				return Mismatch("204", r.String())
+			if !nullSuccess(r, false) {
+				return Mismatch("204 with no body, or 200 with a null body", r.String())
 			}
 			return c.waitRestored(ctx, a.id, b.id)
 		},

@@ -46,6 +46,15 @@ func pickFields(v any, spec string, bug func(string) bool) any {
 		case map[string]any:
 			out := map[string]any{}
 			for _, s := range specs {
+				if s.path[0] == "*" && !bug("fields-no-star") { // §4.1: every key at this depth
+					for k, v := range x {
+						if len(s.path) > 1 {
+							v = prune(v, []fieldSpec{{path: s.path[1:], mod: s.mod}})
+						}
+						out[k] = v
+					}
+					continue
+				}
 				val, ok := x[s.path[0]]
 				if !ok {
 					continue

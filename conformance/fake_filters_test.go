@@ -117,6 +117,23 @@ var fakeFilters = []fakeFilter{
 	{src: `data.url ~ "%k=missing"`, match: func(e fakeRow, _ string) bool { return strings.HasSuffix(rowURL(e), "k=missing") },
 		bug: "percent-literal", buggy: func(e fakeRow, _ string) bool { return like(rowURL(e), "%k=missing") }},
 	{src: `data.url ~ "k=silent"`, match: func(e fakeRow, _ string) bool { return like(rowURL(e), "k=silent") }},
+	{src: `(true = true && data.status = 401) || (false = true && data.status = 404)`, match: st(func(s float64) bool { return s == 401 }),
+		// false read as true.
+		bug: "false-as-true", buggy: st(func(s float64) bool { return s == 401 || s == 404 })},
+	{src: `data.execTime >= 0.0 && data.execTime < 100000.5 && data.status = 404`,
+		match: func(e fakeRow, _ string) bool {
+			t, _ := rowData(e, "execTime").(float64)
+			return t >= 0 && t < 100000.5 && rowStatus(e) == 404
+		},
+		// A number with a fraction misread, so that nothing matches.
+		bug: "fraction-refused", buggy: func(fakeRow, string) bool { return false }},
+	// The stats filter on the list's fields (LOG-STATS-006, -007).
+	{src: `id != "" && created >= "2000-01-01 00:00:00.000Z" && level >= 0 && message != "" && data.status > 0`,
+		match: func(fakeRow, string) bool { return true },
+		bug:   "stats-fields-refused", buggy: func(fakeRow, string) bool { return false }},
+	{src: `updated > "2000-01-01 00:00:00.000Z"`,
+		match: func(e fakeRow, _ string) bool { u, _ := e["updated"].(string); return u > "2000-01-01 00:00:00.000Z" },
+		bug:   "stats-updated-refused", buggy: func(fakeRow, string) bool { return false }},
 	{src: "data.status = 999", match: st(func(s float64) bool { return s == 999 })},
 	{src: "level = 0", match: func(e fakeRow, _ string) bool { return rowLevel(e) == 0 }},
 }

@@ -185,7 +185,8 @@ func (f *fakeServer) sortBugs(spec string) error {
 			p == "@random" && f.bug("random-refused"),
 			strings.TrimLeft(p, "+-") == "rowid" && f.bug("rowid-sort-refused"),
 			strings.TrimLeft(p, "+-") == "updated" && f.bug("updated-sort-refused"),
-			strings.Contains(p, "data.") && f.bug("data-sort-refused"):
+			strings.Contains(p, "data.") && f.bug("data-sort-refused"),
+			strings.TrimLeft(p, "+-") == "message" && f.bug("message-sort-refused"):
 			return ferr(400, msgGenericBad)
 		}
 	}

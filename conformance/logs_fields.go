@@ -68,6 +68,42 @@ var logsFieldsRequirements = []*Requirement{
 			return nil
 		}),
 	},
+	logsFieldsStar,
+}
+
+// logsFieldsStar: * selects every key at its depth (§4.1).
+var logsFieldsStar = &Requirement{
+	ID:      "LOG-FIELDS-005",
+	Source:  SourceDocument,
+	Section: "§4.1 (* selects all keys at its depth)",
+	Name:    "list with * in fields",
+	Text: "GET /api/logs?fields=* answers 200 with every item whole (as listed without fields), and " +
+		"fields=id,data.* with items holding only id and data, data whole.",
+	Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+		for _, tc := range []struct {
+			spec string
+			want func(k string) map[string]any
+		}{
+			{"*", func(k string) map[string]any { return m.entries[k] }},
+			{"id,data.*", func(k string) map[string]any {
+				return map[string]any{"id": m.id(k), "data": m.entries[k]["data"]}
+			}},
+		} {
+			list, err := c.listLogs(ctx, query("filter", m.scope, "fields", tc.spec, "sort", "created"))
+			if err != nil {
+				return err
+			}
+			if len(list.items) != 4 {
+				return fmt.Errorf("fields=%s: %w", tc.spec, Mismatch("4 items", fmt.Sprint(len(list.items))))
+			}
+			for i, k := range loggedMarks {
+				if want := tc.want(k); !reflect.DeepEqual(list.items[i], want) {
+					return fmt.Errorf("fields=%s, item %d: %w", tc.spec, i, Mismatch(jsonText(want), jsonText(list.items[i])))
+				}
+			}
+		}
+		return nil
+	}),
 }
 
 // excerptReq builds the requirement for fields=<spec> on the list, where

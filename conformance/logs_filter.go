@@ -256,6 +256,15 @@ var logsFilterRequirements = []*Requirement{
 			return nil
 		}),
 	},
+	filterReq("LOG-FILTER-026", "§4.4 (operands: true, false)", "filter with true and false",
+		"The literals true and false are operands: filter `(true = true && data.status = 401) || "+
+			"(false = true && data.status = 404)` answers 200 with exactly the refused GET /api/logs (401).",
+		`(true = true && data.status = 401) || (false = true && data.status = 404)`, markNoAuth),
+	filterReq("LOG-FILTER-027", "§4.4 (operands: numbers with a fraction); §2.2 (data.execTime is fractional)",
+		"filter with a fractional number",
+		"Numbers may have a fraction: filter `data.execTime >= 0.0 && data.execTime < 100000.5 && data.status = 404` "+
+			"answers 200 with exactly the POST to an unknown path (404).",
+		`data.execTime >= 0.0 && data.execTime < 100000.5 && data.status = 404`, markMissing),
 	malformedReq("LOG-FILTER-030", "/api/logs", "status===", "an operator that does not exist"),
 	malformedReq("LOG-FILTER-031", "/api/logs", "(level=0", "an unclosed parenthesis"),
 	malformedReq("LOG-FILTER-032", "/api/logs", "level=0 ||", "a dangling ||"),

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Sorting the list: §4.3 GET /api/logs, sort.
@@ -181,6 +182,39 @@ var logsSortRequirements = []*Requirement{
 				}
 				if err := expectMarks("sort="+s, got, loggedMarks); err != nil {
 					return err
+				}
+			}
+			return nil
+		}),
+	},
+	{
+		ID:      "LOG-SORT-010",
+		Source:  SourceDocument,
+		Section: "§4.3 GET /api/logs (sort by message)",
+		Name:    "sort by message",
+		Text: "GET /api/logs with sort=message answers 200 listing the entries by message ascending (byte order), " +
+			"and sort=-message descending.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			message := func(k string) string { s, _ := m.entries[k]["message"].(string); return s }
+			want := make([]string, len(loggedMarks))
+			for i, k := range loggedMarks {
+				want[i] = message(k)
+			}
+			slices.Sort(want)
+			for _, s := range []string{"message", "-message"} {
+				got, _, err := c.listMarked(ctx, m, "sort", s)
+				if err != nil {
+					return err
+				}
+				msgs := make([]string, len(got))
+				for i, k := range got {
+					msgs[i] = message(k)
+				}
+				if s == "-message" {
+					slices.Reverse(want)
+				}
+				if !slices.Equal(msgs, want) {
+					return fmt.Errorf("sort=%s: %w", s, Mismatch(strings.Join(want, " | "), strings.Join(msgs, " | ")))
 				}
 			}
 			return nil

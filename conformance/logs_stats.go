@@ -116,11 +116,35 @@ var logsStatsRequirements = []*Requirement{
 			return expectMarkStats(m, st)
 		}),
 	},
+	statsFilterReq("LOG-STATS-006", "§4.3 GET /api/logs/stats (filter: the list's fields id, created, level, message, data.*)",
+		"stats filter on the list's fields",
+		`id != "" && created >= "2000-01-01 00:00:00.000Z" && level >= 0 && message != "" && data.status > 0`),
+	statsFilterReq("LOG-STATS-007", "§4.3 GET /api/logs/stats (filter: the list's field updated); §2.2 (updated is accepted by filter)",
+		"stats filter on updated",
+		`updated > "2000-01-01 00:00:00.000Z"`),
 	malformedReq("LOG-STATS-010", "/api/logs/stats", "status===", "an operator that does not exist"),
 	malformedReq("LOG-STATS-011", "/api/logs/stats", "(level=0", "an unclosed parenthesis"),
 	malformedReq("LOG-STATS-012", "/api/logs/stats", "level=0 ||", "a dangling ||"),
 	malformedReq("LOG-STATS-013", "/api/logs/stats", "// only a comment", "no expression at all"),
 	malformedReq("LOG-STATS-014", "/api/logs/stats", "cfunknownfield = 1", "a field logs do not have"),
+}
+
+// statsFilterReq builds the requirement that the stats filter takes a
+// field of the list's filter: filter, true of every entry logged since
+// 2000, scoped to the suite's four requests, counts all four.
+func statsFilterReq(id, section, name, filter string) *Requirement {
+	return &Requirement{
+		ID: id, Source: SourceDocument, Section: section, Name: name,
+		Text: "GET /api/logs/stats accepts `" + filter + "` in its filter: scoped to the suite's four logged " +
+			"requests it answers 200 with totals adding up to 4.",
+		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+			st, err := c.stats(ctx, query("filter", m.scope+" && ("+filter+")"))
+			if err != nil {
+				return err
+			}
+			return expectMarkStats(m, st)
+		}),
+	}
 }
 
 // statsBucket is one §2.3 statistics entry.

@@ -65,8 +65,9 @@ type stricterReading struct {
 // pair reads as one. The checks consult Client.strict for these things
 // only: the key order of the error envelope, the messages §7 does not name
 // (expectError), the Z of stats dates, totalPages in the list envelope, the
-// auth-methods keys §2.7 leaves open, the order of the backup list, and the
-// headers of a backup download, the body of an MFA challenge, and the
+// auth-methods keys §2.7 leaves open, the order of the backup list, the
+// 204 of a backup operation whose body §4.2 calls null, the headers of a
+// backup download, the body of an MFA challenge, and the
 // collectionId and collectionName of an authenticated record, the form of
 // log ids, the exact form of an :excerpt, and validation codes and messages
 // §7 does not name.
@@ -96,10 +97,14 @@ var stricterReadings = []stricterReading{
 	{"LOG-FIELDS-003", "the excerpt's exact form: the first characters trimmed (§4.1: a short plain-text version)"},
 	{"LOG-STATS-001", "dates with a trailing Z, YYYY-MM-DD HH:00:00.000Z (§2.3 writes the format without one)"},
 	{"BKP-LIST-001", "the list ascending by key (§4.2 names no order)"},
+	{"BKP-CREATE-001", "204 with no body (§4.2: the body is null)"},
+	{"BKP-CREATE-002", "204 with no body (§4.2: the body is null)"},
 	{"BKP-UPLOAD-001", "the message of data.file ending \"mime type must be one of: application/zip.\" (§4.2: it states the allowed type)"},
 	{"BKP-UPLOAD-002", "data.file.code validation_required (§7 names no code but validation_invalid_mime_type)"},
 	{"BKP-UPLOAD-003", "data.file.code validation_backup_name_exists (§7 names no code but validation_invalid_mime_type)"},
+	{"BKP-UPLOAD-004", "204 with no body (§4.2: the body is null)"},
 	{"BKP-DL-001", "Content-Type application/zip and a Content-Disposition attachment (§4.2 promises the file content only)"},
+	{"BKP-DEL-001", "204 with no body (§4.2: the body is null)"},
 }
 
 // withStricterReadings returns reqs with the pocketbase twin of each
