@@ -87,3 +87,40 @@ func TestConformanceCommandFails(t *testing.T) {
 		}
 	}
 }
+
+// TestConformanceCommandEnvironment: without --url, --email and --password
+// the command takes them from CONFORMANCE_BASE_URL, CONFORMANCE_EMAIL and
+// CONFORMANCE_PASSWORD, as go test ./conformance does; a flag wins over its
+// variable.
+func TestConformanceCommandEnvironment(t *testing.T) {
+	var logins []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/collections/_superusers/auth-with-password" {
+			var in struct{ Identity, Password string }
+			json.NewDecoder(r.Body).Decode(&in)
+			logins = append(logins, in.Identity+" "+in.Password)
+		}
+		w.WriteHeader(400)
+		fmt.Fprint(w, `{"data":{},"message":"Failed to authenticate.","status":400}`)
+	}))
+	defer srv.Close()
+	env := envOf("CONFORMANCE_BASE_URL", srv.URL, "CONFORMANCE_EMAIL", "env@example.com", "CONFORMANCE_PASSWORD", "from-env")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "env@example.com from-env"},
+		{[]string{"--email", "flag@example.com", "--password", "from-flag"}, "flag@example.com from-flag"},
+	} {
+		logins = nil
+		var out bytes.Buffer
+		args := append([]string{"conformance", "--run", "^ERR-001$"}, tc.args...)
+		if err := run(t.Context(), args, env, &out, io.Discard); err == nil {
+			t.Errorf("%v: conformance passed with a login the server refuses\n%s", tc.args, out.String())
+		}
+		if len(logins) != 1 || logins[0] != tc.want {
+			t.Errorf("%v: logins %q, want [%q]", tc.args, logins, tc.want)
+		}
+	}
+}

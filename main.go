@@ -374,9 +374,9 @@ func superuserOTP(auth *authn.Store, email string, stdout io.Writer) error {
 // requirement failed or errored (a known deviation does not).
 func cmdConformance(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
-	url := fs.String("url", "", "base URL of the server to check (default: start a throwaway strongbox)")
-	email := fs.String("email", "", "superuser email")
-	password := fs.String("password", "", "superuser password")
+	url := fs.String("url", "", "base URL of the server to check (default: $CONFORMANCE_BASE_URL, else start a throwaway strongbox)")
+	email := fs.String("email", "", "superuser email (default: $CONFORMANCE_EMAIL)")
+	password := fs.String("password", "", "superuser password (default: $CONFORMANCE_PASSWORD, which keeps it off the command line)")
 	profile := fs.String("profile", "document", "whose rules to check: document, pocketbase (includes document) or strongbox (includes both)")
 	run := fs.String("run", "", "run only requirements whose ID matches this regular expression (as go test -run)")
 	only := fs.String("only", "", "run only requirements whose ID starts with this")
@@ -391,6 +391,16 @@ func cmdConformance(ctx context.Context, args []string, getenv func(string) stri
 	oauth2Host := fs.String("oauth2-host", "", "address of this host the server under test can reach the suite's OAuth2 provider at (default: --smtp-host, else 127.0.0.1)")
 	if _, done, err := parseArgs(fs, args, conformanceUsage, 0, 0, stdout); done || err != nil {
 		return err
+	}
+	// The environment of go test ./conformance stands in for a flag not
+	// given, so that a CI job sets the server and its credentials once.
+	for _, f := range []struct {
+		v   *string
+		env string
+	}{{url, "CONFORMANCE_BASE_URL"}, {email, "CONFORMANCE_EMAIL"}, {password, "CONFORMANCE_PASSWORD"}} {
+		if *f.v == "" {
+			*f.v = getenv(f.env)
+		}
 	}
 	prof, err := conformance.ParseProfile(*profile)
 	if err != nil {
