@@ -539,7 +539,8 @@ func TestMailChecksSkip(t *testing.T) {
 		t.Skip("runs the mail checks")
 	}
 	needsMail := map[string]bool{"MFA-002": true, "MFA-005": true, "MFA-006": true, "OTP-007": false,
-		"MFA-001": false, "MFA-003": false, "MFA-004": false, "OTP-507": false, "MFA-501": false, "MFA-503": false}
+		"MFA-001": false, "MFA-003": false, "MFA-004": false, "OTP-507": false, "MFA-501": false, "MFA-503": false,
+		"MFA-007": false, "MFA-008": false, "MFA-009": false}
 	for _, tc := range []struct {
 		name   string
 		setup  func(*fakeServer)

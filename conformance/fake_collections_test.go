@@ -1,6 +1,10 @@
 package conformance
 
-import "maps"
+import (
+	"maps"
+	"regexp"
+	"strings"
+)
 
 // The fake's collections API and the guarantees of system collections.
 
@@ -97,6 +101,9 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	return ferr(404, msgNotFound)
 }
 
+// reFakeMFARule is the one form of mfa.rule the fake evaluates.
+var reFakeMFARule = regexp.MustCompile(`^email = "([^"]*)"$`)
+
 // patchCollection applies body to c as PocketBase's collection validator
 // does for the options the fake has, or returns the validation errors (and
 // changes nothing). Like PocketBase, it turns OAuth2 off and password auth
@@ -111,6 +118,16 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	}
 	if v, ok := body["name"].(string); ok && v != c.name && c.system && !f.bug("system-rename") {
 		data["name"] = fe(codeSystemName)
+	}
+	if m, ok := body["mfa"].(map[string]any); ok {
+		// The fake's filter language for mfa.rule knows one form, email =
+		// "<address>", the one the suite sends; any other rule is invalid.
+		rule, _ := m["rule"].(string)
+		secret := strings.Contains(rule, "password") // a rule may not read secrets
+		if rule != "" && !reFakeMFARule.MatchString(rule) &&
+			!(f.bug("mfa-rule-unchecked") && !secret) && !(f.bug("mfa-rule-reads-secrets") && secret) {
+			data["mfa"] = map[string]any{"rule": fe("validation_invalid_rule")}
+		}
 	}
 	if v, ok := body["type"].(string); ok && v != c.typ {
 		data["type"] = fe(codeTypeChange)

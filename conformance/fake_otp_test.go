@@ -103,6 +103,12 @@ func (f *fakeServer) mfaGate(q *fakeReq, c *fakeCollection, rec *fakeRecord, met
 	if on, _ := c.mfa["enabled"].(bool); !on {
 		return false, nil
 	}
+	// mfa.rule: MFA applies only to the records it matches.
+	if rule, _ := c.mfa["rule"].(string); rule != "" && !f.bug("mfa-rule-ignored") {
+		if m := reFakeMFARule.FindStringSubmatch(rule); m == nil || m[1] != rec.email {
+			return false, nil
+		}
+	}
 	mfaID := q.r.URL.Query().Get("mfaId")
 	if mfaID == "" || f.bug("mfa-second-factor-challenged") {
 		id := fakeID()

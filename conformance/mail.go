@@ -114,6 +114,12 @@ type authOptions struct {
 // keeping the rest of both objects, and registers the cleanup that puts
 // both back as they were.
 func (c *Client) setAuthOptions(ctx context.Context, coll string, otp, mfa bool) (*authOptions, error) {
+	return c.setAuthOptionsRule(ctx, coll, otp, mfa, nil)
+}
+
+// setAuthOptionsRule is setAuthOptions that also sets mfa.rule to *rule
+// when rule is not nil.
+func (c *Client) setAuthOptionsRule(ctx context.Context, coll string, otp, mfa bool, rule *string) (*authOptions, error) {
 	path := "/api/collections/" + seg(coll)
 	r, err := c.get(ctx, path, c.su)
 	if err != nil {
@@ -162,6 +168,9 @@ func (c *Client) setAuthOptions(ctx context.Context, coll string, otp, mfa bool)
 	})
 	newOTP, newMFA := maps.Clone(origOTP), maps.Clone(origMFA)
 	newOTP["enabled"], newMFA["enabled"] = otp, mfa
+	if rule != nil {
+		newMFA["rule"] = *rule
+	}
 	body := map[string]any{"otp": newOTP, "mfa": newMFA}
 	if r, err = c.do(ctx, http.MethodPatch, path, c.su, body); err != nil {
 		return nil, err

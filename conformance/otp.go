@@ -392,6 +392,44 @@ var mfaRequirements = []*Requirement{
 			return expectRefreshOK(ctx, c, "users", tok, u.id)
 		},
 	},
+	{
+		ID:      "MFA-007",
+		Source:  SourcePocketBase,
+		Section: "§5 rule 6; reference pocketbase-auth.md §5 (mfa.rule: MFA only for the records it matches)",
+		Name:    "mfa.rule limits MFA to the records it matches",
+		Text: "With otp.enabled, mfa.enabled and mfa.rule `email = \"<A's email>\"` on users, auth-with-password " +
+			"of user A answers 401 with an mfaId and no token, and of user B 200 with the §2.6 result: the rule " +
+			"decides who needs a second factor.",
+		Run: func(ctx context.Context, c *Client) error {
+			a, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			b, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			rule := `email = "` + a.email + `"`
+			if _, err := c.setAuthOptionsRule(ctx, "users", true, true, &rule); err != nil {
+				return err
+			}
+			if _, err := firstFactor(ctx, c, a); err != nil {
+				return fmt.Errorf("user A, whom the rule matches: %w", err)
+			}
+			r, err := passwordLogin(ctx, c, "", b.email, b.password)
+			if err != nil {
+				return err
+			}
+			if err := checkAuthResult(r, "users", b.id, b.email); err != nil {
+				return fmt.Errorf("user B, whom the rule does not match: %w", err)
+			}
+			return nil
+		},
+	},
+	mfaRuleRefused("MFA-008", SourcePocketBase, "§5 rule 5 (methods enabled per auth collection); reference pocketbase-auth.md §5 (mfa.rule is a filter expression, validated on save)",
+		"a malformed mfa.rule is refused", "a malformed rule (`email = `)", "email = "),
+	mfaRuleRefused("MFA-009", SourceStrongbox, "§5 rule 5; issue 11 (a rule may not read secrets: stricter than the reference, which accepts it)",
+		"an mfa.rule naming the password is refused", "a rule naming the hidden field password (`password = \"x\"`)", `password = "x"`),
 }
 
 // otpFixture points the server's mail at a sink and turns OTP on for
@@ -539,4 +577,61 @@ func otherCode(code string) string {
 	}
 	last := code[len(code)-1]
 	return code[:len(code)-1] + string(rune('0'+(last-'0'+1)%10))
+}
+
+// mfaRuleRefused builds the requirement that PATCH /api/collections/users
+// refuses mfa.rule rule (described by what) with validation_invalid_rule,
+// changing nothing.
+func mfaRuleRefused(id string, source Source, section, name, what, rule string) *Requirement {
+	return &Requirement{
+		ID:      id,
+		Source:  source,
+		Section: section,
+		Name:    name,
+		Text: "PATCH /api/collections/users with otp {enabled: true} and mfa {enabled: true, rule} answers 400 \"" +
+			msgCollUpdate + "\" with data.mfa.rule.code validation_invalid_rule for " + what +
+			", and the collection's otp and mfa stay as they were.",
+		Run: func(ctx context.Context, c *Client) error {
+			before, err := getCollectionJSON(ctx, c, "users")
+			if err != nil {
+				return err
+			}
+			origOTP, ok1 := getObject(before, "otp")
+			orig, ok2 := getObject(before, "mfa")
+			if !ok1 || !ok2 {
+				return Skipf("GET /api/collections/users shows no otp and mfa objects")
+			}
+			// With OTP on, MFA has the two methods it needs, so that the
+			// rule is what the server judges (PocketBase checks it only
+			// when MFA is on).
+			body := map[string]any{"otp": map[string]any{"enabled": true}, "mfa": map[string]any{"enabled": true, "rule": rule}}
+			r, err := c.do(ctx, http.MethodPatch, "/api/collections/users", c.su, body)
+			if err != nil {
+				return err
+			}
+			if r.status == http.StatusOK {
+				c.Cleanup("restore the otp and mfa options of users", func(ctx context.Context) error {
+					return c.patchCollection(ctx, "users", map[string]any{"otp": origOTP, "mfa": orig})
+				})
+			}
+			env, err := expectError(r, http.StatusBadRequest, msgCollUpdate)
+			if err != nil {
+				return err
+			}
+			m, _ := getObject(env.data, "mfa")
+			fe, _ := getObject(m, "rule")
+			if code, _ := getString(fe, "code"); code != "validation_invalid_rule" {
+				return Mismatch("data.mfa.rule.code validation_invalid_rule", r.String())
+			}
+			after, err := getCollectionJSON(ctx, c, "users")
+			if err != nil {
+				return err
+			}
+			if jsonText(after["mfa"]) != jsonText(orig) || jsonText(after["otp"]) != jsonText(origOTP) {
+				return Mismatch("otp and mfa unchanged: "+jsonText(origOTP)+", "+jsonText(orig),
+					jsonText(after["otp"])+", "+jsonText(after["mfa"]))
+			}
+			return nil
+		},
+	}
 }

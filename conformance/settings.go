@@ -15,6 +15,9 @@ import (
 
 const (
 	msgSettingsSave = "An error occurred while saving the new settings."
+	// msgCollUpdate is PocketBase's message for a collection PATCH that
+	// fails validation.
+	msgCollUpdate = "Failed to update collection."
 
 	// msgLoggingOff is the reason given by the checks that need request
 	// logs on a server that does not keep them.

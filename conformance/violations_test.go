@@ -138,6 +138,9 @@ var violations = []violation{
 	{"mfa-bogus-message", []string{"MFA-004"}},
 	{"mfa-any-record", []string{"MFA-005"}},
 	{"mfa-on-refresh", []string{"MFA-006"}},
+	{"mfa-rule-ignored", []string{"MFA-007"}},
+	{"mfa-rule-unchecked", []string{"MFA-008"}},
+	{"mfa-rule-reads-secrets", []string{"MFA-009"}},
 
 	// OAuth2 sign-in (oauth2.go)
 	{"oauth2-plain-pkce", []string{"AUTH-OAUTH2-001"}},
