@@ -675,6 +675,18 @@ func (c *Client) deleteUser(ctx context.Context, u *user) error {
 	return nil
 }
 
+// patchUser updates the user u as superuser with body and requires 200.
+func (c *Client) patchUser(ctx context.Context, u *user, body map[string]any) error {
+	r, err := c.do(ctx, http.MethodPatch, "/api/collections/users/records/"+seg(u.id), c.su, body)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("fixture: PATCH user %s %s: expected 200, got %s", u.email, jsonText(body), r)
+	}
+	return nil
+}
+
 // authResult is a decoded §2.6 authentication result.
 type authResult struct {
 	token  string

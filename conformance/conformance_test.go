@@ -613,8 +613,8 @@ func TestOAuth2ChecksSkipAndRestore(t *testing.T) {
 			defer srv.Close()
 			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
 				Only: "AUTH-OAUTH2-", Profile: SourceStrongbox}, Requirements)
-			if len(rep.Results) != 12 {
-				t.Fatalf("%d results, want 12 (9 and 3 pocketbase twins)", len(rep.Results))
+			if len(rep.Results) != 14 {
+				t.Fatalf("%d results, want 14 (11 and 3 pocketbase twins)", len(rep.Results))
 			}
 			for _, res := range rep.Results {
 				skips := tc.reason != "" && res.Req.ID != "AUTH-OAUTH2-009" && res.Req.ID != "AUTH-OAUTH2-509"

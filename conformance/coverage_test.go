@@ -283,6 +283,9 @@ var beyondCases = []specCase{
 	{Section: "issue 8 (reference §2.4)", Endpoint: "PATCH /api/collections/_superusers oauth2, passwordAuth", Reqs: []string{"COLL-SYS-006"}},
 	{Section: "issue 8 (PocketBase core/field_text.go)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
 	{Section: "issue 8", Endpoint: "POST auth-with-password after failed attempts from one client", Status: 429, Message: msgTooManyLogins, Reqs: []string{"LOGIN-THROTTLE-001", "LOGIN-THROTTLE-002"}},
+	{Section: "§5 rule 6 (reference §5)", Endpoint: "mfa.rule: MFA only for the records it matches", Status: 401, Reqs: []string{"MFA-007"}},
+	{Section: "§5 rule 5 (reference §5; issue 11)", Endpoint: "PATCH /api/collections/users with an invalid mfa.rule", Status: 400, Message: msgCollUpdate, Reqs: []string{"MFA-008", "MFA-009"}},
+	{Section: "§4.5 auth-with-oauth2 (reference §1.5, §6.3)", Endpoint: "OAuth2 sign-in with an existing user's email: that user, takeover protection", Status: 200, Reqs: []string{"AUTH-OAUTH2-010", "AUTH-OAUTH2-011"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -165,8 +165,13 @@ func (f *fakeServer) handleAuthWithOAuth2(q *fakeReq, c *fakeCollection) error {
 	if id, ok := f.oauthLinks[key]; ok {
 		rec = c.records[id]
 	}
-	if rec == nil && email != "" {
+	if rec == nil && email != "" && !f.bug("oauth2-no-email-match") {
 		rec = f.recordByEmail(c, email)
+		// Account-takeover protection: whoever signed an unverified
+		// account up with this email loses the password they chose.
+		if rec != nil && !rec.verified && rec.email != "" && !f.bug("oauth2-takeover") {
+			rec.password, rec.tokenKey = fakeID()+fakeID(), fakeID()
+		}
 	}
 	if rec == nil {
 		if email == "" {

@@ -92,6 +92,9 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 			rec.id = newID
 			c.records[newID] = rec
 		}
+		if v, ok := body["verified"].(bool); ok {
+			rec.verified = v
+		}
 		if pw, _ := body["password"].(string); pw != "" && body["passwordConfirm"] == pw {
 			rec.password = pw
 			if !f.bug("no-key-rotation") {

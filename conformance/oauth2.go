@@ -293,6 +293,8 @@ var oauth2Requirements = []*Requirement{
 			return err
 		},
 	},
+	oauth2EmailMatch("AUTH-OAUTH2-010", false),
+	oauth2EmailMatch("AUTH-OAUTH2-011", true),
 }
 
 // ---- fixture -------------------------------------------------------------------
@@ -573,4 +575,61 @@ func expectNoOAuth2(ctx context.Context, c *Client, coll string) error {
 		return Mismatch(fmt.Sprintf("auth-methods of %s with oauth2 {enabled false, providers []}", coll), r.String())
 	}
 	return nil
+}
+
+// oauth2EmailMatch builds the requirement that an OAuth2 sign-in whose
+// provider reports the verified email of an existing user signs in as
+// that user (reference §1.5 step 8c), and that the user's password then
+// still works only if the user was verified: an unverified account gets a
+// new random password, so that whoever signed it up with someone else's
+// email cannot keep a way in (reference §6.3, account-takeover
+// protection).
+func oauth2EmailMatch(id string, verified bool) *Requirement {
+	who, after := "an unverified user (signed up with a password)", "that password no longer signs in (400)"
+	name := "OAuth2 with an unverified user's email takes the account over safely"
+	if verified {
+		who, after = "a verified user", "that password still signs in (200)"
+		name = "OAuth2 with a verified user's email signs in as that user"
+	}
+	return &Requirement{
+		ID:      id,
+		Source:  SourcePocketBase,
+		Section: sectionOAuth2 + " (meta.isNew); " + refOAuth2 + " (email match, account-takeover protection)",
+		Name:    name,
+		Text: "auth-with-oauth2 for a provider identity whose verified email is that of " + who + " answers 200 " +
+			"with that user's record (same id, verified true) and meta.isNew false, and afterwards " + after + ".",
+		Run: func(ctx context.Context, c *Client) error {
+			p, err := c.oauth2Fixture(ctx, true)
+			if err != nil {
+				return err
+			}
+			u, err := c.newUser(ctx)
+			if err != nil {
+				return err
+			}
+			if verified {
+				if err := c.patchUser(ctx, u, map[string]any{"verified": true}); err != nil {
+					return err
+				}
+			}
+			ou := newOAuthUser(p)
+			ou.Email = u.email
+			got, err := c.oauth2SignIn(ctx, p, ou, false)
+			if err != nil {
+				return err
+			}
+			if got != u.id {
+				return Mismatch(fmt.Sprintf("record.id %q (the existing user's)", u.id), fmt.Sprintf("%q", got))
+			}
+			r, err := passwordLogin(ctx, c, "", u.email, u.password)
+			if err != nil {
+				return err
+			}
+			if verified {
+				return checkAuthResult(r, "users", u.id, u.email)
+			}
+			_, err = expectError(r, http.StatusBadRequest, msgFailedAuth)
+			return err
+		},
+	}
 }

@@ -146,6 +146,8 @@ var violations = []violation{
 	{"oauth2-plain-pkce", []string{"AUTH-OAUTH2-001"}},
 	{"oauth2-meta-without-isnew", []string{"AUTH-OAUTH2-002"}},
 	{"oauth2-isnew-always", []string{"AUTH-OAUTH2-003"}},
+	{"oauth2-no-email-match", []string{"AUTH-OAUTH2-010", "AUTH-OAUTH2-011"}},
+	{"oauth2-takeover", []string{"AUTH-OAUTH2-010"}},
 	{"oauth2-token-failure-500", []string{"AUTH-OAUTH2-004"}},
 	{"oauth2-user-failure-as-token", []string{"AUTH-OAUTH2-005"}},
 	{"oauth2-ignore-enabled", []string{"AUTH-OAUTH2-006"}},
