@@ -177,9 +177,9 @@ func checkNewPassword(c *Collection, p string) *validation.Error {
 	case p == "":
 		return errRequired
 	case utf8.RuneCountInString(p) < min:
-		return validation.MinText(min)
+		return validation.MinPassword(min)
 	case len(p) > MaxPasswordBytes:
-		return validation.MaxText(MaxPasswordBytes)
+		return validation.MaxPassword(MaxPasswordBytes)
 	}
 	return nil
 }

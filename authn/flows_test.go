@@ -119,9 +119,9 @@ func TestResetPassword(t *testing.T) {
 		name, password string
 		want           *validation.Error
 	}{
-		{"too short", "short", validation.MinText(8)},
-		{"short in runes", "ééé", validation.MinText(8)}, // 6 bytes
-		{"too long", strings.Repeat("x", 72), validation.MaxText(71)},
+		{"too short", "short", validation.MinPassword(8)},
+		{"short in runes", "ééé", validation.MinPassword(8)}, // 6 bytes
+		{"too long", strings.Repeat("x", 72), validation.MaxPassword(71)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := s.ResetPassword(t.Context(), users, vr, claims, tt.password)

@@ -42,6 +42,63 @@ func checkEmail(email string) *validation.Error {
 	return nil
 }
 
+// changesPassword reports whether a record update touches the password:
+// password, passwordConfirm or oldPassword is sent, and not empty.
+func (in RecordInput) changesPassword() bool {
+	for _, k := range []string{"password", "passwordConfirm", "oldPassword"} {
+		if v, _, ferr := in.str(k); ferr != nil || v != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// passwordFields is the first stage of validating a record create, or an
+// update that changes the password, in PocketBase's order: the password
+// fields alone. password is required; passwordConfirm is required and must
+// equal it; when checkOld is not nil (an update by the record's owner)
+// oldPassword is required and must be the current password. When this
+// stage fails, its errors are the whole answer: the record's other fields,
+// and the new password's length, are checked only once it passes. err is
+// a failure of checkOld itself.
+func passwordFields(in RecordInput, checkOld func(string) (bool, error)) (password string, errs validation.Errors, err error) {
+	errs = validation.Errors{}
+	password, _, ferr := in.str("password")
+	switch {
+	case ferr != nil:
+		errs["password"] = ferr
+	case password == "":
+		errs["password"] = errRequired
+	}
+	confirm, _, ferr := in.str("passwordConfirm")
+	switch {
+	case ferr != nil:
+		errs["passwordConfirm"] = ferr
+	case confirm == "":
+		errs["passwordConfirm"] = errRequired
+	case confirm != password:
+		errs["passwordConfirm"] = errMismatch
+	}
+	if checkOld != nil {
+		oldPassword, _, ferr := in.str("oldPassword")
+		switch {
+		case ferr != nil:
+			errs["oldPassword"] = ferr
+		case oldPassword == "":
+			errs["oldPassword"] = errRequired
+		default:
+			ok, err := checkOld(oldPassword)
+			if err != nil {
+				return "", nil, err
+			}
+			if !ok {
+				errs["oldPassword"] = errInvalidOld
+			}
+		}
+	}
+	return password, errs, nil
+}
+
 // checkPassword validates a new password: at least MinPasswordRunes
 // characters and at most MaxPasswordBytes bytes (bcrypt's input limit).
 func checkPassword(p string) *validation.Error {
@@ -49,9 +106,9 @@ func checkPassword(p string) *validation.Error {
 	case p == "":
 		return errRequired
 	case utf8.RuneCountInString(p) < MinPasswordRunes:
-		return validation.MinText(MinPasswordRunes)
+		return validation.MinPassword(MinPasswordRunes)
 	case len(p) > MaxPasswordBytes:
-		return validation.MaxText(MaxPasswordBytes)
+		return validation.MaxPassword(MaxPasswordBytes)
 	}
 	return nil
 }
@@ -104,21 +161,15 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	} else {
 		r.Verified = b || c.IsSuperusers()
 	}
-	password, _, ferr := in.str("password")
-	if ferr == nil {
-		ferr = checkPassword(password)
+	password, perrs, err := passwordFields(in, nil)
+	if err != nil {
+		return nil, err
 	}
-	if ferr != nil {
+	if len(perrs) > 0 {
+		return nil, perrs
+	}
+	if ferr := checkPassword(password); ferr != nil {
 		errs["password"] = ferr
-	}
-	confirm, _, ferr := in.str("passwordConfirm")
-	switch {
-	case ferr != nil:
-		errs["passwordConfirm"] = ferr
-	case confirm == "":
-		errs["passwordConfirm"] = errRequired
-	case confirm != password:
-		errs["passwordConfirm"] = errMismatch
 	}
 	s.setCustomFields(c, r, in.Values, true, errs)
 	checkRecordKeys(c, nil, in.Values, errs)
@@ -336,35 +387,22 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 			r.Verified = b
 		}
 	}
-	password, _, ferr := in.str("password")
-	if ferr != nil {
-		errs["password"] = ferr
-	}
-	if password == "" && ferr == nil {
-		// A confirmation or old password without a new password would
-		// otherwise be dropped.
-		for _, key := range []string{"passwordConfirm", "oldPassword"} {
-			if v, _, _ := in.str(key); v != "" {
-				errs["password"] = errRequired
-			}
+	var password string
+	if in.changesPassword() {
+		var checkOld func(string) (bool, error)
+		if !in.Manager {
+			checkOld = func(oldPassword string) (bool, error) { return s.hasher.Check(ctx, old.PasswordHash, oldPassword) }
 		}
-	}
-	if password != "" {
+		pw, perrs, err := passwordFields(in, checkOld)
+		if err != nil {
+			return nil, err
+		}
+		if len(perrs) > 0 {
+			return nil, perrs
+		}
+		password = pw
 		if ferr := checkPassword(password); ferr != nil {
 			errs["password"] = ferr
-		}
-		if confirm, _, _ := in.str("passwordConfirm"); confirm != password {
-			errs["passwordConfirm"] = errMismatch
-		}
-		if !in.Manager {
-			oldPassword, _, _ := in.str("oldPassword")
-			if oldPassword == "" {
-				errs["oldPassword"] = errInvalidOld
-			} else if ok, err := s.hasher.Check(ctx, old.PasswordHash, oldPassword); err != nil {
-				return nil, err
-			} else if !ok {
-				errs["oldPassword"] = errInvalidOld
-			}
 		}
 	}
 	s.setCustomFields(c, r, in.Values, false, errs)

@@ -244,7 +244,7 @@ var beyondCases = []specCase{
 	{Section: "§1 records (reference)", Endpoint: "POST /api/collections/users/records (sign-up)", Status: 200,
 		Reqs: []string{"REC-SIGNUP-002", "REC-SIGNUP-003", "REC-SIGNUP-007", "REC-SIGNUP-008"}},
 	{Section: "§1 records (reference)", Endpoint: "POST /api/collections/users/records (invalid sign-up)", Status: 400, Message: msgCreateFailed,
-		Reqs: []string{"REC-SIGNUP-001", "REC-SIGNUP-002", "REC-SIGNUP-003", "REC-SIGNUP-004", "REC-SIGNUP-005", "REC-SIGNUP-006"}},
+		Reqs: []string{"REC-SIGNUP-001", "REC-SIGNUP-002", "REC-SIGNUP-003", "REC-SIGNUP-004", "REC-SIGNUP-005", "REC-SIGNUP-006", "REC-SIGNUP-009"}},
 	{Section: "§1 records (reference)", Endpoint: "GET /api/collections/_superusers/records as a guest", Status: 403, Message: msgOnlySuperusers, Reqs: []string{"REC-ACCESS-001"}},
 	{Section: "§1 records (reference)", Endpoint: "GET /api/collections/users/records/{id} (owner, superuser)", Status: 200, Reqs: []string{"REC-ACCESS-002", "REC-ACCESS-004"}},
 	{Section: "§1 records (reference)", Endpoint: "GET /api/collections/users/records/{id} (another user, guest)", Status: 404, Message: msgNotFound, Reqs: []string{"REC-ACCESS-003"}},

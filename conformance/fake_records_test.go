@@ -139,7 +139,7 @@ func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[st
 	} else if confirm != pw && !f.bug("no-confirm-check") {
 		data["passwordConfirm"] = fe(codeMismatch, "Values don't match.")
 	}
-	if len(data) > 0 {
+	if len(data) > 0 && !f.bug("signup-all-at-once") {
 		return data
 	}
 	switch {

@@ -171,6 +171,35 @@ var recordRequirements = []*Requirement{
 			return nil
 		},
 	},
+	{
+		ID:      "REC-SIGNUP-009",
+		Source:  SourcePocketBase,
+		Section: sectionSignUp + " (the password fields are validated first)",
+		Name:    "sign-up judges the password fields first",
+		Text: "A sign-up with an email that is not one, a 1-character password and a different confirmation " +
+			"answers 400 \"" + msgCreateFailed + "\" with data holding only passwordConfirm {code \"" + codeMismatch +
+			"\"}: the record's other fields, and the password's length, are judged only once password and " +
+			"passwordConfirm are there and equal. Nothing is created.",
+		Run: func(ctx context.Context, c *Client) error {
+			body := map[string]any{"email": "cf-" + newNonce(8) + "-example.com", "password": "a", "passwordConfirm": "b"}
+			r, err := c.post(ctx, "/api/collections/users/records", "", body)
+			if err != nil {
+				return err
+			}
+			c.cleanupCreated(r)
+			env, err := expectError(r, http.StatusBadRequest, msgCreateFailed)
+			if err != nil {
+				return err
+			}
+			if err := expectFieldCodes(r, env, codeMismatch, "passwordConfirm"); err != nil {
+				return err
+			}
+			if len(env.data) != 1 {
+				return Mismatch("data holding only passwordConfirm", r.String())
+			}
+			return nil
+		},
+	},
 
 	// ---- who may see which record ----
 	{

@@ -63,6 +63,7 @@ var violations = []violation{
 	{"signup-email-optional", []string{"REC-SIGNUP-001"}},
 	{"lax-password", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
 	{"no-confirm-check", []string{"REC-SIGNUP-004"}},
+	{"signup-all-at-once", []string{"REC-SIGNUP-009"}},
 	{"lax-email", []string{"REC-SIGNUP-005"}},
 	{"duplicate-emails", []string{"REC-SIGNUP-006"}},
 	{"signup-shows-email", []string{"REC-SIGNUP-007"}},

@@ -240,7 +240,8 @@ func TestSignUpValidation(t *testing.T) {
 		name, body string
 		want       map[string]string // field → code
 	}{
-		{"empty", `{}`, map[string]string{"email": "validation_required", "password": "validation_required", "passwordConfirm": "validation_required"}},
+		// The password fields are judged first, alone (TestPasswordFieldsFirst).
+		{"empty", `{}`, map[string]string{"password": "validation_required", "passwordConfirm": "validation_required"}},
 		{"bad email", `{"email":"nope","password":"password1","passwordConfirm":"password1"}`, map[string]string{"email": "validation_is_email"}},
 		{"short password", `{"email":"a@example.com","password":"short","passwordConfirm":"short"}`, map[string]string{"password": "validation_min_text_constraint"}},
 		{"long password", `{"email":"a@example.com","password":"` + strings.Repeat("x", 72) + `","passwordConfirm":"` + strings.Repeat("x", 72) + `"}`, map[string]string{"password": "validation_max_text_constraint"}},
@@ -267,6 +268,63 @@ func TestSignUpValidation(t *testing.T) {
 				if fe == nil || fe["code"] != code {
 					t.Errorf("data.%s = %v, want code %s", field, data[field], code)
 				}
+			}
+		})
+	}
+}
+
+// TestPasswordFieldsFirst pins the order in which a record create, and an
+// update that touches the password, are validated: the password fields
+// first and alone (password required, passwordConfirm required and equal,
+// oldPassword required and right for the owner), then the rest, the new
+// password's length included (with no params, as PocketBase's password
+// field words it). Each want is the data PocketBase v0.31.0 answered to the
+// same body.
+func TestPasswordFieldsFirst(t *testing.T) {
+	e := newEnv(t)
+	id := e.signUp("owner@example.com", "Passw0rd!x1")
+	owner := e.login("users", "owner@example.com", "Passw0rd!x1")
+	const (
+		required = `{"code":"validation_required","message":"Cannot be blank."}`
+		mismatch = `{"code":"validation_values_mismatch","message":"Values don't match."}`
+		short    = `{"code":"validation_min_text_constraint","message":"Must be at least 8 character(s)."}`
+		isEmail  = `{"code":"validation_is_email","message":"Must be a valid email address."}`
+		oldWrong = `{"code":"validation_invalid_old_password","message":"Missing or invalid old password."}`
+	)
+	tests := []struct {
+		name, method, token, body, want string
+	}{
+		{"create: mismatch hides the rest", "POST", "", `{"email":"bad","password":"a","passwordConfirm":"b"}`, `{"passwordConfirm":` + mismatch + `}`},
+		{"create: short", "POST", "", `{"email":"ok1@example.com","password":"a","passwordConfirm":"a"}`, `{"password":` + short + `}`},
+		{"create: email and short", "POST", "", `{"email":"bad","password":"a","passwordConfirm":"a"}`, `{"email":` + isEmail + `,"password":` + short + `}`},
+		{"create: no confirmation", "POST", "", `{"email":"ok2@example.com","password":"Passw0rd!x1"}`, `{"passwordConfirm":` + required + `}`},
+		{"create: blank", "POST", "", `{"email":"","password":"","passwordConfirm":"x"}`, `{"password":` + required + `,"passwordConfirm":` + mismatch + `}`},
+		{"create: nothing", "POST", "", `{}`, `{"password":` + required + `,"passwordConfirm":` + required + `}`},
+		{"create: 72 bytes", "POST", "", `{"email":"ok3@example.com","password":"` + strings.Repeat("A", 72) + `","passwordConfirm":"` + strings.Repeat("A", 72) + `"}`,
+			`{"password":{"code":"validation_max_text_constraint","message":"Must be less than 71 character(s)."}}`},
+		{"superuser: mismatch", "PATCH", e.su, `{"password":"a","passwordConfirm":"b"}`, `{"passwordConfirm":` + mismatch + `}`},
+		{"superuser: short", "PATCH", e.su, `{"password":"a","passwordConfirm":"a"}`, `{"password":` + short + `}`},
+		{"superuser: no confirmation", "PATCH", e.su, `{"password":"Passw0rd!x2"}`, `{"passwordConfirm":` + required + `}`},
+		{"superuser: mismatch hides the email", "PATCH", e.su, `{"email":"bad","password":"a","passwordConfirm":"b"}`, `{"passwordConfirm":` + mismatch + `}`},
+		{"owner: mismatch", "PATCH", owner, `{"password":"a","passwordConfirm":"b"}`, `{"oldPassword":` + required + `,"passwordConfirm":` + mismatch + `}`},
+		{"owner: short", "PATCH", owner, `{"password":"a","passwordConfirm":"a"}`, `{"oldPassword":` + required + `}`},
+		{"owner: no old password", "PATCH", owner, `{"password":"Passw0rd!x2","passwordConfirm":"Passw0rd!x2"}`, `{"oldPassword":` + required + `}`},
+		{"owner: wrong old password", "PATCH", owner, `{"password":"Passw0rd!x2","passwordConfirm":"Passw0rd!x2","oldPassword":"wrong"}`, `{"oldPassword":` + oldWrong + `}`},
+		{"owner: no confirmation", "PATCH", owner, `{"password":"Passw0rd!x2"}`, `{"oldPassword":` + required + `,"passwordConfirm":` + required + `}`},
+		{"owner: confirmation only", "PATCH", owner, `{"passwordConfirm":"Passw0rd!x2"}`, `{"oldPassword":` + required + `,"password":` + required + `,"passwordConfirm":` + mismatch + `}`},
+		{"owner: old password only", "PATCH", owner, `{"oldPassword":"Passw0rd!x1"}`, `{"password":` + required + `,"passwordConfirm":` + required + `}`},
+		{"owner: all wrong", "PATCH", owner, `{"name":"x","password":"a","passwordConfirm":"b","oldPassword":"bad"}`, `{"oldPassword":` + oldWrong + `,"passwordConfirm":` + mismatch + `}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path, msg := "/api/collections/users/records", "Failed to create record."
+			if tt.method == "PATCH" {
+				path, msg = path+"/"+id, "Failed to update record."
+			}
+			res := e.do(tt.method, path, tt.token, tt.body)
+			want := `{"data":` + tt.want + `,"message":"` + msg + `","status":400}`
+			if res.Status != 400 || strings.TrimSpace(string(res.Body)) != want {
+				t.Errorf("%s %s = %d %s\nwant 400 %s", tt.method, tt.body, res.Status, res.Body, want)
 			}
 		})
 	}

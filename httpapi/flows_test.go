@@ -161,7 +161,7 @@ func TestAccountFlowErrors(t *testing.T) {
 		{"cpr other collection", cpr, "", map[string]string{"token": memberReset, "password": "password2", "passwordConfirm": "password2"}, 400,
 			`{"data":{"token":{"code":"validation_token_collection_mismatch","message":"The provided token is for different auth collection."}},` + bodyValidation},
 		{"cpr too long for the field", cpr, "", map[string]string{"token": reset, "password": strings.Repeat("p", 72), "passwordConfirm": strings.Repeat("p", 72)}, 400,
-			`{"data":{"password":{"code":"validation_max_text_constraint","message":"Must be less than 71 character(s).","params":{"max":71}}},"message":"Failed to set new password.","status":400}`},
+			`{"data":{"password":{"code":"validation_max_text_constraint","message":"Must be less than 71 character(s)."}},"message":"Failed to set new password.","status":400}`},
 		{"cpr password not a string", cpr, "", `{"password":1}`, 400, `{"data":{},"message":"An error occurred while loading the submitted data.","status":400}`},
 		{"cpr password auth off is not checked", "/api/collections/nopass/confirm-password-reset", "", `{}`, 400,
 			`{"data":{"password":` + errRequiredJSON + `,"passwordConfirm":` + errRequiredJSON + `,"token":` + errRequiredJSON + `},` + bodyValidation},

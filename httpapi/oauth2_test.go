@@ -206,7 +206,7 @@ func TestAuthWithOAuth2Accounts(t *testing.T) {
 	// createData is validated as a sign-up.
 	fx.users["erin"] = googleUser("g7", "erin@example.com", true)
 	res = e.oauth2Login("", "erin", `,"createData":{"name":`+`"`+strings.Repeat("x", 256)+`"}`)
-	want = `{"data":{"name":{"code":"validation_max_text_constraint","message":"Must be less than 255 character(s).","params":{"max":255}}},"message":"Failed to create record.","status":400}`
+	want = `{"data":{"name":{"code":"validation_max_text_constraint","message":"Must be no more than 255 character(s).","params":{"max":255}}},"message":"Failed to create record.","status":400}`
 	if got := strings.TrimSpace(string(res.Body)); res.Status != 400 || got != want {
 		t.Errorf("createData too long = %d %s\nwant %s", res.Status, got, want)
 	}

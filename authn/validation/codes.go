@@ -170,9 +170,21 @@ func MinText(n int) *Error {
 	return &Error{Code: CodeMinTextConstraint, Message: fmt.Sprintf("Must be at least %d character(s).", n), Params: map[string]any{"min": n}}
 }
 
+// MinPassword is a password shorter than n characters. PocketBase's
+// password field words it as MinText does, without params.
+func MinPassword(n int) *Error {
+	return New(CodeMinTextConstraint, fmt.Sprintf("Must be at least %d character(s).", n))
+}
+
+// MaxPassword is a password longer than n bytes, in the words of
+// PocketBase's password field ("less than", without params).
+func MaxPassword(n int) *Error {
+	return New(CodeMaxTextConstraint, fmt.Sprintf("Must be less than %d character(s).", n))
+}
+
 // MaxText is a text longer than n characters.
 func MaxText(n int) *Error {
-	return &Error{Code: CodeMaxTextConstraint, Message: fmt.Sprintf("Must be less than %d character(s).", n), Params: map[string]any{"max": n}}
+	return &Error{Code: CodeMaxTextConstraint, Message: fmt.Sprintf("Must be no more than %d character(s).", n), Params: map[string]any{"max": n}}
 }
 
 // MinNumber is a number under v.
