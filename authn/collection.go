@@ -358,6 +358,18 @@ func defaultAuthOptions(rnd *Random, authDuration int64) (*AuthOptions, error) {
 	return o, nil
 }
 
+// markSuperusersDates marks the created and updated fields of the
+// _superusers collection c system fields, as PocketBase's are (those of
+// other auth collections are not). Applied to every stored version of
+// the collection, so that data dirs made before it read the same.
+func markSuperusersDates(c *Collection) {
+	for i := range c.Fields {
+		if f := &c.Fields[i]; f.Type == FieldAutodate && (f.Name == "created" || f.Name == "updated") {
+			f.System = true
+		}
+	}
+}
+
 // newSuperusersCollection returns the _superusers collection.
 func newSuperusersCollection(rnd *Random, now time.Time) (*Collection, error) {
 	opts, err := defaultAuthOptions(rnd, 86400)
@@ -371,6 +383,7 @@ func newSuperusersCollection(rnd *Random, now time.Time) (*Collection, error) {
 		Created: Time{now}, Updated: Time{now},
 		AuthOptions: opts,
 	}
+	markSuperusersDates(c)
 	c.assignFieldIDs()
 	return c, nil
 }

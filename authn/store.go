@@ -430,6 +430,9 @@ func (s *Store) apply(o *op, size int64) {
 	switch o.Op {
 	case "collection":
 		c := o.Collection
+		if c.ID == SuperusersID {
+			markSuperusersDates(c)
+		}
 		if _, ok := s.cols[c.ID]; !ok {
 			s.colOrder = append(s.colOrder, c.ID)
 			s.byCol[c.ID] = map[string]*Record{}

@@ -627,3 +627,39 @@ func TestRecordAgainstStaleCollection(t *testing.T) {
 		t.Errorf("%d records held, want only those of live collections", n)
 	}
 }
+
+// TestSuperusersDatesAreSystem: the created and updated fields of
+// _superusers are system fields, as PocketBase's are, also after the
+// store is opened again; those of users are not.
+func TestSuperusersDatesAreSystem(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	check := func(s *Store) {
+		t.Helper()
+		for _, tc := range []struct {
+			c    *Collection
+			want bool
+		}{{s.Superusers(), true}, {mustCollection(t, s, "users"), false}} {
+			for _, f := range tc.c.Fields {
+				if f.Type == FieldAutodate && f.System != tc.want {
+					t.Errorf("%s.%s system = %v, want %v", tc.c.Name, f.Name, f.System, tc.want)
+				}
+			}
+		}
+	}
+	check(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTestStore(t, path, clk)
+	defer s2.Close()
+	check(s2)
+}
+
+func mustCollection(t *testing.T, s *Store, name string) *Collection {
+	t.Helper()
+	c, ok := s.Collection(name)
+	if !ok {
+		t.Fatalf("no collection %s", name)
+	}
+	return c
+}

@@ -28,6 +28,7 @@ type Settings struct {
 	Meta         Meta         `json:"meta"`
 	RateLimits   RateLimits   `json:"rateLimits"`
 	TrustedProxy TrustedProxy `json:"trustedProxy"`
+	Batch        Batch        `json:"batch"`
 	Logs         Logs         `json:"logs"`
 }
 
@@ -77,6 +78,17 @@ type TrustedProxy struct {
 	UseLeftmostIP bool     `json:"useLeftmostIP"`
 }
 
+// Batch is PocketBase's configuration of its batch endpoint (POST
+// /api/batch). Strongbox has no such endpoint: the section is kept, with
+// the reference's defaults and validation, so that clients reading or
+// writing settings see the shape they know, and enabling it is refused.
+type Batch struct {
+	Enabled     bool  `json:"enabled"`
+	MaxRequests int   `json:"maxRequests"`
+	Timeout     int64 `json:"timeout"`
+	MaxBodySize int64 `json:"maxBodySize"`
+}
+
 // Logs configures request logging. MaxDays 0 turns logging off and drops the
 // stored logs.
 type Logs struct {
@@ -94,6 +106,7 @@ func Defaults() Settings {
 		Meta:         Meta{AppName: "Acme", AppURL: "http://localhost:8090", SenderName: "Support", SenderAddress: "support@example.com"},
 		RateLimits:   DefaultRateLimits(),
 		TrustedProxy: TrustedProxy{Headers: []string{}},
+		Batch:        Batch{MaxRequests: 50, Timeout: 3},
 		Logs:         Logs{MaxDays: 5, LogIP: true},
 	}
 }
@@ -384,6 +397,29 @@ func (v Settings) validate() validation.Errors {
 	}
 	if v.Logs.MaxDays < 0 {
 		add("logs", "maxDays", errMin(0))
+	}
+	// PocketBase (BatchConfig.Validate): maxRequests and timeout required
+	// when enabled, Min(0); maxBodySize Min(0).
+	switch {
+	case v.Batch.MaxRequests < 0:
+		add("batch", "maxRequests", errMin(0))
+	case v.Batch.MaxRequests == 0 && v.Batch.Enabled:
+		add("batch", "maxRequests", errRequired)
+	}
+	switch {
+	case v.Batch.Timeout < 0:
+		add("batch", "timeout", errMin(0))
+	case v.Batch.Timeout == 0 && v.Batch.Enabled:
+		add("batch", "timeout", errRequired)
+	}
+	if v.Batch.MaxBodySize < 0 {
+		add("batch", "maxBodySize", errMin(0))
+	}
+	if _, invalid := errs["batch"]; v.Batch.Enabled && !invalid {
+		// As with S3: accepting it would promise an endpoint that is not
+		// there.
+		add("batch", "enabled", validation.New(validation.CodeUnsupported,
+			"Batch requests are not supported: this server has no /api/batch endpoint."))
 	}
 	// PocketBase (SMTPConfig.Validate): host is.Host, required when
 	// enabled; port required when enabled, Min(0); authMethod in LOGIN,

@@ -3,6 +3,7 @@ package settings
 import (
 	"encoding/json"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,6 +131,56 @@ func TestS3Unsupported(t *testing.T) {
 	}
 	if got := s.Get(); got.S3.Enabled || got.Backups.S3.Enabled {
 		t.Error("a refused S3 configuration was saved")
+	}
+}
+
+// TestBatch: the batch section has PocketBase's defaults and validation
+// (as a running v0.31.0 answered the same bodies), a valid change is kept,
+// and enabling it, which would promise a /api/batch endpoint strongbox
+// does not have, is refused with validation_unsupported.
+func TestBatch(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got, want := s.Get().Batch, (Batch{MaxRequests: 50, Timeout: 3}); got != want {
+		t.Errorf("default batch = %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct {
+		body string
+		want map[string]string // field → code; nil: accepted
+	}{
+		{`{"batch":{"enabled":false,"maxRequests":0}}`, nil},
+		{`{"batch":{"maxRequests":-1,"timeout":-2}}`, map[string]string{"maxRequests": validation.CodeMinGreaterEqual, "timeout": validation.CodeMinGreaterEqual}},
+		{`{"batch":{"enabled":true,"maxRequests":0,"timeout":0,"maxBodySize":-1}}`,
+			map[string]string{"maxRequests": validation.CodeRequired, "timeout": validation.CodeRequired, "maxBodySize": validation.CodeMinGreaterEqual}},
+		{`{"batch":{"enabled":true,"maxRequests":50,"timeout":3}}`, map[string]string{"enabled": validation.CodeUnsupported}},
+	} {
+		_, err := patch(s, tt.body)
+		if tt.want == nil {
+			if err != nil {
+				t.Errorf("patch(%s) = %v, want it accepted", tt.body, err)
+			}
+			continue
+		}
+		var ve validation.Errors
+		if !errors.As(err, &ve) {
+			t.Fatalf("patch(%s) = %v, want a validation.Errors", tt.body, err)
+		}
+		sec, _ := ve["batch"].(validation.Errors)
+		got := map[string]string{}
+		for k, v := range sec {
+			if fe, ok := v.(*validation.Error); ok {
+				got[k] = fe.Code
+			}
+		}
+		if !maps.Equal(got, tt.want) || len(ve) != 1 {
+			t.Errorf("patch(%s) = %v, want batch %v", tt.body, ve, tt.want)
+		}
+	}
+	if got := s.Get().Batch; got.Enabled || got.MaxRequests != 0 {
+		t.Errorf("batch = %+v, want the accepted change only (enabled false, maxRequests 0)", got)
 	}
 }
 
