@@ -545,14 +545,7 @@ var backupRequirements = []*Requirement{
 					return fmt.Errorf("name %q: %w", name, err)
 				}
 			}
-			added, err := c.newBackups(ctx, before)
-			if err != nil {
-				return err
-			}
-			if len(added) != 0 {
-				return Mismatch("no new archive", fmt.Sprint(added))
-			}
-			return nil
+			return c.expectNoNewBackups(ctx, before)
 		},
 	},
 	{
@@ -684,14 +677,7 @@ var backupRequirements = []*Requirement{
 					return fmt.Errorf("%s: %w", tc.what, err)
 				}
 			}
-			added, err := c.newBackups(ctx, before)
-			if err != nil {
-				return err
-			}
-			if len(added) != 0 {
-				return Mismatch("no new archive", fmt.Sprint(added))
-			}
-			return nil
+			return c.expectNoNewBackups(ctx, before)
 		},
 	},
 	{
@@ -1082,6 +1068,19 @@ func (c *Client) newBackups(ctx context.Context, before []backupEntry) ([]string
 		}
 	}
 	return added, nil
+}
+
+// expectNoNewBackups requires the list to hold no archive that before
+// lacks (any there is, is deleted afterwards).
+func (c *Client) expectNoNewBackups(ctx context.Context, before []backupEntry) error {
+	added, err := c.newBackups(ctx, before)
+	if err != nil {
+		return err
+	}
+	if len(added) != 0 {
+		return Mismatch("no new archive", fmt.Sprint(added))
+	}
+	return nil
 }
 
 // waitRestored polls, within the restart timeout, until the server answers
