@@ -319,7 +319,12 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 		}
 		for _, name := range o.PasswordAuth.IdentityFields {
 			f := c.Field(name)
-			if f == nil || (f.Type != FieldText && f.Type != FieldEmail) || f.Hidden {
+			if f == nil {
+				sub("passwordAuth")["identityFields"] = &validation.Error{Code: validation.CodeMissingField,
+					Message: fmt.Sprintf("Invalid or missing field %s.", name), Params: map[string]any{"fieldName": name}}
+				break
+			}
+			if (f.Type != FieldText && f.Type != FieldEmail) || f.Hidden {
 				sub("passwordAuth")["identityFields"] = validation.New(validation.CodeInvalidIdentityField, fmt.Sprintf("Identity field %q must be a text or email field of the collection.", name))
 				break
 			}

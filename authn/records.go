@@ -134,8 +134,14 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	if id, ok, ferr := in.str("id"); ferr != nil {
 		errs["id"] = ferr
 	} else if ok && id != "" {
-		if !ValidID(id) {
-			errs["id"] = errInvalidID
+		// The id field's own rules (15 characters of [a-z0-9]), with
+		// PocketBase's codes for each.
+		if f := c.Field("id"); f != nil {
+			if ferr := f.checkText(id); ferr != nil {
+				errs["id"] = ferr
+			}
+		} else if !ValidID(id) {
+			errs["id"] = errFormat
 		}
 		r.ID = id
 	}
@@ -204,7 +210,7 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 			}
 		}
 	} else if _, taken := s.recs[r.ID]; taken {
-		return nil, validation.Errors{"id": errInvalidID}
+		return nil, validation.Errors{"id": errNotUnique}
 	}
 	ops := []*op{{Op: "record", Record: r}}
 	if hook != nil {
@@ -277,8 +283,6 @@ func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs val
 		}
 	}
 }
-
-var errInvalidID = validation.New(validation.CodeInvalidAuthID, "Invalid or duplicated auth record id.")
 
 // setCustomFields validates and copies the collection's own fields from
 // values into r. On create every field is set (to its zero value when

@@ -496,3 +496,37 @@ func TestImpersonationExpires(t *testing.T) {
 		t.Errorf("exp = %v, want %d", c["exp"], want)
 	}
 }
+
+// TestRecordIDAndIdentityFieldErrors pins the answers to a sign-up with a
+// chosen id and to an identity field that does not exist to what
+// PocketBase v0.31.0 answered the same bodies: the id field's own rules,
+// each with its code, and a taken id as any taken unique value.
+func TestRecordIDAndIdentityFieldErrors(t *testing.T) {
+	e := newEnv(t)
+	signUp := func(id string) string {
+		return `{"id":"` + id + `","email":"id-` + id + `@example.com","password":"Passw0rd!p1","passwordConfirm":"Passw0rd!p1"}`
+	}
+	const failed = `,"message":"Failed to create record.","status":400}`
+	for _, tt := range []struct{ name, body, want string }{
+		{"short", signUp("short"), `{"data":{"id":{"code":"validation_min_text_constraint","message":"Must be at least 15 character(s).","params":{"min":15}}}` + failed},
+		{"capitals", signUp("UPPERCASEIDXXXX"), `{"data":{"id":{"code":"validation_invalid_format","message":"Invalid value format."}}` + failed},
+		{"long", signUp("abcdefghijklmnop"), `{"data":{"id":{"code":"validation_max_text_constraint","message":"Must be no more than 15 character(s).","params":{"max":15}}}` + failed},
+	} {
+		res := e.do("POST", "/api/collections/users/records", e.su, tt.body)
+		if res.Status != 400 || strings.TrimSpace(string(res.Body)) != tt.want {
+			t.Errorf("%s: %d %s\nwant 400 %s", tt.name, res.Status, res.Body, tt.want)
+		}
+	}
+	if res := e.do("POST", "/api/collections/users/records", e.su, signUp("abcdefghijklmno")); res.Status != 200 {
+		t.Fatalf("a valid id: %d %s", res.Status, res.Body)
+	}
+	res := e.do("POST", "/api/collections/users/records", e.su, strings.Replace(signUp("abcdefghijklmno"), "id-", "dup-", 1))
+	if want := `{"data":{"id":{"code":"validation_not_unique","message":"Value must be unique."}}` + failed; res.Status != 400 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("taken id: %d %s\nwant 400 %s", res.Status, res.Body, want)
+	}
+	res = e.do("PATCH", "/api/collections/users", e.su, `{"passwordAuth":{"identityFields":["email","nope","name"]}}`)
+	want := `{"data":{"passwordAuth":{"identityFields":{"code":"validation_missing_field","message":"Invalid or missing field nope.","params":{"fieldName":"nope"}}}},"message":"Failed to update collection.","status":400}`
+	if res.Status != 400 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("unknown identity field: %d %s\nwant 400 %s", res.Status, res.Body, want)
+	}
+}

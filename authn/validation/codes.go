@@ -35,7 +35,6 @@ const (
 	CodeMaxNumberConstraint = "validation_max_number_constraint"
 	CodeOnlyIntConstraint   = "validation_only_int_constraint"
 	CodeInvalidOldPassword  = "validation_invalid_old_password"
-	CodeInvalidAuthID       = "validation_invalid_auth_id"
 	CodePKChange            = "validation_pk_change"
 
 	// Collections.
@@ -50,6 +49,7 @@ const (
 	CodeReservedFieldName    = "validation_reserved_field_name"
 	CodeDuplicatedFieldName  = "validation_duplicated_field_name"
 	CodeInvalidIdentityField = "validation_invalid_identity_field"
+	CodeMissingField         = "validation_missing_field"
 	// CodeInvalidRule: a rule (mfa.rule) that does not parse or names a
 	// field the collection does not expose to rules.
 	CodeInvalidRule        = "validation_invalid_rule"
