@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"strongbox/authn/validation"
+	"strongbox/filterlang"
 )
 
 // ErrInvalidJSON wraps collection values that do not decode into a
@@ -285,9 +286,19 @@ var (
 	unsupportedRule = validation.New(validation.CodeUnsupportedRule, `This server evaluates only null (superusers), "" (anyone) and "`+OwnerRule+`" rules.`)
 )
 
+// checkRule judges an API rule: null, "" and OwnerRule are the ones this
+// server evaluates. Any other is refused: as validation_invalid_rule, in
+// PocketBase's words, when it is not even a filter expression, else as
+// validation_unsupported_rule.
 func checkRule(r *string) *validation.Error {
 	if r == nil || *r == "" || *r == OwnerRule {
 		return nil
+	}
+	if _, err := filterlang.Parse(*r); err != nil {
+		if se, ok := errors.AsType[*filterlang.SyntaxError](err); ok {
+			return validation.InvalidRule(fmt.Sprintf("offset %d: %s", se.Offset, se.Msg))
+		}
+		return validation.InvalidRule(err.Error())
 	}
 	return unsupportedRule
 }

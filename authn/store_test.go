@@ -663,3 +663,35 @@ func mustCollection(t *testing.T, s *Store, name string) *Collection {
 	}
 	return c
 }
+
+// TestCheckRule: the rules this server evaluates pass; one that is no
+// filter expression is validation_invalid_rule (as PocketBase words a
+// malformed rule), and a well-formed one it cannot evaluate is
+// validation_unsupported_rule.
+func TestCheckRule(t *testing.T) {
+	str := func(s string) *string { return &s }
+	for _, tt := range []struct {
+		rule *string
+		code string // "" = accepted
+	}{
+		{nil, ""},
+		{str(""), ""},
+		{str(OwnerRule), ""},
+		{str("bad ==="), validation.CodeInvalidRule},
+		{str("(a = 1"), validation.CodeInvalidRule},
+		{str("nofield = 1"), validation.CodeUnsupportedRule},
+		{str("@request.auth.id != ''"), validation.CodeUnsupportedRule},
+	} {
+		got := ""
+		if e := checkRule(tt.rule); e != nil {
+			got = e.Code
+		}
+		if got != tt.code {
+			name := "null"
+			if tt.rule != nil {
+				name = *tt.rule
+			}
+			t.Errorf("checkRule(%s) = %q, want %q", name, got, tt.code)
+		}
+	}
+}
