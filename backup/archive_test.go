@@ -40,7 +40,7 @@ func sum(s string) string {
 	return hex.EncodeToString(h[:])
 }
 
-func openDir(t *testing.T) (*Dir, string) {
+func openDir(t testing.TB) (*Dir, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "backups")
 	d, err := OpenDir(path)
@@ -428,5 +428,28 @@ func TestCreateAutoKey(t *testing.T) {
 	}
 	if err := d.Delete(key); err != nil {
 		t.Errorf("Delete(%q): %v", key, err)
+	}
+}
+
+// BenchmarkExtract extracts an archive of 64 MiB of log-like data (what a
+// restore does once the route has verified it):
+//
+//	go test ./backup -run '^$' -bench Extract -benchtime 5x
+func BenchmarkExtract(b *testing.B) {
+	d, _ := openDir(b)
+	var seg strings.Builder
+	for i := 0; seg.Len() < 64<<20; i++ {
+		fmt.Fprintf(&seg, `{"id":"%015d","level":0,"message":"GET /api/health?i=%d","data":{"status":200}}`+"\n", i, i)
+	}
+	files := map[string]string{"auth.journal": "auth", "logs/00000001.seg": seg.String()}
+	if _, err := d.Create(b.Context(), "big.zip", memSource(files), Meta{Version: "bench", Created: testTime}); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(seg.Len()))
+	for i := 0; b.Loop(); i++ {
+		dst := filepath.Join(b.TempDir(), fmt.Sprint("out", i))
+		if err := d.Extract("big.zip", dst, Limits{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

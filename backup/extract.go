@@ -10,17 +10,17 @@ import (
 	"slices"
 )
 
-// Extract verifies the archive key and writes its files into dst, a folder
-// that must not exist yet (its parent must). Files and folders are created
-// through an [os.Root] on dst, so no entry can land outside it whatever its
-// name, and each file's size and SHA-256 are checked again as it is written
-// (the archive could change between the check and the copy). Every file
-// and folder is fsynced, and so is dst's parent. On failure dst is
-// removed. The manifest itself is not extracted.
+// Extract writes the files of the archive key into dst, a folder that
+// must not exist yet (its parent must), checking the archive as it goes in
+// the one pass: its structure and manifest first, then each file's size
+// and SHA-256 as it is written, within limits. Callers verify the archive
+// before (a restore answers only after [Dir.Verify]); Extract checks again
+// because the archive could change in between, and an archive that fails
+// leaves nothing: dst is removed. Files and folders are created through
+// an [os.Root] on dst, so no entry can land outside it whatever its name.
+// Every file and folder is fsynced, and so is dst's parent. The manifest
+// itself is not extracted.
 func (d *Dir) Extract(key, dst string, limits Limits) error {
-	if _, err := d.Verify(key, limits); err != nil {
-		return err
-	}
 	f, err := d.Open(key)
 	if err != nil {
 		return err

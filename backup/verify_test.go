@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -136,6 +137,31 @@ func TestVerifyRejects(t *testing.T) {
 			ae, ok := errors.AsType[*ArchiveError](err)
 			if !ok || !strings.Contains(ae.Reason, tt.want) {
 				t.Errorf("Verify() = %q, want an ArchiveError saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestExtractRejects: Extract, which checks the archive in the same pass
+// as it writes, refuses every archive Verify refuses, for the same
+// reason, and leaves no destination behind.
+func TestExtractRejects(t *testing.T) {
+	d, path := openDir(t)
+	for i, tt := range verifyCases {
+		t.Run(tt.name, func(t *testing.T) {
+			key := fmt.Sprintf("bad_%d.zip", i)
+			if err := os.WriteFile(filepath.Join(path, key), tt.a.build(t), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			parent := t.TempDir()
+			dst := filepath.Join(parent, "out")
+			err := d.Extract(key, dst, Limits{})
+			ae, ok := errors.AsType[*ArchiveError](err)
+			if !ok || !strings.Contains(ae.Reason, tt.want) {
+				t.Errorf("Extract() = %v, want an ArchiveError saying %q", err, tt.want)
+			}
+			if entries, _ := os.ReadDir(parent); len(entries) != 0 {
+				t.Errorf("Extract() left %v beside the destination's place", entries)
 			}
 		})
 	}
