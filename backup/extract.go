@@ -91,25 +91,31 @@ func (v *verifier) extract(dst string) error {
 	return nil
 }
 
+// syncRoot fsyncs the folder dir of root (see syncFolder).
 func syncRoot(root *os.Root, dir string) error {
 	f, err := root.Open(dir)
 	if err != nil {
 		return unpath(err)
 	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) {
-		return unpath(err)
-	}
-	return nil
+	return syncFolder(f)
 }
 
+// syncPath fsyncs the folder at dir (see syncFolder).
 func syncPath(dir string) error {
 	f, err := os.Open(dir)
 	if err != nil {
 		return unpath(err)
 	}
+	return syncFolder(f)
+}
+
+// syncFolder fsyncs and closes the open folder f, so that the entries
+// created or renamed in it survive a crash. Some systems cannot fsync a
+// folder (they answer "invalid" or "unsupported"); there an entry is as
+// durable as the system makes it, and that is not an error.
+func syncFolder(f *os.File) error {
 	defer f.Close()
-	if err := f.Sync(); err != nil {
+	if err := f.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
 		return unpath(err)
 	}
 	return nil

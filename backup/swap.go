@@ -107,7 +107,7 @@ func (s swapper) sync(dir string) error {
 		if s.noSync {
 			return nil
 		}
-		return syncDirPath(dir)
+		return syncPath(dir)
 	})
 }
 
@@ -121,20 +121,6 @@ func (s swapper) rel(path string) string {
 		return filepath.ToSlash(r)
 	}
 	return filepath.Base(path)
-}
-
-// syncDirPath fsyncs a folder. Some systems (Windows) cannot fsync a
-// folder; there a rename is as durable as the system makes it.
-func syncDirPath(dir string) error {
-	f, err := os.Open(dir)
-	if err != nil {
-		return unpath(err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil && !errors.Is(err, fs.ErrInvalid) && !errors.Is(err, errors.ErrUnsupported) {
-		return unpath(err)
-	}
-	return nil
 }
 
 // writeState records st durably: a temporary file written and fsynced,
