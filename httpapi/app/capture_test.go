@@ -210,13 +210,20 @@ func TestCaptureUnderWriters(t *testing.T) {
 		t.Errorf("settings: restored app-%d; want a change from app-%d (acknowledged before the capture) to app-%d", n, setLo-1, setHi-1)
 	}
 
-	page, err := got.Logs.List(logstore.Query{PerPage: logstore.MaxPerPage})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Every page: a fast writer logs more than one page's worth before
+	// the capture.
 	var msgs []int64
-	for _, e := range page.Items {
-		msgs = append(msgs, seq(e.Message, "m-"))
+	for p := 1; ; p++ {
+		page, err := got.Logs.List(logstore.Query{Page: p, PerPage: logstore.MaxPerPage})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range page.Items {
+			msgs = append(msgs, seq(e.Message, "m-"))
+		}
+		if len(page.Items) < logstore.MaxPerPage {
+			break
+		}
 	}
 	checkPrefix(t, "logs", msgs, logLo, logHi)
 }
