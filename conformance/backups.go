@@ -505,14 +505,7 @@ var backupRequirements = []*Requirement{
 			if err := expectFieldError(r, msgValidation, "name", "validation_backup_name_exists", "The backup file name is invalid or already exists."); err != nil {
 				return err
 			}
-			after, err := c.downloadBackup(ctx, name)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(before, after) {
-				return Mismatch("the existing archive unchanged", "its content changed")
-			}
-			return nil
+			return c.expectArchiveUnchanged(ctx, name, before)
 		},
 	},
 	{
@@ -713,14 +706,7 @@ var backupRequirements = []*Requirement{
 			if err := expectFieldError(r, msgGenericBad, "file", "validation_backup_name_exists", ""); err != nil {
 				return err
 			}
-			after, err := c.downloadBackup(ctx, a)
-			if err != nil {
-				return err
-			}
-			if !bytes.Equal(after, dataA) {
-				return Mismatch("the existing archive unchanged", "its content changed")
-			}
-			return nil
+			return c.expectArchiveUnchanged(ctx, a, dataA)
 		},
 	},
 	{
@@ -728,7 +714,8 @@ var backupRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§4.2 POST /api/backups/upload",
 		Name:    "upload stores an archive",
-		Text: "POST /api/backups/upload of an archive the server made, under a new valid name, answers success with a null body (204 with no body, or 200 with null); " +
+		Text: "POST /api/backups/upload of an archive the server made, under a new valid name, answers success " +
+			"with a null body (204 with no body, or 200 with null); " +
 			"the list then holds that name with the uploaded size, and its download gives the same bytes.",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := c.requireBackups(ctx); err != nil {
@@ -1068,6 +1055,19 @@ func (c *Client) newBackups(ctx context.Context, before []backupEntry) ([]string
 		}
 	}
 	return added, nil
+}
+
+// expectArchiveUnchanged requires the archive key to download as want: a
+// refused create or upload under its name left it as it was.
+func (c *Client) expectArchiveUnchanged(ctx context.Context, key string, want []byte) error {
+	got, err := c.downloadBackup(ctx, key)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return Mismatch("the existing archive unchanged", "its content changed")
+	}
+	return nil
 }
 
 // expectNoNewBackups requires the list to hold no archive that before
