@@ -12,6 +12,12 @@ import (
 	"strongbox/logstore"
 )
 
+// The defaults of the two settings that are flags too.
+const (
+	defaultHTTP = "127.0.0.1:8090"
+	defaultDir  = "./sb_data"
+)
+
 // setting is one row of the configuration: a flag, an environment
 // variable or both, with its default, given as a value (def) or in words
 // (defWords).
@@ -24,8 +30,8 @@ type setting struct {
 // compares them).
 func settings() []setting {
 	return []setting{
-		{"--http", "STRONGBOX_HTTP", "127.0.0.1:8090", "", "listen address"},
-		{"--dir", "STRONGBOX_DIR", "./sb_data", "", "data directory"},
+		{"--http", "STRONGBOX_HTTP", defaultHTTP, "", "listen address"},
+		{"--dir", "STRONGBOX_DIR", defaultDir, "", "data directory"},
 		{"", "STRONGBOX_SUPERUSER_EMAIL", app.DefaultSuperuserEmail, "", "first superuser's email (new data dir only)"},
 		{"", "STRONGBOX_SUPERUSER_PASSWORD", "", "random, printed once", "first superuser's password (new data dir only)"},
 		{"", "STRONGBOX_BCRYPT_COST", strconv.Itoa(authn.DefaultCost), "", "bcrypt cost of new password hashes (4 makes tests fast; keep 10+ in production)"},
@@ -84,7 +90,7 @@ type config struct {
 
 func baseConfig(fs *flag.FlagSet, getenv func(string) string) *config {
 	c := &config{Options: app.Options{BcryptCost: authn.DefaultCost}}
-	fs.StringVar(&c.Dir, "dir", envOr(getenv, "STRONGBOX_DIR", "./sb_data"), "data directory (env STRONGBOX_DIR)")
+	fs.StringVar(&c.Dir, "dir", envOr(getenv, "STRONGBOX_DIR", defaultDir), "data directory (env STRONGBOX_DIR)")
 	if v := getenv("STRONGBOX_BCRYPT_COST"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 func (c cli) serve(ctx context.Context, args []string, ready func(base string)) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg := baseConfig(fs, c.getenv)
-	addr := fs.String("http", envOr(c.getenv, "STRONGBOX_HTTP", "127.0.0.1:8090"), "address to listen on (env STRONGBOX_HTTP)")
+	addr := fs.String("http", envOr(c.getenv, "STRONGBOX_HTTP", defaultHTTP), "address to listen on (env STRONGBOX_HTTP)")
 	if _, done, err := c.parseArgs(fs, args, serveUsage, 0, 0); done || err != nil {
 		if done {
 			printEnvironment(c.stdout)
