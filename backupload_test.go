@@ -42,6 +42,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"strongbox/httpapi/app/throwaway"
 )
 
 const (
@@ -99,19 +101,19 @@ func TestBackupFigures(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	log := &syncBuffer{}
-	c, err := startServeChild(ctx, bin, addr, dir, env, log)
+	c, err := throwaway.StartProcess(ctx, bin, addr, dir, env, log)
 	if err != nil {
 		t.Fatalf("serve: %v\n%s", err, log)
 	}
 	defer func() {
-		if err := c.stop(); err != nil {
+		if err := c.Stop(); err != nil {
 			t.Errorf("stop: %v", err)
 		}
 		if t.Failed() {
 			t.Logf("server log:\n%s", log)
 		}
 	}()
-	pid := c.cmd.Process.Pid
+	pid := c.Cmd.Process.Pid
 	base := "http://" + addr
 	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	token := figLogin(t, client, base)
@@ -176,7 +178,7 @@ func TestBackupFigures(t *testing.T) {
 	if back == 0 {
 		t.Fatal("the server did not come back on the restored data within 5 minutes")
 	}
-	if c.cmd.Process.Pid != pid || vmRSS(pid) == 0 {
+	if c.Cmd.Process.Pid != pid || vmRSS(pid) == 0 {
 		t.Errorf("the process changed: pid %d", pid)
 	}
 	t.Logf("restore: %v from the 204 to answers on the restored data (%d users, %d before the restore); server RSS peak %d KiB (+%d KiB over before the backup)", back.Round(time.Millisecond), restored, usersAtBackup+20, peak.max, peak.max-rssBefore)

@@ -29,6 +29,11 @@ var depsRules = map[string][]string{
 	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
 	"strongbox":             {"*"},
 
+	// throwaway starts a server for a run of the conformance suite, in
+	// this process through a serve function its caller passes, or as a
+	// child process running `strongbox serve`: stdlib only.
+	"strongbox/httpapi/app/throwaway": {},
+
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
 

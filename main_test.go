@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"strongbox/conformance"
+	"strongbox/httpapi/app/throwaway"
 )
 
 // testServer is a strongbox started through run, as `strongbox serve` runs.
@@ -96,6 +97,12 @@ func startServer(t *testing.T, dir string, env map[string]string) *testServer {
 	return ts
 }
 
+// cmdServe runs `strongbox serve` with these arguments, environment and
+// outputs, as run would, calling ready with its base URL once it serves.
+func cmdServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready func(base string)) error {
+	return cli{self: "strongbox", getenv: getenv, stdout: stdout, stderr: stderr}.serve(ctx, args, ready)
+}
+
 // built is the strongbox binary the tests that run it as a child process
 // share: built once per test run, removed by TestMain.
 var built struct {
@@ -143,20 +150,20 @@ func strongboxBinary(t *testing.T) string {
 
 // startChildServer runs the strongbox binary's `serve` on a free loopback
 // port with a new data dir and env added to the environment, as a child
-// process (see startServeChild), within ctx. It stops the child when the
+// process (see throwaway.StartProcess), within ctx. It stops the child when the
 // test ends, and logs the child's log if the test failed.
-func startChildServer(t *testing.T, ctx context.Context, env ...string) (*serveChild, string, *syncBuffer) {
+func startChildServer(t *testing.T, ctx context.Context, env ...string) (*throwaway.Process, string, *syncBuffer) {
 	t.Helper()
 	bin := strongboxBinary(t)
 	dir := t.TempDir()
 	log := &syncBuffer{}
 	env = append([]string{"STRONGBOX_BCRYPT_COST=4"}, env...)
-	c, err := startServeChild(ctx, bin, "127.0.0.1:0", dir, env, log)
+	c, err := throwaway.StartProcess(ctx, bin, "127.0.0.1:0", dir, env, log)
 	if err != nil {
 		t.Fatalf("start the server: %v\n%s", err, log)
 	}
 	t.Cleanup(func() {
-		if err := c.stop(); err != nil {
+		if err := c.Stop(); err != nil {
 			t.Errorf("stop the server: %v", err)
 		}
 		if t.Failed() {
@@ -220,9 +227,9 @@ func TestConformanceDestructive(t *testing.T) {
 	defer cancel()
 	child, dir, _ := startChildServer(t, ctx,
 		"STRONGBOX_SUPERUSER_EMAIL=conformance@localhost", "STRONGBOX_SUPERUSER_PASSWORD=conformance-password")
-	pid := child.cmd.Process.Pid
+	pid := child.Cmd.Process.Pid
 	report := conformance.Run(ctx, conformance.Config{
-		BaseURL: child.base, Email: "conformance@localhost", Password: "conformance-password",
+		BaseURL: child.Base, Email: "conformance@localhost", Password: "conformance-password",
 		Only: "BKP-", Destructive: true, Profile: conformance.SourceStrongbox,
 	})
 	full := false
@@ -242,18 +249,18 @@ func TestConformanceDestructive(t *testing.T) {
 	// on the same address; it never exited; the data dir's lock names the
 	// same PID.
 	select {
-	case base := <-child.starts:
-		if base != child.base {
-			t.Errorf("the restarted server listens on %s, want %s", base, child.base)
+	case base := <-child.Starts:
+		if base != child.Base {
+			t.Errorf("the restarted server listens on %s, want %s", base, child.Base)
 		}
-	case <-child.done:
-		t.Fatalf("the server exited: %v", child.err)
+	case <-child.Done:
+		t.Fatalf("the server exited: %v", child.Err)
 	case <-ctx.Done():
 		t.Fatal("the server never printed its ready line again: no restart")
 	}
 	select {
-	case <-child.done:
-		t.Fatalf("the server exited: %v", child.err)
+	case <-child.Done:
+		t.Fatalf("the server exited: %v", child.Err)
 	default:
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
@@ -676,8 +683,8 @@ func TestBackupCLI(t *testing.T) {
 			}
 		})
 	}
-	if err := run(t.Context(), []string{"backup", "create", "--dir", filepath.Join(dir, "missing")}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "not found") {
-		t.Errorf("create on a missing data dir: %v, want not found", err)
+	if err := run(t.Context(), []string{"backup", "create", "--dir", filepath.Join(dir, "missing")}, env, io.Discard, io.Discard); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("create on a missing data dir: %v, want does not exist", err)
 	}
 
 	// While a server runs on the dir, create is refused, and says to use

@@ -33,8 +33,8 @@ func TestRestoreReexec(t *testing.T) {
 	defer cancel()
 	child, dir, stderr := startChildServer(t, ctx,
 		"STRONGBOX_SUPERUSER_EMAIL=root@example.com", "STRONGBOX_SUPERUSER_PASSWORD=root-password")
-	base := child.base
-	pid := child.cmd.Process.Pid
+	base := child.Base
+	pid := child.Cmd.Process.Pid
 
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(method, url, token, body string) (int, []byte) {
@@ -137,7 +137,7 @@ func TestRestoreReexec(t *testing.T) {
 		case <-time.After(time.Millisecond):
 		}
 	}
-	inWindow := stopDuring(t, child.cmd.Process, func() <-chan healthProbe {
+	inWindow := stopDuring(t, child.Cmd.Process, func() <-chan healthProbe {
 		c := make(chan healthProbe, 1)
 		go func() { c <- probeHealth(ctx, base) }()
 		return c
@@ -150,9 +150,9 @@ func TestRestoreReexec(t *testing.T) {
 	// process took over.
 	var base2 string
 	select {
-	case base2 = <-child.starts:
-	case <-child.done:
-		t.Fatalf("the child exited during the restore: %v", child.err)
+	case base2 = <-child.Starts:
+	case <-child.Done:
+		t.Fatalf("the child exited during the restore: %v", child.Err)
 	case <-ctx.Done():
 		t.Fatal("the child did not start again in time")
 	}

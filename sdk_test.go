@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"testing"
 	"time"
+
+	"strongbox/httpapi/app/throwaway"
 )
 
 // TestOfficialJSSDK drives a throwaway strongbox through PocketBase's
@@ -39,16 +41,16 @@ func TestOfficialJSSDK(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	tw, err := startThrowaway(ctx, envOf("STRONGBOX_BCRYPT_COST", "4"), io.Discard)
+	tw, err := cli{self: "strongbox", getenv: envOf("STRONGBOX_BCRYPT_COST", "4"), stdout: io.Discard, stderr: io.Discard}.startThrowaway(ctx, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tw.stop()
+	defer tw.Stop()
 	script, err := filepath.Abs(filepath.Join("testdata", "sdk", "check.mjs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, node, script, tw.base, throwawayEmail, tw.password)
+	cmd := exec.CommandContext(ctx, node, script, tw.Base, throwaway.Email, tw.Password)
 	cmd.Env = append(os.Environ(), "SDK_MODULE="+sdk)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

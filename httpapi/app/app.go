@@ -166,9 +166,9 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Run locks the data dir, recovers a restore that was interrupted or
-// awaits confirmation (see restore.go), opens its stores, binds Addr (or
-// adopts the socket a restore handed over, handover.go),
+// Run binds Addr (or adopts the socket a restore handed over,
+// handover.go), locks the data dir, recovers a restore that was
+// interrupted or awaits confirmation (see restore.go), opens its stores,
 // creates the first superuser of a new data dir, calls OnReady, confirms a
 // pending restore (deletes the old data) and serves until ctx ends. Then
 // it stops gracefully: it waits for the requests in flight (and for a
@@ -250,7 +250,7 @@ func (s *Server) Run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// start opens the stores, binds and creates the first superuser: all
+// start binds, opens the stores and creates the first superuser: all
 // that comes before serving. The caller holds life.
 func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *journal.DirLock, _ Login, pending backup.Recovery, err error) {
 	if s.state != notStarted {
@@ -261,10 +261,19 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	// execed (handover.go); first of all, so that the variables are gone
 	// from the environment whatever fails next. Connections wait in its
 	// backlog while the stores open.
-	inherited := adoptListener(s.log)
+	//
+	// Bind before anything touches the data dir: a start that cannot bind
+	// (a bad address, a port in use) creates nothing, neither the dir nor
+	// the first superuser, whose password nobody would see.
+	ln := adoptListener(s.log)
+	if ln == nil {
+		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
+			return nil, nil, nil, Login{}, pending, err
+		}
+	}
 	defer func() {
-		if err != nil && inherited != nil {
-			inherited.Close()
+		if err != nil {
+			ln.Close()
 		}
 	}()
 	lock, err := LockDir(s.cfg.Dir)
@@ -286,18 +295,8 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 			err = errors.Join(err, st.Close(), bdir.Close(), lock.Unlock())
 		}
 	}()
-	// Bind first: the first superuser is created only once the server can
-	// be reached, so that a start that fails (a bad address) leaves no
-	// account whose password nobody saw.
-	ln := inherited
-	if ln == nil {
-		if ln, err = net.Listen("tcp", s.cfg.Addr); err != nil {
-			return nil, nil, nil, Login{}, pending, err
-		}
-	}
 	login, err := ensureSuperuser(ctx, st.Auth, s.cfg.SuperuserEmail, s.cfg.SuperuserPassword)
 	if err != nil {
-		ln.Close()
 		return nil, nil, nil, Login{}, pending, err
 	}
 	s.bdir = bdir
