@@ -15,9 +15,9 @@ import (
 	"strongbox/authn"
 	"strongbox/authn/mail"
 	"strongbox/authn/oauth2"
+	"strongbox/httpapi/app/settings"
 	"strongbox/httpapi/ratelimit"
 	"strongbox/logstore"
-	"strongbox/logstore/settings"
 )
 
 // Defaults of the per-route limits (see the table in routes.go) and of the

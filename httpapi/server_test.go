@@ -16,9 +16,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"strongbox/authn"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
-	"strongbox/logstore/settings"
 )
 
 // clock is an injectable time source tests can move.

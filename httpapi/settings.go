@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"slices"
 
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 // The settings routes, and the server's part of the settings. There is one

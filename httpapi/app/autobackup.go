@@ -11,7 +11,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/cron"
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 // autoBackups runs the auto-backup schedule of settings.backups (reference

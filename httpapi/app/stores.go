@@ -9,9 +9,9 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
-	"strongbox/logstore/settings"
 )
 
 // Options says where a data dir is and how to open its stores.
