@@ -3,7 +3,6 @@ package authn
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 
 	"strongbox/authn/validation"
@@ -64,7 +63,9 @@ func validateProviders(o *OAuth2, errs validation.Errors) {
 			e["clientSecret"] = validation.Required()
 		}
 		for key, v := range map[string]string{"authURL": p.AuthURL, "tokenURL": p.TokenURL, "userInfoURL": p.UserInfoURL} {
-			if v != "" && !httpURL(v) {
+			// A provider URL carries no credentials: the server
+			// fetches it.
+			if u, err := validation.HTTPURL(v); v != "" && (err != nil || u.User != nil) {
 				e[key] = validation.IsURL()
 			}
 		}
@@ -75,12 +76,6 @@ func validateProviders(o *OAuth2, errs validation.Errors) {
 	if len(perrs) > 0 {
 		errs.Sub("oauth2")["providers"] = perrs
 	}
-}
-
-// httpURL reports whether s is an absolute http or https URL with a host.
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
 }
 
 // keepClientSecrets sets the providers of n from the input's

@@ -214,6 +214,7 @@ func parseExtra(raw json.RawMessage) (extra, error) {
 // and a userInfoURL, or extra.jwksURL, or extra.issuers (whose first
 // issuer's discovery document names the JWKS).
 func Validate(c Config) validation.Errors {
+	badURL := func(s string) bool { _, err := validation.HTTPURL(s); return s != "" && err != nil }
 	errs := validation.Errors{}
 	p, ok := presets[c.Name]
 	switch {
@@ -230,7 +231,7 @@ func Validate(c Config) validation.Errors {
 		errs["clientSecret"] = validation.Required()
 	}
 	for key, u := range map[string]string{"authURL": c.AuthURL, "tokenURL": c.TokenURL, "userInfoURL": c.UserInfoURL} {
-		if u != "" && checkURL(u) != nil {
+		if badURL(u) {
 			errs[key] = validation.IsURL()
 		}
 	}
@@ -238,7 +239,7 @@ func Validate(c Config) validation.Errors {
 	switch {
 	case err != nil:
 		errs["extra"] = validation.New(validation.CodeInvalidValue, "Invalid extra object: expected {\"jwksURL\": string, \"issuers\": [string]}.")
-	case e.JWKSURL != "" && checkURL(e.JWKSURL) != nil:
+	case badURL(e.JWKSURL):
 		errs.Sub("extra")["jwksURL"] = validation.IsURL()
 	}
 	if ok && p.authURL == "" {
@@ -273,22 +274,6 @@ func ValidateProviders(cs []Config) validation.Errors {
 		}
 	}
 	return errs
-}
-
-// checkURL accepts only absolute http(s) URLs with a host: a provider URL
-// is fetched by the server, so file:, gopher: and the like are refused.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("oauth2: bad URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("oauth2: URL scheme %q is not http(s)", u.Scheme)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("oauth2: URL has no host")
-	}
-	return nil
 }
 
 // The user mappings. Each keeps the whole JSON as Raw. Email is filled

@@ -27,10 +27,10 @@ func (m Meta) validate() validation.Errors {
 	case len(m.AppName) > 255:
 		errs["appName"] = validation.LengthTooLong(255)
 	}
-	switch {
+	switch _, err := validation.HTTPURL(m.AppURL); {
 	case m.AppURL == "":
 		errs["appURL"] = errRequired
-	case !validURL(m.AppURL):
+	case err != nil:
 		errs["appURL"] = errURL
 	}
 	if m.SenderName == "" {

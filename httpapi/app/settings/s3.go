@@ -48,7 +48,7 @@ func (s S3) validate(unsupported string) validation.Errors {
 			errs[field] = errRequired
 		}
 	}
-	if s.Endpoint != "" && !validURL(s.Endpoint) {
+	if _, err := validation.HTTPURL(s.Endpoint); s.Endpoint != "" && err != nil {
 		errs["endpoint"] = errURL
 	}
 	if len(errs) == 0 {

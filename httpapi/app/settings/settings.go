@@ -2,7 +2,6 @@ package settings
 
 import (
 	"net/mail"
-	"net/url"
 
 	"strongbox/authn/validation"
 )
@@ -95,11 +94,6 @@ var (
 )
 
 func errMin(n int) *validation.Error { return validation.MinGreaterEqual(int64(n)) }
-
-func validURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
 
 func validEmail(s string) bool {
 	a, err := mail.ParseAddress(s)
