@@ -3,6 +3,7 @@ package validation
 import (
 	"errors"
 	"fmt"
+	"net/mail"
 	"net/url"
 )
 
@@ -26,4 +27,16 @@ func HTTPURL(s string) (*url.URL, error) {
 		return nil, errors.New("URL has no host")
 	}
 	return u, nil
+}
+
+// Email reports whether s is a bare email address such as
+// user@example.com, as net/mail parses it and nothing more: no display
+// name, angle brackets, comment or quoted local part (the parsed address
+// must be s itself). Single-label domains such as localhost are accepted.
+// It is the format of every email strongbox takes (records, settings,
+// account flows); a length bound, where there is one, is the caller's. A
+// check answers the failure with IsEmail.
+func Email(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s
 }

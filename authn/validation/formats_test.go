@@ -30,3 +30,32 @@ func TestHTTPURL(t *testing.T) {
 		}
 	}
 }
+
+func TestEmail(t *testing.T) {
+	tests := []struct {
+		in   string
+		want bool
+	}{
+		{"user@example.com", true},
+		{"a.b+c@sub.example.org", true},
+		{"admin@localhost", true},
+		{"a@[1.2.3.4]", true},
+		{"", false},
+		{"user", false},
+		{"user@", false},
+		{"@example.com", false},
+		{"User <user@example.com>", false},
+		{"<user@example.com>", false},
+		{"user@example.com (comment)", false},
+		{`"a b"@example.com`, false},
+		{" user@example.com", false},
+		{"user@example.com ", false},
+		{"a.@example.com", false},
+		{"a@exa mple.com", false},
+	}
+	for _, tt := range tests {
+		if got := Email(tt.in); got != tt.want {
+			t.Errorf("Email(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}

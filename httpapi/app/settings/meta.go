@@ -39,7 +39,7 @@ func (m Meta) validate() validation.Errors {
 	switch {
 	case m.SenderAddress == "":
 		errs["senderAddress"] = errRequired
-	case !validEmail(m.SenderAddress):
+	case !validation.Email(m.SenderAddress):
 		errs["senderAddress"] = errEmail
 	}
 	return errs

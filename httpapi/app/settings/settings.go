@@ -1,10 +1,6 @@
 package settings
 
-import (
-	"net/mail"
-
-	"strongbox/authn/validation"
-)
+import "strongbox/authn/validation"
 
 // Settings is the settings document: one section per subsystem it
 // configures, each in a file of its own with its type, its defaults, its
@@ -94,8 +90,3 @@ var (
 )
 
 func errMin(n int) *validation.Error { return validation.MinGreaterEqual(int64(n)) }
-
-func validEmail(s string) bool {
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s
-}
