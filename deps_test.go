@@ -42,7 +42,7 @@ var depsRules = map[string][]string{
 	"strongbox/authn/validation": {},
 
 	// oauth2 talks to OAuth2/OIDC providers: stdlib, and the validation
-	// leaf for the provider checks of a collection save.
+	// leaf for its URL rule (validation.HTTPURL).
 	"strongbox/authn/oauth2": {"strongbox/authn/validation"},
 	// oauth2test is a test helper: an OAuth2/OIDC provider on loopback.
 	"strongbox/authn/oauth2/oauth2test": {},

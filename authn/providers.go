@@ -9,7 +9,7 @@ import (
 )
 
 // ProviderNames are the OAuth2 provider names a collection may configure:
-// the providers PocketBase v0.31.0 registers (pocketbase-auth.md §6.1), so
+// the providers PocketBase v0.31.0 registers, so
 // that a collection definition moved from PocketBase is accepted as it is.
 // Sorted. The endpoints and user-info mapping of each live in package
 // authn/oauth2; a name without a preset there (or with a preset whose URLs
@@ -37,9 +37,12 @@ func (o *OAuth2) Provider(name string) *Provider {
 	return nil
 }
 
-// validateProviders checks the oauth2.providers list (pocketbase-auth.md
-// §2.2): each name registered and given once, clientId and clientSecret
-// required, the three URLs empty or absolute http(s) URLs.
+// validateProviders checks the oauth2.providers list of a collection save,
+// with PocketBase v0.31.0's codes and messages: each name registered and
+// given once, clientId and clientSecret required, the three URLs empty or
+// absolute http(s) URLs (validation.HTTPURL) without credentials. It is
+// the one check of the providers: what a sign-in needs beyond it (a
+// preset, an OIDC provider's endpoints) fails at sign-in.
 func validateProviders(o *OAuth2, errs validation.Errors) {
 	perrs := validation.Errors{}
 	seen := map[string]bool{}
