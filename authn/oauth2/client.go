@@ -23,7 +23,7 @@ import (
 // Defaults of Options.
 const (
 	// DefaultTimeout bounds a whole Exchange (token, user, keys):
-	// PocketBase's 30 s (pocketbase-auth.md §1.5 step 6).
+	// PocketBase's 30 s, as PocketBase v0.31.0 bounds its OAuth2 exchange.
 	DefaultTimeout = 30 * time.Second
 	// DefaultMaxBody bounds every response body read from a provider.
 	DefaultMaxBody = 1 << 20
