@@ -40,7 +40,7 @@ func (m Meta) validate() validation.Errors {
 	case m.SenderAddress == "":
 		errs["senderAddress"] = errRequired
 	case !validation.Email(m.SenderAddress):
-		errs["senderAddress"] = errEmail
+		errs["senderAddress"] = validation.IsEmail()
 	}
 	return errs
 }

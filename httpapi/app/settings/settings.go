@@ -85,7 +85,6 @@ func (v Settings) validate() validation.Errors {
 // The failures more than one section reports.
 var (
 	errRequired = validation.Required()
-	errEmail    = validation.IsEmail()
 	errURL      = validation.IsURL()
 )
 
