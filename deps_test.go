@@ -19,20 +19,25 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
 	// file, network or HTTP (see forbiddenStd).
-	"strongbox/authn":             {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/filterlang"},
-	"strongbox/logstore":          {"strongbox/logstore/journal", "strongbox/filterlang"},
-	"strongbox/logstore/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
-	"strongbox/httpapi":           {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/logstore/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/filterlang"},
+	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
+	"strongbox/httpapi":  {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/app/settings", "strongbox/httpapi/ratelimit"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/logstore/settings", "strongbox/backup", "strongbox/backup/cron"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron"},
 	"strongbox":             {"*"},
 
 	// throwaway starts a server for a run of the conformance suite, in
 	// this process through a serve function its caller passes, or as a
 	// child process running `strongbox serve`: stdlib only.
 	"strongbox/httpapi/app/throwaway": {},
+
+	// settings is the settings document the server lifecycle (app) owns:
+	// its sections, their validation (cron expressions with backup/cron,
+	// errors in the validation vocabulary) and its journal. It knows
+	// nothing of HTTP; httpapi serves it and app applies it.
+	"strongbox/httpapi/app/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
@@ -42,7 +47,7 @@ var depsRules = map[string][]string{
 	"strongbox/authn/validation": {},
 
 	// oauth2 talks to OAuth2/OIDC providers: stdlib, and the validation
-	// leaf for the provider checks of a collection save.
+	// leaf for its URL rule (validation.HTTPURL).
 	"strongbox/authn/oauth2": {"strongbox/authn/validation"},
 	// oauth2test is a test helper: an OAuth2/OIDC provider on loopback.
 	"strongbox/authn/oauth2/oauth2test": {},
@@ -63,12 +68,12 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore":          {"net/http"},
 	"strongbox/logstore/journal":  {"net/http"},
 	"strongbox/authn":             {"net/http"},
-	"strongbox/logstore/settings": {"net/http"},
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
+	"strongbox/httpapi/app/settings":         {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
 	"strongbox/authn/mail/mailtest":          {"net/http"},

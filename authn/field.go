@@ -231,7 +231,7 @@ func (f *Field) checkText(s string) *validation.Error {
 			return errEmail
 		}
 	case FieldURL:
-		if !validURL(s) {
+		if _, err := validation.HTTPURL(s); err != nil {
 			return errURL
 		}
 	}

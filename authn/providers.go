@@ -3,14 +3,13 @@ package authn
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 
 	"strongbox/authn/validation"
 )
 
 // ProviderNames are the OAuth2 provider names a collection may configure:
-// the providers PocketBase v0.31.0 registers (pocketbase-auth.md §6.1), so
+// the providers PocketBase v0.31.0 registers, so
 // that a collection definition moved from PocketBase is accepted as it is.
 // Sorted. The endpoints and user-info mapping of each live in package
 // authn/oauth2; a name without a preset there (or with a preset whose URLs
@@ -38,9 +37,12 @@ func (o *OAuth2) Provider(name string) *Provider {
 	return nil
 }
 
-// validateProviders checks the oauth2.providers list (pocketbase-auth.md
-// §2.2): each name registered and given once, clientId and clientSecret
-// required, the three URLs empty or absolute http(s) URLs.
+// validateProviders checks the oauth2.providers list of a collection save,
+// with PocketBase v0.31.0's codes and messages: each name registered and
+// given once, clientId and clientSecret required, the three URLs empty or
+// absolute http(s) URLs (validation.HTTPURL) without credentials. It is
+// the one check of the providers: what a sign-in needs beyond it (a
+// preset, an OIDC provider's endpoints) fails at sign-in.
 func validateProviders(o *OAuth2, errs validation.Errors) {
 	perrs := validation.Errors{}
 	seen := map[string]bool{}
@@ -64,7 +66,9 @@ func validateProviders(o *OAuth2, errs validation.Errors) {
 			e["clientSecret"] = validation.Required()
 		}
 		for key, v := range map[string]string{"authURL": p.AuthURL, "tokenURL": p.TokenURL, "userInfoURL": p.UserInfoURL} {
-			if v != "" && !httpURL(v) {
+			// A provider URL carries no credentials: the server
+			// fetches it.
+			if u, err := validation.HTTPURL(v); v != "" && (err != nil || u.User != nil) {
 				e[key] = validation.IsURL()
 			}
 		}
@@ -75,12 +79,6 @@ func validateProviders(o *OAuth2, errs validation.Errors) {
 	if len(perrs) > 0 {
 		errs.Sub("oauth2")["providers"] = perrs
 	}
-}
-
-// httpURL reports whether s is an absolute http or https URL with a host.
-func httpURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil
 }
 
 // keepClientSecrets sets the providers of n from the input's

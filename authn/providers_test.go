@@ -8,8 +8,8 @@ import (
 	"strongbox/authn/validation"
 )
 
-// TestProviderValidation: oauth2.providers is checked on save with the
-// reference's codes (pocketbase-auth.md §2.2), and the error sits at
+// TestProviderValidation: oauth2.providers is checked on save with
+// PocketBase v0.31.0's codes and messages, and the error sits at
 // oauth2.providers.<index>.<key>.
 func TestProviderValidation(t *testing.T) {
 	s, _, _ := newTestStore(t)
@@ -30,6 +30,10 @@ func TestProviderValidation(t *testing.T) {
 			`{"0":{"clientId":{"code":"validation_required","message":"Cannot be blank."},"clientSecret":{"code":"validation_required","message":"Cannot be blank."}}}`},
 		{"urls http(s) only", `{"oauth2":{"providers":[{"name":"oidc","clientId":"id","clientSecret":"s","authURL":"javascript:alert(1)","tokenURL":"/token","userInfoURL":"ftp://x/y"}]}}`,
 			`{"0":{"authURL":{"code":"validation_is_url","message":"Must be a valid URL."},"tokenURL":{"code":"validation_is_url","message":"Must be a valid URL."},"userInfoURL":{"code":"validation_is_url","message":"Must be a valid URL."}}}`},
+		{"urls with a host and no credentials", `{"oauth2":{"providers":[{"name":"gitlab","clientId":"id","clientSecret":"s","authURL":"https://user:pass@idp.test/auth","tokenURL":"file:///etc/passwd","userInfoURL":"http:///userinfo"}]}}`,
+			`{"0":{"authURL":{"code":"validation_is_url","message":"Must be a valid URL."},"tokenURL":{"code":"validation_is_url","message":"Must be a valid URL."},"userInfoURL":{"code":"validation_is_url","message":"Must be a valid URL."}}}`},
+		{"blank", `{"oauth2":{"providers":[{}]}}`,
+			`{"0":{"clientId":{"code":"validation_required","message":"Cannot be blank."},"clientSecret":{"code":"validation_required","message":"Cannot be blank."},"name":{"code":"validation_required","message":"Cannot be blank."}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,10 +4,10 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"net/mail"
-	"net/url"
 	"strings"
 	"sync"
+
+	"strongbox/authn/validation"
 )
 
 // Alphabets of generated strings.
@@ -74,18 +74,7 @@ func ValidID(s string) bool {
 	return true
 }
 
-// ValidEmail reports whether s is a bare address such as user@example.com
-// (no display name, no angle brackets, at most 255 bytes). Single-label
-// domains such as localhost are accepted.
-func ValidEmail(s string) bool {
-	if len(s) > 255 || strings.ContainsAny(s, " <>\"") {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == ""
-}
-
-func validURL(s string) bool {
-	u, err := url.Parse(s)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
-}
+// ValidEmail reports whether s can be the email of an auth record: an
+// address in the one email format (validation.Email) of at most 255 bytes,
+// the length of the record's email field.
+func ValidEmail(s string) bool { return len(s) <= 255 && validation.Email(s) }

@@ -16,8 +16,8 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/mail"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
-	"strongbox/logstore/settings"
 )
 
 // otpBench is a served API with OTP on users and n users

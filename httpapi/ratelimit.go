@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/httpapi/app/settings"
 	"strongbox/httpapi/ratelimit"
-	"strongbox/logstore/settings"
 )
 
 // msgTooManyLogins answers a password login the login throttle refuses.
@@ -69,10 +69,11 @@ var collectionRoutes = map[string]collectionRoute{
 	"DELETE /api/collections/{collection}/records/{id}": {[]string{"delete"}, false},
 }
 
-// rateLimit applies the rateLimits settings when they are enabled
-// (reference: apis/middlewares_rate_limit.go). It runs after the token is
-// loaded, since superusers are never limited and a rule's audience depends
-// on whether the request is authenticated, and before the body is read.
+// rateLimit applies the rateLimits settings when they are enabled, as
+// PocketBase v0.31.0's rate-limit middleware does. It runs after the token
+// is loaded, since superusers are never limited and a rule's audience
+// depends on whether the request is authenticated, and before the body is
+// read.
 func (s *Server) rateLimit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := s.checkRateLimits(r); err != nil {

@@ -15,9 +15,9 @@ import (
 	"strongbox/authn"
 	"strongbox/authn/mail"
 	"strongbox/authn/oauth2"
+	"strongbox/httpapi/app/settings"
 	"strongbox/httpapi/ratelimit"
 	"strongbox/logstore"
-	"strongbox/logstore/settings"
 )
 
 // Defaults of the per-route limits (see the table in routes.go) and of the
@@ -50,10 +50,12 @@ type Config struct {
 	// level are the log store's to follow: the caller subscribes it to
 	// Settings (strongbox/httpapi/app does).
 	Logs *logstore.Store
-	// Settings are the application settings (required). The server
-	// subscribes to them for as long as the store is open, and applies its
-	// part (the request log's options, the trusted proxy, the rate limits)
-	// at once and on every change.
+	// Settings are the application settings (required), which the
+	// settings routes read and change. NewServer applies the server's
+	// part of them (the request log's options, the trusted proxy, the
+	// rate limits) as they are; the caller subscribes
+	// Server.ApplySettings to them for every change, and ends that
+	// subscription (strongbox/httpapi/app does both).
 	Settings     *settings.Store
 	Logger       *slog.Logger     // the server's own log; nil = discard
 	Now          func() time.Time // nil = time.Now
@@ -116,7 +118,7 @@ type Server struct {
 	handler     http.Handler
 	login       *ratelimit.Guard        // the password-login throttle
 	otpAttempts *ratelimit.Limiter      // the OTP attempt limit (otpAttemptRule)
-	applied     atomic.Pointer[applied] // the server's part of the settings (applySettings)
+	applied     atomic.Pointer[applied] // the server's part of the settings (ApplySettings)
 	restarter   Restarter
 	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
 	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
@@ -173,9 +175,8 @@ func NewServer(cfg Config) *Server {
 		maxRTPer = max(maxRT/8, 1)
 	}
 	s.realtime = newRealtime(orDefault(cfg.RealtimeIdle, DefaultRealtimeIdle), maxRT, maxRTPer)
-	// The server applies its part of the settings itself, now and on
-	// every change, for as long as the store is open.
-	cfg.Settings.Subscribe(s.applySettings)
+	// The settings as they are; the caller applies every change.
+	s.ApplySettings(cfg.Settings.Get())
 	s.addRoutes()
 	// Rate limits run once the caller is known (superusers are exempt) and
 	// before any body is read; body limits and deadlines are per route.

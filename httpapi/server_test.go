@@ -16,9 +16,9 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"strongbox/authn"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
-	"strongbox/logstore/settings"
 )
 
 // clock is an injectable time source tests can move.
@@ -108,6 +108,9 @@ func newEnvOn(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS) *env {
 		hc.Logger = logger
 	}
 	api := NewServer(cfg)
+	// The server applies every settings change, as strongbox/httpapi/app
+	// subscribes it.
+	t.Cleanup(set.Subscribe(api.ApplySettings))
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config, srv.Listener = NewHTTPServer(api, srv.Listener, hc)
 	srv.Start()

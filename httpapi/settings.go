@@ -7,17 +7,18 @@ import (
 	"net/http"
 	"slices"
 
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 // The settings routes, and the server's part of the settings. There is one
 // path for a change: the PATCH handler decodes the body, and the store
 // validates and commits it, then calls its subscribers before it
 // acknowledges the change. Each subsystem applies its own part as a
-// subscriber: this server the request log's options, the trusted proxy
-// and the rate limits (applySettings); the log store its retention (see
-// strongbox/httpapi/app). A change acknowledged is thus in effect for the
-// next request, and no lock of the server is held around its effects.
+// subscriber, and strongbox/httpapi/app, the server lifecycle, owns every
+// subscription (subscribeSettings there): this server applies the request
+// log's options, the trusted proxy and the rate limits (ApplySettings).
+// A change acknowledged is thus in effect for the next request, and no
+// lock of the server is held around its effects.
 
 // handleSettingsView handles GET /api/settings.
 func (s *Server) handleSettingsView(w http.ResponseWriter, r *http.Request) error {
@@ -30,7 +31,7 @@ func (s *Server) handleSettingsView(w http.ResponseWriter, r *http.Request) erro
 // handleSettingsUpdate handles PATCH /api/settings: the body is decoded over
 // the current settings, and the store validates, commits and applies the
 // result (maxDays 0, for one, turns request logging off and drops the
-// stored logs, as the reference does).
+// stored logs, as PocketBase does).
 func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
@@ -52,7 +53,7 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	return writeJSON(w, r, http.StatusOK, v.Public())
 }
 
-// decodeSettings decodes a PATCH body over v, as the reference binds the
+// decodeSettings decodes a PATCH body over v, as PocketBase binds the
 // body into a clone of the settings: keys absent from the body keep their
 // values, and a rule sent with some fields keeps the others of the rule at
 // its index (encoding/json decodes an array element into the element
@@ -68,7 +69,7 @@ func decodeSettings(body []byte, v *settings.Settings) error {
 }
 
 // applied is the server's part of the settings: the request log's options,
-// the trusted proxy and the rate limits. applySettings replaces it whole on
+// the trusted proxy and the rate limits. ApplySettings replaces it whole on
 // every committed change, and a request reads it with one atomic load, so
 // it sees one version throughout.
 type applied struct {
@@ -77,14 +78,14 @@ type applied struct {
 	limiter *rateLimiter          // nil while rate limits are disabled
 }
 
-// applySettings is the server's subscriber to the settings store (see
-// settings.Store.Subscribe): it is called with the settings at start and
-// then with every committed change, one call at a time, before the change
-// is acknowledged. The rate limiter is rebuilt, with fresh counters (as
-// the reference resets its limiters on a settings change), when the rules
-// change; disabling rate limits forgets it, so that enabling them again
-// starts afresh even with the same rules.
-func (s *Server) applySettings(v settings.Settings) {
+// ApplySettings applies the server's part of v. It is the server's
+// subscriber to the settings store (see settings.Store.Subscribe): it is
+// called with the settings at start and then with every committed change,
+// one call at a time, before the change is acknowledged. The rate limiter
+// is rebuilt, with fresh counters (as PocketBase resets its limiters on a
+// settings change), when the rules change; disabling rate limits forgets
+// it, so that enabling them again starts afresh even with the same rules.
+func (s *Server) ApplySettings(v settings.Settings) {
 	a := &applied{logs: v.Logs, proxy: v.TrustedProxy}
 	if v.RateLimits.Enabled {
 		prev := s.applied.Load()

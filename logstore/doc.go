@@ -1,4 +1,12 @@
-// Package logstore is the request-log store: an append-only set of segment
+// Package logstore is the append-only storage layer under every store of
+// strongbox: the request-log store itself (this package), and, in package
+// logstore/journal, the journal that the auth records (auth.journal) and
+// the settings document (settings.journal, package httpapi/app/settings)
+// are written to. Data is appended, and fsynced before it is
+// acknowledged, never edited in place; space comes back by compacting a
+// journal into a new file or by deleting whole log segments.
+//
+// The request-log store is an append-only set of segment
 // files with an in-memory, column-oriented index that answers the logs API
 // (interface §4.3: list with filter, sort and paging; one entry by id;
 // hourly stats) in milliseconds over millions of entries.

@@ -16,12 +16,14 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"strongbox/authn/validation"
 )
 
 // Defaults of Options.
 const (
 	// DefaultTimeout bounds a whole Exchange (token, user, keys):
-	// PocketBase's 30 s (pocketbase-auth.md §1.5 step 6).
+	// PocketBase's 30 s, as PocketBase v0.31.0 bounds its OAuth2 exchange.
 	DefaultTimeout = 30 * time.Second
 	// DefaultMaxBody bounds every response body read from a provider.
 	DefaultMaxBody = 1 << 20
@@ -170,7 +172,7 @@ func (c *Client) Exchange(ctx context.Context, cfg Config, code, codeVerifier, r
 	if p == nil {
 		return nil, fmt.Errorf("%w: %q", ErrProvider, cfg.Name)
 	}
-	if err := checkURL(cfg.TokenURL); err != nil {
+	if _, err := validation.HTTPURL(cfg.TokenURL); err != nil {
 		return nil, fmt.Errorf("%w: %s tokenURL: %w", ErrProvider, cfg.Name, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
@@ -397,8 +399,8 @@ func (c *Client) primaryEmail(ctx context.Context, u, access string) (string, bo
 // getJSON GETs u with a Bearer token and decodes the JSON answer
 // (numbers as json.Number); a status of 400 or more is an error.
 func (c *Client) getJSON(ctx context.Context, u, access, what string) (any, error) {
-	if err := checkURL(u); err != nil {
-		return nil, err
+	if _, err := validation.HTTPURL(u); err != nil {
+		return nil, fmt.Errorf("oauth2: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
@@ -499,7 +501,7 @@ func (c *Client) discover(ctx context.Context, issuer string) (string, error) {
 		return "", fmt.Errorf("discovery document names issuer %q, want %q", clean(got), issuer)
 	}
 	jwksURL := str(doc, "jwks_uri")
-	if err := checkURL(jwksURL); err != nil {
+	if _, err := validation.HTTPURL(jwksURL); err != nil {
 		return "", fmt.Errorf("discovery document: jwks_uri: %w", err)
 	}
 	c.mu.Lock()
@@ -518,8 +520,8 @@ func (c *Client) keys(ctx context.Context, u string, refresh bool) (map[string]*
 	if ok && !refresh && now.Sub(e.fetched) < jwksTTL {
 		return e.keys, nil
 	}
-	if err := checkURL(u); err != nil {
-		return nil, err
+	if _, err := validation.HTTPURL(u); err != nil {
+		return nil, fmt.Errorf("oauth2: %w", err)
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {

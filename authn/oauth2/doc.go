@@ -6,9 +6,9 @@
 // size and refuses redirects to other hosts.
 //
 // The pieces, in the order a sign-in uses them:
-//   - collection save: ValidateProviders refuses unknown names
-//     (validation_missing_provider), duplicates, missing credentials and
-//     non-http(s) URLs;
+//   - collection save: package authn checks a collection's
+//     oauth2.providers (names, duplicates, credentials, URLs); this
+//     package takes no part in it;
 //   - auth-methods: Resolve fills the preset's defaults, NewState and
 //     NewPKCE make the fresh values, AuthURL the URL ending in
 //     `&redirect_uri=`;

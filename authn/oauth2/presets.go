@@ -5,14 +5,11 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
-
-	"strongbox/authn/validation"
 )
 
 // preset is a built-in provider: its endpoints, scopes, PKCE default and
-// how its user JSON maps to a User (pocketbase-auth.md §6.1).
+// how its user JSON maps to a User, after PocketBase v0.31.0's providers.
 type preset struct {
 	displayName string
 	authURL     string
@@ -156,7 +153,7 @@ func Preset(name string) (Config, bool) {
 }
 
 // Resolve fills what the collection left empty in c with the preset's
-// defaults (pocketbase-auth.md §2.2: non-empty URLs and displayName
+// defaults, as PocketBase v0.31.0 does (non-empty URLs and displayName
 // override, a non-nil pkce overrides the PKCE default). For an unknown
 // name it returns c with the display name defaulting to the name.
 func Resolve(c Config) Config {
@@ -185,7 +182,7 @@ func Resolve(c Config) Config {
 
 // extra is the provider-specific `extra` object. Only OIDC (and apple)
 // read it: jwksURL, the id_token's signing keys; issuers, the accepted
-// `iss` values (pocketbase-auth.md §2.2).
+// `iss` values, as in PocketBase v0.31.0's OIDC provider.
 type extra struct {
 	JWKSURL string   `json:"jwksURL"`
 	Issuers []string `json:"issuers"`
@@ -200,95 +197,6 @@ func parseExtra(raw json.RawMessage) (extra, error) {
 		return e, fmt.Errorf("oauth2: extra: %w", err)
 	}
 	return e, nil
-}
-
-// Validate checks that one provider can sign users in with strongbox,
-// with the reference's codes and messages (pocketbase-auth.md §2.2): a
-// name with a preset here, clientId and clientSecret, URLs that are
-// http(s), and a well-formed extra. It is stricter than a collection save
-// (authn accepts every name PocketBase registers, so that a collection
-// moved from PocketBase loads; a name without a preset fails at sign-in).
-// The keys are the provider object's JSON keys; an empty result means no
-// failure.
-// For OIDC it also asks for what the sign-in needs: authURL and tokenURL,
-// and a userInfoURL, or extra.jwksURL, or extra.issuers (whose first
-// issuer's discovery document names the JWKS).
-func Validate(c Config) validation.Errors {
-	errs := validation.Errors{}
-	p, ok := presets[c.Name]
-	switch {
-	case c.Name == "":
-		errs["name"] = validation.Required()
-	case !ok:
-		errs["name"] = &validation.Error{Code: validation.CodeMissingProvider,
-			Message: fmt.Sprintf("Invalid or missing provider with name %s.", c.Name), Params: map[string]any{"name": c.Name}}
-	}
-	if c.ClientID == "" {
-		errs["clientId"] = validation.Required()
-	}
-	if c.ClientSecret == "" {
-		errs["clientSecret"] = validation.Required()
-	}
-	for key, u := range map[string]string{"authURL": c.AuthURL, "tokenURL": c.TokenURL, "userInfoURL": c.UserInfoURL} {
-		if u != "" && checkURL(u) != nil {
-			errs[key] = validation.IsURL()
-		}
-	}
-	e, err := parseExtra(c.Extra)
-	switch {
-	case err != nil:
-		errs["extra"] = validation.New(validation.CodeInvalidValue, "Invalid extra object: expected {\"jwksURL\": string, \"issuers\": [string]}.")
-	case e.JWKSURL != "" && checkURL(e.JWKSURL) != nil:
-		errs.Sub("extra")["jwksURL"] = validation.IsURL()
-	}
-	if ok && p.authURL == "" {
-		if c.AuthURL == "" {
-			errs["authURL"] = validation.Required()
-		}
-		if c.TokenURL == "" {
-			errs["tokenURL"] = validation.Required()
-		}
-		if c.UserInfoURL == "" && err == nil && e.JWKSURL == "" && len(e.Issuers) == 0 {
-			errs.Sub("extra")["jwksURL"] = validation.New(validation.CodeRequired, "Cannot be blank without a userInfoURL or extra.issuers: the id_token must be verified.")
-		}
-	}
-	return errs
-}
-
-// ValidateProviders checks a collection's oauth2.providers list: each
-// entry (Validate) and no name twice (validation_duplicated_provider),
-// keyed by list index.
-func ValidateProviders(cs []Config) validation.Errors {
-	errs := validation.Errors{}
-	seen := map[string]bool{}
-	for i, c := range cs {
-		e := Validate(c)
-		if c.Name != "" && seen[c.Name] {
-			e["name"] = &validation.Error{Code: validation.CodeDuplicatedProvider,
-				Message: fmt.Sprintf("The provider %s is already registered.", c.Name), Params: map[string]any{"name": c.Name}}
-		}
-		seen[c.Name] = true
-		if len(e) > 0 {
-			errs[strconv.Itoa(i)] = e
-		}
-	}
-	return errs
-}
-
-// checkURL accepts only absolute http(s) URLs with a host: a provider URL
-// is fetched by the server, so file:, gopher: and the like are refused.
-func checkURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return fmt.Errorf("oauth2: bad URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("oauth2: URL scheme %q is not http(s)", u.Scheme)
-	}
-	if u.Host == "" {
-		return fmt.Errorf("oauth2: URL has no host")
-	}
-	return nil
 }
 
 // The user mappings. Each keeps the whole JSON as Raw. Email is filled

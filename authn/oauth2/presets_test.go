@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"strongbox/authn/validation"
 )
 
 func TestKnown(t *testing.T) {
@@ -53,61 +51,6 @@ func TestResolve(t *testing.T) {
 				t.Errorf("Resolve(%+v) =\n %s\nwant\n %s", tt.in, got, want)
 			}
 		})
-	}
-}
-
-func TestValidate(t *testing.T) {
-	tests := []struct {
-		name string
-		in   Config
-		want string // validation.Errors.Error(), "" = none
-	}{
-		{"ok", Config{Name: "google", ClientID: "a", ClientSecret: "b"}, ""},
-		{"unknown name", Config{Name: "facebook", ClientID: "a", ClientSecret: "b"}, "name: Invalid or missing provider with name facebook."},
-		{"blank", Config{}, "clientId: Cannot be blank.; clientSecret: Cannot be blank.; name: Cannot be blank."},
-		{"bad URL scheme", Config{Name: "gitlab", ClientID: "a", ClientSecret: "b", TokenURL: "file:///etc/passwd"}, "tokenURL: Must be a valid URL."},
-		{"oidc needs endpoints and a key", Config{Name: "oidc", ClientID: "a", ClientSecret: "b"},
-			"authURL: Cannot be blank.; extra.jwksURL: Cannot be blank without a userInfoURL or extra.issuers: the id_token must be verified.; tokenURL: Cannot be blank."},
-		{"oidc with userinfo", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", UserInfoURL: "https://i/u"}, ""},
-		{"oidc with jwks", Config{Name: "oidc3", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", Extra: json.RawMessage(`{"jwksURL":"https://i/k","issuers":["https://i"]}`)}, ""},
-		{"oidc with issuers", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", Extra: json.RawMessage(`{"issuers":["https://i"]}`)}, ""},
-		{"bad extra", Config{Name: "oidc", ClientID: "a", ClientSecret: "b", AuthURL: "https://i/a", TokenURL: "https://i/t", UserInfoURL: "https://i/u", Extra: json.RawMessage(`{"issuers":"x"}`)},
-			`extra: Invalid extra object: expected {"jwksURL": string, "issuers": [string]}.`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := ""
-			if errs := Validate(tt.in); len(errs) > 0 {
-				got = errs.Error()
-			}
-			if got != tt.want {
-				t.Errorf("Validate() = %q, want %q", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestValidateProvidersCodes(t *testing.T) {
-	errs := ValidateProviders([]Config{
-		{Name: "google", ClientID: "a", ClientSecret: "b"},
-		{Name: "google", ClientID: "a", ClientSecret: "b"},
-		{Name: "nope", ClientID: "a", ClientSecret: "b"},
-	})
-	if _, ok := errs["0"]; ok {
-		t.Errorf("entry 0 refused: %v", errs)
-	}
-	code := func(i string) string {
-		e, _ := errs[i].(validation.Errors)["name"].(*validation.Error)
-		if e == nil {
-			return ""
-		}
-		return e.Code
-	}
-	if got, want := code("1"), validation.CodeDuplicatedProvider; got != want {
-		t.Errorf("entry 1 code = %q, want %q", got, want)
-	}
-	if got, want := code("2"), validation.CodeMissingProvider; got != want {
-		t.Errorf("entry 2 code = %q, want %q", got, want)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"strongbox/authn/oauth2"
 	"strongbox/backup"
 	"strongbox/httpapi"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore/journal"
 )
 
@@ -112,11 +113,12 @@ type Server struct {
 
 	// life is a one-slot semaphore held while the server starts, restarts
 	// or stops; it guards the fields below.
-	life    chan struct{}
-	state   int     // notStarted, running or stopped
-	stores  *Stores // the open stores; nil after a failed reopen
-	downErr error   // why stores is nil
-	serving serving // the http.Server and listener, for a restore to close (restore.go)
+	life     chan struct{}
+	state    int     // notStarted, running or stopped
+	stores   *Stores // the open stores; nil after a failed reopen
+	unfollow func()  // ends the subscriptions to the settings of stores (subscribeSettings)
+	downErr  error   // why stores is nil
+	serving  serving // the http.Server and listener, for a restore to close (restore.go)
 
 	// capMu is held for reading by a backup while it captures the stores,
 	// and for writing while stores is closed or replaced: a capture never
@@ -238,14 +240,11 @@ func (s *Server) Run(ctx context.Context) error {
 	if err := s.stopMail(); err != nil {
 		s.log.Error("shutting down: mail queue", "err", err)
 	}
-	s.capMu.Lock()
 	if s.stores != nil {
-		errs = append(errs, s.stores.Close())
-		s.stores = nil
+		errs = append(errs, s.closeStores())
 	} else {
 		errs = append(errs, fmt.Errorf("app: stopped with the data dir closed: %w", s.downErr))
 	}
-	s.capMu.Unlock()
 	errs = append(errs, s.bdir.Close(), lock.Unlock())
 	return errors.Join(errs...)
 }
@@ -301,33 +300,73 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	}
 	s.bdir = bdir
 	s.startMail()
-	s.setStores(st)
 	s.state = running
-	s.gate.open(s.api(st))
+	s.gate.open(s.useStores(st))
 	srv, capped := s.serving.set(s.gate, ln, s.log)
 	return srv, capped, lock, login, pending, nil
 }
 
-// api builds the HTTP API over st.
-func (s *Server) api(st *Stores) http.Handler {
-	var h http.Handler = httpapi.NewServer(httpapi.Config{
+// useStores makes st the open stores, builds the HTTP API over them and
+// subscribes every subsystem to their settings (subscribeSettings) until
+// closeStores. It returns the API, for the gate. The caller holds life.
+func (s *Server) useStores(st *Stores) http.Handler {
+	api := httpapi.NewServer(httpapi.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
 		Backups: backups{s}, Mail: s.mail, OAuth2: providers,
 	})
+	s.unfollow = s.subscribeSettings(st, api)
+	s.capMu.Lock()
+	s.stores = st
+	s.capMu.Unlock()
+	var h http.Handler = api
 	if s.wrap != nil {
 		h = s.wrap(h)
 	}
 	return h
 }
 
-// setStores makes st the open stores and subscribes the auto-backup
-// schedule to its settings (the subscription ends when st closes). The
-// caller holds life.
-func (s *Server) setStores(st *Stores) {
-	st.follows = append(st.follows, st.Settings.Subscribe(s.auto.reload), st.Settings.Subscribe(s.followMail))
+// subscribeSettings is the one place that subscribes to the settings of
+// st, and the function it returns the one that ends those subscriptions
+// (closeStores calls it). Each subsystem applies its own part of the
+// settings, at once and then on every committed change, before the change
+// is acknowledged (settings.Store.Subscribe): the log store its retention
+// and minimum level (logSettings), the auto-backup schedule settings.backups
+// (autoBackups.reload), the mail queue its transport (followMail), and the
+// API the request log's options, the trusted proxy and the rate limits
+// (httpapi.Server.ApplySettings).
+func (s *Server) subscribeSettings(st *Stores, api *httpapi.Server) (unsubscribe func()) {
+	var subs []func(settings.Settings)
+	if st.Logs != nil {
+		subs = append(subs, logSettings(st.Logs, s.log))
+	}
+	subs = append(subs, s.auto.reload, s.followMail, api.ApplySettings)
+	cancels := make([]func(), 0, len(subs))
+	for _, fn := range subs {
+		cancels = append(cancels, st.Settings.Subscribe(fn))
+	}
+	return func() {
+		for _, cancel := range cancels {
+			cancel()
+		}
+	}
+}
+
+// closeStores ends the subscriptions to the settings of the open stores
+// and closes them, if any. The caller holds life and has closed the gate
+// (or stopped serving).
+func (s *Server) closeStores() error {
+	if s.unfollow != nil {
+		s.unfollow()
+		s.unfollow = nil
+	}
 	s.capMu.Lock()
-	s.stores = st
-	s.capMu.Unlock()
+	defer s.capMu.Unlock()
+	if s.stores == nil {
+		return nil
+	}
+	err := s.stores.Close()
+	s.stores = nil
+	return err
 }
 
 // Restart closes every store, runs step (if not nil) over the data dir
@@ -351,16 +390,10 @@ func (s *Server) Restart(ctx context.Context, step func(dir string) error) error
 		return fmt.Errorf("app: restart: waiting for the requests in flight: %w", err)
 	}
 	// No request is inside the API, and new ones wait at the gate.
-	if s.stores != nil {
-		s.capMu.Lock()
-		err := s.stores.Close()
-		s.stores = nil
-		s.capMu.Unlock()
-		if err != nil {
-			// A store may not have been flushed: the step does not run
-			// over it, and the stores reopen on what is on disk.
-			return s.reopen(start, fmt.Errorf("app: restart: close the stores: %w", err))
-		}
+	if err := s.closeStores(); err != nil {
+		// A store may not have been flushed: the step does not run over
+		// it, and the stores reopen on what is on disk.
+		return s.reopen(start, fmt.Errorf("app: restart: close the stores: %w", err))
 	}
 	return s.reopen(start, runStep(step, s.cfg.Dir))
 }
@@ -393,9 +426,8 @@ func (s *Server) reopen(start time.Time, prior error) error {
 		s.log.Error("restart failed: answering 503 until a restart reopens the stores", "dir", s.cfg.Dir, "err", s.downErr, "stepErr", prior)
 		return errors.Join(prior, s.downErr)
 	}
-	s.setStores(st)
 	s.downErr = nil
-	s.gate.open(s.api(st))
+	s.gate.open(s.useStores(st))
 	if prior != nil {
 		s.log.Warn("restarted on the data as the failed step left it", "dir", s.cfg.Dir, "took", time.Since(start), "err", prior)
 	} else {

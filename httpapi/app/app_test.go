@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 const (

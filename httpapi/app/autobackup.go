@@ -11,14 +11,15 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/cron"
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
-// autoBackups runs the auto-backup schedule of settings.backups (reference
-// §1.11): a cron.Scheduler, in UTC minutes, whose schedule follows the
-// settings. Each due minute it creates @auto_sb_backup_YYYYMMDDHHMMSS.zip
-// and, only if that succeeded, deletes the oldest automatic backups beyond
-// cronMaxKeep. Manual and uploaded archives are never pruned.
+// autoBackups runs the auto-backup schedule of settings.backups, as
+// PocketBase v0.31.0 does: a cron.Scheduler, in UTC minutes, whose
+// schedule follows the settings. Each due minute it creates
+// @auto_sb_backup_YYYYMMDDHHMMSS.zip and, only if that succeeded, deletes
+// the oldest automatic backups beyond cronMaxKeep. Manual and uploaded
+// archives are never pruned.
 type autoBackups struct {
 	sched  *cron.Scheduler
 	log    *slog.Logger

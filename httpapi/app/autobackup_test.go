@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"strongbox/backup"
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 // fakeCreate is the create of a schedule under test: it records the keys

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"strongbox/backup"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
-	"strongbox/logstore/settings"
 )
 
 var captureTime = time.Date(2026, 11, 23, 16, 0, 0, 0, time.UTC)

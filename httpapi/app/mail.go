@@ -7,7 +7,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/logstore/settings"
+	"strongbox/httpapi/app/settings"
 )
 
 // DefaultMailDrain bounds how long a graceful stop waits for the mails

@@ -166,19 +166,6 @@ func (s *Server) restore(ctx context.Context, key string) error {
 	return err
 }
 
-// closeStores closes the open stores, if any. The caller holds life and
-// has closed the gate.
-func (s *Server) closeStores() error {
-	s.capMu.Lock()
-	defer s.capMu.Unlock()
-	if s.stores == nil {
-		return nil
-	}
-	err := s.stores.Close()
-	s.stores = nil
-	return err
-}
-
 // swapIn extracts the archive key into the work folder and swaps it in.
 // On failure the data dir holds the old data, or Recover restores it.
 func swapIn(dataDir string, dir *backup.Dir, key string, limits backup.Limits, log *slog.Logger) error {

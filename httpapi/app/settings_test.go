@@ -5,7 +5,53 @@ import (
 	"net/url"
 	"slices"
 	"testing"
+
+	"strongbox/httpapi"
+	"strongbox/httpapi/app/settings"
 )
+
+// TestSubscribeSettingsEndsEverySubscription: subscribeSettings applies
+// the settings at once and on every change, and the function it returns
+// ends every subscription it made (a change after it reaches none).
+func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
+	s := New(Config{Options: Options{Dir: t.TempDir(), BcryptCost: 4}})
+	st, err := openStores(s.cfg.Options, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	api := httpapi.NewServer(httpapi.Config{Auth: st.Auth, Logs: st.Logs, Settings: st.Settings})
+	// applied reads what two of the subscribers applied: the schedule's
+	// cronMaxKeep and the mail transport's SMTP host.
+	applied := func() (keep int, host string) {
+		s.auto.mu.Lock()
+		defer s.auto.mu.Unlock()
+		return s.auto.keep, s.mailTransport.Load().SMTP.Host
+	}
+	update := func(keep int, host string) {
+		t.Helper()
+		_, err := st.Settings.Update(func(v *settings.Settings) error {
+			v.Backups.CronMaxKeep, v.SMTP.Host = keep, host
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	unsubscribe := s.subscribeSettings(st, api)
+	check := func(when string, wantKeep int, wantHost string) {
+		t.Helper()
+		if keep, host := applied(); keep != wantKeep || host != wantHost {
+			t.Errorf("%s: applied cronMaxKeep %d, SMTP host %q; want %d, %q", when, keep, host, wantKeep, wantHost)
+		}
+	}
+	check("at once", 3, "smtp.example.com")
+	update(7, "mail.example.com")
+	check("after a change", 7, "mail.example.com")
+	unsubscribe()
+	update(8, "other.example.com")
+	check("after unsubscribe", 7, "mail.example.com")
+}
 
 // TestLogSettingsFollowed: the log store follows settings.logs through its
 // own subscription, from the start and after a restart (which reopens the

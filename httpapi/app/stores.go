@@ -9,9 +9,9 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup"
+	"strongbox/httpapi/app/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
-	"strongbox/logstore/settings"
 )
 
 // Options says where a data dir is and how to open its stores.
@@ -29,11 +29,9 @@ type Stores struct {
 	Settings *settings.Store
 	Logs     *logstore.Store // nil unless opened with logs
 
-	dir        string           // the data dir, which Capture names files relative to
-	lock       *journal.DirLock // nil when the caller holds the lock
-	logsFollow func()           // cancels the log store's settings subscription
-	follows    []func()         // cancel the server's own settings subscriptions
-	closed     bool
+	dir    string           // the data dir, which Capture names files relative to
+	lock   *journal.DirLock // nil when the caller holds the lock
+	closed bool
 }
 
 // LockDir takes the data dir's lock, explaining a refusal.
@@ -106,15 +104,15 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 		if err != nil {
 			return nil, err
 		}
-		st.logsFollow = st.Settings.Subscribe(logSettings(st.Logs, opts.Logger))
 	}
 	return st, nil
 }
 
-// logSettings is the log store's subscriber to the settings store: it
-// applies settings.logs (retention and minimum level) at start and on
-// every change, before the change is acknowledged; maxDays 0 drops the
-// stored logs. A failure to delete old segments is logged, and the store's
+// logSettings is the log store's subscriber to the settings store (see
+// subscribeSettings): it applies settings.logs (retention and minimum
+// level) at start and on every change, before the change is acknowledged;
+// maxDays 0 drops the stored logs. The store opens with the settings
+// already applied (openStores). A failure to delete old segments is logged, and the store's
 // own retention pass retries it; the change stays committed.
 func logSettings(logs *logstore.Store, log *slog.Logger) func(settings.Settings) {
 	if log == nil {
@@ -135,12 +133,6 @@ func (s *Stores) Close() error {
 	}
 	s.closed = true
 	var errs []error
-	for _, cancel := range s.follows {
-		cancel()
-	}
-	if s.logsFollow != nil {
-		s.logsFollow()
-	}
 	if s.Logs != nil {
 		errs = append(errs, s.Logs.Close())
 	}

@@ -8,9 +8,9 @@ import (
 	"strongbox/authn/validation"
 )
 
-// RateLimits is the reference's rateLimits section: rules that, when
+// RateLimits is PocketBase's rateLimits section: rules that, when
 // Enabled, limit the requests of each client (see package ratelimit).
-// Keys are in the reference's order: rules, then enabled.
+// Keys are in PocketBase's order: rules, then enabled.
 type RateLimits struct {
 	Rules   []RateLimitRule `json:"rules"`
 	Enabled bool            `json:"enabled"`
@@ -29,7 +29,7 @@ type RateLimitRule struct {
 	MaxRequests int    `json:"maxRequests"`
 }
 
-// DefaultRateLimits returns the reference's defaults: disabled, with the
+// DefaultRateLimits returns PocketBase's defaults: disabled, with the
 // rules it proposes once enabled.
 func DefaultRateLimits() RateLimits {
 	return RateLimits{Rules: []RateLimitRule{
@@ -40,17 +40,35 @@ func DefaultRateLimits() RateLimits {
 	}}
 }
 
-// rateLimitLabel is the reference's label format: "<METHOD> /path",
+// clone returns the section with a list of its own, never nil, holding
+// the same rules (so that an edit may change a rule in place: the API's
+// PATCH decodes a rule into the element at its index, as PocketBase's
+// PATCH, which binds into a clone, does).
+func (rl RateLimits) clone() RateLimits {
+	rl.Rules = append([]RateLimitRule{}, rl.Rules...)
+	return rl
+}
+
+// validate checks the section: its errors are those of the rules (see
+// validateRules), under the "rules" key.
+func (rl RateLimits) validate() validation.Errors {
+	if e := rl.validateRules(); e != nil {
+		return validation.Errors{"rules": e}
+	}
+	return nil
+}
+
+// rateLimitLabel is PocketBase's label format: "<METHOD> /path",
 // "/path", "<collection>:<tag>", "*:<tag>" or a bare tag (\w is ASCII).
 var rateLimitLabel = regexp.MustCompile(`^(\w+ /[\w/-]*|/[\w/-]*|\w+:\w+|\*:\w+|\w+)$`)
 
-// validate checks the rules as the reference does (core/settings_model.go,
+// validateRules checks the rules as PocketBase does (core/settings_model.go,
 // with ozzo-validation's codes and messages) and returns the errors for
-// the "rules" key, or nil. Its checks run in the reference's order, each
+// the "rules" key, or nil. Its checks run in PocketBase's order, each
 // stopping the ones after it: rules required when enabled; then no two
 // rules conflicting (the first conflict reported, by index); then each
 // rule's fields.
-func (rl RateLimits) validate() error {
+func (rl RateLimits) validateRules() error {
 	if rl.Enabled && len(rl.Rules) == 0 {
 		return errRequired
 	}

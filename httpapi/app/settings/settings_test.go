@@ -184,9 +184,9 @@ func TestBatch(t *testing.T) {
 	}
 }
 
-// TestCronMaxKeep checks the rule of reference §1.11 with the codes and
-// messages PocketBase gives: required when cron is set, and at least 1
-// whenever it is not 0.
+// TestCronMaxKeep checks PocketBase v0.31.0's cronMaxKeep rule with the
+// codes and messages PocketBase gives: required when cron is set, and at
+// least 1 whenever it is not 0.
 func TestCronMaxKeep(t *testing.T) {
 	tests := []struct {
 		name     string

@@ -1,0 +1,56 @@
+package settings
+
+import (
+	"errors"
+
+	"strongbox/authn/validation"
+	"strongbox/backup/cron"
+)
+
+// Backups configures automatic backups and their storage.
+type Backups struct {
+	Cron        string `json:"cron"`
+	CronMaxKeep int    `json:"cronMaxKeep"`
+	S3          S3     `json:"s3"`
+}
+
+// defaultBackups is the section of a new data dir: no schedule.
+func defaultBackups() Backups { return Backups{CronMaxKeep: 3} }
+
+// public returns the section without the secret of its bucket.
+func (b Backups) public() Backups {
+	b.S3 = b.S3.public()
+	return b
+}
+
+// keepSecret keeps the stored secret of the bucket when an update leaves
+// it empty.
+func (b *Backups) keepSecret(cur Backups) { b.S3.keepSecret(cur.S3) }
+
+// validate checks the section: cron a valid expression (answered with the
+// parser's own text for the fault, as PocketBase does), cronMaxKeep as
+// PocketBase's When(cron != "", Required), Min(1), and the bucket (S3).
+func (b Backups) validate() validation.Errors {
+	errs := validation.Errors{}
+	if b.Cron != "" {
+		if _, err := cron.Parse(b.Cron); err != nil {
+			msg := cron.InvalidMessage
+			if se, ok := errors.AsType[*cron.SyntaxError](err); ok {
+				msg = se.Message()
+			}
+			errs["cron"] = validation.New(validation.CodeInvalidCron, msg)
+		}
+	}
+	// Min skips the empty value, so 0 is refused only when cron is set
+	// ("Cannot be blank."), and a negative value always, by Min.
+	switch {
+	case b.CronMaxKeep < 0:
+		errs["cronMaxKeep"] = errMin(1)
+	case b.CronMaxKeep == 0 && b.Cron != "":
+		errs["cronMaxKeep"] = errRequired
+	}
+	if e := b.S3.validate(msgS3BackupsUnsupported); len(e) > 0 {
+		errs["s3"] = e
+	}
+	return errs
+}
