@@ -196,11 +196,11 @@ func hasClockMacro(x filterlang.Expr) bool {
 // "Failed to authenticate.").
 var ErrMFARule = errors.New("authn: mfa.rule cannot be evaluated")
 
-// MFARequired reports whether a sign-in of r into c by method (one of the
+// mfaRequired reports whether a sign-in of r into c by method (one of the
 // login methods) needs a second factor: MFA is enabled and r satisfies
 // mfa.rule, the empty rule being satisfied by every record. A rule that
 // does not compile is an error wrapping ErrMFARule.
-func (s *Store) MFARequired(c *Collection, r *Record, method string) (bool, error) {
+func (s *Store) mfaRequired(c *Collection, r *Record, method string) (bool, error) {
 	if !c.IsAuth() || !c.MFA.Enabled {
 		return false, nil
 	}

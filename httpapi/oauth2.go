@@ -167,7 +167,7 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 	case err != nil:
 		return err
 	}
-	return s.authResponseMeta(w, r, c, rec, authn.MethodOAuth2, mfaID, oauth2Meta(user, email, isNew))
+	return s.signIn(w, r, c, rec, authn.MethodOAuth2, mfaID, oauth2Meta(user, email, isNew))
 }
 
 // oauth2Meta is the meta of an OAuth2 sign-in's result: the provider's

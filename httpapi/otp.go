@@ -126,7 +126,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	return s.authResponse(w, r, c, rec, authn.MethodOTP, mfaID)
+	return s.signIn(w, r, c, rec, authn.MethodOTP, mfaID, nil)
 }
 
 func otpError(err error) error {
@@ -137,66 +137,4 @@ func otpError(err error) error {
 		return errForbidden(msgOTPOff)
 	}
 	return err
-}
-
-// mfaIDOf returns the mfaId of a sign-in: from the query string, else from
-// the body (pocketbase-auth.md §5).
-func mfaIDOf(r *http.Request, b *body) (string, error) {
-	if id := r.URL.Query().Get("mfaId"); id != "" {
-		return id, nil
-	}
-	return b.str("mfaId")
-}
-
-// authResponse is the end of every sign-in by a login method (password,
-// OTP, OAuth2; pocketbase-auth.md §1.13): the authRule, then MFA, then the §2.6
-// result. On a collection with MFA, a first factor (no mfaId) answers 401
-// with exactly {"mfaId": …}; a second one must present that id and use a
-// different method.
-func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string) error {
-	return s.authResponseMeta(w, r, c, rec, method, mfaID, nil)
-}
-
-// authResponseMeta is authResponse with the result's meta (OAuth2's; nil
-// leaves it out). The first factor's effects (an OAuth2 record created or
-// linked) have happened before the MFA challenge, as in the reference.
-func (s *Server) authResponseMeta(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string, meta any) error {
-	if err := checkAuthRule(r, c); err != nil {
-		return err
-	}
-	mfa, err := s.auth.MFARequired(c, rec, method)
-	if err != nil {
-		// pocketbase-auth.md §5: a rule that errors fails the sign-in.
-		return errBadRequest(msgAuthFailed, err)
-	}
-	if mfa {
-		if mfaID == "" {
-			id, err := s.auth.BeginMFA(c, rec, method)
-			if err != nil {
-				return newError(http.StatusInternalServerError, msgMFACreateFailed, err)
-			}
-			// Not through writeJSON: ?fields= prunes successes only.
-			s.writeBody(w, http.StatusUnauthorized, struct {
-				MFAID string `json:"mfaId"`
-			}{id})
-			// The request log records the challenge as the reference does.
-			stateOf(r).err = newError(http.StatusUnauthorized, "mfa required", nil)
-			return nil
-		}
-		switch err := s.auth.FinishMFA(c, rec, mfaID, method); {
-		case errors.Is(err, authn.ErrMFAInvalid):
-			return errBadRequest(msgMFAInvalid, err)
-		case errors.Is(err, authn.ErrMFAOtherRecord):
-			return errBadRequest(msgMFAOtherRecord, err)
-		case errors.Is(err, authn.ErrMFASameMethod):
-			return errBadRequest(msgMFASameMethod, err)
-		case err != nil:
-			return err
-		}
-	}
-	token, err := s.auth.NewAuthToken(c, rec, true, 0)
-	if err != nil {
-		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
-	}
-	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: token})
 }
