@@ -35,6 +35,44 @@ func (s *Server) authCollection(r *http.Request, strictMissing bool) (*authn.Col
 	return c, nil
 }
 
+// closedWhen is how an auth route refuses a collection whose options close
+// it: with status and msg when off holds.
+type closedWhen struct {
+	off    func(*authn.Collection) bool
+	status int
+	msg    string
+}
+
+func passwordAuthOff(c *authn.Collection) bool { return !c.PasswordAuth.Enabled }
+
+// The refusals of the auth routes, as PocketBase v0.31.0 answers them.
+var (
+	loginPasswordOff   = closedWhen{passwordAuthOff, http.StatusForbidden, msgPasswordAuthOff}
+	resetPasswordOff   = closedWhen{passwordAuthOff, http.StatusBadRequest, msgPasswordAuthOff} // 400 here, where login answers 403
+	otpOff             = closedWhen{func(c *authn.Collection) bool { return !c.OTP.Enabled }, http.StatusForbidden, msgOTPOff}
+	oauth2Off          = closedWhen{func(c *authn.Collection) bool { return !c.OAuth2.Enabled || c.IsSuperusers() }, http.StatusForbidden, msgOAuth2Off}
+	superusersVerified = closedWhen{(*authn.Collection).IsSuperusers, http.StatusBadRequest, msgSuperusersVerified}
+	superusersEmail    = closedWhen{(*authn.Collection).IsSuperusers, http.StatusBadRequest, msgSuperusersEmail}
+)
+
+// authBody is the start of the auth routes that name their collection in
+// the path, in PocketBase's order: the auth collection (404), the route's
+// refusal of it (none when closed.off is nil), then the body, bound.
+func (s *Server) authBody(r *http.Request, closed closedWhen) (*authn.Collection, *body, error) {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if closed.off != nil && closed.off(c) {
+		return nil, nil, newError(closed.status, closed.msg, nil)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, b, nil
+}
+
 // mfaIDOf returns the mfaId of a sign-in: from the query string, else from
 // the body, as PocketBase v0.31.0 reads it.
 func mfaIDOf(r *http.Request, b *body) (string, error) {
@@ -93,14 +131,7 @@ func signInError(err error) error {
 
 // handleAuthWithPassword handles POST /api/collections/{collection}/auth-with-password.
 func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if !c.PasswordAuth.Enabled {
-		return errForbidden(msgPasswordAuthOff)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, loginPasswordOff)
 	if err != nil {
 		return err
 	}

@@ -44,14 +44,11 @@ func oauth2Config(p *authn.Provider) oauth2.Config {
 // sign-up) and signed in through the shared end of sign-in (authRule,
 // MFA), with the provider's user as meta.
 func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
+	c, b, err := s.authBody(r, oauth2Off)
 	if err != nil {
 		return err
 	}
-	if !c.OAuth2.Enabled || c.IsSuperusers() {
-		return errForbidden(msgOAuth2Off)
-	}
-	in, err := bindOAuth2(r, c)
+	in, err := bindOAuth2(r, b, c)
 	if err != nil {
 		return err
 	}
@@ -80,15 +77,12 @@ type oauth2Request struct {
 	mfaID                       string
 }
 
-// bindOAuth2 reads the body of an auth-with-oauth2 to c: redirectUrl is
+// bindOAuth2 reads the body b of an auth-with-oauth2 to c: redirectUrl is
 // the legacy name of redirectURL, and a provider must be one of c's.
-func bindOAuth2(r *http.Request, c *authn.Collection) (*oauth2Request, error) {
-	b, err := bind(r)
-	if err != nil {
-		return nil, err
-	}
+func bindOAuth2(r *http.Request, b *body, c *authn.Collection) (*oauth2Request, error) {
 	var in oauth2Request
 	var name, alias string
+	var err error
 	for key, dst := range map[string]*string{"provider": &name, "code": &in.code, "codeVerifier": &in.verifier,
 		"redirectURL": &in.redirectURL, "redirectUrl": &alias} {
 		if *dst, err = b.str(key); err != nil {

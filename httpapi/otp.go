@@ -35,14 +35,11 @@ var otpAttemptRule = ratelimit.Rule{Label: "otp", MaxRequests: 5, Duration: 180 
 // it answers 200 {"otpId"} whether or not a record has the email, and
 // mails the code of a real OTP in the background once it is saved.
 func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
+	c, b, err := s.authBody(r, otpOff)
 	if err != nil {
 		return err
 	}
-	if !c.OTP.Enabled {
-		return errForbidden(msgOTPOff)
-	}
-	email, err := bindEmail(r, "email")
+	email, err := emailField(b, "email")
 	if err != nil {
 		return err
 	}
@@ -78,14 +75,7 @@ func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code
 // handleAuthWithOTP handles POST /api/collections/{collection}/auth-with-otp:
 // the emailed code travels in password, as in the reference and its SDK.
 func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if !c.OTP.Enabled {
-		return errForbidden(msgOTPOff)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, otpOff)
 	if err != nil {
 		return err
 	}
