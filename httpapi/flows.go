@@ -17,13 +17,13 @@ import (
 )
 
 // The account flows: email verification, password reset and email change
-// (reference pocketbase-auth.md §1.9-§1.11; the interface document is
-// silent on them). Each is a request, which mails a token, and a confirm,
+// (as PocketBase v0.31.0 has them; the interface document is silent on
+// them). Each is a request, which mails a token, and a confirm,
 // which takes it back. Every answer that could tell whether an email
 // address has an account is the same 204, after the same work: the token
 // is signed and the mail rendered whether or not it is then sent.
 
-// Messages of the account flows (reference pocketbase-auth.md §1.9-§1.11).
+// Messages of the account flows, PocketBase v0.31.0's.
 const (
 	msgSuperusersVerified    = "All superusers are verified by default."
 	msgSuperusersEmail       = "All superusers can change their emails directly."

@@ -12,7 +12,7 @@ import (
 	"strongbox/authn/validation"
 )
 
-// Messages of OAuth2 sign-in (pocketbase-auth.md §1.5).
+// Messages of OAuth2 sign-in, PocketBase v0.31.0's.
 const (
 	msgOAuth2Off    = "The collection is not configured to allow OAuth2 authentication."
 	msgOAuth2Token  = "Failed to fetch OAuth2 token."
@@ -20,15 +20,14 @@ const (
 	msgCreateFailed = "Failed to create record."
 )
 
-// exchangeTimeout bounds a code exchange and user fetch together, as the
-// reference's 30 s (pocketbase-auth.md §1.5 step 6); the Exchanger bounds
-// each of its calls too.
+// exchangeTimeout bounds a code exchange and user fetch together, as
+// PocketBase's 30 s does; the Exchanger bounds each of its calls too.
 const exchangeTimeout = 30 * time.Second
 
 // oauth2Config returns the provider p of a collection, resolved against
 // its preset (oauth2.Resolve): endpoints, display name and scopes left
 // empty are the preset's, and PKCE is the collection's pkce when set, else
-// the preset's default (pocketbase-auth.md §6.1).
+// the preset's default, as in PocketBase v0.31.0.
 func oauth2Config(p *authn.Provider) oauth2.Config {
 	return oauth2.Resolve(oauth2.Config{
 		Name: p.Name, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
@@ -200,8 +199,8 @@ func (s *Server) resolveOAuth2(r *http.Request, c *authn.Collection, in *oauth2R
 }
 
 // oauth2Meta is the meta of an OAuth2 sign-in's result: the provider's
-// user with exactly the reference's keys (pocketbase-auth.md §6.4), the
-// email only when the provider verified it.
+// user with exactly PocketBase v0.31.0's keys, the email only when the
+// provider verified it.
 func oauth2Meta(u *oauth2.User, email string, isNew bool) map[string]any {
 	raw := u.Raw
 	if raw == nil {

@@ -12,8 +12,8 @@ import (
 	"strongbox/httpapi/ratelimit"
 )
 
-// Messages of OTP and MFA sign-in (the interface document §5 and the
-// reference pocketbase-auth.md §1.3, §1.4, §5).
+// Messages of OTP and MFA sign-in (the interface document §5), as
+// PocketBase v0.31.0 words them.
 const (
 	msgOTPOff          = "The collection is not configured to allow OTP authentication."
 	msgOTPInvalid      = "Invalid or expired OTP."
@@ -24,8 +24,8 @@ const (
 	msgMFACreateFailed = "Failed to create MFA record."
 )
 
-// otpAttemptRule is the OTP attempt limit of §5 and pocketbase-auth.md
-// §1.4: 5 codes per 180 s for one record from one client, checked before
+// otpAttemptRule is the OTP attempt limit of §5, PocketBase v0.31.0's:
+// 5 codes per 180 s for one record from one client, checked before
 // the code is compared (so the 6th is refused even when right), whatever
 // the rateLimits settings say and whoever asks. It is keyed by the record,
 // not the OTP, so that asking for new OTPs does not refill it.
