@@ -48,6 +48,14 @@
 // a day and those of other auth collections a week, and no other token is
 // ever issued or accepted without exp.
 //
+// # Sign-in
+//
+// Every sign-in by a login method checks its first factor with the
+// method's own call (AuthWithPassword, AuthWithOTP, SignInOAuth2) and ends
+// in Store.SignIn: the collection's authRule, then MFA, then the auth
+// token, or an MFA challenge. Store.Refresh applies the same authRule to
+// an auth-refresh. The HTTP layer only binds, throttles and renders.
+//
 // # One-time passwords and MFA
 //
 // An OTP is a code of otp.length digits drawn from the injected randomness,
@@ -63,7 +71,7 @@
 // Both are journal ops ("otp", "mfa" and their deletions), go with their
 // record, and are swept when expired.
 //
-// Store.MFARequired decides who needs the second factor: everyone when
+// SignIn decides who needs the second factor: everyone when
 // mfa.rule is "", otherwise the records that satisfy the rule, a filter of
 // package filterlang over the record's non-hidden fields and
 // @request.context (the sign-in method). Saving a collection compiles its

@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// MFA errors, in the order AuthWithMFA checks them (pocketbase-auth.md §5).
+// MFA errors of SignIn, in the order finishMFA checks them, as
+// PocketBase v0.31.0 does.
 var (
 	// ErrMFAInvalid: no such MFA session in the collection, or expired.
 	ErrMFAInvalid = errors.New("authn: invalid or expired MFA session")
@@ -42,10 +43,10 @@ func (m *mfaEntry) expired(c *Collection, now time.Time) bool {
 	return !now.Before(m.Created.Add(time.Duration(d) * time.Second))
 }
 
-// BeginMFA records that r passed its first factor by method and returns
+// beginMFA records that r passed its first factor by method and returns
 // the id of the MFA session, durably stored, that its second factor must
 // present.
-func (s *Store) BeginMFA(c *Collection, r *Record, method string) (string, error) {
+func (s *Store) beginMFA(c *Collection, r *Record, method string) (string, error) {
 	id, err := s.rnd.ID()
 	if err != nil {
 		return "", err
@@ -62,12 +63,12 @@ func (s *Store) BeginMFA(c *Collection, r *Record, method string) (string, error
 	return id, nil
 }
 
-// FinishMFA completes MFA session mfaID of c with record r's second
+// finishMFA completes MFA session mfaID of c with record r's second
 // factor, method. It returns ErrMFAInvalid for an unknown or expired
 // session (an expired one is deleted), ErrMFAOtherRecord for another
 // record's (of any collection), ErrMFASameMethod when method is the first factor's; otherwise
 // it deletes the session durably (single use) and returns nil.
-func (s *Store) FinishMFA(c *Collection, r *Record, mfaID, method string) error {
+func (s *Store) finishMFA(c *Collection, r *Record, mfaID, method string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.mfas[mfaID]

@@ -20,11 +20,11 @@ type mfaSubject struct {
 
 // contextField is the one @request.* identifier an mfa.rule may use: the
 // sign-in method of the factor being checked ("password", "otp",
-// "oauth2"), as the reference sets it (pocketbase-auth.md §1.13, step 3).
+// "oauth2"), as PocketBase v0.31.0 sets it for each factor.
 const contextField = "@request.context"
 
 // mfaResolver exposes the fields of c's records to an mfa.rule, as columns
-// of the record's row (pocketbase-auth.md §5): text, email, url and
+// of the record's row, as PocketBase v0.31.0 does: text, email, url and
 // single-file fields as text, number fields as numbers, bool fields as 1
 // and 0, autodate fields as the stored date text, which the date macros
 // compare with. Hidden fields (password, tokenKey, and any custom field
@@ -192,15 +192,15 @@ func hasClockMacro(x filterlang.Expr) bool {
 
 // ErrMFARule reports an mfa.rule that cannot be evaluated: a collection
 // stored by another version, whose rule no longer compiles against its
-// fields. The sign-in fails (pocketbase-auth.md §5: rule errors answer 400
+// fields. The sign-in fails (PocketBase answers a rule error with 400
 // "Failed to authenticate.").
 var ErrMFARule = errors.New("authn: mfa.rule cannot be evaluated")
 
-// MFARequired reports whether a sign-in of r into c by method (one of the
+// mfaRequired reports whether a sign-in of r into c by method (one of the
 // login methods) needs a second factor: MFA is enabled and r satisfies
 // mfa.rule, the empty rule being satisfied by every record. A rule that
 // does not compile is an error wrapping ErrMFARule.
-func (s *Store) MFARequired(c *Collection, r *Record, method string) (bool, error) {
+func (s *Store) mfaRequired(c *Collection, r *Record, method string) (bool, error) {
 	if !c.IsAuth() || !c.MFA.Enabled {
 		return false, nil
 	}

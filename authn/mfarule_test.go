@@ -107,9 +107,9 @@ func TestMFARule(t *testing.T) {
 				rec  *Record
 				want bool
 			}{{ann, tt.ann}, {bob, tt.bob}} {
-				got, err := s.MFARequired(c, r.rec, MethodPassword)
+				got, err := s.mfaRequired(c, r.rec, MethodPassword)
 				if err != nil || got != r.want {
-					t.Errorf("MFARequired(%q, %s) = %v, %v, want %v, nil", tt.rule, r.rec.Email, got, err, r.want)
+					t.Errorf("mfaRequired(%q, %s) = %v, %v, want %v, nil", tt.rule, r.rec.Email, got, err, r.want)
 				}
 			}
 		})
@@ -124,8 +124,8 @@ func TestMFARuleOff(t *testing.T) {
 	if err != nil {
 		t.Fatalf("save a rule with MFA off: %v", err)
 	}
-	if got, err := s.MFARequired(c, ann, MethodPassword); got || err != nil {
-		t.Errorf("MFARequired with MFA off = %v, %v, want false, nil", got, err)
+	if got, err := s.mfaRequired(c, ann, MethodPassword); got || err != nil {
+		t.Errorf("mfaRequired with MFA off = %v, %v, want false, nil", got, err)
 	}
 }
 
@@ -143,8 +143,8 @@ func TestMFARuleClock(t *testing.T) {
 		{clk.t.Add(25 * time.Hour), false},
 	} {
 		clk.t = step.at
-		if got, err := s.MFARequired(c, bob, MethodOTP); err != nil || got != step.want {
-			t.Errorf("at %v: MFARequired = %v, %v, want %v, nil", step.at, got, err, step.want)
+		if got, err := s.mfaRequired(c, bob, MethodOTP); err != nil || got != step.want {
+			t.Errorf("at %v: mfaRequired = %v, %v, want %v, nil", step.at, got, err, step.want)
 		}
 	}
 }
@@ -201,15 +201,15 @@ func TestMFARuleRefused(t *testing.T) {
 func TestMFARuleBroken(t *testing.T) {
 	s, _, c, ann, _ := newRuleCollection(t)
 	c = setMFARule(t, s, c, "verified = true")
-	if got, err := s.MFARequired(c, ann, MethodPassword); !got || err != nil {
-		t.Fatalf("MFARequired = %v, %v, want true, nil", got, err)
+	if got, err := s.mfaRequired(c, ann, MethodPassword); !got || err != nil {
+		t.Fatalf("mfaRequired = %v, %v, want true, nil", got, err)
 	}
 	broken := *c
 	opts := *c.AuthOptions
 	opts.MFA.Rule = "nosuch = 1"
 	broken.AuthOptions = &opts
-	if got, err := s.MFARequired(&broken, ann, MethodPassword); got || !errors.Is(err, ErrMFARule) {
-		t.Errorf("MFARequired(broken rule) = %v, %v, want false, %v", got, err, ErrMFARule)
+	if got, err := s.mfaRequired(&broken, ann, MethodPassword); got || !errors.Is(err, ErrMFARule) {
+		t.Errorf("mfaRequired(broken rule) = %v, %v, want false, %v", got, err, ErrMFARule)
 	}
 }
 
@@ -226,8 +226,8 @@ func TestMFARuleCache(t *testing.T) {
 	if _, cached := s.rules.m[c.ID]; cached {
 		t.Errorf("entry kept after the collection was saved")
 	}
-	if got, err := s.MFARequired(c, ann, MethodPassword); got || err != nil {
-		t.Errorf("MFARequired after the change = %v, %v, want false, nil", got, err)
+	if got, err := s.mfaRequired(c, ann, MethodPassword); got || err != nil {
+		t.Errorf("mfaRequired after the change = %v, %v, want false, nil", got, err)
 	}
 	if err := s.DeleteCollection(c); err != nil {
 		t.Fatalf("delete: %v", err)

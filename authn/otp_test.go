@@ -177,7 +177,7 @@ func TestOTPGoesWithRecord(t *testing.T) {
 	c := enableOTP(t, s, true)
 	r := signUp(t, s, "ann@example.com", "password1")
 	d := requestOTP(t, s, c, r)
-	mfa, err := s.BeginMFA(c, r, MethodPassword)
+	mfa, err := s.beginMFA(c, r, MethodPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestOTPGoesWithRecord(t *testing.T) {
 		if len(s.otps) != 0 || len(s.mfas) != 0 {
 			t.Errorf("%d OTPs, %d MFA sessions left", len(s.otps), len(s.mfas))
 		}
-		if err := s.FinishMFA(c, r, mfa, MethodOTP); !errors.Is(err, ErrMFAInvalid) {
+		if err := s.finishMFA(c, r, mfa, MethodOTP); !errors.Is(err, ErrMFAInvalid) {
 			t.Errorf("MFA session of a deleted record: %v", err)
 		}
 	}
@@ -210,7 +210,7 @@ func TestMFASessions(t *testing.T) {
 	c := enableOTP(t, s, true)
 	ann := signUp(t, s, "ann@example.com", "password1")
 	bob := signUp(t, s, "bob@example.com", "password1")
-	id, err := s.BeginMFA(c, ann, MethodPassword)
+	id, err := s.beginMFA(c, ann, MethodPassword)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,20 +232,20 @@ func TestMFASessions(t *testing.T) {
 		{"used", ann, id, MethodOTP, ErrMFAInvalid},
 	}
 	for _, tt := range tests {
-		if err := s.FinishMFA(c, tt.rec, tt.id, tt.method); !errors.Is(err, tt.want) && err != tt.want {
-			t.Errorf("%s: FinishMFA = %v, want %v", tt.name, err, tt.want)
+		if err := s.finishMFA(c, tt.rec, tt.id, tt.method); !errors.Is(err, tt.want) && err != tt.want {
+			t.Errorf("%s: finishMFA = %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	id, _ = s.BeginMFA(c, ann, MethodOTP)
+	id, _ = s.beginMFA(c, ann, MethodOTP)
 	clk.t = clk.t.Add(1800 * time.Second)
-	if err := s.FinishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
+	if err := s.finishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
 		t.Errorf("expired: %v, want ErrMFAInvalid", err)
 	}
-	id, _ = s.BeginMFA(c, ann, MethodOTP)
+	id, _ = s.beginMFA(c, ann, MethodOTP)
 	if _, err := s.SetPassword(t.Context(), c, ann.ID, "password2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.FinishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
+	if err := s.finishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
 		t.Errorf("after a password change: %v, want ErrMFAInvalid", err)
 	}
 }
@@ -259,7 +259,7 @@ func TestOTPCompaction(t *testing.T) {
 	old := requestOTP(t, s, c, r)
 	clk.t = clk.t.Add(200 * time.Second)
 	live := requestOTP(t, s, c, r)
-	mfa, _ := s.BeginMFA(c, r, MethodPassword)
+	mfa, _ := s.beginMFA(c, r, MethodPassword)
 	s.mu.Lock()
 	err := s.compact()
 	s.mu.Unlock()
@@ -275,7 +275,7 @@ func TestOTPCompaction(t *testing.T) {
 	if _, err := s.AuthWithOTP(c, live.id, live.code); err != nil {
 		t.Errorf("live OTP after compaction: %v", err)
 	}
-	if err := s.FinishMFA(c, r, mfa, MethodOTP); err != nil {
+	if err := s.finishMFA(c, r, mfa, MethodOTP); err != nil {
 		t.Errorf("MFA session after compaction: %v", err)
 	}
 }

@@ -127,10 +127,29 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	if !c.IsAuth() {
 		return nil, ErrNotAuthCollection
 	}
+	r, password, err := s.newRecord(c, in)
+	if err != nil {
+		return nil, err
+	}
+	if r.PasswordHash, err = s.hasher.Hash(ctx, password); err != nil {
+		return nil, err
+	}
+	if r.TokenKey, err = s.rnd.Password(50); err != nil {
+		return nil, err
+	}
+	if err := s.insertRecord(c, r, hook); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// newRecord is the record of c that in describes, validated, without its
+// password hash and token key, and the password to hash; or the
+// validation.Errors of every field in refuses.
+func (s *Store) newRecord(c *Collection, in RecordInput) (*Record, string, error) {
 	errs := validation.Errors{}
 	now := s.now().UTC()
 	r := &Record{CollectionID: c.ID, Created: now, Updated: now, Fields: map[string]any{}}
-
 	if id, ok, ferr := in.str("id"); ferr != nil {
 		errs["id"] = ferr
 	} else if ok && id != "" {
@@ -169,10 +188,10 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	}
 	password, perrs, err := passwordFields(in, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(perrs) > 0 {
-		return nil, perrs
+		return nil, "", perrs
 	}
 	if ferr := checkPassword(password); ferr != nil {
 		errs["password"] = ferr
@@ -180,37 +199,35 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	s.setCustomFields(c, r, in.Values, true, errs)
 	checkRecordKeys(c, nil, in.Values, errs)
 	if len(errs) > 0 {
-		return nil, errs
+		return nil, "", errs
 	}
+	return r, password, nil
+}
 
-	hash, err := s.hasher.Hash(ctx, password)
-	if err != nil {
-		return nil, err
-	}
-	r.PasswordHash = hash
-	if r.TokenKey, err = s.rnd.Password(50); err != nil {
-		return nil, err
-	}
-
+// insertRecord commits the new record r of c, with the ops of hook, which
+// runs under s.mu once r has its id: an id of r's is checked for
+// uniqueness, a missing one drawn.
+func (s *Store) insertRecord(c *Collection, r *Record, hook func(r *Record) ([]*op, error)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cols[c.ID] != c {
 		// The collection was deleted or changed while the record was
 		// being prepared against it: it was not validated against what
 		// stands now.
-		return nil, ErrNotFound
+		return ErrNotFound
 	}
 	if r.ID == "" {
 		for {
+			var err error
 			if r.ID, err = s.rnd.ID(); err != nil {
-				return nil, err
+				return err
 			}
 			if _, taken := s.recs[r.ID]; !taken {
 				break
 			}
 		}
 	} else if _, taken := s.recs[r.ID]; taken {
-		return nil, validation.Errors{"id": errNotUnique}
+		return validation.Errors{"id": errNotUnique}
 	}
 	ops := []*op{{Op: "record", Record: r}}
 	if hook != nil {
@@ -218,17 +235,14 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 		// the same identity first is a retry, not a duplicate email.
 		more, err := hook(r)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		ops = append(ops, more...)
 	}
 	if err := s.checkUnique(c, r, nil); err != nil {
-		return nil, err
+		return err
 	}
-	if err := s.commit(ops...); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return s.commit(ops...)
 }
 
 // recordInputKeys are the keys of a record body that are not fields of the

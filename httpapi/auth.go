@@ -35,25 +35,103 @@ func (s *Server) authCollection(r *http.Request, strictMissing bool) (*authn.Col
 	return c, nil
 }
 
-// checkAuthRule applies the collection's authRule: null lets only requests
-// already authenticated as a superuser obtain tokens.
-func checkAuthRule(r *http.Request, c *authn.Collection) error {
-	if c.AuthRule == nil && !stateOf(r).isSuperuser() {
-		return errForbidden(msgAuthRuleFailed)
+// closedWhen is how an auth route refuses a collection whose options close
+// it: with status and msg when off holds.
+type closedWhen struct {
+	off    func(*authn.Collection) bool
+	status int
+	msg    string
+}
+
+func passwordAuthOff(c *authn.Collection) bool { return !c.PasswordAuth.Enabled }
+
+// The refusals of the auth routes, as PocketBase v0.31.0 answers them.
+var (
+	loginPasswordOff   = closedWhen{passwordAuthOff, http.StatusForbidden, msgPasswordAuthOff}
+	resetPasswordOff   = closedWhen{passwordAuthOff, http.StatusBadRequest, msgPasswordAuthOff} // 400 here, where login answers 403
+	otpOff             = closedWhen{func(c *authn.Collection) bool { return !c.OTP.Enabled }, http.StatusForbidden, msgOTPOff}
+	oauth2Off          = closedWhen{func(c *authn.Collection) bool { return !c.OAuth2.Enabled || c.IsSuperusers() }, http.StatusForbidden, msgOAuth2Off}
+	superusersVerified = closedWhen{(*authn.Collection).IsSuperusers, http.StatusBadRequest, msgSuperusersVerified}
+	superusersEmail    = closedWhen{(*authn.Collection).IsSuperusers, http.StatusBadRequest, msgSuperusersEmail}
+)
+
+// authBody is the start of the auth routes that name their collection in
+// the path, in PocketBase's order: the auth collection (404), the route's
+// refusal of it (none when closed.off is nil), then the body, bound.
+func (s *Server) authBody(r *http.Request, closed closedWhen) (*authn.Collection, *body, error) {
+	c, err := s.authCollection(r, true)
+	if err != nil {
+		return nil, nil, err
 	}
-	return nil
+	if closed.off != nil && closed.off(c) {
+		return nil, nil, newError(closed.status, closed.msg, nil)
+	}
+	b, err := bind(r)
+	if err != nil {
+		return nil, nil, err
+	}
+	return c, b, nil
+}
+
+// mfaIDOf returns the mfaId of a sign-in: from the query string, else from
+// the body, as PocketBase v0.31.0 reads it.
+func mfaIDOf(r *http.Request, b *body) (string, error) {
+	if id := r.URL.Query().Get("mfaId"); id != "" {
+		return id, nil
+	}
+	return b.str("mfaId")
+}
+
+// signIn is the end of every sign-in by a login method (password, OTP,
+// OAuth2) whose first factor passed: authn.Store.SignIn decides, and this
+// renders its outcome. A completed sign-in answers the §2.6 result, with
+// meta (OAuth2's; nil leaves it out); a first factor on a collection with
+// MFA answers 401 with exactly {"mfaId": …}, after its effects (an OAuth2
+// record created or linked) have happened, as in PocketBase.
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string, meta any) error {
+	st := stateOf(r)
+	out, err := s.auth.SignIn(r.Context(), authn.SignIn{Collection: c, Record: rec, Method: method, MFAID: mfaID, Superuser: st.isSuperuser()})
+	if err != nil {
+		return signInError(err)
+	}
+	if out.MFAID != "" {
+		// Not through writeJSON: ?fields= prunes successes only.
+		s.writeBody(w, http.StatusUnauthorized, struct {
+			MFAID string `json:"mfaId"`
+		}{out.MFAID})
+		// The request log records the challenge as PocketBase does.
+		st.err = newError(http.StatusUnauthorized, "mfa required", nil)
+		return nil
+	}
+	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: out.Token})
+}
+
+// signInError is the answer to a sign-in authn.Store.SignIn refused or
+// could not complete.
+func signInError(err error) error {
+	switch {
+	case errors.Is(err, authn.ErrAuthRule):
+		return errForbidden(msgAuthRuleFailed)
+	case errors.Is(err, authn.ErrMFARule):
+		// A rule that cannot be evaluated fails the sign-in, as in PocketBase.
+		return errBadRequest(msgAuthFailed, err)
+	case errors.Is(err, authn.ErrMFABegin):
+		return newError(http.StatusInternalServerError, msgMFACreateFailed, err)
+	case errors.Is(err, authn.ErrMFAInvalid):
+		return errBadRequest(msgMFAInvalid, err)
+	case errors.Is(err, authn.ErrMFAOtherRecord):
+		return errBadRequest(msgMFAOtherRecord, err)
+	case errors.Is(err, authn.ErrMFASameMethod):
+		return errBadRequest(msgMFASameMethod, err)
+	case errors.Is(err, authn.ErrTokenIssue):
+		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
+	}
+	return err
 }
 
 // handleAuthWithPassword handles POST /api/collections/{collection}/auth-with-password.
 func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if !c.PasswordAuth.Enabled {
-		return errForbidden(msgPasswordAuthOff)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, loginPasswordOff)
 	if err != nil {
 		return err
 	}
@@ -105,7 +183,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return s.authResponse(w, r, c, rec, authn.MethodPassword, mfaID)
+	return s.signIn(w, r, c, rec, authn.MethodPassword, mfaID, nil)
 }
 
 // handleAuthRefresh handles POST /api/collections/{collection}/auth-refresh.
@@ -116,15 +194,12 @@ func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	if err := checkAuthRule(r, c); err != nil {
-		return err
+	token, err := s.auth.Refresh(r.Context(), authn.Refresh{Collection: c, Record: st.rec, Token: st.token, Claims: st.claims, Superuser: st.isSuperuser()})
+	if errors.Is(err, authn.ErrTokenIssue) {
+		return newError(http.StatusInternalServerError, "Failed to refresh auth token.", err)
 	}
-	token := st.token
-	if st.claims.Refreshable != nil && *st.claims.Refreshable {
-		var err error
-		if token, err = s.auth.NewAuthToken(c, st.rec, true, 0); err != nil {
-			return newError(http.StatusInternalServerError, "Failed to refresh auth token.", err)
-		}
+	if err != nil {
+		return signInError(err)
 	}
 	return writeJSON(w, r, http.StatusOK, authResult{Record: st.rec.Public(c, true), Token: token})
 }

@@ -17,13 +17,13 @@ import (
 )
 
 // The account flows: email verification, password reset and email change
-// (reference pocketbase-auth.md §1.9-§1.11; the interface document is
-// silent on them). Each is a request, which mails a token, and a confirm,
+// (as PocketBase v0.31.0 has them; the interface document is silent on
+// them). Each is a request, which mails a token, and a confirm,
 // which takes it back. Every answer that could tell whether an email
 // address has an account is the same 204, after the same work: the token
 // is signed and the mail rendered whether or not it is then sent.
 
-// Messages of the account flows (reference pocketbase-auth.md §1.9-§1.11).
+// Messages of the account flows, PocketBase v0.31.0's.
 const (
 	msgSuperusersVerified    = "All superusers are verified by default."
 	msgSuperusersEmail       = "All superusers can change their emails directly."
@@ -186,12 +186,8 @@ func checkEmailInput(v string) *validation.Error {
 	return nil
 }
 
-// bindEmail binds the body and validates its key field as an email.
-func bindEmail(r *http.Request, key string) (string, error) {
-	b, err := bind(r)
-	if err != nil {
-		return "", err
-	}
+// emailField returns the key field of body b, validated as an email.
+func emailField(b *body, key string) (string, error) {
 	v, err := b.str(key)
 	if err != nil {
 		return "", err
@@ -202,27 +198,35 @@ func bindEmail(r *http.Request, key string) (string, error) {
 	return v, nil
 }
 
+// flowRequest is the start of request-verification and
+// request-password-reset: the collection (refused as closed says) and the
+// record of the body's email, or, for an email no record has (found
+// false), a placeholder that gets the same work (a token signed, a mail
+// rendered) and no mail.
+func (s *Server) flowRequest(r *http.Request, closed closedWhen) (c *authn.Collection, rec *authn.Record, found bool, err error) {
+	c, b, err := s.authBody(r, closed)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	email, err := emailField(b, "email")
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if rec, found = s.auth.FindByEmail(c, email); !found {
+		rec = placeholderRecord(c, email)
+	}
+	return c, rec, found, nil
+}
+
 // handleRequestVerification handles POST /api/collections/{collection}/request-verification.
 // An unknown email, a record already verified and a record mailed in the
 // last two minutes all get the 204 of a sent mail, and no mail.
 func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if c.IsSuperusers() {
-		return errBadRequest(msgSuperusersVerified, nil)
-	}
-	email, err := bindEmail(r, "email")
+	c, target, found, err := s.flowRequest(r, superusersVerified)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	rec, found := s.auth.FindByEmail(c, email)
-	target := rec
-	if !found {
-		target = placeholderRecord(c, email)
-	}
 	send := found && !target.Verified && !s.flows.recent(resendKey("verification", c, target), now)
 	token, err := s.auth.NewVerificationToken(c, target)
 	if err != nil {
@@ -230,23 +234,16 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 	}
 	m := s.renderFlowMail(c, target, c.VerificationTemplate, token, target.Email)
 	if send {
-		s.sendFlowMail(r, "verification", c, rec, m)
-		// Marked after the attempt, even a failed one, as the reference does.
-		s.flows.mark(resendKey("verification", c, rec), now)
+		s.sendFlowMail(r, "verification", c, target, m)
+		// Marked after the attempt, even a failed one, as PocketBase does.
+		s.flows.mark(resendKey("verification", c, target), now)
 	}
 	return noContent(w)
 }
 
 // handleConfirmVerification handles POST /api/collections/{collection}/confirm-verification.
 func (s *Server) handleConfirmVerification(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if c.IsSuperusers() {
-		return errBadRequest(msgSuperusersVerified, nil)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, superusersVerified)
 	if err != nil {
 		return err
 	}
@@ -314,24 +311,11 @@ func isStorageError(err error) bool {
 // An unknown email and a record mailed successfully in the last two
 // minutes get the 204 of a sent mail, and no mail.
 func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if !c.PasswordAuth.Enabled {
-		// 400 here, where the login endpoints answer 403 (reference §11.8).
-		return errBadRequest(msgPasswordAuthOff, nil)
-	}
-	email, err := bindEmail(r, "email")
+	c, target, found, err := s.flowRequest(r, resetPasswordOff)
 	if err != nil {
 		return err
 	}
 	now := s.now()
-	rec, found := s.auth.FindByEmail(c, email)
-	target := rec
-	if !found {
-		target = placeholderRecord(c, email)
-	}
 	send := found && !s.flows.recent(resendKey("passwordReset", c, target), now)
 	token, err := s.auth.NewPasswordResetToken(c, target)
 	if err != nil {
@@ -339,10 +323,10 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 	}
 	m := s.renderFlowMail(c, target, c.ResetPasswordTemplate, token, target.Email)
 	if send {
-		// Marked only after a send the transport accepted, as the
-		// reference does.
-		if s.sendFlowMail(r, "password reset", c, rec, m) == nil {
-			s.flows.mark(resendKey("passwordReset", c, rec), now)
+		// Marked only after a send the transport accepted, as
+		// PocketBase does.
+		if s.sendFlowMail(r, "password reset", c, target, m) == nil {
+			s.flows.mark(resendKey("passwordReset", c, target), now)
 		}
 	}
 	return noContent(w)
@@ -351,14 +335,12 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 // handleConfirmPasswordReset handles POST /api/collections/{collection}/confirm-password-reset.
 // It is not gated on password auth being enabled, as in the reference.
 func (s *Server) handleConfirmPasswordReset(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
+	c, b, err := s.authBody(r, closedWhen{})
 	if err != nil {
-		return err
-	}
-	b, err := bind(r)
-	if err != nil {
+		// An unsupported body (never the collection's 404) is wrapped
+		// here, as PocketBase does.
 		if e, ok := errors.AsType[*Error](err); ok && e.Message == msgUnsupportedType {
-			return errBadRequest(msgLoadFailed, e) // wrapped here, as the reference does
+			return errBadRequest(msgLoadFailed, e)
 		}
 		return err
 	}
@@ -446,14 +428,7 @@ func (s *Server) handleRequestEmailChange(w http.ResponseWriter, r *http.Request
 // No auth header is needed: the token and the record's password are the
 // proof.
 func (s *Server) handleConfirmEmailChange(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if c.IsSuperusers() {
-		return errBadRequest(msgSuperusersEmail, nil)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, superusersEmail)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 	"strongbox/authn/validation"
 )
 
-// Messages of OAuth2 sign-in (pocketbase-auth.md §1.5).
+// Messages of OAuth2 sign-in, PocketBase v0.31.0's.
 const (
 	msgOAuth2Off    = "The collection is not configured to allow OAuth2 authentication."
 	msgOAuth2Token  = "Failed to fetch OAuth2 token."
@@ -20,15 +20,14 @@ const (
 	msgCreateFailed = "Failed to create record."
 )
 
-// exchangeTimeout bounds a code exchange and user fetch together, as the
-// reference's 30 s (pocketbase-auth.md §1.5 step 6); the Exchanger bounds
-// each of its calls too.
+// exchangeTimeout bounds a code exchange and user fetch together, as
+// PocketBase's 30 s does; the Exchanger bounds each of its calls too.
 const exchangeTimeout = 30 * time.Second
 
 // oauth2Config returns the provider p of a collection, resolved against
 // its preset (oauth2.Resolve): endpoints, display name and scopes left
 // empty are the preset's, and PKCE is the collection's pkce when set, else
-// the preset's default (pocketbase-auth.md §6.1).
+// the preset's default, as in PocketBase v0.31.0.
 func oauth2Config(p *authn.Provider) oauth2.Config {
 	return oauth2.Resolve(oauth2.Config{
 		Name: p.Name, ClientID: p.ClientID, ClientSecret: p.ClientSecret,
@@ -38,61 +37,81 @@ func oauth2Config(p *authn.Provider) oauth2.Config {
 }
 
 // handleAuthWithOAuth2 handles POST /api/collections/{collection}/auth-with-oauth2
-// (interface §4.5; pocketbase-auth.md §1.5 gives the order of the checks):
-// the code is exchanged for the provider's user, who is resolved to a
-// record (authn.Store.SignInOAuth2: link, signed-in record, verified
-// email, sign-up) and signed in through the shared end of sign-in
-// (authRule, MFA), with the provider's user as meta.
+// (interface §4.5), with the checks in PocketBase v0.31.0's order: the
+// code is exchanged for the provider's user, who is resolved to a record
+// (authn.Store.SignInOAuth2: link, signed-in record, verified email,
+// sign-up) and signed in through the shared end of sign-in (authRule,
+// MFA), with the provider's user as meta.
 func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
+	c, b, err := s.authBody(r, oauth2Off)
 	if err != nil {
 		return err
 	}
-	if !c.OAuth2.Enabled || c.IsSuperusers() {
-		return errForbidden(msgOAuth2Off)
-	}
-	var authed *authn.Record
-	if st := stateOf(r); st.rec != nil && st.col.ID == c.ID {
-		authed = st.rec
-	}
-	b, err := bind(r)
+	in, err := bindOAuth2(r, b, c)
 	if err != nil {
 		return err
 	}
-	var in struct{ provider, code, verifier, redirectURL, redirectURLAlias string }
-	for key, dst := range map[string]*string{"provider": &in.provider, "code": &in.code, "codeVerifier": &in.verifier,
-		"redirectURL": &in.redirectURL, "redirectUrl": &in.redirectURLAlias} {
+	user, err := s.exchangeOAuth2(r.Context(), in)
+	if err != nil {
+		return err
+	}
+	email := user.Email
+	if !user.EmailVerified {
+		// An unverified provider email is neither matched nor stored
+		// (pre-account takeover).
+		email = ""
+	}
+	rec, isNew, err := s.resolveOAuth2(r, c, in, user, email)
+	if err != nil {
+		return err
+	}
+	return s.signIn(w, r, c, rec, authn.MethodOAuth2, in.mfaID, oauth2Meta(user, email, isNew))
+}
+
+// oauth2Request is the body of an auth-with-oauth2, bound and validated.
+type oauth2Request struct {
+	provider                    *authn.Provider
+	code, verifier, redirectURL string
+	createData                  map[string]any
+	mfaID                       string
+}
+
+// bindOAuth2 reads the body b of an auth-with-oauth2 to c: redirectUrl is
+// the legacy name of redirectURL, and a provider must be one of c's.
+func bindOAuth2(r *http.Request, b *body, c *authn.Collection) (*oauth2Request, error) {
+	var in oauth2Request
+	var name, alias string
+	var err error
+	for key, dst := range map[string]*string{"provider": &name, "code": &in.code, "codeVerifier": &in.verifier,
+		"redirectURL": &in.redirectURL, "redirectUrl": &alias} {
 		if *dst, err = b.str(key); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if in.redirectURL == "" {
-		in.redirectURL = in.redirectURLAlias
+		in.redirectURL = alias
 	}
-	var createData map[string]any
 	switch v := b.vals["createData"].(type) {
 	case nil:
 	case map[string]any:
-		createData = v
+		in.createData = v
 	default:
-		return errBadRequest(msgLoadFailed, nil)
+		return nil, errBadRequest(msgLoadFailed, nil)
 	}
-	mfaID, err := mfaIDOf(r, b)
-	if err != nil {
-		return err
+	if in.mfaID, err = mfaIDOf(r, b); err != nil {
+		return nil, err
 	}
 	data := validation.Errors{}
-	var provider *authn.Provider
 	switch {
-	case in.provider == "":
+	case name == "":
 		data["provider"] = validation.Required()
-	case len(in.provider) > 100:
+	case len(name) > 100:
 		data["provider"] = validation.LengthOutOfRange(1, 100)
 	default:
-		if provider = c.OAuth2.Provider(in.provider); provider == nil {
+		if in.provider = c.OAuth2.Provider(name); in.provider == nil {
 			data["provider"] = &validation.Error{Code: validation.CodeInvalidProvider,
-				Message: fmt.Sprintf("Provider with name %s is missing or is not enabled.", in.provider),
-				Params:  map[string]any{"name": in.provider}}
+				Message: fmt.Sprintf("Provider with name %s is missing or is not enabled.", name),
+				Params:  map[string]any{"name": name}}
 		}
 	}
 	if in.code == "" {
@@ -102,47 +121,56 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 		data["redirectURL"] = validation.Required()
 	}
 	if len(data) > 0 {
-		// The reference reports these under the loading message
-		// (pocketbase-auth.md §11.7).
-		return errValidation(msgLoadFailed, data)
+		// PocketBase reports these under the loading message.
+		return nil, errValidation(msgLoadFailed, data)
 	}
+	return &in, nil
+}
 
-	cfg := oauth2Config(provider)
+// exchangeOAuth2 exchanges the code of in for the provider's user, within
+// exchangeTimeout. The code verifier goes only to a provider with PKCE.
+func (s *Server) exchangeOAuth2(ctx context.Context, in *oauth2Request) (*oauth2.User, error) {
+	cfg := oauth2Config(in.provider)
 	if !oauth2.Known(cfg.Name) {
-		// A registered name strongbox has no preset for (pocketbase-auth.md
-		// §1.5 step 5).
-		return newError(http.StatusInternalServerError, "Failed to init provider "+cfg.Name+".", nil)
+		// A registered name strongbox has no preset for: PocketBase
+		// answers that it cannot init the provider.
+		return nil, newError(http.StatusInternalServerError, "Failed to init provider "+cfg.Name+".", nil)
 	}
 	verifier := in.verifier
 	if !cfg.PKCE {
 		verifier = ""
 	}
 	if s.oauth2 == nil {
-		return errBadRequest(msgOAuth2Token, errors.New("no OAuth2 client configured"))
+		return nil, errBadRequest(msgOAuth2Token, errors.New("no OAuth2 client configured"))
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), exchangeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	user, err := s.oauth2.Exchange(ctx, cfg, in.code, verifier, in.redirectURL)
 	cancel()
 	switch {
 	case errors.Is(err, oauth2.ErrUser):
-		return errBadRequest(msgOAuth2User, err)
+		return nil, errBadRequest(msgOAuth2User, err)
 	case err != nil:
-		return errBadRequest(msgOAuth2Token, err)
+		return nil, errBadRequest(msgOAuth2Token, err)
 	case user == nil || user.ID == "":
-		return errBadRequest(msgOAuth2User, errors.New("the provider named no user id"))
+		return nil, errBadRequest(msgOAuth2User, errors.New("the provider named no user id"))
 	}
-	email := user.Email
-	if !user.EmailVerified {
-		// An unverified provider email is neither matched nor stored
-		// (users-security.md §2c, pre-account takeover).
-		email = ""
-	}
+	return user, nil
+}
+
+// resolveOAuth2 finds, links or creates the record of c that the
+// provider's user signs in to (authn.Store.SignInOAuth2), email being the
+// user's verified email or "". A sign-up is subject to c's createRule.
+func (s *Server) resolveOAuth2(r *http.Request, c *authn.Collection, in *oauth2Request, user *oauth2.User, email string) (*authn.Record, bool, error) {
 	st := stateOf(r)
+	var authed *authn.Record
+	if st.rec != nil && st.col.ID == c.ID {
+		authed = st.rec
+	}
 	rec, isNew, err := s.auth.SignInOAuth2(r.Context(), c, authn.OAuth2SignIn{
-		Identity: authn.OAuth2Identity{Provider: provider.Name, ID: user.ID, Name: user.Name,
+		Identity: authn.OAuth2Identity{Provider: in.provider.Name, ID: user.ID, Name: user.Name,
 			Username: user.Username, Email: email, AvatarURL: user.AvatarURL},
 		Authed:     authed,
-		CreateData: createData,
+		CreateData: in.createData,
 		Manager:    st.isSuperuser(),
 		MayCreate: func() error {
 			if c.CreateRule == nil && !st.isSuperuser() {
@@ -155,24 +183,24 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 		},
 	})
 	if data := validationData(err); data != nil {
-		return errValidation(msgCreateFailed, data)
+		return nil, false, errValidation(msgCreateFailed, data)
 	}
 	switch {
 	case errors.Is(err, authn.ErrNotFound):
-		return errNotFound(err)
+		return nil, false, errNotFound(err)
 	case errors.Is(err, authn.ErrOAuth2Off):
-		return errForbidden(msgOAuth2Off)
+		return nil, false, errForbidden(msgOAuth2Off)
 	case errors.Is(err, authn.ErrLinkConflict):
-		return errBadRequest(msgAuthFailed, err)
+		return nil, false, errBadRequest(msgAuthFailed, err)
 	case err != nil:
-		return err
+		return nil, false, err
 	}
-	return s.authResponseMeta(w, r, c, rec, authn.MethodOAuth2, mfaID, oauth2Meta(user, email, isNew))
+	return rec, isNew, nil
 }
 
 // oauth2Meta is the meta of an OAuth2 sign-in's result: the provider's
-// user with exactly the reference's keys (pocketbase-auth.md §6.4), the
-// email only when the provider verified it.
+// user with exactly PocketBase v0.31.0's keys, the email only when the
+// provider verified it.
 func oauth2Meta(u *oauth2.User, email string, isNew bool) map[string]any {
 	raw := u.Raw
 	if raw == nil {

@@ -12,8 +12,8 @@ import (
 	"strongbox/httpapi/ratelimit"
 )
 
-// Messages of OTP and MFA sign-in (the interface document §5 and the
-// reference pocketbase-auth.md §1.3, §1.4, §5).
+// Messages of OTP and MFA sign-in (the interface document §5), as
+// PocketBase v0.31.0 words them.
 const (
 	msgOTPOff          = "The collection is not configured to allow OTP authentication."
 	msgOTPInvalid      = "Invalid or expired OTP."
@@ -24,8 +24,8 @@ const (
 	msgMFACreateFailed = "Failed to create MFA record."
 )
 
-// otpAttemptRule is the OTP attempt limit of §5 and pocketbase-auth.md
-// §1.4: 5 codes per 180 s for one record from one client, checked before
+// otpAttemptRule is the OTP attempt limit of §5, PocketBase v0.31.0's:
+// 5 codes per 180 s for one record from one client, checked before
 // the code is compared (so the 6th is refused even when right), whatever
 // the rateLimits settings say and whoever asks. It is keyed by the record,
 // not the OTP, so that asking for new OTPs does not refill it.
@@ -35,14 +35,11 @@ var otpAttemptRule = ratelimit.Rule{Label: "otp", MaxRequests: 5, Duration: 180 
 // it answers 200 {"otpId"} whether or not a record has the email, and
 // mails the code of a real OTP in the background once it is saved.
 func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
+	c, b, err := s.authBody(r, otpOff)
 	if err != nil {
 		return err
 	}
-	if !c.OTP.Enabled {
-		return errForbidden(msgOTPOff)
-	}
-	email, err := bindEmail(r, "email")
+	email, err := emailField(b, "email")
 	if err != nil {
 		return err
 	}
@@ -78,14 +75,7 @@ func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code
 // handleAuthWithOTP handles POST /api/collections/{collection}/auth-with-otp:
 // the emailed code travels in password, as in the reference and its SDK.
 func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error {
-	c, err := s.authCollection(r, true)
-	if err != nil {
-		return err
-	}
-	if !c.OTP.Enabled {
-		return errForbidden(msgOTPOff)
-	}
-	b, err := bind(r)
+	c, b, err := s.authBody(r, otpOff)
 	if err != nil {
 		return err
 	}
@@ -126,7 +116,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	return s.authResponse(w, r, c, rec, authn.MethodOTP, mfaID)
+	return s.signIn(w, r, c, rec, authn.MethodOTP, mfaID, nil)
 }
 
 func otpError(err error) error {
@@ -137,66 +127,4 @@ func otpError(err error) error {
 		return errForbidden(msgOTPOff)
 	}
 	return err
-}
-
-// mfaIDOf returns the mfaId of a sign-in: from the query string, else from
-// the body (pocketbase-auth.md §5).
-func mfaIDOf(r *http.Request, b *body) (string, error) {
-	if id := r.URL.Query().Get("mfaId"); id != "" {
-		return id, nil
-	}
-	return b.str("mfaId")
-}
-
-// authResponse is the end of every sign-in by a login method (password,
-// OTP, OAuth2; pocketbase-auth.md §1.13): the authRule, then MFA, then the §2.6
-// result. On a collection with MFA, a first factor (no mfaId) answers 401
-// with exactly {"mfaId": …}; a second one must present that id and use a
-// different method.
-func (s *Server) authResponse(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string) error {
-	return s.authResponseMeta(w, r, c, rec, method, mfaID, nil)
-}
-
-// authResponseMeta is authResponse with the result's meta (OAuth2's; nil
-// leaves it out). The first factor's effects (an OAuth2 record created or
-// linked) have happened before the MFA challenge, as in the reference.
-func (s *Server) authResponseMeta(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string, meta any) error {
-	if err := checkAuthRule(r, c); err != nil {
-		return err
-	}
-	mfa, err := s.auth.MFARequired(c, rec, method)
-	if err != nil {
-		// pocketbase-auth.md §5: a rule that errors fails the sign-in.
-		return errBadRequest(msgAuthFailed, err)
-	}
-	if mfa {
-		if mfaID == "" {
-			id, err := s.auth.BeginMFA(c, rec, method)
-			if err != nil {
-				return newError(http.StatusInternalServerError, msgMFACreateFailed, err)
-			}
-			// Not through writeJSON: ?fields= prunes successes only.
-			s.writeBody(w, http.StatusUnauthorized, struct {
-				MFAID string `json:"mfaId"`
-			}{id})
-			// The request log records the challenge as the reference does.
-			stateOf(r).err = newError(http.StatusUnauthorized, "mfa required", nil)
-			return nil
-		}
-		switch err := s.auth.FinishMFA(c, rec, mfaID, method); {
-		case errors.Is(err, authn.ErrMFAInvalid):
-			return errBadRequest(msgMFAInvalid, err)
-		case errors.Is(err, authn.ErrMFAOtherRecord):
-			return errBadRequest(msgMFAOtherRecord, err)
-		case errors.Is(err, authn.ErrMFASameMethod):
-			return errBadRequest(msgMFASameMethod, err)
-		case err != nil:
-			return err
-		}
-	}
-	token, err := s.auth.NewAuthToken(c, rec, true, 0)
-	if err != nil {
-		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
-	}
-	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: token})
 }

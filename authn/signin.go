@@ -1,0 +1,125 @@
+package authn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Refusals and failures of SignIn and Refresh that are theirs alone; the
+// others are the MFA errors (ErrMFARule, ErrMFAInvalid, ErrMFAOtherRecord,
+// ErrMFASameMethod).
+var (
+	// ErrAuthRule: the collection's authRule does not let the request
+	// sign in (a null rule lets only superusers).
+	ErrAuthRule = errors.New("authn: the collection's authRule refuses the sign-in")
+	// ErrMFABegin wraps the failure to store the MFA session of a first
+	// factor.
+	ErrMFABegin = errors.New("authn: could not create the MFA session")
+	// ErrTokenIssue wraps the failure to sign an auth token.
+	ErrTokenIssue = errors.New("authn: could not issue the auth token")
+)
+
+// SignIn is one sign-in by a login method whose first factor has passed:
+// the password checked, the OTP consumed, the OAuth2 identity resolved.
+type SignIn struct {
+	Collection *Collection
+	Record     *Record
+	Method     string // MethodPassword, MethodOTP or MethodOAuth2
+	// MFAID is the MFA session a second factor presents, or "" for a
+	// first factor.
+	MFAID string
+	// Superuser marks a request authenticated as a superuser, which a
+	// null authRule still lets sign in.
+	Superuser bool
+}
+
+// Outcome is the result of a SignIn: exactly one of its fields is set.
+type Outcome struct {
+	// Token is the auth token (refreshable) of a completed sign-in.
+	Token string
+	// MFAID is the MFA session a first factor opened: the record must
+	// sign in again by another method, presenting it.
+	MFAID string
+}
+
+// SignIn ends every sign-in by a login method, in PocketBase v0.31.0's
+// order: the collection's authRule, then MFA, then the token.
+//
+//  1. ErrAuthRule when the authRule refuses the request.
+//  2. With MFA required for the record and method (mfaRequired; an error
+//     wrapping ErrMFARule when mfa.rule cannot be evaluated), a first
+//     factor (no MFAID) opens an MFA session and returns its id (a failure
+//     wraps ErrMFABegin); a second factor must present a session of the
+//     same record opened by another method, which it consumes
+//     (ErrMFAInvalid, ErrMFAOtherRecord, ErrMFASameMethod, or the
+//     journal's error).
+//  3. The auth token (a failure wraps ErrTokenIssue).
+//
+// The first factor's effects (an OTP consumed, an OAuth2 record created or
+// linked) stay whatever SignIn returns, as in PocketBase.
+func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
+	c, r := in.Collection, in.Record
+	if err := authRuleAllows(c, in.Superuser); err != nil {
+		return Outcome{}, err
+	}
+	mfa, err := s.mfaRequired(c, r, in.Method)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if mfa {
+		if in.MFAID == "" {
+			id, err := s.beginMFA(c, r, in.Method)
+			if err != nil {
+				return Outcome{}, fmt.Errorf("%w: %w", ErrMFABegin, err)
+			}
+			return Outcome{MFAID: id}, nil
+		}
+		if err := s.finishMFA(c, r, in.MFAID, in.Method); err != nil {
+			return Outcome{}, err
+		}
+	}
+	token, err := s.NewAuthToken(c, r, true, 0)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("%w: %w", ErrTokenIssue, err)
+	}
+	return Outcome{Token: token}, nil
+}
+
+// Refresh is an auth-refresh: the record signed in to its collection by
+// the token Token, whose verified claims are Claims.
+type Refresh struct {
+	Collection *Collection
+	Record     *Record
+	Token      string
+	Claims     *Claims
+	Superuser  bool // as in SignIn
+}
+
+// Refresh applies the authRule to the record signed in (ErrAuthRule) and
+// returns its new auth token when the token presented is refreshable, or
+// that token unchanged (impersonation). A failure to sign wraps
+// ErrTokenIssue.
+func (s *Store) Refresh(ctx context.Context, in Refresh) (string, error) {
+	if err := authRuleAllows(in.Collection, in.Superuser); err != nil {
+		return "", err
+	}
+	if in.Claims.Refreshable == nil || !*in.Claims.Refreshable {
+		return in.Token, nil
+	}
+	token, err := s.NewAuthToken(in.Collection, in.Record, true, 0)
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrTokenIssue, err)
+	}
+	return token, nil
+}
+
+// authRuleAllows applies c's authRule to a request: a null rule lets only
+// superusers obtain tokens, any other (the rule language is not evaluated
+// yet) lets everyone.
+func authRuleAllows(c *Collection, superuser bool) error {
+	if c.AuthRule == nil && !superuser {
+		return ErrAuthRule
+	}
+	return nil
+}

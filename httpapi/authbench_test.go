@@ -1,0 +1,74 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"strongbox/authn"
+)
+
+// newSignInBench serves the API in process (no sockets, so that the
+// figures are the server's own) with one user, ann@example.com, whose
+// password is hashed at bcrypt's minimum cost, so that the sign-in path
+// around the hash weighs in the figures.
+func newSignInBench(b *testing.B) http.Handler {
+	b.Helper()
+	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	auth, set, logs := openBenchStores(b, bcrypt.MinCost, clk)
+	users, _ := auth.Collection(authn.UsersName)
+	p := "password1"
+	if _, err := auth.CreateRecord(b.Context(), users, authn.RecordInput{Values: map[string]any{
+		"email": "ann@example.com", "password": p, "passwordConfirm": p,
+	}}); err != nil {
+		b.Fatal(err)
+	}
+	return NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now})
+}
+
+// serveBench sends one request to h and returns the recorded answer,
+// failing the benchmark on any status but 200.
+func serveBench(b *testing.B, h http.Handler, path, token, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	if w.Code != http.StatusOK {
+		b.Fatalf("%s: %d %s", path, w.Code, w.Body)
+	}
+	return w
+}
+
+// BenchmarkSignIn measures the two sign-in paths every client takes, in
+// process: a password login (bcrypt at its minimum cost) and an
+// auth-refresh of the token it gave.
+//
+//	go test ./httpapi -run - -bench SignIn -count 6
+func BenchmarkSignIn(b *testing.B) {
+	const login = `{"identity":"ann@example.com","password":"password1"}`
+	b.Run("password", func(b *testing.B) {
+		h := newSignInBench(b)
+		for b.Loop() {
+			serveBench(b, h, "/api/collections/users/auth-with-password", "", login)
+		}
+	})
+	b.Run("refresh", func(b *testing.B) {
+		h := newSignInBench(b)
+		w := serveBench(b, h, "/api/collections/users/auth-with-password", "", login)
+		var res struct{ Token string }
+		if err := json.Unmarshal(w.Body.Bytes(), &res); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			serveBench(b, h, "/api/collections/users/auth-refresh", res.Token, "")
+		}
+	})
+}
