@@ -141,7 +141,7 @@ type Template struct {
 	Body    string `json:"body"`
 }
 
-// Token duration bounds, in seconds (pocketbase-auth.md §2).
+// Token duration bounds, in seconds (PocketBase's range).
 const (
 	MinTokenDuration = 10
 	MaxTokenDuration = 94670856 // about three years
@@ -276,10 +276,10 @@ func autodateFields() []Field {
 	}
 }
 
-// The default mail templates are the reference's (pocketbase-auth §10.2,
-// §4; the authAlert body as v0.31.0 reports it): a client that reads a new
-// collection's options sees the same text, and an edited template keeps
-// the same placeholders. The bodies are HTML; mail.Render fills them.
+// The default mail templates are PocketBase's (the authAlert body as
+// v0.31.0 reports it): a client that reads a new collection's options sees
+// the same text, and an edited template keeps the same placeholders. The
+// bodies are HTML; mail.Render fills them.
 var (
 	tmplAlert = Template{"Login from a new location", `<p>Hello,</p>
 <p>We noticed a login to your {APP_NAME} account from a new location.</p>

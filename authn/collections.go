@@ -355,7 +355,7 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 			sub("mfa")["duration"] = e
 		}
 	}
-	// The rule is checked whether or not MFA is on, as the reference
+	// The rule is checked whether or not MFA is on, as PocketBase
 	// does, against the fields the collection will have after this save:
 	// a change of fields that would break the rule is refused with it.
 	if e := checkMFARule(c); e != nil {
@@ -389,7 +389,7 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 
 // staticAllowed reports whether a token duration of d seconds for type typ
 // of c means "tokens without expiry". That is the one exception §5.9 of the
-// interface document makes to the reference's range: password tokens of the
+// interface document makes to PocketBase's range: password tokens of the
 // users collection are static, so its authToken.duration may be 0. Every
 // other duration of every collection is 10..MaxTokenDuration.
 func staticAllowed(c *Collection, typ TokenType, d int64) bool {

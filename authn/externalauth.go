@@ -17,12 +17,12 @@ var (
 	ErrOAuth2Off = errors.New("authn: OAuth2 authentication is disabled")
 	// ErrLinkConflict: the record resolved for a sign-in is already linked
 	// to another identity of the same provider (a link is unique per
-	// record and provider, pocketbase-auth.md §6.3).
+	// record and provider, as in PocketBase).
 	ErrLinkConflict = errors.New("authn: the record is linked to another account of this provider")
 )
 
 // ExternalAuth links a record to an identity at an OAuth2 provider: the
-// reference's _externalAuths row (pocketbase-auth.md §6.3). A link is
+// counterpart of PocketBase's _externalAuths row. A link is
 // unique per (collection, provider, provider id) and per (record,
 // provider), and goes with its record.
 type ExternalAuth struct {
@@ -35,7 +35,7 @@ type ExternalAuth struct {
 	Updated      time.Time `json:"updated"`
 }
 
-// Public returns the link as the reference reports an _externalAuths
+// Public returns the link as PocketBase reports an _externalAuths
 // record (keys sorted, as its records are).
 func (l *ExternalAuth) Public() map[string]any {
 	return map[string]any{
@@ -103,7 +103,7 @@ func (s *Store) ExternalAuths(c *Collection, recID string) []*ExternalAuth {
 	return out
 }
 
-// ExternalAuthsCollectionID and ExternalAuthsName name the reference's
+// ExternalAuthsCollectionID and ExternalAuthsName name PocketBase's
 // system collection of links (pbc_ + CRC-32 of "base_externalAuths", as
 // PocketBase derives it), which a v0.31 SDK's listExternalAuths and
 // unlinkExternalAuth read and delete through the records API.
@@ -146,7 +146,8 @@ func (s *Store) DeleteExternalAuth(c *Collection, recID, provider string) error 
 
 // OAuth2Identity is who a provider says signed in, as OAuth2SignIn needs
 // it. Email must be empty unless the provider verified it: an unverified
-// provider email is never trusted (users-security.md §2c).
+// provider email is never trusted (PocketBase too takes an email only when
+// the provider marks it verified).
 type OAuth2Identity struct {
 	Provider  string // the provider's name in the collection's options
 	ID        string // the user's id at the provider
@@ -175,7 +176,7 @@ type OAuth2SignIn struct {
 }
 
 // SignInOAuth2 resolves an OAuth2 sign-in to a record of c and links it
-// (pocketbase-auth.md §1.5 step 8, §6.2, §6.3), first match wins:
+// in PocketBase's order, first match wins:
 //
 //  1. the record already linked to the identity;
 //  2. else in.Authed (linking a provider to the signed-in account);
@@ -352,7 +353,7 @@ func (s *Store) signUpOAuth2(ctx context.Context, c *Collection, in OAuth2SignIn
 	fill(mf.ID, id.ID)
 	fill(mf.Name, id.Name)
 	if f := c.Field(mf.Username); f != nil && id.Username != "" {
-		// Only a free, valid username (the reference's rule): a taken or
+		// Only a free, valid username (PocketBase's rule): a taken or
 		// invalid one would make the whole sign-up fail.
 		if _, err := f.normalize(id.Username); err == nil {
 			s.mu.RLock()

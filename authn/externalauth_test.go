@@ -21,7 +21,7 @@ func enableOAuth2(t *testing.T, s *Store) *Collection {
 }
 
 // TestSignInOAuth2 covers the resolution order of SignInOAuth2 and what
-// it does to the record it finds (pocketbase-auth.md §6.2, §6.3).
+// it does to the record it finds, both as in PocketBase.
 func TestSignInOAuth2(t *testing.T) {
 	ctx := context.Background()
 	s, _, path := newTestStore(t)

@@ -9,7 +9,7 @@ import (
 	"strongbox/authn/validation"
 )
 
-// The account flows (pocketbase-auth.md §1.9-§1.11): a mail carries a
+// The account flows, as in PocketBase: a mail carries a
 // token of type verification, passwordReset or emailChange; confirming it
 // verifies the record, sets its password or sets its email. Each token is
 // signed with the record's token key and the collection's secret for its
@@ -47,7 +47,7 @@ func (s *Store) NewEmailChangeToken(c *Collection, r *Record, newEmail string) (
 }
 
 // signFlow signs a token of an account flow. These tokens always expire:
-// after the collection's duration for the type, or the reference's default
+// after the collection's duration for the type, or PocketBase's default
 // if that is somehow unset.
 func (s *Store) signFlow(c *Collection, r *Record, typ TokenType, newEmail string) (string, error) {
 	d := c.Token(typ).Duration

@@ -100,8 +100,8 @@ func guardFixed(errs validation.Errors, sent map[string]any, cur, n *Collection)
 	}
 }
 
-// guardSuperusers holds the _superusers invariants of the reference
-// (pocketbase-auth.md §2.4): OAuth2 off, password sign-in on, OTP only as a
+// guardSuperusers holds the _superusers invariants of PocketBase:
+// OAuth2 off, password sign-in on, OTP only as a
 // second factor. PocketBase forces the first two silently on save; strongbox
 // refuses them instead, so that no sent value is dropped. Enabling OTP turns
 // MFA on, as PocketBase does, unless the same change turns MFA off, which

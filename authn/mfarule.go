@@ -44,7 +44,7 @@ func mfaResolver(c *Collection) filterlang.Resolver[mfaSubject] {
 }
 
 // ruleField returns the getter of field f, which is not hidden. An unset
-// custom field reads as its type's zero value, as the reference's row
+// custom field reads as its type's zero value, as PocketBase's row
 // holds it (empty text, number 0, bool false), never as NULL.
 func ruleField(f *Field) (filterlang.Field[mfaSubject], bool) {
 	str := func(get func(*Record) string) (filterlang.Field[mfaSubject], bool) {

@@ -150,7 +150,7 @@ func TestMFARuleClock(t *testing.T) {
 }
 
 // TestMFARuleRefused: a rule that does not compile against the collection
-// is refused at save, on create and on update, with the reference's code.
+// is refused at save, on create and on update, with PocketBase's code.
 func TestMFARuleRefused(t *testing.T) {
 	s, _, c, _, _ := newRuleCollection(t)
 	tests := []struct {

@@ -14,14 +14,14 @@ import (
 // OTP and MFA errors.
 var (
 	// ErrOTPInvalid: no such OTP in the collection, expired, its record
-	// gone, or the wrong code (pocketbase-auth.md §1.4: all one answer).
+	// gone, or the wrong code (all one answer, as in PocketBase).
 	ErrOTPInvalid = errors.New("authn: invalid or expired OTP")
 	// ErrOTPOff: OTP sign-in is disabled for the collection.
 	ErrOTPOff = errors.New("authn: OTP authentication is disabled")
 )
 
 // MaxLiveOTPs is how many unexpired OTPs a record may hold; a request past
-// it gets the newest one's id again and no mail (pocketbase-auth.md §4).
+// it gets the newest one's id again and no mail, as in PocketBase.
 const MaxLiveOTPs = 10
 
 // otpAlphabet is the alphabet of OTP codes: decimal digits.
@@ -61,7 +61,7 @@ func (o *otpEntry) matches(code string) bool {
 }
 
 // expired reports whether the OTP is past the collection's otp.duration
-// at now, measured from its creation as the reference does.
+// at now, measured from its creation as PocketBase does.
 func (o *otpEntry) expired(c *Collection, now time.Time) bool {
 	d := c.OTP.Duration
 	if d <= 0 {
@@ -105,7 +105,7 @@ type decoyOTP struct {
 // DecoyOTP does the work of an OTP request for an address no record of c
 // has and returns an id, storing and sending nothing: the answer to an
 // unknown email has the same shape and costs the same as a real one
-// (enumeration protection, pocketbase-auth.md §1.3). The same work
+// (enumeration protection, as in PocketBase). The same work
 // includes what follows the answer: a real OTP is written and fsynced in
 // the background, holding the store's lock, which delays the requests
 // right behind it; so a decoy writes (and fsyncs) a frame that deletes
@@ -169,7 +169,7 @@ func (s *Store) pruneDecoys(now time.Time, life time.Duration) {
 // the disk (an unknown email, which stores nothing, answers in the same
 // time), and no code ever leaves the server before its OTP would survive a
 // crash. If the write fails, the OTP is dropped and deliver is not called;
-// if deliver fails, the OTP is deleted, as the reference does.
+// if deliver fails, the OTP is deleted, as PocketBase does.
 //
 // When r already holds MaxLiveOTPs unexpired OTPs, RequestOTP returns the
 // newest one's id, reused true, and neither stores nor delivers anything.

@@ -203,7 +203,7 @@ func TestOTPGoesWithRecord(t *testing.T) {
 	check(s)
 }
 
-// TestMFASessions: durable, single use, checked in the reference's order,
+// TestMFASessions: durable, single use, checked in PocketBase's order,
 // expired after mfa.duration, ended by a new password.
 func TestMFASessions(t *testing.T) {
 	s, clk, path := newTestStore(t)

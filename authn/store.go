@@ -42,7 +42,7 @@ type Options struct {
 	Logger *slog.Logger     // nil = discard
 	FS     journal.FS       // the journal's file system; nil = journal.OS (tests inject faults)
 	// SweepEvery is how often expired OTPs and MFA sessions are deleted
-	// (Sweep); 0 = hourly, as the reference does, < 0 = never (they are
+	// (Sweep); 0 = hourly, as PocketBase does, < 0 = never (they are
 	// refused once expired and left out of compaction all the same).
 	SweepEvery time.Duration
 }
@@ -328,8 +328,8 @@ func repairDurations(c *Collection) (*Collection, []string) {
 	return c, what
 }
 
-// defaultTokenDuration is the reference's duration of c's tokens of type
-// typ, in seconds (pocketbase-auth.md §3.2).
+// defaultTokenDuration is PocketBase's default duration of c's tokens of
+// type typ, in seconds.
 func defaultTokenDuration(c *Collection, typ TokenType) int64 {
 	switch typ {
 	case TokenAuth:
@@ -458,8 +458,8 @@ func (s *Store) apply(o *op, size int64) {
 		if old, ok := s.recs[r.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			if old.PasswordHash != r.PasswordHash {
-				// A new password ends the record's MFA sessions
-				// (pocketbase-auth.md §3.4).
+				// A new password ends the record's MFA sessions,
+				// as in PocketBase.
 				s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == r.ID })
 			}
 		}

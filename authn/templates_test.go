@@ -5,9 +5,8 @@ import (
 	"testing"
 )
 
-// TestDefaultTemplates checks that a new auth collection gets the
-// reference's subjects and the links its clients expect
-// (pocketbase-auth §10.2).
+// TestDefaultTemplates checks that a new auth collection gets
+// PocketBase's subjects and the links its clients expect.
 func TestDefaultTemplates(t *testing.T) {
 	o, err := defaultAuthOptions(NewRandom(nil), 604800)
 	if err != nil {
@@ -34,7 +33,7 @@ func TestDefaultTemplates(t *testing.T) {
 				t.Errorf("Body = %q, want it to contain %q", tt.got.Body, tt.bodyHas)
 			}
 			if !strings.HasSuffix(tt.got.Body, "  Thanks,<br/>\n  {APP_NAME} team\n</p>") {
-				t.Errorf("Body = %q, want the reference's sign-off", tt.got.Body)
+				t.Errorf("Body = %q, want PocketBase's sign-off", tt.got.Body)
 			}
 		})
 	}

@@ -23,7 +23,7 @@ const DefaultStaticTokenDuration = 7 * 24 * time.Hour
 // (§5.9 of the interface document); every other token expires: a static
 // token, which cannot be refreshed, after DefaultStaticTokenDuration when
 // nothing sets its lifetime, and a password token of another collection
-// whose stored duration is somehow 0 after the reference's default.
+// whose stored duration is somehow 0 after PocketBase's default.
 func (s *Store) NewAuthToken(c *Collection, r *Record, refreshable bool, d time.Duration) (string, error) {
 	if d <= 0 {
 		d = time.Duration(c.AuthToken.Duration) * time.Second
@@ -38,8 +38,8 @@ func (s *Store) NewAuthToken(c *Collection, r *Record, refreshable bool, d time.
 	return s.sign(c, r, TokenAuth, d, &refreshable)
 }
 
-// defaultAuthDuration is the reference's authToken duration of c, in
-// seconds (pocketbase-auth.md §3.2).
+// defaultAuthDuration is PocketBase's default authToken duration of c, in
+// seconds.
 func defaultAuthDuration(c *Collection) time.Duration {
 	if c.IsSuperusers() {
 		return 86400

@@ -116,7 +116,7 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 	m := Manifest{Format: Format, Strongbox: meta.Version, Created: created, Files: make([]ManifestFile, 0, len(src))}
 	bw := bufio.NewWriterSize(fd, 256<<10)
 	zw := zip.NewWriter(bw)
-	// Deflate at its fastest level, as the reference does: 2.5 times the
+	// Deflate at its fastest level, as PocketBase does: 2.5 times the
 	// speed of the default level for about a fifth more bytes (a 64 MiB
 	// log segment: 0.44 s to 26% of its size, against 1.08 s to 22%), so a
 	// backup spends less time taking a core from the server.

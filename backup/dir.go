@@ -15,8 +15,8 @@ import (
 )
 
 // Sentinel errors. Errors returned by this package name the archive key,
-// never a path on the server (the reference leaks its data dir in the
-// delete error, §1.6).
+// never a path on the server (PocketBase leaks its data dir in the
+// delete error).
 var (
 	// ErrNotFound: no archive has this key.
 	ErrNotFound = errors.New("backup: not found")
@@ -72,7 +72,7 @@ func OpenDir(path string) (*Dir, error) {
 // Close releases the folder.
 func (d *Dir) Close() error { return d.root.Close() }
 
-// List returns the archives, ascending by key (reference §1.3), automatic
+// List returns the archives, ascending by key as in PocketBase, automatic
 // backups included. Files whose names are not valid keys ([ValidKey]), and anything that is not a regular
 // file, are left out.
 func (d *Dir) List() ([]Info, error) {
@@ -128,7 +128,7 @@ func (d *Dir) Stat(key string) (Info, error) {
 }
 
 // Delete removes an archive. The caller checks [Lock.Busy] first: the
-// archive being created or restored must not be deleted (reference §1.6).
+// archive being created or restored must not be deleted (as in PocketBase).
 func (d *Dir) Delete(key string) error {
 	if !ValidKey(key) {
 		return fmt.Errorf("%w: %q", ErrInvalidName, key)

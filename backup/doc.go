@@ -12,7 +12,7 @@
 // # Keys
 //
 // An archive's key is its file name in the backups folder. A client names
-// the archives it creates or uploads with a [ValidName] (reference §1.4);
+// the archives it creates or uploads with a [ValidName] (PocketBase's rule);
 // the auto-backup schedule names its own [AutoPrefix] + a ValidName
 // ([NewAutoName]), which no client can choose, so that pruning the oldest
 // automatic backups never touches a manual or uploaded one. [ValidKey]

@@ -25,7 +25,7 @@ func (k Kind) String() string {
 }
 
 // Lock allows one create or restore at a time (interface §3 rules 1-2), as
-// the reference's @activeBackup does (reference §1.10). It lives in memory
+// PocketBase's @activeBackup does. It lives in memory
 // only; a second process on the same data dir is kept out by the data dir's
 // lock file. The zero Lock is free.
 //
@@ -35,12 +35,12 @@ func (k Kind) String() string {
 //   - create (API) and restore (API): TryLock; when it fails, 400 "Try
 //     again later - another backup/restore process has already been
 //     started." Create holds the lock for the whole synchronous run, keyed
-//     by the archive's key, generated or given (the reference keys an
+//     by the archive's key, generated or given (PocketBase keys an
 //     auto-named create by "", so its archive can be deleted while it is
 //     written). Restore holds it from its checks until the process restarts.
 //   - delete: if Busy(key), 400 "The backup is currently being used and
 //     cannot be deleted."; else, while any operation runs, the "Try again
-//     later" 400 of §7 (the reference lets other keys go).
+//     later" 400 of §7 (PocketBase lets other keys go).
 //   - auto backups: TryLock as create; a failure is logged.
 //   - /api/health reports canBackup as !Held().
 type Lock struct {

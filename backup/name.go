@@ -7,11 +7,11 @@ import (
 )
 
 // MaxNameLen is the longest valid archive name, in characters
-// (reference §1.4: "The length must be between 1 and 150.").
+// (PocketBase's message: "The length must be between 1 and 150.").
 const MaxNameLen = 150
 
 // ValidName reports whether name is a valid archive name: 1 to 150
-// characters matching ^[a-z0-9_-]+\.zip$ (reference §1.4, rule
+// characters matching ^[a-z0-9_-]+\.zip$ (PocketBase's rule,
 // validation_match_invalid).
 func ValidName(name string) bool {
 	if len(name) > MaxNameLen {
@@ -33,7 +33,7 @@ func ValidName(name string) bool {
 }
 
 // AutoPrefix starts the key of every archive the auto-backup schedule
-// creates, as "@auto_pb_backup_" does in the reference (§1.11). No valid
+// creates, as "@auto_pb_backup_" does in PocketBase. No valid
 // name starts with "@", so a user can neither create nor upload an archive
 // that the schedule's pruning would take for one of its own.
 const AutoPrefix = "@auto_"
@@ -62,7 +62,7 @@ func NewAutoName(now time.Time, exists func(string) bool) string {
 // NewName returns a generated archive name, sb_backup_YYYYMMDDHHMMSS.zip
 // in UTC, for which exists reports false. If the plain name is taken it
 // tries _2, _3, … before .zip, so a second backup within the same second
-// never overwrites the first (the reference silently does).
+// never overwrites the first (PocketBase silently does).
 func NewName(now time.Time, exists func(string) bool) string {
 	stem := "sb_backup_" + now.UTC().Format("20060102150405")
 	name := stem + ".zip"

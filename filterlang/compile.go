@@ -268,7 +268,7 @@ func checkField[T any](name string, f *Field[T]) error {
 	return nil
 }
 
-// eqMode is how = and != treat NULL and "" (reference §3.6).
+// eqMode is how = and != treat NULL and "", as in PocketBase.
 type eqMode uint8
 
 const (
@@ -493,7 +493,7 @@ func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) comparison[T] {
 	return comparison[T]{chain: plain(general(s, l, r, x.AnyOf))}
 }
 
-// emptyAsText returns o's constant with NULL replaced by "" (the reference
+// emptyAsText returns o's constant with NULL replaced by "" (PocketBase
 // binds an empty side as the empty string).
 func emptyAsText[T any](o *operand[T]) scalar {
 	if o.field == nil && o.empty {

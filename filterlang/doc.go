@@ -44,16 +44,16 @@
 // The null, true and false keywords (in any letter case) and the date
 // macros are identifiers; Compile gives them their meaning.
 //
-// Parse is strict where the reference is lax. Each of these is a
+// Parse is strict where PocketBase is lax. Each of these is a
 // *SyntaxError with the byte offset of the problem and what was expected:
 // unbalanced parentheses, "()", a dangling operator or join ("a =",
 // "a = 1 &&"), input that is empty, whitespace or only a comment, two
 // operands or groups with no join between them ("a (b = 1)",
-// "(a = 1)(b = 2)", which the reference silently accepts), invalid sign or
+// "(a = 1)(b = 2)", which PocketBase silently accepts), invalid sign or
 // join runs ("==", "=!", "<>", "&", "|", "|||"), a lone "/", invalid numbers
 // (".5", "5.", "1e3", "0x10", "-"), unterminated strings, non-ASCII
-// characters outside strings, and function calls ("name(", which the
-// reference supports for geoDistance only). Limits: MaxLength bytes of
+// characters outside strings, and function calls ("name(", which
+// PocketBase supports for geoDistance only). Limits: MaxLength bytes of
 // source, MaxComparisons comparisons and MaxDepth levels of parentheses.
 // Compile reports unknown identifiers, again at their offset.
 //
@@ -78,7 +78,7 @@
 //
 // # Comparison semantics
 //
-// The reference compiles filters to SQLite SQL; this package evaluates them
+// PocketBase compiles filters to SQLite SQL; this package evaluates them
 // in memory with the same results. Operands are either columns (Field.JSON
 // false: typed, with SQLite type affinity), JSON attributes (Field.JSON
 // true: typed by their value, no affinity, strict about NULL) or constants

@@ -7,7 +7,7 @@ import (
 	"unicode/utf8"
 )
 
-// Element classes for Excerpt (reference §4.5).
+// Element classes for Excerpt, as PocketBase's :excerpt modifier sorts them.
 var (
 	// excerptSkip elements are dropped with their content.
 	excerptSkip = setOf("head", "style", "script", "iframe", "embed", "applet", "object", "svg",

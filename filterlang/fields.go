@@ -260,7 +260,7 @@ func (f *Fields) String() string {
 // pruned in turn. An array has each of its object elements pruned. Other
 // values, including a scalar met where a path expects an object, are
 // returned unchanged; missing keys stay absent. A Fields with no paths
-// keeps everything, as the reference does.
+// keeps everything, as PocketBase does.
 func (f *Fields) Apply(v any) any {
 	if f == nil || f.root == nil || len(f.root.children) == 0 {
 		return v

@@ -37,7 +37,7 @@ type likeMatcher struct {
 }
 
 // newLikeMatcher returns the matcher for the right-hand constant of ~. As in
-// the reference, a value without an unescaped '%' means "contains": it is
+// PocketBase, a value without an unescaped '%' means "contains": it is
 // matched literally as a substring, where '\' before '\', '%' or '_' stands
 // for that character. A value with an unescaped '%' is a LIKE pattern.
 func newLikeMatcher(v string) *likeMatcher {
@@ -63,7 +63,7 @@ func hasUnescapedPercent(v string) bool {
 }
 
 // unescapeContains turns a "contains" value into the literal it stands for.
-// The reference escapes '\', '%' and '_' unless a backslash already precedes
+// PocketBase escapes '\', '%' and '_' unless a backslash already precedes
 // them; its escaper leaves every second character of a run such as "__"
 // unescaped (a wildcard), which we take for a slip and do not copy: here
 // every such character is literal.

@@ -8,14 +8,14 @@ import (
 // Limits on filter expressions. Filters arrive in query strings, so every
 // dimension of the input is bounded.
 const (
-	// MaxLength is the longest filter Parse accepts, in bytes (the
-	// reference's bound).
+	// MaxLength is the longest filter Parse accepts, in bytes
+	// (PocketBase's bound).
 	MaxLength = 3500
-	// MaxComparisons is the most comparisons one filter may hold (the
-	// reference's bound).
+	// MaxComparisons is the most comparisons one filter may hold
+	// (PocketBase's bound).
 	MaxComparisons = 200
-	// MaxDepth is the deepest parenthesis nesting Parse accepts. The
-	// reference has no bound; 50 levels is far beyond any hand-written
+	// MaxDepth is the deepest parenthesis nesting Parse accepts.
+	// PocketBase has no bound; 50 levels is far beyond any hand-written
 	// filter and keeps the parser's recursion and the compiled predicate
 	// shallow.
 	MaxDepth = 50

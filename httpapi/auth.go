@@ -10,7 +10,7 @@ import (
 	"strongbox/authn/validation"
 )
 
-// authResult is the authentication result of §2.6, keys in the reference's
+// authResult is the authentication result of §2.6, keys in PocketBase's
 // order (meta, record, token; meta only for OAuth2).
 type authResult struct {
 	Meta   any            `json:"meta,omitempty"`
@@ -204,7 +204,7 @@ func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, r, http.StatusOK, authResult{Record: st.rec.Public(c, true), Token: token})
 }
 
-// authMethods is the auth methods descriptor of §2.7 in the reference's key
+// authMethods is the auth methods descriptor of §2.7 in PocketBase's key
 // order, legacy keys included for older SDKs.
 type authMethods struct {
 	Password struct {
@@ -322,10 +322,10 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if stateOf(r).isSuperuser() {
 		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": remoteIP(r)}
 	}
-	// The reference's health is always 200. A store that cannot save
+	// PocketBase's health is always 200. A store that cannot save
 	// changes is reported the only way a monitor or a load balancer reads
 	// without parsing: 503, with data.degraded naming the stores, until
-	// it recovers. The healthy response keeps the reference's shape.
+	// it recovers. The healthy response keeps PocketBase's shape.
 	if degraded, full := s.storageHealth(); len(degraded) > 0 {
 		h.Code, h.Message = http.StatusServiceUnavailable, "API is degraded: storage is failing."
 		if full {
@@ -338,7 +338,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 
 // ownAuthCollection is the check of the routes that act on the signed-in
 // record within its own collection (auth-refresh, request-email-change),
-// in the reference's order: the path's collection exists (404), a record
+// in PocketBase's order: the path's collection exists (404), a record
 // is signed in (401), the collection is an auth one (404), and the token is
 // of that collection (403).
 func (s *Server) ownAuthCollection(r *http.Request) (*authn.Collection, *state, error) {

@@ -452,7 +452,7 @@ func TestUsernameIdentity(t *testing.T) {
 func TestCollectionGuards(t *testing.T) {
 	e := newEnv(t)
 	// OTP on _superusers is a second factor only: enabling it enables
-	// MFA (pocketbase-auth.md §2.4), and MFA cannot go while OTP stays.
+	// MFA (as in PocketBase), and MFA cannot go while OTP stays.
 	res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":true}}`)
 	if res.Status != 200 || !strings.Contains(string(res.Body), `"mfa":{"enabled":true,`) {
 		t.Errorf("enable OTP on _superusers: %d %s", res.Status, res.Body)

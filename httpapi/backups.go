@@ -10,7 +10,7 @@ import (
 // strongbox/httpapi/app implements it over the data dir it runs: it alone
 // can capture every store at one instant and restart the process. The
 // handlers own the checks, their order, the lock table (backup.Lock,
-// reference §1.10) and every status and message; Backups does the work.
+// PocketBase's) and every status and message; Backups does the work.
 type Backups interface {
 	// Dir is the backups folder, <data dir>/backups/.
 	Dir() *backup.Dir

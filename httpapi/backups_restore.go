@@ -10,8 +10,8 @@ import (
 )
 
 // Messages of the restore route, besides msgBackupsLoad and msgBackupBusy
-// (backups_routes.go). The first is the interface's (§7) and the
-// reference's (§1.7); the last two are ours, for an archive the reference
+// (backups_routes.go). The first is the interface's (§7) and
+// PocketBase's; the last two are ours, for an archive PocketBase
 // would only discover was bad after answering.
 const (
 	msgRestoreMissing = "Missing or invalid backup file."
@@ -20,20 +20,20 @@ const (
 )
 
 // RestoreTimeout bounds a restore running after its request was answered:
-// waiting for the requests in flight, extracting and swapping. The
-// reference gives its restore 10 minutes (§1.7).
+// waiting for the requests in flight, extracting and swapping.
+// PocketBase gives its restore 10 minutes.
 const RestoreTimeout = 10 * time.Minute
 
 // handleBackupRestore handles POST /api/backups/{key}/restore (interface
 // §4.2). Its checks, in order:
 //
 //  1. a guest is refused 401, a non-superuser 403;
-//  2. no backups folder: 400 "Failed to load backups filesystem." The
-//     reference answers 500 for restore, but §7 lists this message only as
+//  2. no backups folder: 400 "Failed to load backups filesystem."
+//     PocketBase answers 500 for restore, but §7 lists this message only as
 //     a 400, and every other refusal of this route is a 400;
-//  3. the backup lock is taken now, before answering (the reference takes
+//  3. the backup lock is taken now, before answering (PocketBase takes
 //     it a second after its 204, so a create, a delete of the same key or
-//     a second restore sent within that second all succeed, §1.7): if
+//     a second restore sent within that second all succeed): if
 //     another create or restore holds it, 400 "Try again later …";
 //  4. no archive by that key: 400 "Missing or invalid backup file.";
 //  5. this process cannot restore (Windows): 400 with the reason;

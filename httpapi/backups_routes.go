@@ -20,7 +20,7 @@ import (
 // superusers: the list answers a non-superuser with msgSuperusersOnly
 // (§7 row 7), the others with msgNotAllowed (§7 row 8), and the download
 // takes a superuser file token in its query instead of the Authorization
-// header (§5.10). The lock table is the reference's (§1.10, documented on
+// header (§5.10). The lock table is PocketBase's (documented on
 // backup.Lock): list, download and upload neither check nor take the lock;
 // create takes it; delete refuses only the archive the running operation
 // creates or restores.
@@ -56,8 +56,8 @@ var zipMagic = [][]byte{[]byte("PK\x03\x04"), []byte("PK\x05\x06")}
 // errNoBackups is the cause logged when Config.Backups is nil.
 var errNoBackups = errors.New("httpapi: no backups folder")
 
-// backupEntry is one element of the backup list (§2.1), keys in the
-// reference's order (§1.3).
+// backupEntry is one element of the backup list (§2.1), keys in
+// PocketBase's order.
 type backupEntry struct {
 	Modified string `json:"modified"`
 	Key      string `json:"key"`
@@ -86,8 +86,8 @@ func (s *Server) handleBackupsList(w http.ResponseWriter, r *http.Request) error
 	return writeJSON(w, r, http.StatusOK, list)
 }
 
-// handleBackupCreate handles POST /api/backups. The checks, in the
-// reference's order (§1.4): the lock, the body, the name; then the backup
+// handleBackupCreate handles POST /api/backups. The checks, in
+// PocketBase's order: the lock, the body, the name; then the backup
 // runs to its end before the answer, whether or not the client waits.
 func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
@@ -140,7 +140,7 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 }
 
 // checkBackupName checks the name of a backup to create, the first
-// failing rule only (reference §1.4).
+// failing rule only, as in PocketBase.
 func checkBackupName(dir *backup.Dir, name string) *validation.Error {
 	switch {
 	case utf8.RuneCountInString(name) > backup.MaxNameLen:
@@ -243,7 +243,7 @@ func uploadInvalid(fe *validation.Error) error {
 
 // firstFile returns the first file part of field in the multipart body of
 // r, positioned at its content, or nil if there is none. A body that is not
-// multipart, or not well formed, has no file (the reference ignores parse
+// multipart, or not well formed, has no file (PocketBase ignores parse
 // errors too); a body that fails as it is read (deadline, budget, size) is
 // that failure.
 func firstFile(r *http.Request, field string) (*multipart.Part, error) {
@@ -291,8 +291,8 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 		return errBadRequest(msgBackupsLoad, errNoBackups)
 	}
 	// §3 rule 2: the archive being created or restored is in use
-	// (reference §1.6's message); §3's table and §7 row 2: any other delete
-	// while an operation runs is refused too, which the reference allows.
+	// (PocketBase's message); §3's table and §7 row 2: any other delete
+	// while an operation runs is refused too, which PocketBase allows.
 	key := r.PathValue("key")
 	lock := s.backups.Lock()
 	if lock.Busy(key) {
@@ -314,7 +314,7 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 
 // handleBackupDownload handles GET (and HEAD) /api/backups/{key}?token=….
 // Only a superuser file token in the query grants it; the Authorization
-// header plays no part (§5.10, reference §1.8).
+// header plays no part (§5.10), as in PocketBase.
 func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) error {
 	c, _, _, err := s.auth.VerifyToken(r.URL.Query().Get("token"), authn.TokenFile)
 	if err != nil || !c.IsSuperusers() {
@@ -347,7 +347,7 @@ func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) er
 }
 
 // canBackup reports whether no backup or restore runs now (GET /api/health,
-// as the reference reports its lock; without a backups folder, nothing runs).
+// as PocketBase reports its lock; without a backups folder, nothing runs).
 func (s *Server) canBackup() bool {
 	if s.backups == nil {
 		return true

@@ -235,7 +235,7 @@ func decodeJSONObject(data []byte, v *map[string]any) error {
 
 // str returns the string value of key ("" when absent or null). A value of
 // another JSON type is a loading error, as Go's decoder into a string field
-// makes it in the reference.
+// makes it in PocketBase.
 func (b *body) str(key string) (string, error) {
 	switch v := b.vals[key].(type) {
 	case nil:

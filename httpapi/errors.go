@@ -12,7 +12,7 @@ import (
 	"strongbox/logstore/journal"
 )
 
-// Messages the interface document (§7) and the reference name exactly.
+// Messages the interface document (§7) and PocketBase name exactly.
 const (
 	msgBadRequest        = "Something went wrong while processing your request."
 	msgNotFound          = "The requested resource wasn't found."
@@ -33,7 +33,7 @@ const (
 	msgMissingCollection = "Missing collection context."
 
 	// Messages of the answers net/http or ServeMux would give in plain
-	// text, and of the server's own limits; the reference has none.
+	// text, and of the server's own limits; PocketBase has none.
 	msgBodyTimeout         = "The request body was not received in time."
 	msgServerBusy          = "The server is busy, try again later."
 	msgTooManyConns        = "Too many open connections, try again later."
@@ -44,8 +44,8 @@ const (
 	msgExpectationFailed   = "Expectation failed: only 100-continue is supported."
 )
 
-// Messages of a change the disk refused. The interface document and the
-// reference name none (PocketBase answers 400 or 500 with a generic
+// Messages of a change the disk refused. The interface document and
+// PocketBase name none (it answers 400 or 500 with a generic
 // message); these say what happened and that nothing was saved, never
 // where. A full disk is 507 Insufficient Storage (RFC 4918 §11.5: "unable
 // to store the representation needed to successfully complete the request
@@ -103,7 +103,7 @@ func validationData(err error) validation.Errors {
 	return nil
 }
 
-// envelope is the error body of §2.5, keys in the reference's order.
+// envelope is the error body of §2.5, keys in PocketBase's order.
 type envelope struct {
 	Data    map[string]any `json:"data"`
 	Message string         `json:"message"`

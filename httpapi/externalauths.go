@@ -8,11 +8,10 @@ import (
 	"strongbox/authn"
 )
 
-// The OAuth2 links are served as the reference's _externalAuths records
-// (pocketbase-auth.md §6.3), which is how a v0.31 SDK lists them
-// (listExternalAuths: the records list filtered by recordRef) and unlinks
-// one (unlinkExternalAuth: find it by recordRef and provider, then delete
-// it). Their rules are the reference's: a record sees and deletes its own
+// The OAuth2 links are served as PocketBase's _externalAuths records,
+// which is how a v0.31 SDK lists them (listExternalAuths: the records
+// list filtered by recordRef) and unlinks one (unlinkExternalAuth: find it
+// by recordRef and provider, then delete it). Their rules are PocketBase's: a record sees and deletes its own
 // links (recordRef = @request.auth.id and collectionRef =
 // @request.auth.collectionId), superusers all of them; nobody creates or
 // changes one through the API.
@@ -63,7 +62,7 @@ func (s *Server) handleExternalAuthsList(w http.ResponseWriter, r *http.Request)
 }
 
 // externalAuth returns the link of the path's id that the caller owns, or
-// the 404 the reference answers for one a rule hides.
+// the 404 PocketBase answers for one a rule hides.
 func (s *Server) externalAuth(r *http.Request) (*authn.ExternalAuth, error) {
 	id := r.PathValue("id")
 	for _, l := range s.auth.AllExternalAuths() {

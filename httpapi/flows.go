@@ -36,7 +36,7 @@ const (
 )
 
 // resendWindow is how long after a verification or password-reset mail to
-// a record another request sends none (the reference's in-memory throttle).
+// a record another request sends none (PocketBase's in-memory throttle).
 const resendWindow = 2 * time.Minute
 
 // resendGuard remembers, in memory, which records were recently sent a
@@ -171,8 +171,8 @@ func (s *Server) sendFlowMail(r *http.Request, kind string, c *authn.Collection,
 	return err
 }
 
-// checkEmailInput validates a required email of at most 255 bytes, as the
-// reference's request forms do (required, length 1..255, email format; the
+// checkEmailInput validates a required email of at most 255 bytes, as
+// PocketBase's request forms do (required, length 1..255, email format; the
 // first failing rule only).
 func checkEmailInput(v string) *validation.Error {
 	switch {
@@ -269,7 +269,7 @@ func (s *Server) handleConfirmVerification(w http.ResponseWriter, r *http.Reques
 }
 
 // checkFlowToken checks a verification or password-reset token for
-// collection c in the reference's order, and returns the record it names
+// collection c in PocketBase's order, and returns the record it names
 // as it was verified, and the token's claims. The failures are the
 // validation errors of "token".
 func (s *Server) checkFlowToken(c *authn.Collection, token string, typ authn.TokenType) (*authn.Record, *authn.Claims, *validation.Error) {
@@ -278,7 +278,7 @@ func (s *Server) checkFlowToken(c *authn.Collection, token string, typ authn.Tok
 	}
 	var email string
 	if typ == authn.TokenVerification {
-		// The reference reads the claim before anything else, so a token
+		// PocketBase reads the claim before anything else, so a token
 		// that does not even parse lacks it too.
 		if p, err := authn.ParseUnverified(token); err == nil {
 			email = p.Claims.Email
@@ -333,7 +333,7 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 }
 
 // handleConfirmPasswordReset handles POST /api/collections/{collection}/confirm-password-reset.
-// It is not gated on password auth being enabled, as in the reference.
+// It is not gated on password auth being enabled, as in PocketBase.
 func (s *Server) handleConfirmPasswordReset(w http.ResponseWriter, r *http.Request) error {
 	c, b, err := s.authBody(r, closedWhen{})
 	if err != nil {
@@ -416,7 +416,7 @@ func (s *Server) handleRequestEmailChange(w http.ResponseWriter, r *http.Request
 		return err
 	}
 	m := s.renderFlowMail(c, st.rec, c.ConfirmEmailChangeTemplate, token, newEmail)
-	// The reference sends this one before it answers, and reports a
+	// PocketBase sends this one before it answers, and reports a
 	// failure: the caller already proved who they are.
 	if err := s.sendFlowMail(r, "email change", c, st.rec, m); err != nil {
 		return errBadRequest(msgEmailChangeRequestErr, err)
@@ -479,7 +479,7 @@ func (s *Server) handleConfirmEmailChange(w http.ResponseWriter, r *http.Request
 }
 
 // checkEmailChangeToken checks an email-change token for collection c in
-// the reference's order and returns the record it names, as verified, and
+// PocketBase's order and returns the record it names, as verified, and
 // the new email.
 func (s *Server) checkEmailChangeToken(c *authn.Collection, token string) (*authn.Record, string, *validation.Error) {
 	if token == "" {

@@ -338,7 +338,7 @@ func TestEmailChangeFlow(t *testing.T) {
 	e.login("users", "new@example.com", "password1")
 	wantError(t, e.do("POST", "/api/collections/users/auth-refresh", tok, nil), 401, msgAuthRequired)
 	// Used up: the new email is now the record's own. With no record from
-	// the token, no password matches (as in the reference).
+	// the token, no password matches (as in PocketBase).
 	wantBody(t, e.do("POST", cec, "", map[string]string{"token": token, "password": "password1"}), 400,
 		`{"data":{"password":`+errInvalidPasswordJSON+`,"token":{"code":"validation_existing_token_email","message":"The new email address is already registered: new@example.com."}},`+bodyValidation)
 }
@@ -411,7 +411,7 @@ func TestFlowMailTemplate(t *testing.T) {
 	}
 }
 
-// TestFlowRateLimitTags: the routes carry the reference's tags.
+// TestFlowRateLimitTags: the routes carry PocketBase's tags.
 func TestFlowRateLimitTags(t *testing.T) {
 	e, _ := flowEnv(t)
 	res := e.do("PATCH", "/api/settings", e.su, `{"rateLimits":{"enabled":true,"rules":[{"label":"users:requestVerification","maxRequests":1,"duration":60},{"label":"*:confirmEmailChange","maxRequests":1,"duration":60}]}}`)

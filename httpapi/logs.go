@@ -78,7 +78,7 @@ func (s *Server) handleLogView(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, r, http.StatusOK, e)
 }
 
-// Request-log field limits, as the reference truncates them.
+// Request-log field limits, as PocketBase truncates them.
 const (
 	maxLoggedURL    = 3000
 	maxLoggedMethod = 50

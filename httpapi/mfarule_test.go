@@ -8,7 +8,7 @@ import (
 
 // TestMFARuleFlow: with mfa.rule set, a record that satisfies it gets the
 // 401 {"mfaId"} challenge and one that does not signs in directly
-// (pocketbase-auth.md §5); a rule that does not compile is refused at save
+// (as in PocketBase); a rule that does not compile is refused at save
 // with validation_invalid_rule, and one that cannot be evaluated at
 // sign-in answers 400 "Failed to authenticate.".
 func TestMFARuleFlow(t *testing.T) {

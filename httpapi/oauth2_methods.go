@@ -5,10 +5,10 @@ import (
 	"strongbox/authn/oauth2"
 )
 
-// providerInfo is one provider of auth-methods (pocketbase-auth.md §1.1),
-// keys in the reference's order. Its state and PKCE values are fresh on
-// every call and kept nowhere: the client keeps them (interface §5 rule
-// 11: the client checks the state).
+// providerInfo is one provider of auth-methods, keys in PocketBase's
+// order. Its state and PKCE values are fresh on every call and kept
+// nowhere: the client keeps them (interface §5 rule 11: the client checks
+// the state).
 type providerInfo struct {
 	Name                string `json:"name"`
 	DisplayName         string `json:"displayName"`
@@ -22,7 +22,7 @@ type providerInfo struct {
 
 // oauth2Providers lists the providers of c for auth-methods. A provider
 // that cannot be set up (no preset, or no authorization URL) is left out,
-// as the reference skips one that fails to initialize.
+// as PocketBase skips one that fails to initialize.
 func (s *Server) oauth2Providers(c *authn.Collection) ([]any, error) {
 	out := []any{}
 	if !c.OAuth2.Enabled || c.IsSuperusers() {

@@ -7,7 +7,7 @@ import (
 
 // Where the OAuth2 redirect sends the browser, relative to
 // /api/oauth2-redirect (so that they hold behind a proxy that mounts the
-// API under a prefix): pages strongbox serves itself. The reference
+// API under a prefix): pages strongbox serves itself. PocketBase
 // redirects to its admin UI ("../_/#/auth/oauth2-redirect-success" and
 // "-failure"), which strongbox does not have; the SDK does not look at the
 // page, it closes the popup once the message has come.
@@ -17,8 +17,8 @@ const (
 )
 
 // oauth2Pages are the two pages the redirect ends on: complete HTML, no
-// script, no style, nothing loaded from elsewhere. The texts are the
-// reference's (its answer when it has no admin UI).
+// script, no style, nothing loaded from elsewhere. The texts are
+// PocketBase's (its answer when it has no admin UI).
 var oauth2Pages = map[string][]byte{
 	oauth2SuccessLocation: oauth2Page("Signed in", "Auth completed. You can close this window and go back to the app."),
 	oauth2FailureLocation: oauth2Page("Sign-in failed", "Failed to authenticate. You can close this window and go back to the app to try again."),
@@ -33,8 +33,8 @@ func oauth2Page(title, text string) []byte {
 // oauth2PageCSP forbids the pages everything: they need nothing.
 const oauth2PageCSP = "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-// oauth2Message is the data of the "@oauth2" event, keys in the
-// reference's order; error only when there is one.
+// oauth2Message is the data of the "@oauth2" event, keys in
+// PocketBase's order; error only when there is one.
 type oauth2Message struct {
 	State string `json:"state"`
 	Code  string `json:"code"`
@@ -48,11 +48,11 @@ type oauth2Message struct {
 // client id the SDK put in the provider's URL: if that client is
 // subscribed to "@oauth2", it is sent {state, code[, error]} and
 // unsubscribed from the topic. The browser is then redirected (307 for a
-// GET, 303 otherwise, as the reference) to the success page, or to the
+// GET, 303 otherwise, as PocketBase does) to the success page, or to the
 // failure page when no client was sent the message, or the provider
 // answered an error or no code. Nothing here is an error envelope: the
-// reader is a person in a popup. The request is not logged, as the
-// reference does not log it (its URL holds the code).
+// reader is a person in a popup. The request is not logged, as
+// PocketBase does not log it (its URL holds the code).
 func (s *Server) handleOAuth2Redirect(w http.ResponseWriter, r *http.Request) error {
 	st := stateOf(r)
 	st.quiet = true

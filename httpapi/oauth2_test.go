@@ -119,7 +119,7 @@ func TestAuthWithOAuth2Accounts(t *testing.T) {
 	e, fx := oauth2Env(t, `,"createRule":""`)
 	fx.users["new"] = googleUser("g1", "ann@example.com", true)
 
-	// A new account: meta with exactly the reference's keys, isNew true,
+	// A new account: meta with exactly PocketBase's keys, isNew true,
 	// mapped name, verified, the verifier passed on (google uses PKCE).
 	res := e.oauth2Login("", "new", "")
 	if res.Status != 200 {
@@ -262,7 +262,7 @@ func TestAuthWithOAuth2MFA(t *testing.T) {
 	if _, err := e.auth.SetPassword(t.Context(), users, rec.ID, "ann-password"); err != nil {
 		t.Fatal(err)
 	}
-	// A new password ends the MFA session (as the reference): start again
+	// A new password ends the MFA session (as in PocketBase): start again
 	// with OAuth2, finish with the password.
 	mfaID = e.oauth2Login("", "ann", "").JSON(t)["mfaId"].(string)
 	res = e.do("POST", "/api/collections/users/auth-with-password?mfaId="+mfaID, "", `{"identity":"ann@example.com","password":"ann-password"}`)
@@ -278,9 +278,9 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 
 // TestAuthMethodsOAuth2: enabled providers with fresh state and PKCE
-// values and a ready authURL ending in redirect_uri= (pocketbase-auth.md
-// §1.1); a provider that cannot be set up is left out; _superusers never
-// lists OAuth2.
+// values and a ready authURL ending in redirect_uri=, as
+// PocketBase gives them; a provider that cannot be set up is left out;
+// _superusers never lists OAuth2.
 func TestAuthMethodsOAuth2(t *testing.T) {
 	e := newEnvWith(t, Config{Rand: zeros{}}, HTTPConfig{})
 	body := `{"oauth2":{"enabled":true,"providers":[` +
@@ -320,7 +320,7 @@ func TestAuthMethodsOAuth2(t *testing.T) {
 		t.Errorf("authProviders = %s, want the providers", got)
 	}
 	if !strings.Contains(string(res.Body), `"name":"google","displayName":"Google","state":`) {
-		t.Errorf("provider keys out of the reference's order: %s", res.Body)
+		t.Errorf("provider keys out of PocketBase's order: %s", res.Body)
 	}
 	res = e.do("GET", "/api/collections/_superusers/auth-methods", "", nil)
 	if !strings.Contains(string(res.Body), `"oauth2":{"providers":[],"enabled":false}`) || !strings.Contains(string(res.Body), `"authProviders":null`) {

@@ -73,7 +73,7 @@ func (s *Server) sendOTPMail(c *authn.Collection, rec *authn.Record, otpID, code
 }
 
 // handleAuthWithOTP handles POST /api/collections/{collection}/auth-with-otp:
-// the emailed code travels in password, as in the reference and its SDK.
+// the emailed code travels in password, as in PocketBase and its SDK.
 func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error {
 	c, b, err := s.authBody(r, otpOff)
 	if err != nil {

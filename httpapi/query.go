@@ -41,7 +41,7 @@ func boolNum(b bool) float64 {
 
 // filterAndSort applies the filter and sort query parameters to items,
 // with fields naming what may be used. A malformed filter or sort, or an
-// unknown field, is a 400 with the generic message, as the reference's
+// unknown field, is a 400 with the generic message, as PocketBase's
 // list endpoints answer.
 func filterAndSort[T any](items []T, filter, sortExpr string, fields map[string]listField[T], now func() time.Time) ([]T, error) {
 	if filter != "" {

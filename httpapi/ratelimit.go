@@ -16,7 +16,7 @@ import (
 )
 
 // msgTooManyLogins answers a password login the login throttle refuses.
-// The reference has no such throttle; the message is strongbox's own.
+// PocketBase has no such throttle; the message is strongbox's own.
 const msgTooManyLogins = "Too many failed login attempts, please try again later."
 
 // rateLimiter is the limiter of enabled rateLimits settings: the rules
@@ -38,7 +38,7 @@ func newRateLimiter(cfg []settings.RateLimitRule, now func() time.Time) *rateLim
 	return l
 }
 
-// collectionRoute lists the tags of a collection route, as the reference
+// collectionRoute lists the tags of a collection route, as PocketBase
 // registers them (apis/record_auth.go, apis/record_crud.go). On the auth
 // routes (own) the collection check replaces the path-labelled one; on
 // the records routes both apply, the path-labelled one first.
@@ -87,7 +87,7 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 // checkRateLimits returns the 429 for a request over a rule's limit. A
 // rule's requests are counted per client address (ClientKey) in one bucket
 // per rule for path labels, and one per collection, route and tags for
-// collection labels, as the reference keys them. A collection route naming
+// collection labels, as PocketBase keys them. A collection route naming
 // no existing collection is left to its handler's 404.
 func (s *Server) checkRateLimits(r *http.Request) error {
 	cfg := s.applied.Load()

@@ -66,7 +66,7 @@ func (e *env) patchSettings(body string) {
 func TestRateLimitsSettingsShape(t *testing.T) {
 	e := newEnv(t)
 	res := e.do("GET", "/api/settings", e.su, nil)
-	// The reference's document: rateLimits between meta and trustedProxy,
+	// PocketBase's document: rateLimits between meta and trustedProxy,
 	// its rules and their keys in its order.
 	want := `"hideControls":false},"rateLimits":{"rules":[{"label":"*:auth","audience":"","duration":3,"maxRequests":2},{"label":"*:create","audience":"","duration":5,"maxRequests":20},{"label":"/api/batch","audience":"","duration":1,"maxRequests":3},{"label":"/api/","audience":"","duration":10,"maxRequests":300}],"enabled":false},"trustedProxy":`
 	if res.Status != 200 || !strings.Contains(string(res.Body), want) {

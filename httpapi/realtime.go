@@ -18,13 +18,13 @@ import (
 // PB_CONNECT event, subscribes to the "@oauth2" topic with
 // POST /api/realtime, and waits for the one message GET|POST
 // /api/oauth2-redirect sends it (oauth2_redirect.go). Other topics are
-// accepted, as the reference accepts them, and never receive a message:
+// accepted, as PocketBase accepts them, and never receive a message:
 // strongbox broadcasts no record changes.
 
 // Defaults of the realtime limits (Config).
 const (
 	// DefaultRealtimeIdle is how long a realtime stream stays open
-	// without sending an event, the reference's idle timeout: the SDK
+	// without sending an event, PocketBase's idle timeout: the SDK
 	// reconnects by itself.
 	DefaultRealtimeIdle = 5 * time.Minute
 	// realtimeShareOfConns is the part of the connection cap (MaxConns)
@@ -35,7 +35,7 @@ const (
 	realtimeShareOfConns = 4
 )
 
-// The reference's limits on a subscription request (apis/realtime.go,
+// PocketBase's limits on a subscription request (apis/realtime.go,
 // realtimeSubscribeForm).
 const (
 	maxClientIDLength = 255
@@ -45,7 +45,7 @@ const (
 
 const (
 	// clientIDLength and clientIDAlphabet make a realtime client id, as
-	// the reference's (40 characters of [A-Za-z0-9]).
+	// PocketBase's (40 characters of [A-Za-z0-9]).
 	clientIDLength   = 40
 	clientIDAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	// clientQueue is how many messages may wait for one stream to send
@@ -58,8 +58,8 @@ const (
 	realtimeConnectEvent = "PB_CONNECT"
 )
 
-// Messages of the realtime routes: the reference's, and strongbox's own
-// for its limit (the reference has none).
+// Messages of the realtime routes: PocketBase's, and strongbox's own
+// for its limit (PocketBase has none).
 const (
 	msgRealtimeClient   = "Missing or invalid client id."
 	msgRealtimeAuth     = "The current and the previous request authorization don't match."
@@ -200,7 +200,7 @@ func (h *realtime) open() int {
 }
 
 // subscribe sets the topics of the client id, on behalf of auth (see
-// rtClient.auth). The reference keeps every topic; strongbox keeps only
+// rtClient.auth). PocketBase keeps every topic; strongbox keeps only
 // whether topicOAuth2 is one of them, since no other topic is ever sent
 // anything, so a client holds the same few bytes whatever it subscribes.
 func (h *realtime) subscribe(id, auth string, topics []string) error {
@@ -210,7 +210,7 @@ func (h *realtime) subscribe(id, auth string, topics []string) error {
 	if c == nil || c.ended {
 		return newError(http.StatusNotFound, msgRealtimeClient, nil)
 	}
-	// As the reference: a guest's client may be taken over by an
+	// As in PocketBase: a guest's client may be taken over by an
 	// authenticated request (the SDK subscribes before it logs in), but
 	// an authenticated one only by the same record.
 	if c.auth != "" && c.auth != auth {
@@ -258,8 +258,8 @@ func (s *Server) EndStreams() { s.realtime.endAll() }
 // the client goes away, after the idle time without an event, or when the
 // server shuts down or calls EndStreams. Each event has the route's write
 // deadline to be written, from the moment it is written; between events
-// there is none. A successful stream is not request-logged, as the
-// reference does not log it. HEAD gets the headers and no stream.
+// there is none. A successful stream is not request-logged, as
+// PocketBase does not log it. HEAD gets the headers and no stream.
 func (s *Server) handleRealtimeConnect(w http.ResponseWriter, r *http.Request) error {
 	st := stateOf(r)
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
@@ -316,7 +316,7 @@ func (s *Server) handleRealtimeConnect(w http.ResponseWriter, r *http.Request) e
 	}
 }
 
-// formatEvent is ev in the reference's wire format
+// formatEvent is ev in PocketBase's wire format
 // (tools/subscriptions/message.go): "id:<client id>\nevent:<name>\n
 // data:<data>\n\n". The data is one line of JSON.
 func formatEvent(id string, ev rtEvent) []byte {
@@ -332,10 +332,10 @@ func formatEvent(id string, ev rtEvent) []byte {
 
 // handleRealtimeSubscribe handles POST /api/realtime: {clientId,
 // subscriptions} replaces the topics of an open client, 204. The body is
-// checked as the reference checks it (clientId required, at most 255
+// checked as PocketBase checks it (clientId required, at most 255
 // bytes; at most 1000 topics of at most 2500 bytes each), and a body that
 // cannot be read or fails a check is a 400 with the generic message, as
-// the reference answers it; an unknown client a 404; a client first
+// PocketBase answers it; an unknown client a 404; a client first
 // subscribed by an authenticated record and now by another (or a guest) a
 // 403.
 func (s *Server) handleRealtimeSubscribe(w http.ResponseWriter, r *http.Request) error {
@@ -358,7 +358,7 @@ func readSubscription(r *http.Request) (id string, topics []string, err error) {
 	b, err := bind(r)
 	if err != nil {
 		if e := asError(err); e.Status == http.StatusBadRequest {
-			// The reference answers a body it cannot bind with its
+			// PocketBase answers a body it cannot bind with its
 			// generic message, not the loading one.
 			return "", nil, errBadRequest(msgBadRequest, err)
 		}

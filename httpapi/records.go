@@ -13,7 +13,7 @@ import (
 // Record access follows the collection's rules, of which strongbox
 // evaluates three forms: null (superusers only: 403 for anyone else), ""
 // (anyone) and authn.OwnerRule (the authenticated record itself; anyone
-// else gets 404, as the reference answers a record a rule hides).
+// else gets 404, as PocketBase answers a record a rule hides).
 
 // ruleAllows reports whether the request passes rule for record rec (nil
 // for list and create), and the error to return when it does not.
@@ -88,7 +88,7 @@ type paging struct {
 	skipTotal     bool
 }
 
-// parsePaging applies the reference's rules: non-integers are a 400, page
+// parsePaging applies PocketBase's rules: non-integers are a 400, page
 // below 1 becomes 1, perPage below 1 becomes 30 and above 1000 becomes 1000.
 func parsePaging(pageStr, perPageStr, skipStr string) (paging, error) {
 	p := paging{page: 1, perPage: 30}

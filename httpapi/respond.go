@@ -19,8 +19,8 @@ type page struct {
 }
 
 // writeJSON writes v with the given success status, applying the request's
-// `fields` projection (§4.1). A malformed `fields` value is a 400 (the
-// reference answers 200 with an empty body, which hides the mistake).
+// `fields` projection (§4.1). A malformed `fields` value is a 400
+// (PocketBase answers 200 with an empty body, which hides the mistake).
 func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) error {
 	b, err := marshal(v)
 	if err != nil {

@@ -69,7 +69,7 @@ type Config struct {
 	// restarted. The backups restore route will use it.
 	Restarter Restarter
 	// Backups serves the backup routes (§4.2); nil = the backups folder
-	// cannot be loaded, and the routes answer as the reference does then.
+	// cannot be loaded, and the routes answer as PocketBase does then.
 	Backups Backups
 	// Mail sends the mails of record auth (OTP, verification, password
 	// reset, email change); nil = mails are dropped, with a warning.
@@ -337,7 +337,7 @@ func (s *Server) securityHeaders(next http.Handler) http.Handler {
 
 // loadAuth authenticates the request from its Authorization header: a raw
 // token or "Bearer <token>" (exact case). Only auth tokens count. A missing
-// or invalid token leaves the request a guest's, as the reference does;
+// or invalid token leaves the request a guest's, as PocketBase does;
 // routes that need auth refuse it themselves.
 func (s *Server) loadAuth(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

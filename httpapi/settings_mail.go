@@ -12,7 +12,7 @@ import (
 	"strongbox/authn/validation"
 )
 
-// The templates POST /api/settings/test/email can send (reference
+// The templates POST /api/settings/test/email can send (PocketBase's
 // forms/test_email_send.go).
 var testEmailTemplates = []string{"verification", "password-reset", "email-change", "otp", "login-alert"}
 
@@ -29,7 +29,7 @@ const msgTestEmailFailed = "Failed to send the test email."
 // is in the outbox); 400 "Failed to send the test email." with the field
 // errors for a bad body; 400 "Failed to send the test email: <reason>."
 // when the transport failed, the reason being the SMTP step and the
-// server's reply (never the password). The reference answers the last case
+// server's reply (never the password). PocketBase answers the last case
 // without the reason.
 func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {

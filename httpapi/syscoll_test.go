@@ -287,7 +287,7 @@ func mustMarshal(t *testing.T, v any) string {
 	return string(b)
 }
 
-// TestCollectionChangesRefused: the changes the reference refuses, or
+// TestCollectionChangesRefused: the changes PocketBase refuses, or
 // strongbox cannot apply, answer 400 with the code under the key, and
 // nothing changes.
 func TestCollectionChangesRefused(t *testing.T) {

@@ -130,7 +130,7 @@ func appendTime(dst []byte, ms int64) []byte {
 // formatMs returns the logs API form of the time ms (Unix milliseconds).
 func formatMs(ms int64) string { return string(appendTime(make([]byte, 0, 24), ms)) }
 
-// MarshalJSON encodes the entry in the shape of the reference:
+// MarshalJSON encodes the entry in PocketBase's shape:
 //
 //	{"id":…,"created":"YYYY-MM-DD HH:MM:SS.mmmZ","data":{…},"message":…,"level":N}
 //
@@ -305,7 +305,7 @@ func (h HourStat) MarshalJSON() ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// Page is one page of a List result. It marshals to the reference's list
+// Page is one page of a List result. It marshals to PocketBase's list
 // envelope {"items":[…],"page":…,"perPage":…,"totalItems":…,"totalPages":…};
 // Items is never nil, so an empty page has "items":[].
 type Page struct {

@@ -1,6 +1,6 @@
 package logstore
 
-// Entry ids are 15 characters of [a-z0-9] (as the reference's), built so that
+// Entry ids are 15 characters of [a-z0-9] (as PocketBase's), built so that
 // the store can find an entry from its id without an id → row map, which at a
 // million entries would cost more memory than the whole index row:
 //

@@ -7,7 +7,7 @@ import (
 	"sync"
 )
 
-// Paging defaults and limits of List (interface §4.3, §8; reference 3.13).
+// Paging defaults and limits of List (interface §4.3, §8; the cap is PocketBase's).
 const (
 	// DefaultPerPage is the page size of a Query without one.
 	DefaultPerPage = 30

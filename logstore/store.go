@@ -79,7 +79,7 @@ type Options struct {
 
 	// MaxDays is the retention in days (settings.logs.maxDays). 0 turns
 	// logging off: Add does nothing and Open drops every stored entry, as
-	// the reference does.
+	// PocketBase does.
 	MaxDays int
 
 	// MinLevel is the lowest level Add keeps (settings.logs.minLevel).

@@ -10,7 +10,7 @@
 //
 //   - Render and RenderTemplate fill {APP_NAME}, {APP_URL}, {OTP},
 //     {OTP_ID}, {TOKEN} and {RECORD:field}, HTML-escaping record values in
-//     bodies as the reference does.
+//     bodies as PocketBase does.
 //   - Message.Encode writes an RFC 5322 message (multipart/alternative,
 //     text and HTML); Message.Validate refuses CR, LF or NUL in a header
 //     value (ErrHeaderInjection) and anything that is not one address.

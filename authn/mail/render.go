@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// The placeholders a mail template may hold (reference §10.2, §4). Vars
+// The placeholders a mail template may hold, as in PocketBase. Vars
 // keys are written without braces: "APP_NAME", "OTP", "RECORD:email".
 const (
 	VarAppName = "APP_NAME" // meta.appName
@@ -14,8 +14,8 @@ const (
 	VarOTPID   = "OTP_ID"   // the OTP's id (OTP mail only)
 	VarToken   = "TOKEN"    // the verification, reset or email-change token
 	// VarRecordPrefix prefixes a record field: "RECORD:email" fills
-	// {RECORD:email}. A caller passes only non-hidden fields, as the
-	// reference does.
+	// {RECORD:email}. A caller passes only non-hidden fields, as
+	// PocketBase does.
 	VarRecordPrefix = "RECORD:"
 )
 
@@ -25,15 +25,15 @@ const (
 // placeholder is not expanded again.
 //
 // With htmlEscape (a body, which is HTML), the values of RECORD:
-// placeholders are HTML-escaped, as the reference does for record fields
+// placeholders are HTML-escaped, as PocketBase does for record fields
 // (mails/record.go escapes every non-hidden field's string value; date,
 // bool and number values hold no special characters, so escaping all of
 // them is the same). APP_NAME, APP_URL, OTP, OTP_ID and TOKEN are inserted
-// verbatim in bodies too, as in the reference: the first two are set by a
+// verbatim in bodies too, as in PocketBase: the first two are set by a
 // superuser, the last three are generated and hold no HTML specials.
 //
 // Without htmlEscape (a subject, which is plain text) nothing is escaped.
-// The reference escapes record fields in subjects too, showing "&amp;" in
+// PocketBase escapes record fields in subjects too, showing "&amp;" in
 // a mail client; strongbox does not. A subject must still hold no CR or
 // LF: Render leaves that check to the Sender, which refuses such a message.
 func Render(tpl string, vars map[string]string, htmlEscape bool) string {

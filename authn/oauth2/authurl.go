@@ -11,10 +11,10 @@ import (
 )
 
 // alphanumeric is the alphabet of state and PKCE verifiers
-// (pocketbase-auth.md §1.1: crypto-random over A-Za-z0-9).
+// (crypto-random over A-Za-z0-9, as in PocketBase).
 const alphanumeric = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 
-// Lengths of the values auth-methods hands out (pocketbase-auth.md §1.1).
+// Lengths of the values auth-methods hands out, as in PocketBase.
 const (
 	StateLength    = 30
 	VerifierLength = 43
@@ -67,8 +67,8 @@ func Challenge(verifier string) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
-// AuthURL is the provider's authorization URL for a resolved c
-// (pocketbase-auth.md §1.1): c.AuthURL, then `?` (or `&` when it has a
+// AuthURL is the provider's authorization URL for a resolved c,
+// built as PocketBase builds it: c.AuthURL, then `?` (or `&` when it has a
 // query already), then client_id, code_challenge and
 // code_challenge_method=S256 (with PKCE and a challenge), response_mode=
 // form_post (apple), response_type=code, scope and state, sorted by key

@@ -28,7 +28,7 @@ const (
 	// DefaultMaxBody bounds every response body read from a provider.
 	DefaultMaxBody = 1 << 20
 	// DefaultLeeway is the clock skew allowed on an id_token's exp and iat
-	// (PocketBase's 5 minutes, §6.1).
+	// (PocketBase's 5 minutes).
 	DefaultLeeway = 5 * time.Minute
 	// jwksTTL is how long a provider's signing keys are reused; a token
 	// naming an unknown kid refetches them sooner.

@@ -39,7 +39,7 @@ type preset struct {
 }
 
 // presets are the built-in providers. PocketBase v0.31.0 registers more
-// names (§6.1); these are the ones strongbox knows how to talk to.
+// names; these are the ones strongbox knows how to talk to.
 var presets = map[string]*preset{
 	"google": {
 		displayName: "Google",

@@ -13,7 +13,7 @@ import (
 // own (the last group) where PocketBase would store or silently normalise a
 // value strongbox cannot keep, or offers what strongbox does not.
 const (
-	// Generic checks (ozzo-validation's codes in the reference).
+	// Generic checks (the ozzo-validation codes PocketBase reports).
 	CodeRequired         = "validation_required"
 	CodeIsEmail          = "validation_is_email"
 	CodeIsURL            = "validation_is_url"
@@ -69,14 +69,14 @@ const (
 	CodeUnsupported              = "validation_unsupported"
 	CodeConflictingRateLimitRule = "validation_conflicting_rate_limit_rule"
 
-	// Backups (reference pocketbase-backups-logs-filter.md §1.4, §1.5).
+	// Backups: PocketBase's checks of create and upload.
 	CodeBackupNameExists = "validation_backup_name_exists"
 	CodeInvalidMimeType  = "validation_invalid_mime_type"
 	CodeFileSizeLimit    = "validation_file_size_limit"
 
 	// Account flows: the tokens of verification, password reset and email
-	// change, and the new email and password they are confirmed with
-	// (reference pocketbase-auth.md §1.9-§1.11).
+	// change, and the new email and password they are confirmed with,
+	// as PocketBase reports them.
 	CodeNotInInvalid            = "validation_not_in_invalid"
 	CodeInvalidToken            = "validation_invalid_token"
 	CodeInvalidTokenClaims      = "validation_invalid_token_claims"
@@ -102,12 +102,12 @@ const (
 	CodeInvalidBackup          = "validation_invalid_backup"
 )
 
-// The failures that more than one check reports, with the reference's
+// The failures that more than one check reports, with PocketBase's
 // messages (built from their params where they have any). Each call returns
 // a new *Error, which the caller may keep as its own sentinel.
 
 // InvalidRule is a rule that does not compile; raw says why. The message
-// is the reference's: "Invalid rule. Raw error: " and the reason, ended
+// is PocketBase's: "Invalid rule. Raw error: " and the reason, ended
 // with a period.
 func InvalidRule(raw string) *Error {
 	return New(CodeInvalidRule, "Invalid rule. Raw error: "+raw+".")

@@ -8,7 +8,7 @@ import (
 )
 
 // Error is the failure of one input field, rendered as {code, message} with
-// params when it has any. The message is the reference's English text.
+// params when it has any. The message is PocketBase's English text.
 type Error struct {
 	Code    string         `json:"code"`
 	Message string         `json:"message"`

@@ -17,7 +17,7 @@ const MaxLen = 256
 
 // InvalidMessage is the message PocketBase gives, under the code
 // validation_invalid_cron, for an expression that is neither a macro nor five
-// space-separated fields (reference §1.11). SyntaxError.Message returns it or
+// space-separated fields. SyntaxError.Message returns it or
 // the message for a more particular fault.
 const InvalidMessage = "Invalid cron expression - must be a valid macro or to have exactly 5 space separated segments."
 

@@ -82,8 +82,8 @@ func (a *autoBackups) run(time.Time) {
 	defer release()
 	info, err := a.create(a.ctx, key)
 	if err != nil {
-		// Nothing is pruned: the newest good backups stay (the
-		// reference prunes even after a failure).
+		// Nothing is pruned: the newest good backups stay
+		// (PocketBase prunes even after a failure).
 		a.log.Error("auto backup failed", "key", key, "took", elapsed(start), "err", err)
 		return
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 // nameProblem returns why name cannot be the name of an archive, in the
-// words the API uses for the field (reference §1.4, rules in that order;
+// words the API uses for the field (PocketBase's rules, in its order;
 // the third rule, the name being taken, is validation.BackupNameExists),
 // or "" if it can.
 func nameProblem(name string) string {

@@ -47,7 +47,7 @@
 //
 // A handler is given the Server as an httpapi.Restarter. Since Restart
 // waits for every request in flight, a handler answers first and then
-// restarts from a goroutine with a context of its own, as the reference's
+// restarts from a goroutine with a context of its own, as PocketBase's
 // backup restore does (context.Background with a timeout). Restart refuses
 // a context derived from a request's with ErrInRequest, at once, so that a
 // handler calling it in line fails instead of waiting for itself, and one
@@ -77,7 +77,7 @@
 // settings.journal, logs/<segment>); backups/, the lock file and anything
 // else in the dir are not copied.
 //
-// The auto-backup schedule follows settings.backups (reference §1.11):
+// The auto-backup schedule follows settings.backups, as in PocketBase:
 // while cron is set, each due UTC minute creates
 // @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with a warning, while
 // another backup or a restore runs), and after a successful create only,

@@ -9,7 +9,7 @@ import (
 	"strongbox/httpapi"
 )
 
-// Messages of the 503 envelopes the gate answers with. The reference has
+// Messages of the 503 envelopes the gate answers with. PocketBase has
 // none: it is down while it restarts.
 const (
 	msgRestarting = "The server is restarting, try again later."

@@ -1,9 +1,9 @@
 // Package ratelimit holds strongbox's request limiters, free of HTTP so
 // that tests drive them with a fake clock. There are two:
 //
-//   - [Limiter] enforces the reference's rateLimits rules (PocketBase
-//     v0.31 settings: label, audience, maxRequests, duration), matched by
-//     [Find] in the reference's label priority, one fixed window per rule
+//   - [Limiter] enforces PocketBase's rateLimits rules (v0.31
+//     settings: label, audience, maxRequests, duration), matched by
+//     [Find] in PocketBase's label priority, one fixed window per rule
 //     bucket and client;
 //   - [Guard] is strongbox's own password-login throttle, on by default,
 //     which counts failed logins per identity and client (see Policy).

@@ -17,7 +17,7 @@ func rule(label, aud string, n, s int) Rule {
 	return Rule{label, aud, n, time.Duration(s) * time.Second}
 }
 
-// defaultRules are the reference's default rules.
+// defaultRules are PocketBase's default rules.
 var defaultRules = []Rule{
 	rule("*:auth", "", 2, 3),
 	rule("*:create", "", 20, 5),

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The audiences a rule may name (reference: core/settings_model.go).
+// The audiences a rule may name (PocketBase's, core/settings_model.go).
 const (
 	AudienceAll   = ""       // guests and authenticated requests
 	AudienceGuest = "@guest" // guests only
@@ -25,7 +25,7 @@ type Rule struct {
 }
 
 // Find returns the first rule matching labels, tried in order, whose
-// audience fits (authenticated or guest), as the reference's
+// audience fits (authenticated or guest), as PocketBase's
 // FindRateLimitRule does: for each label, a rule with exactly that label
 // first, then a rule whose label ends in "/" and is a prefix of the label
 // followed by "/" (so "/api/" matches "/api/health" and "/api").
@@ -117,7 +117,7 @@ const DefaultMaxWindows = 100_000
 
 // Limiter counts requests per (bucket, client) in fixed windows. It is safe
 // for concurrent use. A new rule set starts a new Limiter: counters do not
-// carry over a settings change, as in the reference.
+// carry over a settings change, as in PocketBase.
 type Limiter struct {
 	mu   sync.Mutex
 	now  func() time.Time
