@@ -12,11 +12,27 @@ import (
 // The collections API is one of the areas §1 says exist but whose contract
 // is "not shown", so these checks follow PocketBase v0.31.0: the whole API
 // sits behind its superuser guard (401 without a token, 403 "The authorized
-// record is not allowed to perform this action." for any other record), as
-// the reference describes the guard in pocketbase-backups-logs-filter.md
-// §0.3; PocketBase binds that guard to the /api/collections group.
+// record is not allowed to perform this action." for any other record);
+// PocketBase binds that guard to the /api/collections group.
 
 const sectionCollections = "§1 (collections: contract not shown); §7 row 6; reference pocketbase-backups-logs-filter.md §0.3 (superuser guard), pocketbase-observed.md (create collection)"
+
+// collectionCreateReq builds the requirement that a superuser creates a
+// collection of type typ ("a" or "an" typ in the name).
+func collectionCreateReq(id, article, typ string) *Requirement {
+	return &Requirement{
+		ID:      id,
+		Source:  SourcePocketBase,
+		Section: sectionCollections,
+		Name:    "create " + article + " " + typ + " collection",
+		Text: "POST /api/collections as superuser with {name, type \"" + typ + "\"} answers 200 with the collection: " +
+			"a non-empty id, that name and type \"" + typ + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := createCollection(ctx, c, typ)
+			return err
+		},
+	}
+}
 
 var collectionRequirements = []*Requirement{
 	{
@@ -46,30 +62,8 @@ var collectionRequirements = []*Requirement{
 			return collectionsRefused(ctx, c, tok, http.StatusForbidden, msgNotAllowed)
 		},
 	},
-	{
-		ID:      "COLL-CRUD-001",
-		Source:  SourcePocketBase,
-		Section: sectionCollections,
-		Name:    "create an auth collection",
-		Text: "POST /api/collections as superuser with {name, type \"auth\"} answers 200 with the collection: " +
-			"a non-empty id, that name and type \"auth\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, err := createCollection(ctx, c, "auth")
-			return err
-		},
-	},
-	{
-		ID:      "COLL-CRUD-002",
-		Source:  SourcePocketBase,
-		Section: sectionCollections,
-		Name:    "create a base collection",
-		Text: "POST /api/collections as superuser with {name, type \"base\"} answers 200 with the collection: " +
-			"a non-empty id, that name and type \"base\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, err := createCollection(ctx, c, "base")
-			return err
-		},
-	},
+	collectionCreateReq("COLL-CRUD-001", "an", "auth"),
+	collectionCreateReq("COLL-CRUD-002", "a", "base"),
 	{
 		ID:      "COLL-CRUD-003",
 		Source:  SourcePocketBase,
