@@ -111,11 +111,7 @@ var accountFlowRequirements = []*Requirement{
 			"answers 400 \"" + msgValidation + "\" with data.token code \"validation_invalid_token\"; of " +
 			"confirm-verification, code \"validation_invalid_token_claims\" (no email claim); of " +
 			"confirm-email-change, code \"validation_invalid_token_payload\" (no newEmail claim).",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			pw := "Cf-" + newNonce(12)
 			for _, tt := range []struct {
 				route string
@@ -135,8 +131,8 @@ var accountFlowRequirements = []*Requirement{
 				}
 			}
 			// The password did not change.
-			_, err = c.login(ctx, "users", u.email, u.password)
+			_, err := c.login(ctx, "users", u.email, u.password)
 			return err
-		},
+		}),
 	},
 }

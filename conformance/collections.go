@@ -54,13 +54,9 @@ var collectionRequirements = []*Requirement{
 		Text: "GET /api/collections and POST /api/collections with a regular user's token answer 403 \"" +
 			msgNotAllowed + "\" (PocketBase's superuser guard; the interface document names \"" +
 			msgOnlySuperusers + "\" only for the backup list); nothing is created.",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			return collectionsRefused(ctx, c, tok, http.StatusForbidden, msgNotAllowed)
-		},
+		}),
 	},
 	collectionCreateReq("COLL-CRUD-001", "an", "auth"),
 	collectionCreateReq("COLL-CRUD-002", "a", "base"),

@@ -151,11 +151,7 @@ var rateLimitRequirements = []*Requirement{
 			"\"<collection>:auth\", maxRequests 1, duration 60} for a new auth collection, the second guest POST " +
 			"to that collection's auth-with-password answers 429 \"" + msgTooManyRequests + "\", and a guest " +
 			"POST to users/auth-with-password then does not answer 429.",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "auth")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("auth", func(ctx context.Context, c *Client, name string) error {
 			if err := c.enableRateLimits(ctx,
 				map[string]any{"label": "*:auth", "audience": "", "maxRequests": 100, "duration": 60},
 				map[string]any{"label": name + ":auth", "audience": "", "maxRequests": 1, "duration": 60},
@@ -173,7 +169,7 @@ var rateLimitRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "LOGIN-THROTTLE-001",
@@ -184,11 +180,7 @@ var rateLimitRequirements = []*Requirement{
 			"five wrong passwords for a new user from one client address, auth-with-password for that user from " +
 			"that address answers 429 \"" + msgTooManyLogins + "\" even with the right password, while the right " +
 			"password from another address answers 200.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			if err := c.trustClientHeader(ctx); err != nil {
 				return err
 			}
@@ -217,7 +209,7 @@ var rateLimitRequirements = []*Requirement{
 				return fmt.Errorf("right password from another address: %w", err)
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "LOGIN-THROTTLE-002",
@@ -227,11 +219,7 @@ var rateLimitRequirements = []*Requirement{
 		Text: "From one client address (told apart by a trusted proxy header), four wrong passwords for a new user " +
 			"then the right one, three times over, answer 400 \"" + msgFailedAuth + "\" for every wrong password and " +
 			"200 for every right one: successful logins are not counted, and one clears the failures before it.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			if err := c.trustClientHeader(ctx); err != nil {
 				return err
 			}
@@ -255,7 +243,7 @@ var rateLimitRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 }
 

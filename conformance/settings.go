@@ -48,18 +48,14 @@ var settingsRequirements = []*Requirement{
 		Section: sectionSettings,
 		Name:    "GET /api/settings as a regular user",
 		Text:    "GET /api/settings with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			r, err := c.get(ctx, "/api/settings", tok)
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "SETTINGS-003",
@@ -146,18 +142,14 @@ var settingsMailRequirements = []*Requirement{
 		Section: sectionSettings,
 		Name:    "POST /api/settings/test/email as a regular user",
 		Text:    "POST /api/settings/test/email with a valid body and a regular user's token answers 403 \"" + msgNotAllowed + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			r, err := c.post(ctx, pathTestEmail, tok, map[string]any{"email": "conformance@example.com", "template": "otp"})
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "SETTINGS-MAIL-003",
