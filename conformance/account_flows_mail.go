@@ -157,13 +157,10 @@ var accountFlowMailRequirements = []*Requirement{
 // signedIn is set, and runs f with the sink, the user and its token ("" when
 // not signed in).
 func withMailUser(signedIn bool, f func(ctx context.Context, c *Client, sink *smtpSink, u *user, tok string) error) func(context.Context, *Client) error {
-	return func(ctx context.Context, c *Client) error {
-		sink, err := c.mailbox(ctx)
-		if err != nil {
-			return err
-		}
+	return withMailbox(func(ctx context.Context, c *Client, sink *smtpSink) error {
 		var u *user
 		tok := ""
+		var err error
 		if signedIn {
 			u, tok, err = c.newUserToken(ctx)
 		} else {
@@ -173,7 +170,7 @@ func withMailUser(signedIn bool, f func(ctx context.Context, c *Client, sink *sm
 			return err
 		}
 		return f(ctx, c, sink, u, tok)
-	}
+	})
 }
 
 // mailRequest is a request that mails a token: the users collection's

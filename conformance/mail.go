@@ -182,6 +182,18 @@ func (c *Client) setAuthOptionsRule(ctx context.Context, coll string, otp, mfa b
 	return opts, nil
 }
 
+// withMailbox is the Run of a check that reads mail: it points the
+// server's mail at a sink (mailbox) and runs f with it.
+func withMailbox(f func(ctx context.Context, c *Client, sink *smtpSink) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		sink, err := c.mailbox(ctx)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, sink)
+	}
+}
+
 // awaitMail waits up to mailWait for a mail to rcpt; none is a failure.
 func awaitMail(ctx context.Context, sink *smtpSink, rcpt, what string) (*sinkMail, error) {
 	m := sink.wait(ctx, rcpt, mailWait)

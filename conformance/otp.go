@@ -67,11 +67,7 @@ var otpRequirements = []*Requirement{
 		Section: sectionOTP,
 		Name:    "auth-with-otp with a wrong code",
 		Text:    "auth-with-otp with a live otpId and a code other than the mailed one answers 400 \"" + msgOTPInvalid + "\" with empty data.",
-		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
-			id, code, err := c.otpFor(ctx, o, o.u.email)
-			if err != nil {
-				return err
-			}
+		Run: withOTPCode(func(ctx context.Context, c *Client, o *otpUser, id, code string) error {
 			r, err := authWithOTP(ctx, c, "", id, otherCode(code))
 			if err != nil {
 				return err
@@ -108,11 +104,7 @@ var otpRequirements = []*Requirement{
 		Name:    "the sixth OTP attempt is refused",
 		Text: "After 5 auth-with-otp attempts with wrong codes (each 400 \"" + msgOTPInvalid + "\") for one " +
 			"record from one client within 180 s, a 6th with the right code answers 429 \"" + msgOTPTooMany + "\".",
-		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
-			id, code, err := c.otpFor(ctx, o, o.u.email)
-			if err != nil {
-				return err
-			}
+		Run: withOTPCode(func(ctx context.Context, c *Client, o *otpUser, id, code string) error {
 			for i := range otpAttempts {
 				r, err := authWithOTP(ctx, c, "", id, otherCode(code))
 				if err != nil {
@@ -343,21 +335,27 @@ type otpUser struct {
 // points the server's mail at a sink, turns OTP on for users (MFA too when
 // mfa is set), creates a user, and runs f.
 func withOTPUser(mfa bool, f func(ctx context.Context, c *Client, o *otpUser) error) func(context.Context, *Client) error {
-	return func(ctx context.Context, c *Client) error {
-		sink, err := c.mailbox(ctx)
-		if err != nil {
-			return err
-		}
+	return withMailbox(func(ctx context.Context, c *Client, sink *smtpSink) error {
 		opts, err := c.setAuthOptions(ctx, "users", true, mfa)
 		if err != nil {
 			return err
 		}
-		u, err := c.newUser(ctx)
+		return withUser(func(ctx context.Context, c *Client, u *user) error {
+			return f(ctx, c, &otpUser{sink: sink, opts: opts, u: u})
+		})(ctx, c)
+	})
+}
+
+// withOTPCode is withOTPUser (OTP only) for a check that starts with an
+// OTP requested for the user: f gets its otpId and the mailed code.
+func withOTPCode(f func(ctx context.Context, c *Client, o *otpUser, id, code string) error) func(context.Context, *Client) error {
+	return withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
+		id, code, err := c.otpFor(ctx, o, o.u.email)
 		if err != nil {
 			return err
 		}
-		return f(ctx, c, &otpUser{sink: sink, opts: opts, u: u})
-	}
+		return f(ctx, c, o, id, code)
+	})
 }
 
 // withMFAUser is the Run of an MFA check that reads no mail: it turns OTP
@@ -367,11 +365,7 @@ func withMFAUser(f func(ctx context.Context, c *Client, u *user) error) func(con
 		if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
 			return err
 		}
-		u, err := c.newUser(ctx)
-		if err != nil {
-			return err
-		}
-		return f(ctx, c, u)
+		return withUser(f)(ctx, c)
 	}
 }
 
