@@ -51,7 +51,13 @@ func (c *Client) newUser(ctx context.Context) (*user, error) {
 
 // deleteUser removes u as superuser; a user that is already gone is fine.
 func (c *Client) deleteUser(ctx context.Context, u *user) error {
-	r, err := c.do(ctx, http.MethodDelete, "/api/collections/users/records/"+seg(u.id), c.su, nil)
+	return c.deleteIfThere(ctx, "/api/collections/users/records/"+seg(u.id))
+}
+
+// deleteIfThere deletes path as superuser and requires 204, or 404 for
+// what is already gone.
+func (c *Client) deleteIfThere(ctx context.Context, path string) error {
+	r, err := c.do(ctx, http.MethodDelete, path, c.su, nil)
 	if err != nil {
 		return err
 	}
@@ -125,15 +131,13 @@ func (c *Client) newUserToken(ctx context.Context) (*user, string, error) {
 // newCollection creates a collection of the given type ("base" or "auth")
 // with a unique name and registers its deletion. It returns the name.
 func (c *Client) newCollection(ctx context.Context, typ string) (string, error) {
-	name := "cf_" + newNonce(10)
-	r, err := c.post(ctx, "/api/collections", c.su, map[string]any{"name": name, "type": typ})
+	name, r, err := c.postCollection(ctx, c.su, typ)
 	if err != nil {
 		return "", fmt.Errorf("fixture: create collection: %w", err)
 	}
 	if r.status != http.StatusOK {
 		return "", fmt.Errorf("fixture: create %s collection %s: expected 200, got %s", typ, name, r)
 	}
-	c.cleanupCollection(name)
 	return name, nil
 }
 
