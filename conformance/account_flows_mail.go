@@ -35,11 +35,7 @@ var accountFlowMailRequirements = []*Requirement{
 			if err := expectNoContent(ctx, c, "confirm-verification", "", map[string]string{"token": tok}); err != nil {
 				return err
 			}
-			r, err := c.get(ctx, "/api/collections/users/records/"+seg(u.id), c.su)
-			if err != nil {
-				return err
-			}
-			rec, err := okObject(r)
+			r, rec, err := c.getOK(ctx, "/api/collections/users/records/"+seg(u.id), c.su)
 			if err != nil {
 				return err
 			}

@@ -117,11 +117,7 @@ var authMethodsRequirements = []*Requirement{
 		Text: "GET auth-methods of users?fields=password.enabled,mfa answers 200 with an object of exactly the keys " +
 			"password (holding only enabled, a boolean) and mfa (an object with enabled, a boolean).",
 		Run: func(ctx context.Context, c *Client) error {
-			r, err := c.get(ctx, "/api/collections/users/auth-methods?fields="+url.QueryEscape("password.enabled,mfa"), "")
-			if err != nil {
-				return err
-			}
-			m, err := okObject(r)
+			r, m, err := c.getOK(ctx, "/api/collections/users/auth-methods?fields="+url.QueryEscape("password.enabled,mfa"), "")
 			if err != nil {
 				return err
 			}
@@ -150,11 +146,7 @@ type authMethods struct {
 
 // fetchAuthMethods loads and shape-checks the descriptor of collection.
 func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authMethods, error) {
-	r, err := c.get(ctx, "/api/collections/"+seg(collection)+"/auth-methods", "")
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/"+seg(collection)+"/auth-methods", "")
 	if err != nil {
 		return nil, err
 	}

@@ -438,6 +438,17 @@ func okObject(r *response) (map[string]any, error) {
 	return object(r)
 }
 
+// getOK sends GET path with auth and requires 200 with a JSON object
+// (okObject); it returns the answer too, for failure details.
+func (c *Client) getOK(ctx context.Context, path, auth string) (*response, map[string]any, error) {
+	r, err := c.get(ctx, path, auth)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := okObject(r)
+	return r, m, err
+}
+
 // envelope is a decoded error response.
 type envelope struct {
 	keys    []string // top-level keys in wire order

@@ -79,11 +79,7 @@ var collectionRequirements = []*Requirement{
 		Text: "GET /api/collections?perPage=1000 as superuser answers 200 with a paginated envelope (page, " +
 			"perPage, totalItems, items) whose items include the collections users and _superusers.",
 		Run: func(ctx context.Context, c *Client) error {
-			r, err := c.get(ctx, withQuery("/api/collections", query("perPage", "1000")), c.su)
-			if err != nil {
-				return err
-			}
-			m, err := okObject(r)
+			r, m, err := c.getOK(ctx, withQuery("/api/collections", query("perPage", "1000")), c.su)
 			if err != nil {
 				return err
 			}

@@ -391,11 +391,7 @@ var reVerifier = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
 // oidcMethod reads auth-methods of users and checks its "oidc" provider
 // against what the suite configured.
 func oidcMethod(ctx context.Context, c *Client, p *oauthProvider) (*oidcInfo, error) {
-	r, err := c.get(ctx, "/api/collections/users/auth-methods", "")
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/users/auth-methods", "")
 	if err != nil {
 		return nil, err
 	}
@@ -547,11 +543,7 @@ func (c *Client) oauth2SignIn(ctx context.Context, p *oauthProvider, u *oauthUse
 // expectNoOAuth2 requires auth-methods of coll to report oauth2.enabled
 // false with no providers.
 func expectNoOAuth2(ctx context.Context, c *Client, coll string) error {
-	r, err := c.get(ctx, "/api/collections/"+seg(coll)+"/auth-methods", "")
-	if err != nil {
-		return err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/"+seg(coll)+"/auth-methods", "")
 	if err != nil {
 		return err
 	}

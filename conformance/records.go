@@ -357,11 +357,7 @@ func expectRecord(r *response, rec map[string]any, collection string) error {
 
 // expectViewedUser views u with auth and requires 200 with u's id and email.
 func expectViewedUser(ctx context.Context, c *Client, auth string, u *user) error {
-	r, err := c.get(ctx, "/api/collections/users/records/"+seg(u.id), auth)
-	if err != nil {
-		return err
-	}
-	rec, err := okObject(r)
+	r, rec, err := c.getOK(ctx, "/api/collections/users/records/"+seg(u.id), auth)
 	if err != nil {
 		return err
 	}

@@ -182,11 +182,7 @@ type settingsView struct {
 // readSettings requires GET /api/settings as superuser to answer 200 with
 // the objects meta and logs, logs.maxDays a number.
 func (c *Client) readSettings(ctx context.Context) (*settingsView, error) {
-	r, err := c.get(ctx, "/api/settings", c.su)
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/settings", c.su)
 	if err != nil {
 		return nil, err
 	}
