@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 )
 
@@ -186,4 +187,31 @@ func withCollection(typ string, f func(ctx context.Context, c *Client, name stri
 		}
 		return f(ctx, c, name)
 	}
+}
+
+// fixtureHosts returns, for the host h of a server the suite runs for the
+// server under test to reach (its SMTP sink, its OAuth2 provider), the
+// host the server is told and the host the suite listens on: 127.0.0.1
+// for both when h is "", else h for both, except that a name (not an IP)
+// listens on every interface ("").
+func fixtureHosts(h string) (serverHost, listenHost string) {
+	if h == "" {
+		return "127.0.0.1", "127.0.0.1"
+	}
+	if net.ParseIP(h) == nil {
+		return h, "" // a name: listen on every interface
+	}
+	return h, h
+}
+
+// patchOK sends PATCH path with body as superuser and requires 200.
+func (c *Client) patchOK(ctx context.Context, path string, body any) error {
+	r, err := c.do(ctx, http.MethodPatch, path, c.su, body)
+	if err != nil {
+		return err
+	}
+	if r.status != http.StatusOK {
+		return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(body), r)
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -41,13 +40,7 @@ func (c *Client) mailbox(ctx context.Context) (*smtpSink, error) {
 		return nil, Skipf("the server's smtp settings hold credentials (username %q), which the suite could not put "+
 			"back after pointing them at its SMTP sink (GET /api/settings never returns the password)", u)
 	}
-	serverHost, listenHost := "127.0.0.1", "127.0.0.1"
-	if h := c.opts.smtpHost; h != "" {
-		serverHost, listenHost = h, h
-		if net.ParseIP(h) == nil {
-			listenHost = "" // a name: listen on every interface
-		}
-	}
+	serverHost, listenHost := fixtureHosts(c.opts.smtpHost)
 	sink, err := startSMTPSink(listenHost)
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %w", err)
@@ -147,11 +140,8 @@ func (c *Client) setAuthOptionsRule(ctx context.Context, coll string, otp, mfa b
 		if now, err := okObject(r); err == nil && reflect.DeepEqual(now["otp"], origOTP) && reflect.DeepEqual(now["mfa"], origMFA) {
 			return nil
 		}
-		if r, err = c.do(ctx, http.MethodPatch, path, c.su, want); err != nil {
+		if err := c.patchOK(ctx, path, want); err != nil {
 			return err
-		}
-		if r.status != http.StatusOK {
-			return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(want), r)
 		}
 		if r, err = c.get(ctx, path, c.su); err != nil {
 			return err

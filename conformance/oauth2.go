@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -309,13 +308,7 @@ func (c *Client) oauth2Setup(ctx context.Context, coll string) (*oauthProvider, 
 		return nil, nil, Skipf("%s already has OAuth2 providers (%s); GET never returns their clientSecret, so the suite "+
 			"could not put them back after configuring its own", coll, jsonText(ps))
 	}
-	serverHost, listenHost := "127.0.0.1", "127.0.0.1"
-	if h := c.opts.oauth2Host; h != "" {
-		serverHost, listenHost = h, h
-		if net.ParseIP(h) == nil {
-			listenHost = "" // a name: listen on every interface
-		}
-	}
+	serverHost, listenHost := fixtureHosts(c.opts.oauth2Host)
 	p, err := startOAuthProvider(listenHost, serverHost)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fixture: %w", err)
@@ -325,13 +318,8 @@ func (c *Client) oauth2Setup(ctx context.Context, coll string) (*oauthProvider, 
 		if now, err := getCollectionJSON(ctx, c, coll); err == nil && reflect.DeepEqual(now["oauth2"], orig) {
 			return nil
 		}
-		want := map[string]any{"oauth2": orig}
-		r, err := c.do(ctx, http.MethodPatch, path, c.su, want)
-		if err != nil {
+		if err := c.patchOK(ctx, path, map[string]any{"oauth2": orig}); err != nil {
 			return err
-		}
-		if r.status != http.StatusOK {
-			return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(want), r)
 		}
 		now, err := getCollectionJSON(ctx, c, coll)
 		if err != nil {
