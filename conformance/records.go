@@ -9,8 +9,8 @@ import (
 )
 
 // The records API of auth collections is one of the areas §1 says exist but
-// whose contract is "not shown", so these checks follow PocketBase v0.31.0
-// as the reference describes it: sign-up on the users collection (public
+// whose contract is "not shown", so these checks follow PocketBase v0.31.0:
+// sign-up on the users collection (public
 // createRule), its validation errors, and who may view which record.
 
 const (

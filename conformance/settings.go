@@ -111,7 +111,7 @@ var settingsRequirements = []*Requirement{
 	},
 }
 
-// The test-email route (reference forms/test_email_send.go): these checks
+// The test-email route (PocketBase's forms/test_email_send.go): these checks
 // send no mail. The one a superuser sends has an empty body, which every
 // server must refuse before it renders or sends anything.
 
