@@ -124,8 +124,7 @@ func findBackup(list []backupEntry, key string) (backupEntry, bool) {
 // createBackup creates the archive name as a fixture and registers its
 // deletion.
 func (c *Client) createBackup(ctx context.Context, name string) error {
-	c.cleanupBackup(name)
-	r, err := c.post(ctx, "/api/backups", c.su, map[string]string{"name": name})
+	r, err := c.postBackup(ctx, name)
 	if err != nil {
 		return fmt.Errorf("fixture: create backup: %w", err)
 	}
@@ -133,6 +132,13 @@ func (c *Client) createBackup(ctx context.Context, name string) error {
 		return fmt.Errorf("fixture: create backup %s: expected success with a null body, got %s", name, r)
 	}
 	return nil
+}
+
+// postBackup sends POST /api/backups {name} as superuser, having
+// registered the deletion of name should the server create it.
+func (c *Client) postBackup(ctx context.Context, name string) (*response, error) {
+	c.cleanupBackup(name)
+	return c.post(ctx, "/api/backups", c.su, map[string]string{"name": name})
 }
 
 // nullSuccess reports whether r is the success §4.2 describes as "body is

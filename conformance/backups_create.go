@@ -23,8 +23,7 @@ var backupsCreateRequirements = []*Requirement{
 			"or 200 with null), and the list then holds that key.",
 		Run: backupsCheck(func(ctx context.Context, c *Client) error {
 			name := newBackupName()
-			c.cleanupBackup(name)
-			r, err := c.post(ctx, "/api/backups", c.su, map[string]string{"name": name})
+			r, err := c.postBackup(ctx, name)
 			if err != nil {
 				return err
 			}
@@ -175,8 +174,7 @@ func backupNameReq(id, what, name, code, message string) *Requirement {
 		Text: fmt.Sprintf("POST /api/backups with %s answers 400 %q with data.name {code %s, message %q}, and creates nothing.",
 			what, msgValidation, code, message),
 		Run: backupsCheck(func(ctx context.Context, c *Client) error {
-			c.cleanupBackup(name)
-			r, err := c.post(ctx, "/api/backups", c.su, map[string]string{"name": name})
+			r, err := c.postBackup(ctx, name)
 			if err != nil {
 				return err
 			}
