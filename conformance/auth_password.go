@@ -34,12 +34,7 @@ var authPasswordRequirements = []*Requirement{
 			"JWT and a record holding that user's id and email (and, when sent, collectionName \"users\" and a " +
 			"collectionId), and never the password or tokenKey.",
 		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
-			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
-				map[string]string{"identity": u.email, "password": u.password})
-			if err != nil {
-				return err
-			}
-			return checkAuthResult(r, "users", u.id, u.email)
+			return expectUserLogin(ctx, c, "users", u)
 		}),
 	},
 	{
@@ -177,14 +172,20 @@ var authPasswordRequirements = []*Requirement{
 			if u.collectionID == "" {
 				return Mismatch("a collectionId in the sign-up answer (to address the collection by id)", "none")
 			}
-			r, err := c.post(ctx, "/api/collections/"+seg(u.collectionID)+"/auth-with-password", "",
-				map[string]string{"identity": u.email, "password": u.password})
-			if err != nil {
-				return err
-			}
-			return checkAuthResult(r, "users", u.id, u.email)
+			return expectUserLogin(ctx, c, u.collectionID, u)
 		}),
 	},
+}
+
+// expectUserLogin signs u in with its password, addressing the users
+// collection by ref (its name or its id), and requires the §2.6 result.
+func expectUserLogin(ctx context.Context, c *Client, ref string, u *user) error {
+	r, err := c.post(ctx, "/api/collections/"+seg(ref)+"/auth-with-password", "",
+		map[string]string{"identity": u.email, "password": u.password})
+	if err != nil {
+		return err
+	}
+	return checkAuthResult(r, "users", u.id, u.email)
 }
 
 // checkAuthResult requires a §2.6 authentication result for a record of

@@ -103,8 +103,8 @@ var authTokenRequirements = []*Requirement{
 			if res.token != imp.token {
 				return Mismatch("the same impersonation token back", "a different one")
 			}
-			if id, _ := getString(res.record, "id"); id != u.id {
-				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
+			if err := expectRecordID(res, u.id); err != nil {
+				return err
 			}
 			return nil
 		}),
@@ -369,8 +369,8 @@ var authTokenRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if id, _ := getString(res.record, "id"); id != u.id {
-				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
+			if err := expectRecordID(res, u.id); err != nil {
+				return err
 			}
 			_, claims, err := splitJWT(res.token)
 			if err != nil {
@@ -678,4 +678,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// expectRecordID requires the record of an authentication result to have
+// the id id.
+func expectRecordID(res *authResult, id string) error {
+	if got, _ := getString(res.record, "id"); got != id {
+		return Mismatch(fmt.Sprintf("record.id %q", id), fmt.Sprintf("%q", got))
+	}
+	return nil
 }
