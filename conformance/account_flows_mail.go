@@ -8,9 +8,9 @@ import (
 
 // The account flows end to end, reading the mails they send (mail.go's
 // fixture: the suite's SMTP sink, the server's smtp settings pointed at it
-// for the check and put back after). They follow PocketBase v0.31.0
-// (reference pocketbase-auth.md §1.9-1.11, tokens §3, mails §10.2), as the
-// FLOW- checks of account_flows.go do.
+// for the check and put back after). They follow PocketBase v0.31.0 (its
+// account flows, their tokens and their mails), as the FLOW- checks of
+// account_flows.go do.
 
 const sectionFlowsMail = "§4.5 (account flows, reference behaviour); §5 rule 1 (tokens); reference pocketbase-auth.md §1.9-1.11, §3, §10.2"
 
@@ -23,23 +23,9 @@ var accountFlowMailRequirements = []*Requirement{
 		Text: "request-verification on users with a new user's email answers 204 with an empty body and mails " +
 			"that address a token of type \"verification\" (claims id and email of the record); " +
 			"confirm-verification with that token answers 204, and the record then reads verified: true.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, err := c.mailbox(ctx)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			if err := expectNoContent(ctx, c, "request-verification", "", map[string]string{"email": u.email}); err != nil {
-				return err
-			}
-			m, err := awaitMail(ctx, sink, u.email, "the verification mail")
-			if err != nil {
-				return err
-			}
-			tok, claims, err := mailToken(m, "verification")
+		Run: withMailUser(false, func(ctx context.Context, c *Client, sink *smtpSink, u *user, _ string) error {
+			tok, claims, err := mailedToken(ctx, c, sink, mailRequest{route: "request-verification",
+				body: map[string]string{"email": u.email}, rcpt: u.email, what: "the verification mail", typ: "verification"})
 			if err != nil {
 				return err
 			}
@@ -49,11 +35,7 @@ var accountFlowMailRequirements = []*Requirement{
 			if err := expectNoContent(ctx, c, "confirm-verification", "", map[string]string{"token": tok}); err != nil {
 				return err
 			}
-			r, err := c.get(ctx, "/api/collections/users/records/"+seg(u.id), c.su)
-			if err != nil {
-				return err
-			}
-			rec, err := okObject(r)
+			r, rec, err := c.getOK(ctx, "/api/collections/users/records/"+seg(u.id), c.su)
 			if err != nil {
 				return err
 			}
@@ -61,7 +43,7 @@ var accountFlowMailRequirements = []*Requirement{
 				return Mismatch("verified: true after confirm-verification", r.String())
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "FLOW-MAIL-002",
@@ -72,23 +54,9 @@ var accountFlowMailRequirements = []*Requirement{
 			"confirm-password-reset with it and a new password answers 204; then the old password answers 400 \"" +
 			msgFailedAuth + "\", the new one signs in (200), and auth-refresh with an auth token issued before " +
 			"answers 401 \"" + msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, err := c.mailbox(ctx)
-			if err != nil {
-				return err
-			}
-			u, oldTok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
-			if err := expectNoContent(ctx, c, "request-password-reset", "", map[string]string{"email": u.email}); err != nil {
-				return err
-			}
-			m, err := awaitMail(ctx, sink, u.email, "the password reset mail")
-			if err != nil {
-				return err
-			}
-			tok, _, err := mailToken(m, "passwordReset")
+		Run: withMailUser(true, func(ctx context.Context, c *Client, sink *smtpSink, u *user, oldTok string) error {
+			tok, _, err := mailedToken(ctx, c, sink, mailRequest{route: "request-password-reset",
+				body: map[string]string{"email": u.email}, rcpt: u.email, what: "the password reset mail", typ: "passwordReset"})
 			if err != nil {
 				return err
 			}
@@ -112,7 +80,7 @@ var accountFlowMailRequirements = []*Requirement{
 				return fmt.Errorf("an auth token issued before the reset: %w", err)
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "FLOW-MAIL-003",
@@ -123,24 +91,10 @@ var accountFlowMailRequirements = []*Requirement{
 			"address a token of type \"emailChange\" (claim newEmail); confirm-email-change with it and the " +
 			"current password answers 204; then the new address signs in (200, record.email the new address) " +
 			"and the old one answers 400 \"" + msgFailedAuth + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, err := c.mailbox(ctx)
-			if err != nil {
-				return err
-			}
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withMailUser(true, func(ctx context.Context, c *Client, sink *smtpSink, u *user, tok string) error {
 			addr := newEmail()
-			if err := expectNoContent(ctx, c, "request-email-change", tok, map[string]string{"newEmail": addr}); err != nil {
-				return err
-			}
-			m, err := awaitMail(ctx, sink, addr, "the email change mail")
-			if err != nil {
-				return err
-			}
-			ctok, claims, err := mailToken(m, "emailChange")
+			ctok, claims, err := mailedToken(ctx, c, sink, mailRequest{route: "request-email-change", auth: tok,
+				body: map[string]string{"newEmail": addr}, rcpt: addr, what: "the email change mail", typ: "emailChange"})
 			if err != nil {
 				return err
 			}
@@ -163,7 +117,7 @@ var accountFlowMailRequirements = []*Requirement{
 				return fmt.Errorf("the old address: %w", err)
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "FLOW-MAIL-004",
@@ -173,15 +127,7 @@ var accountFlowMailRequirements = []*Requirement{
 		Text: "request-verification and request-password-reset for an email no record has answer 204 and send " +
 			"nothing: a password reset requested afterwards for a real user is mailed, and no mail to the " +
 			"unknown address arrives within 2 s after it.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, err := c.mailbox(ctx)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withMailUser(false, func(ctx context.Context, c *Client, sink *smtpSink, u *user, _ string) error {
 			unknown := "cf-nobody-" + newNonce(10) + "@example.com"
 			for _, route := range []string{"request-verification", "request-password-reset"} {
 				if err := expectNoContent(ctx, c, route, "", map[string]string{"email": unknown}); err != nil {
@@ -198,8 +144,52 @@ var accountFlowMailRequirements = []*Requirement{
 				return Mismatch("no mail to "+unknown+", which no record has", m.String())
 			}
 			return nil
-		},
+		}),
 	},
+}
+
+// withMailUser is the Run of a check that reads mail: it points the
+// server's mail at a sink (mailbox), creates a user, signed in when
+// signedIn is set, and runs f with the sink, the user and its token ("" when
+// not signed in).
+func withMailUser(signedIn bool, f func(ctx context.Context, c *Client, sink *smtpSink, u *user, tok string) error) func(context.Context, *Client) error {
+	return withMailbox(func(ctx context.Context, c *Client, sink *smtpSink) error {
+		var u *user
+		tok := ""
+		var err error
+		if signedIn {
+			u, tok, err = c.newUserToken(ctx)
+		} else {
+			u, err = c.newUser(ctx)
+		}
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, sink, u, tok)
+	})
+}
+
+// mailRequest is a request that mails a token: the users collection's
+// route, its Authorization and body, and the mail it sends (to rcpt,
+// described by what, holding a token of type typ).
+type mailRequest struct {
+	route, auth     string
+	body            map[string]string
+	rcpt, what, typ string
+}
+
+// mailedToken sends q (204 with an empty body, expectNoContent) and
+// returns the token of type q.typ that the mail to q.rcpt holds, and its
+// claims.
+func mailedToken(ctx context.Context, c *Client, sink *smtpSink, q mailRequest) (string, map[string]any, error) {
+	if err := expectNoContent(ctx, c, q.route, q.auth, q.body); err != nil {
+		return "", nil, err
+	}
+	m, err := awaitMail(ctx, sink, q.rcpt, q.what)
+	if err != nil {
+		return "", nil, err
+	}
+	return mailToken(m, q.typ)
 }
 
 // expectNoContent posts body to the users collection's route and requires

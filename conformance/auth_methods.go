@@ -65,18 +65,14 @@ var authMethodsRequirements = []*Requirement{
 		Section: "§4.5 auth-methods; reference (the document is silent on non-auth collection)",
 		Name:    "auth-methods of a non-auth collection",
 		Text:    "GET auth-methods of a base collection answers 404 \"" + msgNoAuthColl + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "base")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
 			r, err := c.get(ctx, "/api/collections/"+name+"/auth-methods", "")
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusNotFound, msgNoAuthColl)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-METHODS-005",
@@ -85,11 +81,7 @@ var authMethodsRequirements = []*Requirement{
 		Name:    "auth-methods follows the collection options",
 		Text: "For a new auth collection auth-methods answers 200 and reports password.enabled true with \"email\" among " +
 			"identityFields; after passwordAuth.enabled is set to false it reports password.enabled false.",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "auth")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("auth", func(ctx context.Context, c *Client, name string) error {
 			d, err := fetchAuthMethods(ctx, c, name)
 			if err != nil {
 				return err
@@ -115,7 +107,7 @@ var authMethodsRequirements = []*Requirement{
 				return Mismatch("password.enabled false after disabling password auth", "true")
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-METHODS-006",
@@ -125,11 +117,7 @@ var authMethodsRequirements = []*Requirement{
 		Text: "GET auth-methods of users?fields=password.enabled,mfa answers 200 with an object of exactly the keys " +
 			"password (holding only enabled, a boolean) and mfa (an object with enabled, a boolean).",
 		Run: func(ctx context.Context, c *Client) error {
-			r, err := c.get(ctx, "/api/collections/users/auth-methods?fields="+url.QueryEscape("password.enabled,mfa"), "")
-			if err != nil {
-				return err
-			}
-			m, err := okObject(r)
+			r, m, err := c.getOK(ctx, "/api/collections/users/auth-methods?fields="+url.QueryEscape("password.enabled,mfa"), "")
 			if err != nil {
 				return err
 			}
@@ -158,11 +146,7 @@ type authMethods struct {
 
 // fetchAuthMethods loads and shape-checks the descriptor of collection.
 func fetchAuthMethods(ctx context.Context, c *Client, collection string) (*authMethods, error) {
-	r, err := c.get(ctx, "/api/collections/"+seg(collection)+"/auth-methods", "")
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/"+seg(collection)+"/auth-methods", "")
 	if err != nil {
 		return nil, err
 	}

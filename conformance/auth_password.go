@@ -33,18 +33,9 @@ var authPasswordRequirements = []*Requirement{
 		Text: "auth-with-password on users with a new user's email and password answers 200 with a non-empty " +
 			"JWT and a record holding that user's id and email (and, when sent, collectionName \"users\" and a " +
 			"collectionId), and never the password or tokenKey.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
-				map[string]string{"identity": u.email, "password": u.password})
-			if err != nil {
-				return err
-			}
-			return checkAuthResult(r, "users", u.id, u.email)
-		},
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
+			return expectUserLogin(ctx, c, "users", u)
+		}),
 	},
 	{
 		ID:      "AUTH-PW-003",
@@ -53,11 +44,7 @@ var authPasswordRequirements = []*Requirement{
 		Name:    "wrong password is refused",
 		Text: "A wrong password, for a user and for a superuser, answers 400 \"" + msgFailedAuth +
 			"\" with an empty data object.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			for _, p := range []struct{ coll, identity string }{{"users", u.email}, {"_superusers", c.email}} {
 				r, err := c.post(ctx, "/api/collections/"+p.coll+"/auth-with-password", "",
 					map[string]string{"identity": p.identity, "password": "Wrong-" + newNonce(12)})
@@ -69,7 +56,7 @@ var authPasswordRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-PW-004",
@@ -128,11 +115,7 @@ var authPasswordRequirements = []*Requirement{
 		Section: "§4.5 auth-with-password ({collection} is an auth collection); reference (the document is silent on non-auth collection)",
 		Name:    "non-auth collection",
 		Text:    "auth-with-password on an existing collection of type base answers 404 \"" + msgNoAuthColl + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "base")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
 			r, err := c.post(ctx, "/api/collections/"+name+"/auth-with-password", "",
 				map[string]string{"identity": c.email, "password": c.password})
 			if err != nil {
@@ -140,7 +123,7 @@ var authPasswordRequirements = []*Requirement{
 			}
 			_, err = expectError(r, http.StatusNotFound, msgNoAuthColl)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-PW-008",
@@ -149,11 +132,7 @@ var authPasswordRequirements = []*Requirement{
 		Name:    "password auth disabled",
 		Text: "When an auth collection has passwordAuth.enabled false, auth-with-password answers 403 \"" +
 			msgPasswordOff + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "auth")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("auth", func(ctx context.Context, c *Client, name string) error {
 			if err := c.patchCollection(ctx, name, map[string]any{"passwordAuth": map[string]any{"enabled": false}}); err != nil {
 				return err
 			}
@@ -164,7 +143,7 @@ var authPasswordRequirements = []*Requirement{
 			}
 			_, err = expectError(r, http.StatusForbidden, msgPasswordOff)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-PW-009",
@@ -173,18 +152,14 @@ var authPasswordRequirements = []*Requirement{
 		Name:    "form-encoded login",
 		Text: "auth-with-password also accepts identity and password as an " +
 			"application/x-www-form-urlencoded body and answers 200 {token, record}.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "",
 				url.Values{"identity": {u.email}, "password": {u.password}})
 			if err != nil {
 				return err
 			}
 			return checkAuthResult(r, "users", u.id, u.email)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-PW-010",
@@ -193,22 +168,24 @@ var authPasswordRequirements = []*Requirement{
 		Name:    "collection addressed by id",
 		Text: "auth-with-password addressed with the users collection's id instead of its name answers " +
 			"200 {token, record} for the same user.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			if u.collectionID == "" {
 				return Mismatch("a collectionId in the sign-up answer (to address the collection by id)", "none")
 			}
-			r, err := c.post(ctx, "/api/collections/"+seg(u.collectionID)+"/auth-with-password", "",
-				map[string]string{"identity": u.email, "password": u.password})
-			if err != nil {
-				return err
-			}
-			return checkAuthResult(r, "users", u.id, u.email)
-		},
+			return expectUserLogin(ctx, c, u.collectionID, u)
+		}),
 	},
+}
+
+// expectUserLogin signs u in with its password, addressing the users
+// collection by ref (its name or its id), and requires the §2.6 result.
+func expectUserLogin(ctx context.Context, c *Client, ref string, u *user) error {
+	r, err := c.post(ctx, "/api/collections/"+seg(ref)+"/auth-with-password", "",
+		map[string]string{"identity": u.email, "password": u.password})
+	if err != nil {
+		return err
+	}
+	return checkAuthResult(r, "users", u.id, u.email)
 }
 
 // checkAuthResult requires a §2.6 authentication result for a record of

@@ -23,13 +23,9 @@ var authTokenRequirements = []*Requirement{
 		Name:    "refresh with a valid token",
 		Text: "auth-refresh on users with a valid user token in Authorization answers 200 with a " +
 			"non-empty token and the same user's record.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			return expectRefreshOK(ctx, c, "users", tok, u.id)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-REFRESH-002",
@@ -38,13 +34,9 @@ var authTokenRequirements = []*Requirement{
 		Name:    "Bearer prefix accepted",
 		Text: "The token is also accepted as \"Bearer <token>\": auth-refresh answers 200 with the " +
 			"user's record.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			return expectRefreshOK(ctx, c, "users", "Bearer "+tok, u.id)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-REFRESH-003",
@@ -95,11 +87,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "non-refreshable token comes back unchanged",
 		Text: "auth-refresh with an impersonation token (refreshable false) answers 200 with exactly " +
 			"the same token string and the impersonated record.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			imp, err := c.impersonate(ctx, "users", u.id, nil)
 			if err != nil {
 				return err
@@ -115,11 +103,11 @@ var authTokenRequirements = []*Requirement{
 			if res.token != imp.token {
 				return Mismatch("the same impersonation token back", "a different one")
 			}
-			if id, _ := getString(res.record, "id"); id != u.id {
-				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
+			if err := expectRecordID(res, u.id); err != nil {
+				return err
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-REFRESH-007",
@@ -128,18 +116,14 @@ var authTokenRequirements = []*Requirement{
 		Name:    "refresh on an unknown collection",
 		Text: "auth-refresh on a collection that does not exist, with a valid user token, answers 404 \"" +
 			msgNoCollection + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			r, err := c.post(ctx, "/api/collections/cf_missing_"+newNonce(8)+"/auth-refresh", tok, nil)
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusNotFound, msgNoCollection)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-REFRESH-008",
@@ -175,18 +159,14 @@ var authTokenRequirements = []*Requirement{
 		Name:    "unknown scheme is not a token",
 		Text: "A token sent with a scheme other than \"Bearer \" (lowercase \"bearer \", \"Token \") is " +
 			"not accepted: auth-refresh answers 401 \"" + msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			for _, auth := range []string{"bearer " + tok, "Token " + tok} {
 				if err := expectRefreshRejected(ctx, c, "users", auth); err != nil {
 					return err
 				}
 			}
 			return nil
-		},
+		}),
 	},
 
 	// ---- token contents and lifetimes (§5.9) ----
@@ -197,11 +177,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "users password tokens are static",
 		Text: "A token issued by users/auth-with-password has no exp claim (it does not expire; the " +
 			"document decides this, PocketBase differs) and auth-refresh with it answers 200.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			_, claims, err := splitJWT(tok)
 			if err != nil {
 				return Mismatch("the token to be a JWT", err.Error())
@@ -210,7 +186,7 @@ var authTokenRequirements = []*Requirement{
 				return Mismatch("no exp claim in a users password token", fmt.Sprintf("exp %s", jsonText(exp)))
 			}
 			return expectRefreshOK(ctx, c, "users", tok, u.id)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-TOKEN-002",
@@ -237,11 +213,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "auth token header and claims",
 		Text: "The token of a 200 login answer is an HS256 JWT (header alg \"HS256\") whose claims hold type " +
 			"\"auth\", the record's id, its collection's id as collectionId, and refreshable true.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			header, claims, err := splitJWT(tok)
 			if err != nil {
 				return Mismatch("the token to be a JWT", err.Error())
@@ -252,7 +224,7 @@ var authTokenRequirements = []*Requirement{
 			return expectClaims(claims, map[string]any{
 				"type": "auth", "id": u.id, "collectionId": u.collectionID, "refreshable": true,
 			})
-		},
+		}),
 	},
 
 	// ---- tampering (§5.1, §5.8) ----
@@ -304,11 +276,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "expired token rejected",
 		Text: "An impersonation token issued with duration 1 is refused once its exp has passed: " +
 			"auth-refresh answers 401 \"" + msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			imp, err := c.impersonate(ctx, "users", u.id, map[string]any{"duration": 1})
 			if err != nil {
 				return err
@@ -329,7 +297,7 @@ var authTokenRequirements = []*Requirement{
 				return err
 			}
 			return expectRefreshRejected(ctx, c, "users", imp.token)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-TAMPER-007",
@@ -338,17 +306,13 @@ var authTokenRequirements = []*Requirement{
 		Name:    "file token is not an auth token",
 		Text: "A file token (type \"file\") sent in Authorization to auth-refresh answers 401 \"" +
 			msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			ft, err := c.fileToken(ctx, tok)
 			if err != nil {
 				return err
 			}
 			return expectRefreshRejected(ctx, c, "users", ft)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-TAMPER-008",
@@ -357,11 +321,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "password change revokes old tokens",
 		Text: "After a superuser changes a user's password (PATCH of the record with password and " +
 			"passwordConfirm), the user's earlier token is refused: auth-refresh answers 401 \"" + msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			if err := expectRefreshOK(ctx, c, "users", tok, u.id); err != nil {
 				return fmt.Errorf("control: %w", err)
 			}
@@ -375,7 +335,7 @@ var authTokenRequirements = []*Requirement{
 				return fmt.Errorf("fixture: password change: expected 200, got %s", r)
 			}
 			return expectRefreshRejected(ctx, c, "users", tok)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-TAMPER-009",
@@ -384,16 +344,12 @@ var authTokenRequirements = []*Requirement{
 		Name:    "token of a deleted record",
 		Text: "Once its record is deleted, a user's token is refused: auth-refresh answers 401 \"" +
 			msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			if err := c.deleteUser(ctx, u); err != nil {
 				return fmt.Errorf("fixture: delete user: %w", err)
 			}
 			return expectRefreshRejected(ctx, c, "users", tok)
-		},
+		}),
 	},
 
 	// ---- impersonation (§4.5, §5.7) ----
@@ -404,11 +360,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "superuser impersonates a user",
 		Text: "impersonate/{id} as superuser answers 200 {token, record} with the target's record and a " +
 			"token for it whose claims say type \"auth\", id the target's id and refreshable false.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			r, err := c.post(ctx, "/api/collections/users/impersonate/"+seg(u.id), c.su, nil)
 			if err != nil {
 				return err
@@ -417,15 +369,15 @@ var authTokenRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if id, _ := getString(res.record, "id"); id != u.id {
-				return Mismatch(fmt.Sprintf("record.id %q", u.id), fmt.Sprintf("%q", id))
+			if err := expectRecordID(res, u.id); err != nil {
+				return err
 			}
 			_, claims, err := splitJWT(res.token)
 			if err != nil {
 				return Mismatch("the token to be a JWT", err.Error())
 			}
 			return expectClaims(claims, map[string]any{"type": "auth", "id": u.id, "refreshable": false})
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-IMP-002",
@@ -434,11 +386,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "impersonation duration honoured",
 		Text: "impersonate with {\"duration\": 60} answers 200 with a token whose exp lies 60 seconds " +
 			"after the time of issue (within 10 s).",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			before := time.Now()
 			imp, err := c.impersonate(ctx, "users", u.id, map[string]any{"duration": 60})
 			if err != nil {
@@ -457,7 +405,7 @@ var authTokenRequirements = []*Requirement{
 				return Mismatch(fmt.Sprintf("exp ≈ %d (issue time + 60 s)", int64(want)), fmt.Sprint(int64(exp)))
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-IMP-003",
@@ -466,11 +414,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "negative duration refused",
 		Text: "impersonate with {\"duration\": -1} answers 400 \"" + msgValidation + "\" with data.duration " +
 			"{code \"" + codeMinGreaterThan + "\", message}.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			r, err := c.post(ctx, "/api/collections/users/impersonate/"+seg(u.id), c.su, map[string]any{"duration": -1})
 			if err != nil {
 				return err
@@ -480,7 +424,7 @@ var authTokenRequirements = []*Requirement{
 				return err
 			}
 			return expectFieldCodes(r, env, codeMinGreaterThan, "duration")
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-IMP-004",
@@ -488,18 +432,14 @@ var authTokenRequirements = []*Requirement{
 		Section: "§4.5 impersonate; §5.7; §7 row 8",
 		Name:    "user cannot impersonate",
 		Text:    "impersonate with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			r, err := c.post(ctx, "/api/collections/users/impersonate/"+seg(u.id), tok, nil)
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-IMP-005",
@@ -507,18 +447,14 @@ var authTokenRequirements = []*Requirement{
 		Section: "§4.5 impersonate; §5.7; §7 row 6",
 		Name:    "impersonate without a token",
 		Text:    "impersonate without Authorization answers 401 \"" + msgNeedsToken + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			r, err := c.post(ctx, "/api/collections/users/impersonate/"+seg(u.id), "", nil)
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusUnauthorized, msgNeedsToken)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-IMP-006",
@@ -542,11 +478,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "impersonate in a non-auth or unknown collection",
 		Text: "impersonate as superuser in a base collection, and in a collection that does not exist, " +
 			"answers 404 \"" + msgNoAuthColl + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "base")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
 			for _, coll := range []string{name, "cf_missing_" + newNonce(8)} {
 				r, err := c.post(ctx, "/api/collections/"+coll+"/impersonate/cf"+newNonce(13), c.su, nil)
 				if err != nil {
@@ -557,7 +489,7 @@ var authTokenRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 
 	// ---- file tokens ----
@@ -568,11 +500,7 @@ var authTokenRequirements = []*Requirement{
 		Name:    "file token issued",
 		Text: "POST /api/files/token with a valid auth token answers 200 {token} where the token is a " +
 			"JWT whose type claim is \"file\" and whose id claim is the caller's record id.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			ft, err := c.fileToken(ctx, tok)
 			if err != nil {
 				return err
@@ -594,7 +522,7 @@ var authTokenRequirements = []*Requirement{
 				return Mismatch("the superuser file token to be a JWT", err.Error())
 			}
 			return expectClaims(claims, map[string]any{"type": "file"})
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-FILE-002",
@@ -623,11 +551,7 @@ func tamper(id, name, what string, mutate func(ctx context.Context, c *Client, t
 		Section: "§5.1; §5.8; §7 row 6",
 		Name:    "tampered token: " + name,
 		Text:    "auth-refresh answers 401 \"" + msgNeedsToken + "\" to " + what + ".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			if err := expectRefreshOK(ctx, c, "users", tok, u.id); err != nil {
 				return fmt.Errorf("control (untampered token): %w", err)
 			}
@@ -636,7 +560,7 @@ func tamper(id, name, what string, mutate func(ctx context.Context, c *Client, t
 				return err
 			}
 			return expectRefreshRejected(ctx, c, "users", bad)
-		},
+		}),
 	}
 }
 
@@ -754,4 +678,13 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// expectRecordID requires the record of an authentication result to have
+// the id id.
+func expectRecordID(res *authResult, id string) error {
+	if got, _ := getString(res.record, "id"); got != id {
+		return Mismatch(fmt.Sprintf("record.id %q", id), fmt.Sprintf("%q", got))
+	}
+	return nil
 }

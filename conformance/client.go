@@ -438,6 +438,17 @@ func okObject(r *response) (map[string]any, error) {
 	return object(r)
 }
 
+// getOK sends GET path with auth and requires 200 with a JSON object
+// (okObject); it returns the answer too, for failure details.
+func (c *Client) getOK(ctx context.Context, path, auth string) (*response, map[string]any, error) {
+	r, err := c.get(ctx, path, auth)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := okObject(r)
+	return r, m, err
+}
+
 // envelope is a decoded error response.
 type envelope struct {
 	keys    []string // top-level keys in wire order
@@ -623,142 +634,4 @@ func newNonce(n int) string {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
 	return string(b)
-}
-
-// user is a record of the users collection created by a check.
-type user struct {
-	id           string
-	email        string
-	password     string
-	collectionID string
-}
-
-// newUser signs up a fresh user through the public sign-up endpoint and
-// registers its deletion (as superuser) as a cleanup.
-func (c *Client) newUser(ctx context.Context) (*user, error) {
-	u := &user{
-		email:    "cf-" + newNonce(12) + "@example.com",
-		password: "Cf-" + newNonce(16),
-	}
-	r, err := c.post(ctx, "/api/collections/users/records", "", map[string]any{
-		"email": u.email, "password": u.password, "passwordConfirm": u.password,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("fixture: sign-up: %w", err)
-	}
-	if r.status != http.StatusOK {
-		return nil, fmt.Errorf("fixture: sign-up of %s: expected 200, got %s", u.email, r)
-	}
-	var rec struct {
-		ID           string `json:"id"`
-		CollectionID string `json:"collectionId"`
-	}
-	if err := json.Unmarshal(r.body, &rec); err != nil || rec.ID == "" {
-		return nil, fmt.Errorf("fixture: sign-up of %s: no record id in %s", u.email, r)
-	}
-	u.id, u.collectionID = rec.ID, rec.CollectionID
-	c.Cleanup("delete user "+u.email, func(ctx context.Context) error {
-		return c.deleteUser(ctx, u)
-	})
-	return u, nil
-}
-
-// deleteUser removes u as superuser; a user that is already gone is fine.
-func (c *Client) deleteUser(ctx context.Context, u *user) error {
-	r, err := c.do(ctx, http.MethodDelete, "/api/collections/users/records/"+seg(u.id), c.su, nil)
-	if err != nil {
-		return err
-	}
-	if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
-		return fmt.Errorf("expected 204, got %s", r)
-	}
-	return nil
-}
-
-// patchUser updates the user u as superuser with body and requires 200.
-func (c *Client) patchUser(ctx context.Context, u *user, body map[string]any) error {
-	r, err := c.do(ctx, http.MethodPatch, "/api/collections/users/records/"+seg(u.id), c.su, body)
-	if err != nil {
-		return err
-	}
-	if r.status != http.StatusOK {
-		return fmt.Errorf("fixture: PATCH user %s %s: expected 200, got %s", u.email, jsonText(body), r)
-	}
-	return nil
-}
-
-// authResult is a decoded §2.6 authentication result.
-type authResult struct {
-	token  string
-	record map[string]any
-}
-
-// parseAuthResult requires 200 with a non-empty token and a record object.
-func parseAuthResult(r *response) (*authResult, error) {
-	m, err := okObject(r)
-	if err != nil {
-		return nil, err
-	}
-	tok, _ := getString(m, "token")
-	rec, ok := getObject(m, "record")
-	if tok == "" || !ok {
-		return nil, Mismatch("{token, record} with a non-empty token", r.String())
-	}
-	return &authResult{token: tok, record: rec}, nil
-}
-
-// login authenticates identity/password against collection. A refusal is
-// reported as an error (a fixture problem) for the callers that only need
-// a token; checks of login itself look at the response directly.
-func (c *Client) login(ctx context.Context, collection, identity, password string) (*authResult, error) {
-	r, err := c.post(ctx, "/api/collections/"+seg(collection)+"/auth-with-password", "",
-		map[string]string{"identity": identity, "password": password})
-	if err != nil {
-		return nil, fmt.Errorf("fixture: login: %w", err)
-	}
-	res, err := parseAuthResult(r)
-	if err != nil {
-		return nil, fmt.Errorf("fixture: login of %s into %s: %v", identity, collection, err)
-	}
-	return res, nil
-}
-
-// newUserToken creates a user and logs it in.
-func (c *Client) newUserToken(ctx context.Context) (*user, string, error) {
-	u, err := c.newUser(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	res, err := c.login(ctx, "users", u.email, u.password)
-	if err != nil {
-		return nil, "", err
-	}
-	return u, res.token, nil
-}
-
-// newCollection creates a collection of the given type ("base" or "auth")
-// with a unique name and registers its deletion. It returns the name.
-func (c *Client) newCollection(ctx context.Context, typ string) (string, error) {
-	name := "cf_" + newNonce(10)
-	r, err := c.post(ctx, "/api/collections", c.su, map[string]any{"name": name, "type": typ})
-	if err != nil {
-		return "", fmt.Errorf("fixture: create collection: %w", err)
-	}
-	if r.status != http.StatusOK {
-		return "", fmt.Errorf("fixture: create %s collection %s: expected 200, got %s", typ, name, r)
-	}
-	c.cleanupCollection(name)
-	return name, nil
-}
-
-// patchCollection updates collection options as superuser.
-func (c *Client) patchCollection(ctx context.Context, name string, body any) error {
-	r, err := c.do(ctx, http.MethodPatch, "/api/collections/"+seg(name), c.su, body)
-	if err != nil {
-		return fmt.Errorf("fixture: update collection: %w", err)
-	}
-	if r.status != http.StatusOK {
-		return fmt.Errorf("fixture: update collection %s: expected 200, got %s", name, r)
-	}
-	return nil
 }

@@ -12,11 +12,27 @@ import (
 // The collections API is one of the areas §1 says exist but whose contract
 // is "not shown", so these checks follow PocketBase v0.31.0: the whole API
 // sits behind its superuser guard (401 without a token, 403 "The authorized
-// record is not allowed to perform this action." for any other record), as
-// the reference describes the guard in pocketbase-backups-logs-filter.md
-// §0.3; PocketBase binds that guard to the /api/collections group.
+// record is not allowed to perform this action." for any other record);
+// PocketBase binds that guard to the /api/collections group.
 
 const sectionCollections = "§1 (collections: contract not shown); §7 row 6; reference pocketbase-backups-logs-filter.md §0.3 (superuser guard), pocketbase-observed.md (create collection)"
+
+// collectionCreateReq builds the requirement that a superuser creates a
+// collection of type typ ("a" or "an" typ in the name).
+func collectionCreateReq(id, article, typ string) *Requirement {
+	return &Requirement{
+		ID:      id,
+		Source:  SourcePocketBase,
+		Section: sectionCollections,
+		Name:    "create " + article + " " + typ + " collection",
+		Text: "POST /api/collections as superuser with {name, type \"" + typ + "\"} answers 200 with the collection: " +
+			"a non-empty id, that name and type \"" + typ + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			_, err := createCollection(ctx, c, typ)
+			return err
+		},
+	}
+}
 
 var collectionRequirements = []*Requirement{
 	{
@@ -38,38 +54,12 @@ var collectionRequirements = []*Requirement{
 		Text: "GET /api/collections and POST /api/collections with a regular user's token answer 403 \"" +
 			msgNotAllowed + "\" (PocketBase's superuser guard; the interface document names \"" +
 			msgOnlySuperusers + "\" only for the backup list); nothing is created.",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			return collectionsRefused(ctx, c, tok, http.StatusForbidden, msgNotAllowed)
-		},
+		}),
 	},
-	{
-		ID:      "COLL-CRUD-001",
-		Source:  SourcePocketBase,
-		Section: sectionCollections,
-		Name:    "create an auth collection",
-		Text: "POST /api/collections as superuser with {name, type \"auth\"} answers 200 with the collection: " +
-			"a non-empty id, that name and type \"auth\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, err := createCollection(ctx, c, "auth")
-			return err
-		},
-	},
-	{
-		ID:      "COLL-CRUD-002",
-		Source:  SourcePocketBase,
-		Section: sectionCollections,
-		Name:    "create a base collection",
-		Text: "POST /api/collections as superuser with {name, type \"base\"} answers 200 with the collection: " +
-			"a non-empty id, that name and type \"base\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, err := createCollection(ctx, c, "base")
-			return err
-		},
-	},
+	collectionCreateReq("COLL-CRUD-001", "an", "auth"),
+	collectionCreateReq("COLL-CRUD-002", "a", "base"),
 	{
 		ID:      "COLL-CRUD-003",
 		Source:  SourcePocketBase,
@@ -89,11 +79,7 @@ var collectionRequirements = []*Requirement{
 		Text: "GET /api/collections?perPage=1000 as superuser answers 200 with a paginated envelope (page, " +
 			"perPage, totalItems, items) whose items include the collections users and _superusers.",
 		Run: func(ctx context.Context, c *Client) error {
-			r, err := c.get(ctx, withQuery("/api/collections", query("perPage", "1000")), c.su)
-			if err != nil {
-				return err
-			}
-			m, err := okObject(r)
+			r, m, err := c.getOK(ctx, withQuery("/api/collections", query("perPage", "1000")), c.su)
 			if err != nil {
 				return err
 			}
@@ -136,13 +122,9 @@ func collectionsRefused(ctx context.Context, c *Client, auth string, status int,
 	if _, err := expectError(r, status, msg); err != nil {
 		return fmt.Errorf("GET /api/collections: %w", err)
 	}
-	name := "cf_" + newNonce(10)
-	r, err = c.post(ctx, "/api/collections", auth, map[string]any{"name": name, "type": "base"})
+	_, r, err = c.postCollection(ctx, auth, "base")
 	if err != nil {
 		return err
-	}
-	if r.status == http.StatusOK {
-		c.cleanupCollection(name)
 	}
 	if _, err := expectError(r, status, msg); err != nil {
 		return fmt.Errorf("POST /api/collections: %w", err)
@@ -154,19 +136,30 @@ func collectionsRefused(ctx context.Context, c *Client, auth string, status int,
 // 200 with its id, name and type, registers its deletion and returns the
 // collection as answered.
 func createCollection(ctx context.Context, c *Client, typ string) (map[string]any, error) {
-	name := "cf_" + newNonce(10)
-	r, err := c.post(ctx, "/api/collections", c.su, map[string]any{"name": name, "type": typ})
+	name, r, err := c.postCollection(ctx, c.su, typ)
 	if err != nil {
 		return nil, err
-	}
-	if r.status == http.StatusOK {
-		c.cleanupCollection(name)
 	}
 	m, err := okObject(r)
 	if err != nil {
 		return nil, err
 	}
 	return m, expectCollection(r, m, "", name, typ)
+}
+
+// postCollection posts a collection of type typ with a new name with the
+// Authorization auth, and registers its deletion if the answer is 200. It
+// returns the name and the answer.
+func (c *Client) postCollection(ctx context.Context, auth, typ string) (string, *response, error) {
+	name := "cf_" + newNonce(10)
+	r, err := c.post(ctx, "/api/collections", auth, map[string]any{"name": name, "type": typ})
+	if err != nil {
+		return "", nil, err
+	}
+	if r.status == http.StatusOK {
+		c.cleanupCollection(name)
+	}
+	return name, r, nil
 }
 
 // expectCollection requires m to be the collection with the given id (any
@@ -189,14 +182,7 @@ func expectCollection(r *response, m map[string]any, id, name, typ string) error
 // is already gone is fine.
 func (c *Client) cleanupCollection(name string) {
 	c.Cleanup("delete collection "+name, func(ctx context.Context) error {
-		r, err := c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
-		if err != nil {
-			return err
-		}
-		if r.status != http.StatusNoContent && r.status != http.StatusNotFound {
-			return fmt.Errorf("expected 204, got %s", r)
-		}
-		return nil
+		return c.deleteIfThere(ctx, "/api/collections/"+seg(name))
 	})
 }
 
@@ -207,8 +193,14 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 	}
 	id, _ := getString(created, "id")
 	name, _ := getString(created, "name")
-	for _, ref := range []string{name, id} {
-		r, err := c.get(ctx, "/api/collections/"+seg(ref), c.su)
+	// GET by name and by id, then PATCH with {}: each answers the collection.
+	for _, q := range []struct {
+		method, ref string
+		body        any
+	}{
+		{http.MethodGet, name, nil}, {http.MethodGet, id, nil}, {http.MethodPatch, name, map[string]any{}},
+	} {
+		r, err := c.do(ctx, q.method, "/api/collections/"+seg(q.ref), c.su, q.body)
 		if err != nil {
 			return err
 		}
@@ -220,18 +212,7 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 			return err
 		}
 	}
-	r, err := c.do(ctx, http.MethodPatch, "/api/collections/"+seg(name), c.su, map[string]any{})
-	if err != nil {
-		return err
-	}
-	m, err := okObject(r)
-	if err != nil {
-		return err
-	}
-	if err := expectCollection(r, m, id, name, "base"); err != nil {
-		return err
-	}
-	r, err = c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
+	r, err := c.do(ctx, http.MethodDelete, "/api/collections/"+seg(name), c.su, nil)
 	if err != nil {
 		return err
 	}

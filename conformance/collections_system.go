@@ -13,9 +13,9 @@ import (
 // codes not shown), so these follow PocketBase v0.31.0: its collection
 // validator refuses a changed name, type or API rule of a system
 // collection (core/collection_validate.go), a token duration outside
-// 10..94670856 seconds (core/collection_model_auth_options.go, reference
-// pocketbase-auth.md §2, §3.2) and a changed record id
-// (core/field_text.go); §2.4 of the reference lists what _superusers keeps.
+// 10..94670856 seconds (core/collection_model_auth_options.go) and a
+// changed record id (core/field_text.go), and _superusers keeps its rules,
+// its password auth and no OAuth2.
 // The collection messages are not checked, only status and codes.
 
 const sectionSystem = "issue 8 (system collections; the document is silent, so PocketBase v0.31.0: " +
@@ -187,14 +187,9 @@ func checkGuestsStayOut(ctx context.Context, c *Client) error {
 	}
 	body := map[string]any{"createRule": "", "listRule": ""}
 	restore := map[string]any{"createRule": before["createRule"], "listRule": before["listRule"]}
-	r, err := c.do(ctx, http.MethodPatch, "/api/collections/_superusers", c.su, body)
+	r, err := c.patchSuperusers(ctx, body, "rules", restore)
 	if err != nil {
 		return err
-	}
-	if r.status == http.StatusOK {
-		c.Cleanup("restore _superusers rules", func(ctx context.Context) error {
-			return c.patchCollection(ctx, "_superusers", restore)
-		})
 	}
 	if err := expectStatus(r, http.StatusBadRequest); err != nil {
 		return fmt.Errorf("PATCH _superusers %s: %w", jsonText(body), err)
@@ -296,22 +291,36 @@ func checkCollectionDurations(ctx context.Context, c *Client) error {
 	return nil
 }
 
+// patchSuperusers sends PATCH /api/collections/_superusers with body as
+// superuser and, if the server accepts it (200), registers the cleanup that
+// patches restore back ("restore _superusers <what>").
+func (c *Client) patchSuperusers(ctx context.Context, body map[string]any, what string, restore map[string]any) (*response, error) {
+	r, err := c.do(ctx, http.MethodPatch, "/api/collections/_superusers", c.su, body)
+	if err != nil {
+		return nil, err
+	}
+	if r.status == http.StatusOK {
+		c.Cleanup("restore _superusers "+what, func(ctx context.Context) error {
+			return c.patchCollection(ctx, "_superusers", restore)
+		})
+	}
+	return r, nil
+}
+
 func checkSuperusersInvariants(ctx context.Context, c *Client) error {
 	for _, tc := range []struct {
 		key, option string
 		set, want   bool
 	}{{"oauth2", "enabled", true, false}, {"passwordAuth", "enabled", false, true}} {
 		body := map[string]any{tc.key: map[string]any{tc.option: tc.set}}
-		r, err := c.do(ctx, http.MethodPatch, "/api/collections/_superusers", c.su, body)
+		r, err := c.patchSuperusers(ctx, body, tc.key, map[string]any{tc.key: map[string]any{tc.option: tc.want}})
 		if err != nil {
 			return err
 		}
-		if r.status == http.StatusOK {
-			c.Cleanup("restore _superusers "+tc.key, func(ctx context.Context) error {
-				return c.patchCollection(ctx, "_superusers", map[string]any{tc.key: map[string]any{tc.option: tc.want}})
-			})
-		} else if err := expectStatus(r, http.StatusBadRequest); err != nil {
-			return fmt.Errorf("PATCH _superusers %s: %w", jsonText(body), err)
+		if r.status != http.StatusOK {
+			if err := expectStatus(r, http.StatusBadRequest); err != nil {
+				return fmt.Errorf("PATCH _superusers %s: %w", jsonText(body), err)
+			}
 		}
 		after, err := getCollectionJSON(ctx, c, "_superusers")
 		if err != nil {

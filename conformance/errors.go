@@ -7,8 +7,8 @@ import (
 	"slices"
 )
 
-// Messages the interface document (§7) and, where it is silent, the
-// reference name for the error cases checked by this suite.
+// Messages the interface document (§7) and, where it is silent,
+// PocketBase v0.31.0 name for the error cases checked by this suite.
 const (
 	msgNotFound        = "The requested resource wasn't found."
 	msgNeedsToken      = "The request requires valid record authorization token."
@@ -141,4 +141,41 @@ func checkEnvelopeShape(ctx context.Context, c *Client) error {
 		}
 	}
 	return nil
+}
+
+// refusal is how an endpoint that needs a superuser refuses another
+// caller: without a token 401 msgNeedsToken (§7 row 6), with a regular
+// user's token 403 msgNotAllowed (§7 row 8).
+type refusal struct {
+	asUser   bool
+	status   int
+	msg, row string
+	who      string // the caller, in words
+}
+
+// refusalOf is the refusal of a caller with a regular user's token
+// (asUser) or without a token.
+func refusalOf(asUser bool) refusal {
+	if asUser {
+		return refusal{asUser: true, status: http.StatusForbidden, msg: msgNotAllowed, row: "§7 row 8", who: "with a regular user's token"}
+	}
+	return refusal{status: http.StatusUnauthorized, msg: msgNeedsToken, row: "§7 row 6", who: "without Authorization"}
+}
+
+// name is the name of the requirement that endpoint refuses the caller.
+func (f refusal) name(endpoint string) string {
+	if f.asUser {
+		return endpoint + " as a regular user"
+	}
+	return endpoint + " without a token"
+}
+
+// token returns the Authorization the refused caller sends: a new regular
+// user's token, or none.
+func (f refusal) token(ctx context.Context, c *Client) (string, error) {
+	if !f.asUser {
+		return "", nil
+	}
+	_, tok, err := c.newUserToken(ctx)
+	return tok, err
 }

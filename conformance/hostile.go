@@ -164,20 +164,7 @@ func checkMalformedRequestLine(ctx context.Context, c *Client) error {
 
 // checkAuthBodyLimit sends a login whose identity fills a 2 MiB body.
 func checkAuthBodyLimit(ctx context.Context, c *Client) error {
-	const prefix, suffix = `{"identity":"`, `","password":"Whatever-123"}`
-	fill := int64(authBodyProbe - len(prefix) - len(suffix))
-	body := streamBody{
-		contentType: "application/json",
-		r: io.MultiReader(strings.NewReader(prefix), &repeatReader{b: 'a', n: fill},
-			strings.NewReader(suffix)),
-		n: authBodyProbe,
-	}
-	r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
-	if err != nil {
-		return Mismatch(fmt.Sprintf("413 %q for a body of %d bytes", msgTooLarge, body.n), fmt.Sprintf("no answer: %v", err))
-	}
-	_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
-	return err
+	return expectLoginTooLarge(ctx, c, int64(authBodyProbe-len(loginBodyPrefix)-len(loginBodySuffix)))
 }
 
 // expectJSONEnvelope requires r to be the error envelope with the given

@@ -70,22 +70,29 @@ var httpRequirements = []*Requirement{
 			"Content-Length) is larger than 32 MiB, PocketBase's default limit, answers 413 \"" + msgTooLarge +
 			"\" in the error envelope. Any other answer, or none, fails.",
 		Run: func(ctx context.Context, c *Client) error {
-			const prefix, suffix = `{"identity":"`, `","password":"Whatever-123"}`
-			fill := int64(bodyLimit + 64<<10)
-			body := streamBody{
-				contentType: "application/json",
-				r: io.MultiReader(strings.NewReader(prefix), &repeatReader{b: 'a', n: fill},
-					strings.NewReader(suffix)),
-				n: int64(len(prefix)) + fill + int64(len(suffix)),
-			}
-			r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
-			if err != nil {
-				return Mismatch(fmt.Sprintf("413 %q for a body of %d bytes", msgTooLarge, body.n), fmt.Sprintf("no answer: %v", err))
-			}
-			_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
-			return err
+			return expectLoginTooLarge(ctx, c, bodyLimit+64<<10)
 		},
 	},
+}
+
+// The JSON body of a login around its identity, for the bodies too large.
+const loginBodyPrefix, loginBodySuffix = `{"identity":"`, `","password":"Whatever-123"}`
+
+// expectLoginTooLarge posts a login whose identity is fill bytes (the body
+// streamed, with its Content-Length) and requires 413 msgTooLarge.
+func expectLoginTooLarge(ctx context.Context, c *Client, fill int64) error {
+	body := streamBody{
+		contentType: "application/json",
+		r: io.MultiReader(strings.NewReader(loginBodyPrefix), &repeatReader{b: 'a', n: fill},
+			strings.NewReader(loginBodySuffix)),
+		n: int64(len(loginBodyPrefix)) + fill + int64(len(loginBodySuffix)),
+	}
+	r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
+	if err != nil {
+		return Mismatch(fmt.Sprintf("413 %q for a body of %d bytes", msgTooLarge, body.n), fmt.Sprintf("no answer: %v", err))
+	}
+	_, err = expectError(r, http.StatusRequestEntityTooLarge, msgTooLarge)
+	return err
 }
 
 // repeatReader yields n copies of b.

@@ -30,16 +30,9 @@ var logsFieldsRequirements = []*Requirement{
 			if list.totalItems != 4 {
 				return Mismatch("totalItems 4", fmt.Sprint(list.totalItems))
 			}
-			if len(list.items) != 4 {
-				return Mismatch("4 items", fmt.Sprint(len(list.items)))
-			}
-			for i, k := range loggedMarks {
-				want := map[string]any{"id": m.id(k), "message": m.entries[k]["message"]}
-				if !reflect.DeepEqual(list.items[i], want) {
-					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
-				}
-			}
-			return nil
+			return expectEachMark(list.items, func(item map[string]any, k string) error {
+				return expectItem(item, map[string]any{"id": m.id(k), "message": m.entries[k]["message"]})
+			})
 		}),
 	},
 	excerptReq("LOG-FIELDS-002", "message:excerpt(5,true)", 5, true),
@@ -55,17 +48,10 @@ var logsFieldsRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			if len(list.items) != 4 {
-				return Mismatch("4 items", fmt.Sprint(len(list.items)))
-			}
-			for i, k := range loggedMarks {
+			return expectEachMark(list.items, func(item map[string]any, k string) error {
 				data, _ := getObject(m.entries[k], "data")
-				want := map[string]any{"id": m.id(k), "data": map[string]any{"status": data["status"]}}
-				if !reflect.DeepEqual(list.items[i], want) {
-					return fmt.Errorf("item %d: %w", i, Mismatch(jsonText(want), jsonText(list.items[i])))
-				}
-			}
-			return nil
+				return expectItem(item, map[string]any{"id": m.id(k), "data": map[string]any{"status": data["status"]}})
+			})
 		}),
 	},
 	logsFieldsStar,
@@ -106,6 +92,28 @@ var logsFieldsStar = &Requirement{
 	}),
 }
 
+// expectEachMark requires items to be the four marked entries in request
+// order (loggedMarks), each accepted by check.
+func expectEachMark(items []map[string]any, check func(item map[string]any, mark string) error) error {
+	if len(items) != 4 {
+		return Mismatch("4 items", fmt.Sprint(len(items)))
+	}
+	for i, k := range loggedMarks {
+		if err := check(items[i], k); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// expectItem requires a listed item to be want, key for key.
+func expectItem(item, want map[string]any) error {
+	if !reflect.DeepEqual(item, want) {
+		return Mismatch(jsonText(want), jsonText(item))
+	}
+	return nil
+}
+
 // excerptReq builds the requirement for fields=<spec> on the list, where
 // spec is an :excerpt of message.
 func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
@@ -125,16 +133,10 @@ func excerptReq(id, spec string, max int, ellipsis bool) *Requirement {
 			if err != nil {
 				return err
 			}
-			if len(list.items) != 4 {
-				return Mismatch("4 items", fmt.Sprint(len(list.items)))
-			}
-			for i, k := range loggedMarks {
+			return expectEachMark(list.items, func(item map[string]any, k string) error {
 				msg, _ := getString(m.entries[k], "message")
-				if err := c.expectExcerpt(list.items[i], msg, max, ellipsis); err != nil {
-					return fmt.Errorf("item %d: %w", i, err)
-				}
-			}
-			return nil
+				return c.expectExcerpt(item, msg, max, ellipsis)
+			})
 		}),
 	}
 }

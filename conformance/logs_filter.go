@@ -20,14 +20,31 @@ import (
 func filterReq(id, section, name, text, filter string, want ...string) *Requirement {
 	return &Requirement{
 		ID: id, Source: SourceDocument, Section: section, Name: name, Text: text,
-		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
-			got, _, err := c.listMarked(ctx, m, "filter", filter)
+		Run: filtersCheck(markFilter{filter, want}),
+	}
+}
+
+// markFilter is a filter and the marked requests it selects.
+type markFilter struct {
+	f    string
+	want []string
+}
+
+// filtersCheck is the Run of a check that lists the marked entries with
+// each filter and requires exactly the marks it selects.
+func filtersCheck(filters ...markFilter) func(context.Context, *Client) error {
+	return logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
+		for _, tc := range filters {
+			got, _, err := c.listMarked(ctx, m, "filter", tc.f)
 			if err != nil {
 				return err
 			}
-			return expectMarks("filter "+filter, got, want)
-		}),
-	}
+			if err := expectMarks("filter "+tc.f, got, tc.want); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // markText describes each marked request in requirement texts.
@@ -211,24 +228,10 @@ var logsFilterRequirements = []*Requirement{
 		Text: "A ~ operand containing % is used as the pattern itself: filter `message ~ \"GET /api/health%\"` " +
 			"answers 200 with the entries whose message starts with it, `data.url ~ \"%k=missing\"` the one whose URL " +
 			"ends with it.",
-		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
-			for _, tc := range []struct {
-				f    string
-				want []string
-			}{
-				{`message ~ "GET /api/health%"`, []string{markGuest, markSuper}},
-				{`data.url ~ "%k=missing"`, []string{markMissing}},
-			} {
-				got, _, err := c.listMarked(ctx, m, "filter", tc.f)
-				if err != nil {
-					return err
-				}
-				if err := expectMarks("filter "+tc.f, got, tc.want); err != nil {
-					return err
-				}
-			}
-			return nil
-		}),
+		Run: filtersCheck(
+			markFilter{`message ~ "GET /api/health%"`, []string{markGuest, markSuper}},
+			markFilter{`data.url ~ "%k=missing"`, []string{markMissing}},
+		),
 	},
 	{
 		ID:      "LOG-FILTER-025",
@@ -237,24 +240,10 @@ var logsFilterRequirements = []*Requirement{
 		Name:    "filter by updated",
 		Text: "GET /api/logs answers 200 to a filter on updated: `updated >= \"2000-01-01 00:00:00.000Z\"` (before " +
 			"the suite's entries) with all of them, `updated >= \"2999-12-31 23:59:59.999Z\"` (after them) with none.",
-		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
-			for _, tc := range []struct {
-				f    string
-				want []string
-			}{
-				{`updated >= "2000-01-01 00:00:00.000Z"`, loggedMarks},
-				{`updated >= "2999-12-31 23:59:59.999Z"`, nil},
-			} {
-				got, _, err := c.listMarked(ctx, m, "filter", tc.f)
-				if err != nil {
-					return err
-				}
-				if err := expectMarks("filter "+tc.f, got, tc.want); err != nil {
-					return err
-				}
-			}
-			return nil
-		}),
+		Run: filtersCheck(
+			markFilter{`updated >= "2000-01-01 00:00:00.000Z"`, loggedMarks},
+			markFilter{`updated >= "2999-12-31 23:59:59.999Z"`, nil},
+		),
 	},
 	filterReq("LOG-FILTER-026", "§4.4 (operands: true, false)", "filter with true and false",
 		"The literals true and false are operands: filter `(true = true && data.status = 401) || "+

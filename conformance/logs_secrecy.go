@@ -26,7 +26,7 @@ var logSecrecyRequirements = []*Requirement{
 			"in Authorization is logged within 10 s, and neither its message, nor data.url, nor any other " +
 			"value in its data contains the secret or the Authorization token (or that token's signature). " +
 			"PocketBase logs the query in clear and fails this; the issue decides.",
-		Run: checkLogSecrecy,
+		Run: loggedRequestCheck(checkLogSecrecy),
 	},
 	{
 		ID:      "LOG-SECRET-002",
@@ -37,17 +37,13 @@ var logSecrecyRequirements = []*Requirement{
 			"access_token, refresh_token, code, client_secret, newPassword, TOKEN and token[] parameters, " +
 			"sent with a Referer holding userinfo (https://user:<secret>@host/…), is logged within 10 s and " +
 			"no value in its entry contains any of those secrets.",
-		Run: checkLogSecretNames,
+		Run: loggedRequestCheck(checkLogSecretNames),
 	},
 }
 
 // checkLogSecretNames sends one request carrying a secret in each spelling
 // a redaction list could miss, and looks for them in its log entry.
-func checkLogSecretNames(ctx context.Context, c *Client) error {
-	if c.requestLoggingOff(ctx) {
-		return Skipf(msgLoggingOff)
-	}
-	nonce := newNonce(12)
+func checkLogSecretNames(ctx context.Context, c *Client, nonce string) error {
 	secrets := map[string]string{}
 	q := []string{"cf=" + nonce}
 	for _, name := range []string{"access_token", "refresh_token", "code", "client_secret", "newPassword", "TOKEN", "token%5B%5D"} {
@@ -59,42 +55,17 @@ func checkLogSecretNames(ctx context.Context, c *Client) error {
 	secrets["the Referer's userinfo"] = userinfo
 	path := "/api/health?" + strings.Join(q, "&")
 	hdr := http.Header{"Referer": {"https://user:" + userinfo + "@app.example.com/callback?state=1"}}
-	r, err := c.doWith(ctx, http.MethodGet, path, hdr, nil)
+	entry, err := c.sendLogged(ctx, path, hdr, nonce, "/api/health?cf="+nonce+"&…")
 	if err != nil {
 		return err
 	}
-	if r.status != http.StatusOK {
-		return fmt.Errorf("marked request GET /api/health?cf=%s&…: expected 200, got %s", nonce, r)
-	}
-	entry, err := c.waitForLogged(ctx, nonce)
-	if err != nil {
-		return err
-	}
-	for _, where := range sortedStrings(entry) {
-		for what, s := range secrets {
-			if strings.Contains(where.value, s) {
-				return Mismatch(fmt.Sprintf("no %s in the log entry's %s", what, where.path), fmt.Sprintf("%q", where.value))
-			}
-		}
-	}
-	return nil
+	return expectNoSecrets(entry, secrets)
 }
 
-func checkLogSecrecy(ctx context.Context, c *Client) error {
-	if c.requestLoggingOff(ctx) {
-		return Skipf(msgLoggingOff)
-	}
-	nonce := newNonce(12)
+func checkLogSecrecy(ctx context.Context, c *Client, nonce string) error {
 	secret := "cfsecret" + newNonce(24)
 	path := "/api/health?cf=" + nonce + "&k=secret&token=" + secret
-	r, err := c.doWith(ctx, http.MethodGet, path, http.Header{"Authorization": {c.su}}, nil)
-	if err != nil {
-		return err
-	}
-	if r.status != http.StatusOK {
-		return fmt.Errorf("marked request GET %s: expected 200, got %s", strings.ReplaceAll(path, secret, "<secret>"), r)
-	}
-	entry, err := c.waitForLogged(ctx, nonce)
+	entry, err := c.sendLogged(ctx, path, http.Header{"Authorization": {c.su}}, nonce, strings.ReplaceAll(path, secret, "<secret>"))
 	if err != nil {
 		return err
 	}
@@ -102,6 +73,38 @@ func checkLogSecrecy(ctx context.Context, c *Client) error {
 	if parts := strings.Split(c.su, "."); len(parts) == 3 && len(parts[2]) >= 16 {
 		secrets["the Authorization token's signature"] = parts[2]
 	}
+	return expectNoSecrets(entry, secrets)
+}
+
+// loggedRequestCheck is the Run of a check that sends a request of its own
+// and reads its log entry: it skips when the server's settings say
+// request logging is off, and passes f a fresh nonce for the request's
+// cf parameter.
+func loggedRequestCheck(f func(ctx context.Context, c *Client, nonce string) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		if c.requestLoggingOff(ctx) {
+			return Skipf(msgLoggingOff)
+		}
+		return f(ctx, c, newNonce(12))
+	}
+}
+
+// sendLogged sends GET path (carrying cf=nonce) with hdr, requires 200, and
+// returns its log entry (waitForLogged). shown is the path as errors show it.
+func (c *Client) sendLogged(ctx context.Context, path string, hdr http.Header, nonce, shown string) (map[string]any, error) {
+	r, err := c.doWith(ctx, http.MethodGet, path, hdr, nil)
+	if err != nil {
+		return nil, err
+	}
+	if r.status != http.StatusOK {
+		return nil, fmt.Errorf("marked request GET %s: expected 200, got %s", shown, r)
+	}
+	return c.waitForLogged(ctx, nonce)
+}
+
+// expectNoSecrets requires no string in entry to contain any of secrets
+// (keyed by what each is, in words).
+func expectNoSecrets(entry map[string]any, secrets map[string]string) error {
 	for _, where := range sortedStrings(entry) {
 		for what, s := range secrets {
 			if strings.Contains(where.value, s) {

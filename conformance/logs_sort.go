@@ -43,9 +43,7 @@ var logsSortRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			want := slices.Clone(loggedMarks)
-			slices.Reverse(want)
-			return expectOrder("sort=-created", got, want)
+			return expectOrder("sort=-created", got, marksNewestFirst())
 		}),
 	},
 	{
@@ -162,9 +160,7 @@ var logsSortRequirements = []*Requirement{
 			if err != nil {
 				return err
 			}
-			want := slices.Clone(loggedMarks)
-			slices.Reverse(want)
-			return expectOrder("sort=-rowid", got, want)
+			return expectOrder("sort=-rowid", got, marksNewestFirst())
 		}),
 	},
 	{
@@ -220,4 +216,11 @@ var logsSortRequirements = []*Requirement{
 			return nil
 		}),
 	},
+}
+
+// marksNewestFirst is loggedMarks newest first.
+func marksNewestFirst() []string {
+	want := slices.Clone(loggedMarks)
+	slices.Reverse(want)
+	return want
 }

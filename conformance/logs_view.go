@@ -19,11 +19,7 @@ var logsViewRequirements = []*Requirement{
 		Text:    "GET /api/logs/{id} with the id of a listed entry answers 200 with that same entry.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			for _, k := range []string{markGuest, markNoAuth} {
-				r, err := c.get(ctx, "/api/logs/"+seg(m.id(k)), c.su)
-				if err != nil {
-					return err
-				}
-				got, err := okObject(r)
+				_, got, err := c.getOK(ctx, "/api/logs/"+seg(m.id(k)), c.su)
 				if err != nil {
 					return err
 				}
@@ -56,11 +52,7 @@ var logsViewRequirements = []*Requirement{
 		Name:    "view with fields",
 		Text:    "GET /api/logs/{id}?fields=id,message answers 200 with an object holding only id and message.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
-			r, err := c.get(ctx, withQuery("/api/logs/"+seg(m.id(markGuest)), query("fields", "id,message")), c.su)
-			if err != nil {
-				return err
-			}
-			got, err := okObject(r)
+			_, got, err := c.getOK(ctx, withQuery("/api/logs/"+seg(m.id(markGuest)), query("fields", "id,message")), c.su)
 			if err != nil {
 				return err
 			}
@@ -79,11 +71,7 @@ var logsViewRequirements = []*Requirement{
 		Text: "GET /api/logs/{id}?fields=message:excerpt(5,true) of a GET /api/health entry answers 200 " +
 			"{\"message\": <at most its first 5 characters, then an ellipsis>} (PocketBase: \"GET /...\").",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
-			r, err := c.get(ctx, withQuery("/api/logs/"+seg(m.id(markGuest)), query("fields", "message:excerpt(5,true)")), c.su)
-			if err != nil {
-				return err
-			}
-			got, err := okObject(r)
+			_, got, err := c.getOK(ctx, withQuery("/api/logs/"+seg(m.id(markGuest)), query("fields", "message:excerpt(5,true)")), c.su)
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"reflect"
 	"regexp"
@@ -41,13 +40,7 @@ func (c *Client) mailbox(ctx context.Context) (*smtpSink, error) {
 		return nil, Skipf("the server's smtp settings hold credentials (username %q), which the suite could not put "+
 			"back after pointing them at its SMTP sink (GET /api/settings never returns the password)", u)
 	}
-	serverHost, listenHost := "127.0.0.1", "127.0.0.1"
-	if h := c.opts.smtpHost; h != "" {
-		serverHost, listenHost = h, h
-		if net.ParseIP(h) == nil {
-			listenHost = "" // a name: listen on every interface
-		}
-	}
+	serverHost, listenHost := fixtureHosts(c.opts.smtpHost)
 	sink, err := startSMTPSink(listenHost)
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %w", err)
@@ -147,11 +140,8 @@ func (c *Client) setAuthOptionsRule(ctx context.Context, coll string, otp, mfa b
 		if now, err := okObject(r); err == nil && reflect.DeepEqual(now["otp"], origOTP) && reflect.DeepEqual(now["mfa"], origMFA) {
 			return nil
 		}
-		if r, err = c.do(ctx, http.MethodPatch, path, c.su, want); err != nil {
+		if err := c.patchOK(ctx, path, want); err != nil {
 			return err
-		}
-		if r.status != http.StatusOK {
-			return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(want), r)
 		}
 		if r, err = c.get(ctx, path, c.su); err != nil {
 			return err
@@ -180,6 +170,18 @@ func (c *Client) setAuthOptionsRule(ctx context.Context, coll string, otp, mfa b
 			otp, mfa, coll, path, r)
 	}
 	return opts, nil
+}
+
+// withMailbox is the Run of a check that reads mail: it points the
+// server's mail at a sink (mailbox) and runs f with it.
+func withMailbox(f func(ctx context.Context, c *Client, sink *smtpSink) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		sink, err := c.mailbox(ctx)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, sink)
+	}
 }
 
 // awaitMail waits up to mailWait for a mail to rcpt; none is a failure.

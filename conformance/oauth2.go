@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -22,7 +21,7 @@ import (
 // provider's clientSecret, so a users collection that already has
 // providers could not be put back: the checks then skip, as they do when
 // the server refuses the PATCH. Where the document is silent the checks
-// follow the reference (pocketbase-auth.md §1.1, §1.5, §6).
+// follow PocketBase v0.31.0.
 
 const (
 	msgOAuth2Off   = "The collection is not configured to allow OAuth2 authentication."
@@ -42,7 +41,8 @@ const (
 	sectionOAuth2Methods = "§4.5 auth-methods; §2.7; §5 rules 5, 11; reference pocketbase-auth.md §1.1"
 )
 
-// metaKeys are the keys of an OAuth2 sign-in's meta (reference §6.4).
+// metaKeys are the keys of an OAuth2 sign-in's meta, as PocketBase v0.31.0
+// sends them.
 var metaKeys = []string{"id", "name", "username", "email", "avatarURL", "avatarUrl", "accessToken",
 	"refreshToken", "expiry", "isNew", "rawUser"}
 
@@ -59,11 +59,7 @@ var oauth2Requirements = []*Requirement{
 			"authorization URL with client_id, response_type=code, the state, code_challenge and " +
 			"code_challenge_method=S256, and ends with \"redirect_uri=\" for the client to complete; a second call " +
 			"hands out another state and codeVerifier.",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			first, err := oidcMethod(ctx, c, p)
 			if err != nil {
 				return err
@@ -77,7 +73,7 @@ var oauth2Requirements = []*Requirement{
 					fmt.Sprintf("state %q and %q, codeVerifier %q and %q", first.state, second.state, first.verifier, second.verifier))
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-002",
@@ -88,15 +84,11 @@ var oauth2Requirements = []*Requirement{
 			"for a new identity with a verified email answers 200 with a JWT token, a users record with that email " +
 			"(verified true) and meta holding the keys " + strings.Join(metaKeys, ", ") + ": isNew true, id the " +
 			"provider's sub, email, name and avatarURL the provider's, rawUser an object.",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			u := newOAuthUser(p)
-			_, err = c.oauth2SignIn(ctx, p, u, true)
+			_, err := c.oauth2SignIn(ctx, p, u, true)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-003",
@@ -105,11 +97,7 @@ var oauth2Requirements = []*Requirement{
 		Name:    "a second OAuth2 sign-in finds the same user",
 		Text: "A second auth-with-oauth2 for the same provider identity (a new code) answers 200 with the same " +
 			"record id as the first and meta.isNew false.",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			u := newOAuthUser(p)
 			first, err := c.oauth2SignIn(ctx, p, u, true)
 			if err != nil {
@@ -123,7 +111,7 @@ var oauth2Requirements = []*Requirement{
 				return Mismatch(fmt.Sprintf("record.id %q (the first sign-in's)", first), fmt.Sprintf("%q", second))
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-004",
@@ -132,11 +120,7 @@ var oauth2Requirements = []*Requirement{
 		Name:    "a code the provider refuses",
 		Text: "auth-with-oauth2 with a code the provider never issued (its token endpoint answers 400 invalid_grant) " +
 			"answers 400 \"" + msgOAuth2Token + "\" with empty data.",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			m, err := oidcMethod(ctx, c, p)
 			if err != nil {
 				return err
@@ -147,7 +131,7 @@ var oauth2Requirements = []*Requirement{
 				return err
 			}
 			return expectErrorEmptyData(r, http.StatusBadRequest, msgOAuth2Token)
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-005",
@@ -156,11 +140,7 @@ var oauth2Requirements = []*Requirement{
 		Name:    "a failing user endpoint",
 		Text: "auth-with-oauth2 with a good code whose access token the provider's user endpoint answers with 500 " +
 			"answers 400 \"" + msgOAuth2User + "\" with empty data.",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			u := newOAuthUser(p)
 			u.FailUserInfo = true
 			body, err := c.oauth2Authorize(ctx, p, u)
@@ -175,7 +155,7 @@ var oauth2Requirements = []*Requirement{
 				return fmt.Errorf("%w%s", err, p.refused())
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-006",
@@ -212,10 +192,7 @@ var oauth2Requirements = []*Requirement{
 		Text: "With only \"oidc\" configured, auth-with-oauth2 with provider \"oidc2\" (a name PocketBase registers) " +
 			"and with a name no server registers, each with a code and a redirectURL, answers 400 \"" + msgLoadFailed +
 			"\" with data.provider.code \"" + codeInvalidProvider + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			if _, err := c.oauth2Fixture(ctx, true); err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, _ *oauthProvider) error {
 			for _, name := range []string{"oidc2", "cf_" + newNonce(8)} {
 				r, err := c.authWithOAuth2(ctx, "users", map[string]any{"provider": name, "code": "cf-code-" + newNonce(8),
 					"codeVerifier": newNonce(43), "redirectURL": c.base + "/api/oauth2-redirect"})
@@ -231,7 +208,7 @@ var oauth2Requirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-008",
@@ -240,10 +217,7 @@ var oauth2Requirements = []*Requirement{
 		Name:    "code and redirectURL are required",
 		Text: "auth-with-oauth2 {provider \"oidc\"} without code and redirectURL answers 400 \"" + msgLoadFailed +
 			"\" with data.code.code and data.redirectURL.code \"" + codeRequired + "\" and nothing under data.provider.",
-		Run: func(ctx context.Context, c *Client) error {
-			if _, err := c.oauth2Fixture(ctx, true); err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, _ *oauthProvider) error {
 			r, err := c.authWithOAuth2(ctx, "users", map[string]any{"provider": "oidc"})
 			if err != nil {
 				return err
@@ -259,7 +233,7 @@ var oauth2Requirements = []*Requirement{
 				return Mismatch("nothing under data.provider (oidc is configured)", r.String())
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "AUTH-OAUTH2-009",
@@ -334,13 +308,7 @@ func (c *Client) oauth2Setup(ctx context.Context, coll string) (*oauthProvider, 
 		return nil, nil, Skipf("%s already has OAuth2 providers (%s); GET never returns their clientSecret, so the suite "+
 			"could not put them back after configuring its own", coll, jsonText(ps))
 	}
-	serverHost, listenHost := "127.0.0.1", "127.0.0.1"
-	if h := c.opts.oauth2Host; h != "" {
-		serverHost, listenHost = h, h
-		if net.ParseIP(h) == nil {
-			listenHost = "" // a name: listen on every interface
-		}
-	}
+	serverHost, listenHost := fixtureHosts(c.opts.oauth2Host)
 	p, err := startOAuthProvider(listenHost, serverHost)
 	if err != nil {
 		return nil, nil, fmt.Errorf("fixture: %w", err)
@@ -350,13 +318,8 @@ func (c *Client) oauth2Setup(ctx context.Context, coll string) (*oauthProvider, 
 		if now, err := getCollectionJSON(ctx, c, coll); err == nil && reflect.DeepEqual(now["oauth2"], orig) {
 			return nil
 		}
-		want := map[string]any{"oauth2": orig}
-		r, err := c.do(ctx, http.MethodPatch, path, c.su, want)
-		if err != nil {
+		if err := c.patchOK(ctx, path, map[string]any{"oauth2": orig}); err != nil {
 			return err
-		}
-		if r.status != http.StatusOK {
-			return fmt.Errorf("PATCH %s %s: expected 200, got %s", path, jsonText(want), r)
 		}
 		now, err := getCollectionJSON(ctx, c, coll)
 		if err != nil {
@@ -385,6 +348,18 @@ func (c *Client) patchOAuth2(ctx context.Context, coll string, p *oauthProvider,
 
 // ---- helpers -------------------------------------------------------------------
 
+// withOAuth2 is the Run of a check that starts with the provider
+// configured and enabled on users (oauth2Fixture).
+func withOAuth2(f func(ctx context.Context, c *Client, p *oauthProvider) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		p, err := c.oauth2Fixture(ctx, true)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, p)
+	}
+}
+
 // newOAuthUser is a new identity at p with a verified email; its picture
 // is served by p.
 func newOAuthUser(p *oauthProvider) *oauthUser {
@@ -404,11 +379,7 @@ var reVerifier = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
 // oidcMethod reads auth-methods of users and checks its "oidc" provider
 // against what the suite configured.
 func oidcMethod(ctx context.Context, c *Client, p *oauthProvider) (*oidcInfo, error) {
-	r, err := c.get(ctx, "/api/collections/users/auth-methods", "")
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/users/auth-methods", "")
 	if err != nil {
 		return nil, err
 	}
@@ -560,11 +531,7 @@ func (c *Client) oauth2SignIn(ctx context.Context, p *oauthProvider, u *oauthUse
 // expectNoOAuth2 requires auth-methods of coll to report oauth2.enabled
 // false with no providers.
 func expectNoOAuth2(ctx context.Context, c *Client, coll string) error {
-	r, err := c.get(ctx, "/api/collections/"+seg(coll)+"/auth-methods", "")
-	if err != nil {
-		return err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/collections/"+seg(coll)+"/auth-methods", "")
 	if err != nil {
 		return err
 	}
@@ -579,11 +546,10 @@ func expectNoOAuth2(ctx context.Context, c *Client, coll string) error {
 
 // oauth2EmailMatch builds the requirement that an OAuth2 sign-in whose
 // provider reports the verified email of an existing user signs in as
-// that user (reference §1.5 step 8c), and that the user's password then
+// that user, as PocketBase v0.31.0 does, and that the user's password then
 // still works only if the user was verified: an unverified account gets a
 // new random password, so that whoever signed it up with someone else's
-// email cannot keep a way in (reference §6.3, account-takeover
-// protection).
+// email cannot keep a way in (PocketBase's account-takeover protection).
 func oauth2EmailMatch(id string, verified bool) *Requirement {
 	who, after := "an unverified user (signed up with a password)", "that password no longer signs in (400)"
 	name := "OAuth2 with an unverified user's email takes the account over safely"
@@ -598,11 +564,7 @@ func oauth2EmailMatch(id string, verified bool) *Requirement {
 		Name:    name,
 		Text: "auth-with-oauth2 for a provider identity whose verified email is that of " + who + " answers 200 " +
 			"with that user's record (same id, verified true) and meta.isNew false, and afterwards " + after + ".",
-		Run: func(ctx context.Context, c *Client) error {
-			p, err := c.oauth2Fixture(ctx, true)
-			if err != nil {
-				return err
-			}
+		Run: withOAuth2(func(ctx context.Context, c *Client, p *oauthProvider) error {
 			u, err := c.newUser(ctx)
 			if err != nil {
 				return err
@@ -630,6 +592,6 @@ func oauth2EmailMatch(id string, verified bool) *Requirement {
 			}
 			_, err = expectError(r, http.StatusBadRequest, msgFailedAuth)
 			return err
-		},
+		}),
 	}
 }

@@ -11,9 +11,9 @@ import (
 // authentication (§5 rule 6), on the users collection. The checks turn
 // otp.enabled (and mfa.enabled) on for their duration and read the codes
 // from the mails the server sends to the suite's SMTP sink (mail.go);
-// where the document is silent they follow the reference
-// (pocketbase-auth.md §1.3, §1.4, §4, §5). The code travels in the
-// password field of auth-with-otp, as the reference and its SDK send it.
+// where the document is silent they follow PocketBase v0.31.0. The code
+// travels in the password field of auth-with-otp, as PocketBase and its
+// SDK send it.
 
 const (
 	msgOTPInvalid = "Invalid or expired OTP."
@@ -24,7 +24,7 @@ const (
 	msgMFAOther   = "Invalid MFA session."
 
 	// otpAttempts is how many codes one record may try within 180 s from
-	// one client (reference §1.4).
+	// one client, as in PocketBase v0.31.0.
 	otpAttempts = 5
 )
 
@@ -41,18 +41,10 @@ var otpRequirements = []*Requirement{
 		Name:    "request-otp answers an otpId and mails the code",
 		Text: "With otp.enabled on users, request-otp with a user's email answers 200 with exactly {\"otpId\": " +
 			"<non-empty string>} (§2.8), and a mail to that address holds one code of otp.length digits.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			_, _, err = c.otpFor(ctx, sink, opts, u.email)
+		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
+			_, _, err := c.otpFor(ctx, o, o.u.email)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "OTP-002",
@@ -61,25 +53,13 @@ var otpRequirements = []*Requirement{
 		Name:    "auth-with-otp with the mailed code",
 		Text: "auth-with-otp with the otpId and the mailed code (in password) answers 200 with the §2.6 " +
 			"result: a JWT token and the user's record (its id and email).",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
+		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
+			r, _, _, err := c.otpSignIn(ctx, o)
 			if err != nil {
 				return err
 			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			id, code, err := c.otpFor(ctx, sink, opts, u.email)
-			if err != nil {
-				return err
-			}
-			r, err := authWithOTP(ctx, c, "", id, code)
-			if err != nil {
-				return err
-			}
-			return checkAuthResult(r, "users", u.id, u.email)
-		},
+			return checkAuthResult(r, "users", o.u.id, o.u.email)
+		}),
 	},
 	{
 		ID:      "OTP-003",
@@ -87,25 +67,13 @@ var otpRequirements = []*Requirement{
 		Section: sectionOTP,
 		Name:    "auth-with-otp with a wrong code",
 		Text:    "auth-with-otp with a live otpId and a code other than the mailed one answers 400 \"" + msgOTPInvalid + "\" with empty data.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			id, code, err := c.otpFor(ctx, sink, opts, u.email)
-			if err != nil {
-				return err
-			}
+		Run: withOTPCode(func(ctx context.Context, c *Client, o *otpUser, id, code string) error {
 			r, err := authWithOTP(ctx, c, "", id, otherCode(code))
 			if err != nil {
 				return err
 			}
 			return expectErrorEmptyData(r, http.StatusBadRequest, msgOTPInvalid)
-		},
+		}),
 	},
 	{
 		ID:      "OTP-004",
@@ -114,24 +82,12 @@ var otpRequirements = []*Requirement{
 		Name:    "an OTP is single use",
 		Text: "auth-with-otp with an otpId and code already used for a successful sign-in (200) answers 400 \"" +
 			msgOTPInvalid + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
+		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
+			r, id, code, err := c.otpSignIn(ctx, o)
 			if err != nil {
 				return err
 			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			id, code, err := c.otpFor(ctx, sink, opts, u.email)
-			if err != nil {
-				return err
-			}
-			r, err := authWithOTP(ctx, c, "", id, code)
-			if err != nil {
-				return err
-			}
-			if err := checkAuthResult(r, "users", u.id, u.email); err != nil {
+			if err := checkAuthResult(r, "users", o.u.id, o.u.email); err != nil {
 				return fmt.Errorf("first use: %w", err)
 			}
 			if r, err = authWithOTP(ctx, c, "", id, code); err != nil {
@@ -139,7 +95,7 @@ var otpRequirements = []*Requirement{
 			}
 			_, err = expectError(r, http.StatusBadRequest, msgOTPInvalid)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "OTP-005",
@@ -148,19 +104,7 @@ var otpRequirements = []*Requirement{
 		Name:    "the sixth OTP attempt is refused",
 		Text: "After 5 auth-with-otp attempts with wrong codes (each 400 \"" + msgOTPInvalid + "\") for one " +
 			"record from one client within 180 s, a 6th with the right code answers 429 \"" + msgOTPTooMany + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			id, code, err := c.otpFor(ctx, sink, opts, u.email)
-			if err != nil {
-				return err
-			}
+		Run: withOTPCode(func(ctx context.Context, c *Client, o *otpUser, id, code string) error {
 			for i := range otpAttempts {
 				r, err := authWithOTP(ctx, c, "", id, otherCode(code))
 				if err != nil {
@@ -176,7 +120,7 @@ var otpRequirements = []*Requirement{
 			}
 			_, err = expectError(r, http.StatusTooManyRequests, msgOTPTooMany)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "OTP-006",
@@ -186,32 +130,24 @@ var otpRequirements = []*Requirement{
 		Text: "request-otp with an email no record has answers 200 with exactly {\"otpId\"}, an id as long " +
 			"as a real one's, and sends nothing: no mail to that address arrives within 2 s after a real " +
 			"user's OTP mail.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, false)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
 			unknown := "cf-nobody-" + newNonce(10) + "@example.com"
 			ghost, err := requestOTP(ctx, c, unknown)
 			if err != nil {
 				return fmt.Errorf("unknown email: %w", err)
 			}
-			real, _, err := c.otpFor(ctx, sink, opts, u.email)
+			real, _, err := c.otpFor(ctx, o, o.u.email)
 			if err != nil {
 				return err
 			}
 			if len(ghost) != len(real) {
 				return Mismatch(fmt.Sprintf("an otpId of %d characters, as a real one (%q)", len(real), real), fmt.Sprintf("%q", ghost))
 			}
-			if m := sink.wait(ctx, unknown, mailSilence); m != nil {
+			if m := o.sink.wait(ctx, unknown, mailSilence); m != nil {
 				return Mismatch("no mail to "+unknown+", which no record has", m.String())
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "OTP-007",
@@ -254,17 +190,10 @@ var mfaRequirements = []*Requirement{
 		Name:    "a first factor answers 401 with an mfaId",
 		Text: "With mfa.enabled and otp.enabled on users, auth-with-password with a user's right password " +
 			"answers 401 with a body holding mfaId (a non-empty string), and no token.",
-		Run: func(ctx context.Context, c *Client) error {
-			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = firstFactor(ctx, c, u)
+		Run: withMFAUser(func(ctx context.Context, c *Client, u *user) error {
+			_, err := firstFactor(ctx, c, u)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "MFA-002",
@@ -273,18 +202,10 @@ var mfaRequirements = []*Requirement{
 		Name:    "OTP as second factor completes the sign-in",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-otp?mfaId=<it> with the user's mailed " +
 			"code answers 200 with the §2.6 result for that user.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, true)
-			if err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			_, err = c.mfaSignIn(ctx, sink, opts, u)
+		Run: withOTPUser(true, func(ctx context.Context, c *Client, o *otpUser) error {
+			_, err := c.mfaSignIn(ctx, o)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "MFA-003",
@@ -293,14 +214,7 @@ var mfaRequirements = []*Requirement{
 		Name:    "the second factor must be another method",
 		Text: "After a password first factor (401 {\"mfaId\"}), auth-with-password?mfaId=<it> with the same " +
 			"right password answers 400 \"" + msgMFASame + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withMFAUser(func(ctx context.Context, c *Client, u *user) error {
 			mfaID, err := firstFactor(ctx, c, u)
 			if err != nil {
 				return err
@@ -310,7 +224,7 @@ var mfaRequirements = []*Requirement{
 				return err
 			}
 			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFASame)
-		},
+		}),
 	},
 	{
 		ID:      "MFA-004",
@@ -319,20 +233,13 @@ var mfaRequirements = []*Requirement{
 		Name:    "an unknown mfaId is refused",
 		Text: "With MFA on, auth-with-password?mfaId=<an id no session has> with the user's right password " +
 			"answers 400 \"" + msgMFAInvalid + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
-				return err
-			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withMFAUser(func(ctx context.Context, c *Client, u *user) error {
 			r, err := passwordLogin(ctx, c, newNonce(15), u.email, u.password)
 			if err != nil {
 				return err
 			}
 			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFAInvalid)
-		},
+		}),
 	},
 	{
 		ID:      "MFA-005",
@@ -341,24 +248,16 @@ var mfaRequirements = []*Requirement{
 		Name:    "another record's mfaId is refused",
 		Text: "With MFA on, user B's auth-with-otp?mfaId=<the mfaId of user A's password first factor> with " +
 			"B's right code answers 400 \"" + msgMFAOther + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, true)
-			if err != nil {
-				return err
-			}
-			a, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withOTPUser(true, func(ctx context.Context, c *Client, o *otpUser) error {
 			b, err := c.newUser(ctx)
 			if err != nil {
 				return err
 			}
-			mfaID, err := firstFactor(ctx, c, a)
+			mfaID, err := firstFactor(ctx, c, o.u)
 			if err != nil {
 				return err
 			}
-			id, code, err := c.otpFor(ctx, sink, opts, b.email)
+			id, code, err := c.otpFor(ctx, o, b.email)
 			if err != nil {
 				return err
 			}
@@ -367,7 +266,7 @@ var mfaRequirements = []*Requirement{
 				return err
 			}
 			return expectErrorEmptyData(r, http.StatusBadRequest, msgMFAOther)
-		},
+		}),
 	},
 	{
 		ID:      "MFA-006",
@@ -376,21 +275,13 @@ var mfaRequirements = []*Requirement{
 		Name:    "auth-refresh needs no second factor",
 		Text: "With MFA on, auth-refresh with the token of a completed password + OTP sign-in answers 200 " +
 			"with the §2.6 result for that user, not 401 with an mfaId.",
-		Run: func(ctx context.Context, c *Client) error {
-			sink, opts, err := c.otpFixture(ctx, true)
+		Run: withOTPUser(true, func(ctx context.Context, c *Client, o *otpUser) error {
+			tok, err := c.mfaSignIn(ctx, o)
 			if err != nil {
 				return err
 			}
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			tok, err := c.mfaSignIn(ctx, sink, opts, u)
-			if err != nil {
-				return err
-			}
-			return expectRefreshOK(ctx, c, "users", tok, u.id)
-		},
+			return expectRefreshOK(ctx, c, "users", tok, o.u.id)
+		}),
 	},
 	{
 		ID:      "MFA-007",
@@ -432,18 +323,50 @@ var mfaRequirements = []*Requirement{
 		"an mfa.rule naming the password is refused", "a rule naming the hidden field password (`password = \"x\"`)", `password = "x"`),
 }
 
-// otpFixture points the server's mail at a sink and turns OTP on for
-// users, MFA too when mfa is set.
-func (c *Client) otpFixture(ctx context.Context, mfa bool) (*smtpSink, *authOptions, error) {
-	sink, err := c.mailbox(ctx)
-	if err != nil {
-		return nil, nil, err
+// otpUser is the fixture of an OTP check: the sink the server mails
+// (mail.go), the options of users with OTP on, and a new user.
+type otpUser struct {
+	sink *smtpSink
+	opts *authOptions
+	u    *user
+}
+
+// withOTPUser is the Run of an OTP check (an MFA check when mfa is set): it
+// points the server's mail at a sink, turns OTP on for users (MFA too when
+// mfa is set), creates a user, and runs f.
+func withOTPUser(mfa bool, f func(ctx context.Context, c *Client, o *otpUser) error) func(context.Context, *Client) error {
+	return withMailbox(func(ctx context.Context, c *Client, sink *smtpSink) error {
+		opts, err := c.setAuthOptions(ctx, "users", true, mfa)
+		if err != nil {
+			return err
+		}
+		return withUser(func(ctx context.Context, c *Client, u *user) error {
+			return f(ctx, c, &otpUser{sink: sink, opts: opts, u: u})
+		})(ctx, c)
+	})
+}
+
+// withOTPCode is withOTPUser (OTP only) for a check that starts with an
+// OTP requested for the user: f gets its otpId and the mailed code.
+func withOTPCode(f func(ctx context.Context, c *Client, o *otpUser, id, code string) error) func(context.Context, *Client) error {
+	return withOTPUser(false, func(ctx context.Context, c *Client, o *otpUser) error {
+		id, code, err := c.otpFor(ctx, o, o.u.email)
+		if err != nil {
+			return err
+		}
+		return f(ctx, c, o, id, code)
+	})
+}
+
+// withMFAUser is the Run of an MFA check that reads no mail: it turns OTP
+// and MFA on for users, creates a user, and runs f.
+func withMFAUser(f func(ctx context.Context, c *Client, u *user) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		if _, err := c.setAuthOptions(ctx, "users", true, true); err != nil {
+			return err
+		}
+		return withUser(f)(ctx, c)
 	}
-	opts, err := c.setAuthOptions(ctx, "users", true, mfa)
-	if err != nil {
-		return nil, nil, err
-	}
-	return sink, opts, nil
 }
 
 // requestOTP sends request-otp for email and requires 200 with exactly
@@ -490,21 +413,34 @@ func stringKeyWithoutToken(r *response, status int, key string) (string, error) 
 	return v, nil
 }
 
-// otpFor requests an OTP for email and reads its code from the mail.
-func (c *Client) otpFor(ctx context.Context, sink *smtpSink, opts *authOptions, email string) (id, code string, err error) {
+// otpFor requests an OTP for email and reads its code from the mail the
+// fixture's sink receives.
+func (c *Client) otpFor(ctx context.Context, o *otpUser, email string) (id, code string, err error) {
 	id, err = requestOTP(ctx, c, email)
 	if err != nil {
 		return "", "", err
 	}
-	m, err := awaitMail(ctx, sink, email, "the OTP mail")
+	m, err := awaitMail(ctx, o.sink, email, "the OTP mail")
 	if err != nil {
 		return "", "", err
 	}
-	code, err = mailCode(m, opts.otpLength)
+	code, err = mailCode(m, o.opts.otpLength)
 	if err != nil {
 		return "", "", err
 	}
 	return id, code, nil
+}
+
+// otpSignIn requests an OTP for the fixture's user and answers
+// auth-with-otp with the mailed code, returning the answer, the otpId and
+// the code.
+func (c *Client) otpSignIn(ctx context.Context, o *otpUser) (r *response, id, code string, err error) {
+	id, code, err = c.otpFor(ctx, o, o.u.email)
+	if err != nil {
+		return nil, "", "", err
+	}
+	r, err = authWithOTP(ctx, c, "", id, code)
+	return r, id, code, err
 }
 
 // authWithOTP posts auth-with-otp to users, with ?mfaId= when mfaID is set.
@@ -547,14 +483,15 @@ func firstFactor(ctx context.Context, c *Client, u *user) (string, error) {
 	return id, nil
 }
 
-// mfaSignIn signs u in with its password, then its mailed OTP and the
+// mfaSignIn signs the fixture's user in with its password, then its mailed OTP and the
 // mfaId, requires the §2.6 result and returns its token.
-func (c *Client) mfaSignIn(ctx context.Context, sink *smtpSink, opts *authOptions, u *user) (string, error) {
+func (c *Client) mfaSignIn(ctx context.Context, o *otpUser) (string, error) {
+	u := o.u
 	mfaID, err := firstFactor(ctx, c, u)
 	if err != nil {
 		return "", err
 	}
-	id, code, err := c.otpFor(ctx, sink, opts, u.email)
+	id, code, err := c.otpFor(ctx, o, u.email)
 	if err != nil {
 		return "", err
 	}

@@ -12,11 +12,10 @@ import (
 // Rate limiting. The interface document does not show it; two sources
 // govern these checks:
 //
-//   - the rateLimits settings (RATE-…) follow PocketBase v0.31.0 as the
-//     project's reference describes it (pocketbase-auth.md §7 and §0.4,
-//     pocketbase-observed.md for the default document);
+//   - the rateLimits settings (RATE-…) follow PocketBase v0.31.0 (its
+//     rate limiter and the default settings document it answers);
 //   - the login throttle (LOGIN-THROTTLE-…) is a strongbox promise made by
-//     issue 8 beyond the reference, which has no lockout: PocketBase fails
+//     issue 8 beyond PocketBase, which has no lockout: PocketBase fails
 //     those checks.
 //
 // Checks that need the limiter on, or clients at several addresses, change
@@ -151,11 +150,7 @@ var rateLimitRequirements = []*Requirement{
 			"\"<collection>:auth\", maxRequests 1, duration 60} for a new auth collection, the second guest POST " +
 			"to that collection's auth-with-password answers 429 \"" + msgTooManyRequests + "\", and a guest " +
 			"POST to users/auth-with-password then does not answer 429.",
-		Run: func(ctx context.Context, c *Client) error {
-			name, err := c.newCollection(ctx, "auth")
-			if err != nil {
-				return err
-			}
+		Run: withCollection("auth", func(ctx context.Context, c *Client, name string) error {
 			if err := c.enableRateLimits(ctx,
 				map[string]any{"label": "*:auth", "audience": "", "maxRequests": 100, "duration": 60},
 				map[string]any{"label": name + ":auth", "audience": "", "maxRequests": 1, "duration": 60},
@@ -173,7 +168,7 @@ var rateLimitRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "LOGIN-THROTTLE-001",
@@ -184,14 +179,7 @@ var rateLimitRequirements = []*Requirement{
 			"five wrong passwords for a new user from one client address, auth-with-password for that user from " +
 			"that address answers 429 \"" + msgTooManyLogins + "\" even with the right password, while the right " +
 			"password from another address answers 200.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			if err := c.trustClientHeader(ctx); err != nil {
-				return err
-			}
+		Run: withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
 			attacker, owner := randomClientAddr(), randomClientAddr()
 			for i := range 5 {
 				r, err := c.loginFrom(ctx, attacker, u.email, "Wrong-"+newNonce(10))
@@ -217,7 +205,7 @@ var rateLimitRequirements = []*Requirement{
 				return fmt.Errorf("right password from another address: %w", err)
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "LOGIN-THROTTLE-002",
@@ -227,14 +215,7 @@ var rateLimitRequirements = []*Requirement{
 		Text: "From one client address (told apart by a trusted proxy header), four wrong passwords for a new user " +
 			"then the right one, three times over, answer 400 \"" + msgFailedAuth + "\" for every wrong password and " +
 			"200 for every right one: successful logins are not counted, and one clears the failures before it.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
-			if err := c.trustClientHeader(ctx); err != nil {
-				return err
-			}
+		Run: withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
 			addr := randomClientAddr()
 			for round := 1; round <= 3; round++ {
 				for i := range 4 {
@@ -255,7 +236,7 @@ var rateLimitRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 }
 
@@ -298,11 +279,10 @@ func (c *Client) readRateLimits(ctx context.Context) (map[string]any, error) {
 // hands the response and its data.rateLimits.rules (if an object) to
 // check, and requires rateLimits to be unchanged afterwards.
 func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, check func(*response, map[string]any) error) error {
-	before, err := c.readRateLimits(ctx)
+	before, err := c.keepRateLimits(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the settings first: %w", err)
+		return err
 	}
-	c.restoreSettingOnCleanup("rateLimits", before)
 	r, err := c.do(ctx, http.MethodPatch, "/api/settings", c.su, map[string]any{"rateLimits": patch})
 	if err != nil {
 		return err
@@ -332,12 +312,33 @@ func (c *Client) refusedRateLimits(ctx context.Context, patch map[string]any, ch
 // enableRateLimits turns the limiter on with exactly rules, and restores
 // the rateLimits read first when the check ends.
 func (c *Client) enableRateLimits(ctx context.Context, rules ...any) error {
+	if _, err := c.keepRateLimits(ctx); err != nil {
+		return err
+	}
+	return c.patchSettings(ctx, map[string]any{"rateLimits": map[string]any{"enabled": true, "rules": rules}})
+}
+
+// keepRateLimits reads rateLimits and registers the cleanup that puts
+// them back; it returns what it read.
+func (c *Client) keepRateLimits(ctx context.Context) (map[string]any, error) {
 	before, err := c.readRateLimits(ctx)
 	if err != nil {
-		return fmt.Errorf("reading the settings first: %w", err)
+		return nil, fmt.Errorf("reading the settings first: %w", err)
 	}
 	c.restoreSettingOnCleanup("rateLimits", before)
-	return c.patchSettings(ctx, map[string]any{"rateLimits": map[string]any{"enabled": true, "rules": rules}})
+	return before, nil
+}
+
+// withThrottledUser is the Run of a login throttle check: it creates a
+// user (withUser), makes the server tell clients apart by
+// clientAddrHeader (trustClientHeader), and runs f.
+func withThrottledUser(f func(ctx context.Context, c *Client, u *user) error) func(context.Context, *Client) error {
+	return withUser(func(ctx context.Context, c *Client, u *user) error {
+		if err := c.trustClientHeader(ctx); err != nil {
+			return err
+		}
+		return f(ctx, c, u)
+	})
 }
 
 // trustClientHeader makes the server take a request's client address from

@@ -9,8 +9,8 @@ import (
 )
 
 // The records API of auth collections is one of the areas §1 says exist but
-// whose contract is "not shown", so these checks follow PocketBase v0.31.0
-// as the reference describes it: sign-up on the users collection (public
+// whose contract is "not shown", so these checks follow PocketBase v0.31.0:
+// sign-up on the users collection (public
 // createRule), its validation errors, and who may view which record.
 
 const (
@@ -112,13 +112,9 @@ var recordRequirements = []*Requirement{
 		Name:    "sign-up with an email already taken",
 		Text: "A sign-up with the email of an existing user of the collection answers 400 \"" + msgCreateFailed +
 			"\" with data.email code \"" + codeNotUnique + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			u, err := c.newUser(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUser(func(ctx context.Context, c *Client, u *user) error {
 			return signUpRefused(ctx, c, signUpBody(u.email, "Cf-"+newNonce(16)), codeNotUnique, "email")
-		},
+		}),
 	},
 	{
 		ID:      "REC-SIGNUP-007",
@@ -211,13 +207,9 @@ var recordRequirements = []*Requirement{
 		Name:    "a user views their own record",
 		Text: "GET /api/collections/users/records/{id} with the token of the user {id} answers 200 with that " +
 			"record, including its email (the owner always sees it), and never password or tokenKey.",
-		Run: func(ctx context.Context, c *Client) error {
-			u, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, u *user, tok string) error {
 			return expectViewedUser(ctx, c, tok, u)
-		},
+		}),
 	},
 	{
 		ID:      "REC-ACCESS-003",
@@ -226,11 +218,7 @@ var recordRequirements = []*Requirement{
 		Name:    "another user's record is not found",
 		Text: "GET /api/collections/users/records/{id} of another user, with a user's token or without a " +
 			"token, answers 404 \"" + msgNotFound + "\" (the view rule lets only the owner see it).",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			other, err := c.newUser(ctx)
 			if err != nil {
 				return err
@@ -249,7 +237,7 @@ var recordRequirements = []*Requirement{
 				}
 			}
 			return nil
-		},
+		}),
 	},
 	{
 		ID:      "REC-ACCESS-004",
@@ -369,11 +357,7 @@ func expectRecord(r *response, rec map[string]any, collection string) error {
 
 // expectViewedUser views u with auth and requires 200 with u's id and email.
 func expectViewedUser(ctx context.Context, c *Client, auth string, u *user) error {
-	r, err := c.get(ctx, "/api/collections/users/records/"+seg(u.id), auth)
-	if err != nil {
-		return err
-	}
-	rec, err := okObject(r)
+	r, rec, err := c.getOK(ctx, "/api/collections/users/records/"+seg(u.id), auth)
 	if err != nil {
 		return err
 	}

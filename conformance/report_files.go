@@ -76,24 +76,25 @@ func (r Report) WriteJSON(w io.Writer) error {
 // The JUnit XML schema as CI systems read it (Jenkins, GitLab, GitHub
 // actions that render test reports).
 type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
+	XMLName xml.Name `xml:"testsuites"`
+	Name    string   `xml:"name,attr"`
+	junitCounts
+	Suites []junitSuite `xml:"testsuite"`
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name string `xml:"name,attr"`
+	junitCounts
+	Cases []junitCase `xml:"testcase"`
+}
+
+// junitCounts are the attributes a suite and the file's root both carry.
+type junitCounts struct {
+	Tests    int    `xml:"tests,attr"`
+	Failures int    `xml:"failures,attr"`
+	Errors   int    `xml:"errors,attr"`
+	Skipped  int    `xml:"skipped,attr"`
+	Time     string `xml:"time,attr"`
 }
 
 type junitCase struct {
@@ -139,8 +140,8 @@ func sectionGroup(section string) string {
 // system-out.
 func (r Report) WriteJUnit(w io.Writer) error {
 	t := r.Tally()
-	root := junitSuites{Name: "strongbox conformance", Tests: len(r.Results), Failures: t.Failed,
-		Errors: t.Errored, Skipped: t.Skipped + t.Known}
+	root := junitSuites{Name: "strongbox conformance", junitCounts: junitCounts{Tests: len(r.Results), Failures: t.Failed,
+		Errors: t.Errored, Skipped: t.Skipped + t.Known}}
 	index := map[string]int{}
 	var total float64
 	var times []float64 // per suite

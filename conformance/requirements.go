@@ -19,10 +19,12 @@ import (
 // configure it on users for theirs. Each area keeps its table in the file
 // named after it (hostile.go for issue 8's hostile clients); the logs have
 // one file per section (logs_auth.go … logs_fields.go), concatenated in
-// logs.go. IDs are stable: a requirement that is dropped leaves its ID
-// unused, and testdata/requirements.txt (checked by a test) lists every ID.
+// logs.go, and the backups one file per route (backups_list.go …
+// backups_restore.go), concatenated in backups.go. IDs are stable: a
+// requirement that is dropped leaves its ID unused, and
+// testdata/requirements.txt (checked by a test) lists every ID.
 //
-// Backups (§4.2, backups.go) run last: a full restore (only with
+// Backups (§4.2) run last: a full restore (only with
 // Config.Destructive) restarts the server.
 //
 // Where the document leaves a choice open, a document requirement accepts

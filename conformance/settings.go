@@ -48,18 +48,14 @@ var settingsRequirements = []*Requirement{
 		Section: sectionSettings,
 		Name:    "GET /api/settings as a regular user",
 		Text:    "GET /api/settings with a regular user's token answers 403 \"" + msgNotAllowed + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			r, err := c.get(ctx, "/api/settings", tok)
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "SETTINGS-003",
@@ -115,7 +111,7 @@ var settingsRequirements = []*Requirement{
 	},
 }
 
-// The test-email route (reference forms/test_email_send.go): these checks
+// The test-email route (PocketBase's forms/test_email_send.go): these checks
 // send no mail. The one a superuser sends has an empty body, which every
 // server must refuse before it renders or sends anything.
 
@@ -146,18 +142,14 @@ var settingsMailRequirements = []*Requirement{
 		Section: sectionSettings,
 		Name:    "POST /api/settings/test/email as a regular user",
 		Text:    "POST /api/settings/test/email with a valid body and a regular user's token answers 403 \"" + msgNotAllowed + "\".",
-		Run: func(ctx context.Context, c *Client) error {
-			_, tok, err := c.newUserToken(ctx)
-			if err != nil {
-				return err
-			}
+		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
 			r, err := c.post(ctx, pathTestEmail, tok, map[string]any{"email": "conformance@example.com", "template": "otp"})
 			if err != nil {
 				return err
 			}
 			_, err = expectError(r, http.StatusForbidden, msgNotAllowed)
 			return err
-		},
+		}),
 	},
 	{
 		ID:      "SETTINGS-MAIL-003",
@@ -190,11 +182,7 @@ type settingsView struct {
 // readSettings requires GET /api/settings as superuser to answer 200 with
 // the objects meta and logs, logs.maxDays a number.
 func (c *Client) readSettings(ctx context.Context) (*settingsView, error) {
-	r, err := c.get(ctx, "/api/settings", c.su)
-	if err != nil {
-		return nil, err
-	}
-	m, err := okObject(r)
+	r, m, err := c.getOK(ctx, "/api/settings", c.su)
 	if err != nil {
 		return nil, err
 	}
