@@ -36,6 +36,7 @@ func (f *restoreFake) Limits() backup.Limits                               { ret
 func (f *restoreFake) MaxUpload() int64                                    { return 1 << 20 }
 func (f *restoreFake) Create(context.Context, string) (backup.Info, error) { return backup.Info{}, nil }
 func (f *restoreFake) CanRestore() error {
+	// Not a wait for a condition: slow work, as a long Verify is.
 	time.Sleep(f.slow)
 	return f.canRestore
 }
@@ -76,16 +77,10 @@ func (f *restoreFake) waitRestore(t *testing.T) string {
 // waitFree waits until the restore goroutine released the lock.
 func (f *restoreFake) waitFree(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, _, held := f.lock.Held(); !held {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the lock was not released within 10 s of a failed restore")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "the lock released after a failed restore", func() bool {
+		_, _, held := f.lock.Held()
+		return !held
+	})
 }
 
 func TestBackupRestoreChecks(t *testing.T) {
