@@ -123,14 +123,38 @@ func invalid(format string, args ...any) error {
 	return &ArchiveError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// open checks the archive's structure and its manifest: the zip
+// directory within the limits, every entry's name and type, the manifest
+// itself, and that the entries and the manifest's list agree.
 func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 	limits = limits.WithDefaults()
+	zr, err := openZip(r, size, limits)
+	if err != nil {
+		return nil, err
+	}
+	v := &verifier{limits: limits}
+	seen, manifest, err := v.sortEntries(zr.File)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.readManifest(manifest); err != nil {
+		return nil, err
+	}
+	if err := v.matchListing(seen); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// openZip reads the zip directory of r, refusing one with more entries
+// than limits allow before and after reading it.
+func openZip(r io.ReaderAt, size int64, limits Limits) (*zip.Reader, error) {
 	if span, ok := centralDirSpan(r, size); ok && span > int64(limits.MaxFiles)*dirBytesPerFile {
 		return nil, invalid("a central directory of %d bytes, more than %d entries need", span, limits.MaxFiles)
 	}
 	zr, err := zip.NewReader(r, size)
 	if errors.Is(err, zip.ErrInsecurePath) {
-		err = nil // checked below, with a clearer message
+		err = nil // checked in sortEntries, with a clearer message
 	}
 	if err != nil {
 		return nil, invalid("not a zip file")
@@ -138,23 +162,28 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 	if len(zr.File) > limits.MaxFiles {
 		return nil, invalid("%d entries, more than the limit of %d", len(zr.File), limits.MaxFiles)
 	}
-	v := &verifier{limits: limits}
-	seen := make(map[string]bool, len(zr.File))
-	var manifest *zip.File
-	for _, f := range zr.File {
+	return zr, nil
+}
+
+// sortEntries checks each entry's type and name, and sorts the entries
+// into v.dirs, v.entries and the manifest (nil when there is none). It
+// returns the set of names seen (folders without their trailing slash).
+func (v *verifier) sortEntries(files []*zip.File) (seen map[string]bool, manifest *zip.File, err error) {
+	seen = make(map[string]bool, len(files))
+	for _, f := range files {
 		name, isDir := f.Name, false
 		mode := f.Mode()
 		if mode.Type() == fs.ModeDir {
 			isDir = true
 			name = strings.TrimSuffix(name, "/")
 		} else if !mode.IsRegular() {
-			return nil, invalid("entry %q is not a regular file (%v)", f.Name, mode.Type())
+			return nil, nil, invalid("entry %q is not a regular file (%v)", f.Name, mode.Type())
 		}
 		if !validEntryName(name) {
-			return nil, invalid("entry %q has an unsafe name", f.Name)
+			return nil, nil, invalid("entry %q has an unsafe name", f.Name)
 		}
 		if seen[name] {
-			return nil, invalid("entry %q appears twice", f.Name)
+			return nil, nil, invalid("entry %q appears twice", f.Name)
 		}
 		seen[name] = true
 		switch {
@@ -166,41 +195,53 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 			v.entries = append(v.entries, f)
 		}
 	}
+	return seen, manifest, nil
+}
+
+// readManifest reads and decodes the manifest entry into v.m, and checks
+// its list of files into v.want.
+func (v *verifier) readManifest(manifest *zip.File) error {
 	if manifest == nil {
-		return nil, invalid("no %s", ManifestName)
+		return invalid("no %s", ManifestName)
 	}
 	var buf bytes.Buffer
 	if n, err := v.copyEntry(manifest, &buf, maxManifest+1); err != nil {
-		return nil, err
+		return err
 	} else if n > maxManifest {
-		return nil, invalid("%s is larger than %d bytes", ManifestName, maxManifest)
+		return invalid("%s is larger than %d bytes", ManifestName, maxManifest)
 	}
 	var m Manifest
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
-		return nil, invalid("%s: %v", ManifestName, err)
+		return invalid("%s: %v", ManifestName, err)
 	}
 	if m.Format != Format {
-		return nil, invalid("%s: unknown format %d", ManifestName, m.Format)
+		return invalid("%s: unknown format %d", ManifestName, m.Format)
 	}
 	v.m = &m
 	v.want = make(map[string]ManifestFile, len(m.Files))
 	var sum int64
 	for _, mf := range m.Files {
 		if !validEntryName(mf.Name) || mf.Name == ManifestName {
-			return nil, invalid("%s lists an unsafe name %q", ManifestName, mf.Name)
+			return invalid("%s lists an unsafe name %q", ManifestName, mf.Name)
 		}
 		if _, dup := v.want[mf.Name]; dup {
-			return nil, invalid("%s lists %q twice", ManifestName, mf.Name)
+			return invalid("%s lists %q twice", ManifestName, mf.Name)
 		}
 		if mf.Size < 0 || len(mf.SHA256) != 64 {
-			return nil, invalid("%s: bad size or checksum for %q", ManifestName, mf.Name)
+			return invalid("%s: bad size or checksum for %q", ManifestName, mf.Name)
 		}
 		sum += mf.Size
-		if sum > limits.MaxUncompressed || sum < 0 {
-			return nil, invalid("files total more than the limit of %d bytes", limits.MaxUncompressed)
+		if sum > v.limits.MaxUncompressed || sum < 0 {
+			return invalid("files total more than the limit of %d bytes", v.limits.MaxUncompressed)
 		}
 		v.want[mf.Name] = mf
 	}
+	return nil
+}
+
+// matchListing checks that no file is also a folder of another name, and
+// that the archive's files and the manifest's list are the same.
+func (v *verifier) matchListing(seen map[string]bool) error {
 	// A name that is a file must not also be a folder of another name:
 	// extraction could not create both.
 	parents := make(map[string]bool)
@@ -210,22 +251,22 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 		}
 	}
 	if parents[ManifestName] {
-		return nil, invalid("entry %q is both a file and a folder", ManifestName)
+		return invalid("entry %q is both a file and a folder", ManifestName)
 	}
 	for _, f := range v.entries {
 		if parents[f.Name] {
-			return nil, invalid("entry %q is both a file and a folder", f.Name)
+			return invalid("entry %q is both a file and a folder", f.Name)
 		}
 		if _, ok := v.want[f.Name]; !ok {
-			return nil, invalid("entry %q is not listed in %s", f.Name, ManifestName)
+			return invalid("entry %q is not listed in %s", f.Name, ManifestName)
 		}
 	}
-	for _, mf := range m.Files {
+	for _, mf := range v.m.Files {
 		if !seen[mf.Name] || slices.Contains(v.dirs, mf.Name) {
-			return nil, invalid("%q listed in %s is missing", mf.Name, ManifestName)
+			return invalid("%q listed in %s is missing", mf.Name, ManifestName)
 		}
 	}
-	return v, nil
+	return nil
 }
 
 // check copies one listed entry to w and checks its size and SHA-256.

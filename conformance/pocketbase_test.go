@@ -120,6 +120,8 @@ func startPocketBase(t *testing.T, bin, email, password string) string {
 	})
 	base := "http://" + addr
 	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
 	for {
 		resp, err := http.Get(base + "/api/health")
 		if err == nil {
@@ -131,6 +133,6 @@ func startPocketBase(t *testing.T, bin, email, password string) string {
 		if time.Now().After(deadline) {
 			t.Fatalf("PocketBase did not answer %s/api/health within 30 s (last: %v)", base, err)
 		}
-		time.Sleep(100 * time.Millisecond)
+		<-tick.C
 	}
 }

@@ -255,15 +255,28 @@ func TestVerificationFlow(t *testing.T) {
 	noMail(t, fm)
 }
 
-// TestVerificationTokenExpires with the collection's duration (3 days).
+// TestVerificationTokenExpires with the collection's duration (3 days):
+// the token confirms a second before its lifetime ends, and not once it
+// has ended. Each case has its own server and injected clock.
 func TestVerificationTokenExpires(t *testing.T) {
-	e, fm := flowEnv(t)
-	e.signUp("u1@example.com", "password1")
-	e.do("POST", "/api/collections/users/request-verification", "", `{"email":"u1@example.com"}`)
-	token := tokenIn(t, "confirm-verification", oneMail(t, fm, "u1@example.com").HTML)
-	e.clock.Add(259200 * time.Second)
-	wantBody(t, e.do("POST", "/api/collections/users/confirm-verification", "", map[string]string{"token": token}), 400,
-		`{"data":{"token":`+errTokenJSON+`},`+bodyValidation)
+	for _, tc := range []struct {
+		name     string
+		after    time.Duration
+		status   int
+		wantBody string
+	}{
+		{"just before", 259199 * time.Second, 204, ""},
+		{"at the end", 259200 * time.Second, 400, `{"data":{"token":` + errTokenJSON + `},` + bodyValidation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, fm := flowEnv(t)
+			e.signUp("u1@example.com", "password1")
+			e.do("POST", "/api/collections/users/request-verification", "", `{"email":"u1@example.com"}`)
+			token := tokenIn(t, "confirm-verification", oneMail(t, fm, "u1@example.com").HTML)
+			e.clock.Add(tc.after)
+			wantBody(t, e.do("POST", "/api/collections/users/confirm-verification", "", map[string]string{"token": token}), tc.status, tc.wantBody)
+		})
+	}
 }
 
 // TestPasswordResetFlow: the reset sets the password, verifies, and ends
@@ -301,16 +314,29 @@ func TestPasswordResetFlow(t *testing.T) {
 		`{"data":{"token":`+errTokenJSON+`},`+bodyValidation)
 }
 
-// TestPasswordResetTokenExpires after the collection's 30 minutes.
+// TestPasswordResetTokenExpires after the collection's 30 minutes: the
+// token confirms a second before, and not once they have passed. Each
+// case has its own server and injected clock, since a reset uses the
+// token up.
 func TestPasswordResetTokenExpires(t *testing.T) {
-	e, fm := flowEnv(t)
-	e.signUp("u1@example.com", "password1")
-	e.do("POST", "/api/collections/users/request-password-reset", "", `{"email":"u1@example.com"}`)
-	token := tokenIn(t, "confirm-password-reset", oneMail(t, fm, "u1@example.com").HTML)
-	e.clock.Add(1799 * time.Second)
-	e.clock.Add(time.Second)
-	wantBody(t, e.do("POST", "/api/collections/users/confirm-password-reset", "", map[string]string{"token": token, "password": "new-password", "passwordConfirm": "new-password"}), 400,
-		`{"data":{"token":`+errTokenJSON+`},`+bodyValidation)
+	for _, tc := range []struct {
+		name     string
+		after    time.Duration
+		status   int
+		wantBody string
+	}{
+		{"just before", 1799 * time.Second, 204, ""},
+		{"at the end", 1800 * time.Second, 400, `{"data":{"token":` + errTokenJSON + `},` + bodyValidation},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, fm := flowEnv(t)
+			e.signUp("u1@example.com", "password1")
+			e.do("POST", "/api/collections/users/request-password-reset", "", `{"email":"u1@example.com"}`)
+			token := tokenIn(t, "confirm-password-reset", oneMail(t, fm, "u1@example.com").HTML)
+			e.clock.Add(tc.after)
+			wantBody(t, e.do("POST", "/api/collections/users/confirm-password-reset", "", map[string]string{"token": token, "password": "new-password", "passwordConfirm": "new-password"}), tc.status, tc.wantBody)
+		})
+	}
 }
 
 // TestEmailChangeFlow: the mail goes to the new address; confirming with

@@ -86,6 +86,8 @@ func TestRouteLimits(t *testing.T) {
 	}))
 	short := Limits{Body: 1 << 10, Read: time.Second, Write: 100 * time.Millisecond}
 	e.api.mux.Handle("GET /test/slow", e.api.route(short, func(w http.ResponseWriter, r *http.Request) error {
+		// Not a wait for a condition: a handler slower than its write
+		// deadline, which is the socket's real time.
 		time.Sleep(300 * time.Millisecond)
 		return writeJSON(w, r, 200, map[string]any{})
 	}))
@@ -93,7 +95,10 @@ func TestRouteLimits(t *testing.T) {
 	t.Run("long read deadline", func(t *testing.T) {
 		c := e.dial()
 		io.WriteString(c, "POST /test/long HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 9\r\n\r\n{\"a\"")
-		time.Sleep(300 * time.Millisecond) // three times the default deadline
+		// Not a wait for a condition: a client that sends the rest of its
+		// body three times the default read deadline later (the socket's
+		// real time).
+		time.Sleep(300 * time.Millisecond)
 		io.WriteString(c, ":\"b\"}")
 		res := readRaw(t, bufio.NewReader(c), "POST")
 		if res.Status != 200 || string(res.Body) != "{\"a\":\"b\"}\n" {
@@ -188,7 +193,8 @@ func TestBodyBudgetLockOut(t *testing.T) {
 		stalled[i] = e.dialFrom("127.0.0.1")
 		fmt.Fprintf(stalled[i], "POST /api/collections/users/records HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", DefaultBodyLimit)
 	}
-	time.Sleep(100 * time.Millisecond) // every handler waits for its body
+	ln := e.srv.Listener.(*capListener)
+	waitFor(t, "the 32 requests in progress", func() bool { return ln.openConns()-ln.waitingConns() >= len(stalled) })
 	if n := e.api.budget.inUse(); n != 0 {
 		t.Errorf("budget in use: %d bytes by bodies not sent", n)
 	}

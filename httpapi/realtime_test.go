@@ -208,13 +208,7 @@ func TestRealtimeIdle(t *testing.T) {
 // waitOpen waits until the server has n streams open.
 func waitOpen(t *testing.T, s *Server, n int) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.realtime.open() != n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d streams open, want %d", s.realtime.open(), n)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, fmt.Sprintf("%d streams open", n), func() bool { return s.realtime.open() == n })
 }
 
 // TestRealtimeCap: the streams are bounded in all and per client address

@@ -358,6 +358,8 @@ func TestCrashChild(t *testing.T) {
 			if os.Getppid() != parent {
 				os.Exit(1) // orphaned: the test is gone
 			}
+			// Not a wait for a condition: it spaces the reports, like
+			// a group commit's interval, so the writer runs between them.
 			time.Sleep(5 * time.Millisecond)
 		}
 	}()
@@ -366,17 +368,19 @@ func TestCrashChild(t *testing.T) {
 		s.Add(e)
 		added.Store(int64(i + 1))
 		if i%100 == 99 {
-			// About 100,000 entries a second at most, and never so far
-			// ahead of the writer that the queue bound could drop any.
+			// About 100,000 entries a second at most (not a wait for a
+			// condition: it sets the rate of the load), and never so far
+			// ahead of the writer that the queue bound could drop any:
+			// past 50,000 queued entries, wait for them to be written.
 			time.Sleep(time.Millisecond)
-			for {
-				s.qmu.Lock()
-				n := len(s.queue)
-				s.qmu.Unlock()
-				if n < 50000 {
-					break
+			s.qmu.Lock()
+			n := len(s.queue)
+			s.qmu.Unlock()
+			if n >= 50000 {
+				if err := s.Flush(); err != nil {
+					fmt.Println("flush:", err)
+					os.Exit(1)
 				}
-				time.Sleep(time.Millisecond)
 			}
 		}
 	}

@@ -94,6 +94,18 @@ func mustOpen(t testing.TB, dir string, opts Options) *Store {
 // takes, far shorter than go test's timeout.
 const waitLimit = 30 * time.Second
 
+// waitFor polls cond until it holds, failing the test past waitLimit.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(waitLimit); !cond(); <-tick.C {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
+		}
+	}
+}
+
 // within runs fn and waits for it to return, at most d: past that it marks
 // the test failed, naming what, and returns false, leaving fn running. A
 // stuck writer or lock then fails the test with a message instead of
@@ -263,13 +275,7 @@ func TestGroupCommitWithoutFlush(t *testing.T) {
 	opts.FlushInterval = 20 * time.Millisecond
 	s := mustOpen(t, t.TempDir(), opts)
 	s.Add(req("GET", "/x", 200))
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("entry not committed within 5s without Flush")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the entry committed without Flush", func() bool { return s.Len() > 0 })
 	// Committed means durable: the active segment's committed length
 	// covers it.
 	secs, release, err := s.Capture()
@@ -537,7 +543,8 @@ func TestCaptureCopiesOpen(t *testing.T) {
 			}
 		}
 	})
-	time.Sleep(100 * time.Millisecond)
+	// Capture while the writer is well into its segments.
+	waitFor(t, "500 entries indexed", func() bool { return s.Len() >= 500 })
 	secs, release, err := s.Capture()
 	if err != nil {
 		t.Fatal(err)
@@ -571,7 +578,7 @@ func TestCaptureCopiesOpen(t *testing.T) {
 }
 
 func TestJSONShapes(t *testing.T) {
-	// The reference's observed entries (pocketbase-observed.md §3).
+	// Entries as PocketBase v0.31.0 writes them.
 	e := Entry{ID: "clhscr32sxp1c6s", Created: time.Date(2026, 11, 22, 9, 40, 54, 461e6, time.UTC), Level: 8,
 		Message: "GET /api/backups", Request: &Request{ExecTime: 0.053429, Method: "GET", RemoteIP: "127.0.0.1",
 			Status: 401, URL: "/api/backups", UserAgent: "curl/7.88.1", UserIP: "127.0.0.1",
@@ -637,9 +644,10 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 			}
 		})
 	}
+	var reads, retentions atomic.Int64 // rounds begun
 	for range 2 {
 		wg.Go(func() {
-			for !stop.Load() {
+			for ; !stop.Load(); reads.Add(1) {
 				p, err := s.List(Query{Filter: "data.status >= 400", Sort: "-created,data.url", PerPage: 20})
 				if err != nil {
 					t.Error(err)
@@ -662,13 +670,22 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	wg.Go(func() {
 		for !stop.Load() {
 			c.Add(6 * time.Hour)
+			retentions.Add(1)
 			if err := s.SetRetention(1, 0); err != nil {
 				t.Error(err)
 			}
+			// Not a wait for a condition: it spaces the retention runs, as
+			// the store's own timer does, so that the writers and readers
+			// work between them instead of queueing behind each one.
 			time.Sleep(10 * time.Millisecond)
 		}
 	})
-	time.Sleep(300 * time.Millisecond)
+	// Run for an amount of work, not of time: a retention run begun (one
+	// can take seconds, waiting for the busy writer; stopping waits for
+	// it), and two thousand reads and entries meanwhile.
+	waitFor(t, "a retention run and two thousand reads and entries", func() bool {
+		return retentions.Load() >= 1 && reads.Load() >= 2000 && s.Len() >= 2000
+	})
 	stop.Store(true)
 	if !within(t, waitLimit, "the writers, readers and retention to stop", wg.Wait) {
 		t.FailNow()

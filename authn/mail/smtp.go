@@ -38,8 +38,8 @@ type SMTPConfig struct {
 	AuthMethod         string
 	// TLS: implicit TLS from the first byte (port 465 usually). Without
 	// it, the connection is upgraded with STARTTLS when the server offers
-	// it, and stays plain when it does not (as the reference's mailer and
-	// Go's smtp.SendMail do).
+	// it, and stays plain when it does not (as PocketBase v0.31.0's mailer
+	// and Go's smtp.SendMail do).
 	TLS bool
 	// LocalName is the name sent with EHLO (or HELO); "localhost" when
 	// empty.
@@ -101,6 +101,34 @@ func SendSMTP(ctx context.Context, cfg SMTPConfig, m *Message, date time.Time) e
 	if step <= 0 {
 		step = DefaultStepTimeout
 	}
+	conn, err := dialSMTP(ctx, cfg, step)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	// The context ends the exchange wherever it is: closing the socket
+	// fails the pending read or write.
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	x := &exchange{ctx: ctx, conn: conn, step: step}
+	client, err := x.hello(cfg)
+	if err != nil {
+		return err
+	}
+	if err := x.auth(client, cfg); err != nil {
+		return err
+	}
+	if err := x.send(client, m, data.Bytes()); err != nil {
+		return err
+	}
+	// The message is accepted; a failed QUIT changes nothing for it.
+	x.deadline()
+	client.Quit()
+	return nil
+}
+
+// dialSMTP connects to cfg's server within one step.
+func dialSMTP(ctx context.Context, cfg SMTPConfig, step time.Duration) (net.Conn, error) {
 	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
 	dctx, cancel := context.WithTimeout(ctx, step)
 	conn, err := (&net.Dialer{}).DialContext(dctx, "tcp", addr)
@@ -109,96 +137,119 @@ func SendSMTP(ctx context.Context, cfg SMTPConfig, m *Message, date time.Time) e
 		if ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}
-		return &SMTPError{"dial", err}
+		return nil, &SMTPError{"dial", err}
 	}
-	defer conn.Close()
-	// The context ends the exchange wherever it is: closing the socket
-	// fails the pending read or write.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
-	defer stop()
-	deadline := func() { conn.SetDeadline(time.Now().Add(step)) }
-	fail := func(s string, err error) error {
-		if ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
-		}
-		return &SMTPError{s, err}
-	}
+	return conn, nil
+}
 
+// exchange is one SMTP exchange over conn: each step gets its own
+// deadline, and a failed step says whether ctx ended it.
+type exchange struct {
+	ctx  context.Context
+	conn net.Conn
+	step time.Duration
+}
+
+// deadline gives the next step its time.
+func (x *exchange) deadline() { x.conn.SetDeadline(time.Now().Add(x.step)) }
+
+// fail is the SMTPError of the step s, naming ctx's cause when ctx ended.
+func (x *exchange) fail(s string, err error) error {
+	if x.ctx.Err() != nil {
+		err = fmt.Errorf("%w (%w)", context.Cause(x.ctx), err)
+	}
+	return &SMTPError{s, err}
+}
+
+// hello starts TLS when cfg asks for implicit TLS, reads the greeting,
+// sends EHLO (or HELO), and upgrades with STARTTLS when the connection
+// is plain and the server offers it.
+func (x *exchange) hello(cfg SMTPConfig) (*smtp.Client, error) {
 	tlsConf := &tls.Config{}
 	if cfg.TLSConfig != nil {
 		tlsConf = cfg.TLSConfig.Clone()
 	}
 	tlsConf.ServerName = cfg.Host
 
-	var c net.Conn = conn
+	var c net.Conn = x.conn
 	if cfg.TLS {
-		tc := tls.Client(conn, tlsConf)
-		deadline()
-		if err := tc.HandshakeContext(ctx); err != nil {
-			return fail("tls", err)
+		tc := tls.Client(x.conn, tlsConf)
+		x.deadline()
+		if err := tc.HandshakeContext(x.ctx); err != nil {
+			return nil, x.fail("tls", err)
 		}
 		c = tc
 	}
-	deadline()
+	x.deadline()
 	client, err := smtp.NewClient(c, cfg.Host)
 	if err != nil {
-		return fail("hello", err)
+		return nil, x.fail("hello", err)
 	}
 	local := cfg.LocalName
 	if local == "" {
 		local = "localhost"
 	}
-	deadline()
+	x.deadline()
 	if err := client.Hello(local); err != nil {
-		return fail("hello", err)
+		return nil, x.fail("hello", err)
 	}
 	if !cfg.TLS {
 		if ok, _ := client.Extension("STARTTLS"); ok {
-			deadline()
+			x.deadline()
 			if err := client.StartTLS(tlsConf); err != nil {
-				return fail("starttls", err)
+				return nil, x.fail("starttls", err)
 			}
 		}
 	}
-	if cfg.Username != "" || cfg.Password != "" {
-		var a smtp.Auth
-		switch strings.ToUpper(cfg.AuthMethod) {
-		case AuthLogin:
-			a = &loginAuth{cfg.Username, cfg.Password}
-		case AuthPlain, "":
-			a = &plainAuth{cfg.Username, cfg.Password}
-		default:
-			return &SMTPError{"auth", fmt.Errorf("unknown auth method %q", cfg.AuthMethod)}
-		}
-		deadline()
-		if err := client.Auth(a); err != nil {
-			return fail("auth", err)
-		}
+	return client, nil
+}
+
+// auth authenticates with cfg's credentials and method, when either
+// credential is set.
+func (x *exchange) auth(client *smtp.Client, cfg SMTPConfig) error {
+	if cfg.Username == "" && cfg.Password == "" {
+		return nil
 	}
-	deadline()
+	var a smtp.Auth
+	switch strings.ToUpper(cfg.AuthMethod) {
+	case AuthLogin:
+		a = &loginAuth{cfg.Username, cfg.Password}
+	case AuthPlain, "":
+		a = &plainAuth{cfg.Username, cfg.Password}
+	default:
+		return &SMTPError{"auth", fmt.Errorf("unknown auth method %q", cfg.AuthMethod)}
+	}
+	x.deadline()
+	if err := client.Auth(a); err != nil {
+		return x.fail("auth", err)
+	}
+	return nil
+}
+
+// send gives the envelope (MAIL FROM, one RCPT TO for each of m.To) and
+// the encoded message data, and returns once the server accepted it.
+func (x *exchange) send(client *smtp.Client, m *Message, data []byte) error {
+	x.deadline()
 	if err := client.Mail(m.From.Address); err != nil {
-		return fail("mail", err)
+		return x.fail("mail", err)
 	}
 	for _, to := range m.To {
-		deadline()
+		x.deadline()
 		if err := client.Rcpt(to.Address); err != nil {
-			return fail("rcpt", err)
+			return x.fail("rcpt", err)
 		}
 	}
-	deadline()
+	x.deadline()
 	w, err := client.Data()
 	if err != nil {
-		return fail("data", err)
+		return x.fail("data", err)
 	}
-	if _, err := w.Write(data.Bytes()); err != nil {
-		return fail("data", err)
+	if _, err := w.Write(data); err != nil {
+		return x.fail("data", err)
 	}
 	if err := w.Close(); err != nil {
-		return fail("data", err)
+		return x.fail("data", err)
 	}
-	// The message is accepted; a failed QUIT changes nothing for it.
-	deadline()
-	client.Quit()
 	return nil
 }
 

@@ -156,13 +156,6 @@ func (s *Scheduler) logger() *slog.Logger {
 	return s.Logger
 }
 
-// isRunning reports whether a run is going (for tests).
-func (s *Scheduler) isRunning() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.running
-}
-
 // sleep is the real Wait.
 func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {

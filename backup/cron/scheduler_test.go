@@ -65,14 +65,22 @@ func (c *fakeClock) step(t *testing.T, skew time.Duration) time.Time {
 	return now
 }
 
-// idle waits until no run is going.
+// idle waits until no run is going. The scheduler is parked in a Wait
+// the test has not released, so no run can start meanwhile.
 func (c *fakeClock) idle(t *testing.T) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); c.sched != nil && c.sched.isRunning(); {
-		if time.Now().After(deadline) {
-			t.Fatal("the job did not finish")
-		}
-		time.Sleep(time.Millisecond)
+	if c.sched == nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		c.sched.runs.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job did not finish")
 	}
 }
 

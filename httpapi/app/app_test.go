@@ -346,7 +346,9 @@ func TestRestartUnderLoad(t *testing.T) {
 			for i := range 6 {
 				want := []string{"Old", "New"}[(i+1)%2]
 				err := ts.Restart(t.Context(), func(dir string) error {
-					time.Sleep(30 * time.Millisecond) // a slow swap: requests pile up at the gate
+					// Not a wait for a condition: a slow swap, so that
+					// requests pile up at the gate.
+					time.Sleep(30 * time.Millisecond)
 					return swapSettings(journals[(i+1)%2])(dir)
 				})
 				if err != nil {
@@ -401,7 +403,11 @@ func TestRestartFromAHandler(t *testing.T) {
 					return nil
 				})
 			}()
-			time.Sleep(50 * time.Millisecond) // the restart starts while this request runs
+			// The restart starts while this request runs.
+			if !eventually(10*time.Second, func() bool { return restartWaits(s) }) {
+				http.Error(w, "the restart did not wait for this request within 10 s", 500)
+				return
+			}
 			w.WriteHeader(http.StatusNoContent)
 		})
 		return mux
@@ -466,7 +472,12 @@ func TestRestartDrainTimeout(t *testing.T) {
 	stepRan := false
 	held := make(chan int, 1)
 	go func() {
-		time.Sleep(50 * time.Millisecond) // arrives while the restart waits
+		// It arrives while the restart waits.
+		if !eventually(10*time.Second, func() bool { return restartWaits(ts.Server) }) {
+			t.Error("the restart never waited for the request in flight")
+			held <- 200 // reported above
+			return
+		}
 		code, _, _ := ts.do(t, "GET", "/api/health", "", "")
 		held <- code
 	}()

@@ -174,7 +174,9 @@ func TestAutoBackupSchedule(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		// advance lets the fake time run for d and every run end.
+		// advance lets the fake time run for d and every run end. In
+		// the bubble, time.Sleep waits on the fake clock: it returns as
+		// soon as every goroutine of the bubble is blocked, not after d.
 		advance := func(d time.Duration) {
 			time.Sleep(d)
 			synctest.Wait()

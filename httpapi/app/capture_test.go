@@ -128,11 +128,31 @@ func startWriters(t *testing.T, st *Stores, stop <-chan struct{}) *writers {
 // waitFor polls cond until it holds, failing after a deadline.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+	if !eventually(10*time.Second, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// eventually polls cond until it holds, for up to d, and reports whether
+// it held: waitFor for a goroutine other than the test's, which may not
+// end the test.
+func eventually(d time.Duration, cond func() bool) bool {
+	tick := time.NewTicker(time.Millisecond)
+	defer tick.Stop()
+	for deadline := time.Now().Add(d); !cond(); <-tick.C {
 		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 	}
+	return true
+}
+
+// restartWaits reports whether a restart of s waits at its gate for the
+// requests in flight.
+func restartWaits(s *Server) bool {
+	s.gate.mu.Lock()
+	defer s.gate.mu.Unlock()
+	return s.gate.idle != nil
 }
 
 // seq parses the number after prefix in s, or -1.

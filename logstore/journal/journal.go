@@ -332,25 +332,51 @@ func AppendFrame(dst, payload []byte) []byte {
 // fails, the bytes of buf that reached the file are cut off again (now, or
 // before the next write if the truncation fails too).
 func (f *File) Write(buf []byte) (int64, error) {
-	f.fdmu.RLock()
-	defer f.fdmu.RUnlock()
+	var off int64
+	err := f.withOpen(false, func() error {
+		if err := f.clean(); err != nil {
+			return err
+		}
+		if _, err := f.fd.WriteAt(buf, f.size); err != nil {
+			return f.cutBack("write", err)
+		}
+		off = f.size
+		f.size += int64(len(buf))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return off, nil
+}
+
+// withOpen runs fn holding fdmu and then mu, or returns ErrClosed once the
+// file is closed. fdmu is held exclusively when fn swaps or closes fd, and
+// for reading when it only uses it.
+func (f *File) withOpen(exclusive bool, fn func() error) error {
+	if exclusive {
+		f.fdmu.Lock()
+		defer f.fdmu.Unlock()
+	} else {
+		f.fdmu.RLock()
+		defer f.fdmu.RUnlock()
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return 0, ErrClosed
+		return ErrClosed
 	}
-	if err := f.clean(); err != nil {
-		return 0, err
-	}
-	off := f.size
-	if _, err := f.fd.WriteAt(buf, off); err != nil {
-		f.dirty = true
-		err = f.failed(storageError("write", f.path, err))
-		f.clean()
-		return 0, err
-	}
-	f.size += int64(len(buf))
-	return off, nil
+	return fn()
+}
+
+// cutBack records the failed write or fsync (op) as the file's fault, cuts
+// off what may have reached the file (now, or before the next write if the
+// truncation fails too), and returns the fault. The caller holds mu.
+func (f *File) cutBack(op string, err error) error {
+	f.dirty = true
+	err = f.failed(storageError(op, f.path, err))
+	f.clean()
+	return err
 }
 
 // clean cuts the file back to size after a failed write or sync, and makes
@@ -458,41 +484,32 @@ func (f *File) Fault() error {
 // On success the fault is cleared. On a healthy file, or one with frames
 // appended but not yet synced, it does nothing and returns Fault.
 func (f *File) Probe() error {
-	f.fdmu.RLock()
-	defer f.fdmu.RUnlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	if f.fault == nil || f.size != f.committed {
-		return f.fault
-	}
-	if err := f.clean(); err != nil {
-		return err
-	}
-	if f.dirSync {
-		if err := f.syncDir(); err != nil {
-			return f.failed(err)
+	return f.withOpen(false, func() error {
+		if f.fault == nil || f.size != f.committed {
+			return f.fault
 		}
-		f.dirSync = false
-	}
-	f.dirty = true
-	if _, err := f.fd.WriteAt(make([]byte, probeSize), f.size); err != nil {
-		err = f.failed(storageError("probe", f.path, err))
-		f.clean()
-		return err
-	}
-	if err := f.fsync(f.fd); err != nil {
-		err = f.failed(storageError("probe sync", f.path, err))
-		f.clean()
-		return err
-	}
-	if err := f.clean(); err != nil {
-		return err
-	}
-	f.fault = nil
-	return nil
+		if err := f.clean(); err != nil {
+			return err
+		}
+		if f.dirSync {
+			if err := f.syncDir(); err != nil {
+				return f.failed(err)
+			}
+			f.dirSync = false
+		}
+		f.dirty = true
+		if _, err := f.fd.WriteAt(make([]byte, probeSize), f.size); err != nil {
+			return f.cutBack("probe", err)
+		}
+		if err := f.fsync(f.fd); err != nil {
+			return f.cutBack("probe sync", err)
+		}
+		if err := f.clean(); err != nil {
+			return err
+		}
+		f.fault = nil
+		return nil
+	})
 }
 
 // Size returns the offset just past the last appended frame.
@@ -598,32 +615,28 @@ func (w *Writer) flush() {
 // (a full disk), the temporary file is removed and the old one stays in
 // use, unchanged.
 func (f *File) Compact(fill func(w *Writer) error) error {
-	f.fdmu.Lock()
-	defer f.fdmu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	fd, size, err := f.writeNew(fill)
-	if fd != nil {
-		// The new file has replaced the old one in the directory: from now
-		// on only it may be written, even if the rename is not yet durable.
-		f.fd.Close()
-		f.fd = fd
-		f.size, f.committed = size, size
-		f.dirty = false
-		f.epoch++
-		// If the rename may not survive a crash, nothing appended to the
-		// new file can be acknowledged before the directory is synced:
-		// Sync retries that first.
-		f.dirSync = err != nil
-	}
-	if err != nil {
-		return f.failed(err)
-	}
-	f.fault = nil
-	return nil
+	return f.withOpen(true, func() error {
+		fd, size, err := f.writeNew(fill)
+		if fd != nil {
+			// The new file has replaced the old one in the directory: from
+			// now on only it may be written, even if the rename is not yet
+			// durable.
+			f.fd.Close()
+			f.fd = fd
+			f.size, f.committed = size, size
+			f.dirty = false
+			f.epoch++
+			// If the rename may not survive a crash, nothing appended to
+			// the new file can be acknowledged before the directory is
+			// synced: Sync retries that first.
+			f.dirSync = err != nil
+		}
+		if err != nil {
+			return f.failed(err)
+		}
+		f.fault = nil
+		return nil
+	})
 }
 
 // writeNew builds a journal in a temporary file and renames it to f.path.
@@ -670,32 +683,27 @@ func (f *File) writeNew(fill func(w *Writer) error) (Handle, int64, error) {
 
 // Close syncs and closes the file. Later calls return ErrClosed.
 func (f *File) Close() error {
-	f.fdmu.Lock()
-	defer f.fdmu.Unlock()
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.closed {
-		return ErrClosed
-	}
-	f.closed = true
-	err := f.clean()
-	if err == nil && f.dirSync {
-		err = f.syncDir()
-	}
-	if err == nil {
-		if err = f.fsync(f.fd); err == nil {
-			f.committed = f.size
-		} else {
-			err = storageError("sync", f.path, err)
+	return f.withOpen(true, func() error {
+		f.closed = true
+		err := f.clean()
+		if err == nil && f.dirSync {
+			err = f.syncDir()
 		}
-	}
-	if cerr := f.fd.Close(); err == nil && cerr != nil {
-		err = storageError("close", f.path, cerr)
-	}
-	if err != nil {
-		return fmt.Errorf("journal: close %s: %w", f.path, err)
-	}
-	return nil
+		if err == nil {
+			if err = f.fsync(f.fd); err == nil {
+				f.committed = f.size
+			} else {
+				err = storageError("sync", f.path, err)
+			}
+		}
+		if cerr := f.fd.Close(); err == nil && cerr != nil {
+			err = storageError("close", f.path, cerr)
+		}
+		if err != nil {
+			return fmt.Errorf("journal: close %s: %w", f.path, err)
+		}
+		return nil
+	})
 }
 
 // SyncDir fsyncs a directory so that entries created or renamed in it are
