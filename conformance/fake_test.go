@@ -21,17 +21,21 @@ import (
 // maps under one mutex, and it has no filter language: it knows the
 // suite's filters by heart (fake_filters_test.go).
 //
+// It serves neither the logs nor the backups: their violations are
+// committed by mutators in front of the real strongbox (mutators_test.go),
+// and TestSuiteAgainstFake runs only the requirements it serves
+// (fakeServes).
+//
 // One file per job: this one holds the server, its routing and error
-// envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
-// tokens and the auth endpoints; fake_flows_test.go the account flows;
-// fake_otp_test.go OTP and MFA; fake_oauth2_test.go OAuth2 sign-in
-// (against the suite's provider); fake_mail_test.go the mail it sends;
-// fake_records_test.go, fake_collections_test.go,
-// fake_settings_test.go and fake_ratelimit_test.go their APIs;
-// fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
-// API; fake_backups_test.go the backups; fake_hostile_test.go its listener (net/http's own errors as the
-// envelope), its redirects of paths that are not canonical and its body
-// limits.
+// envelope; fake_auth_test.go tokens and the auth endpoints;
+// fake_flows_test.go the account flows; fake_otp_test.go OTP and MFA;
+// fake_oauth2_test.go OAuth2 sign-in (against the suite's provider);
+// fake_mail_test.go the mail it sends; fake_records_test.go,
+// fake_collections_test.go, fake_settings_test.go and
+// fake_ratelimit_test.go their APIs; fake_fields_test.go the fields
+// parameter; fake_hostile_test.go its listener (net/http's own errors as
+// the envelope), its redirects of paths that are not canonical and its
+// body limits.
 
 type fakeCollection struct {
 	id, name, typ   string
@@ -56,21 +60,11 @@ type fakeRecord struct {
 	verified                      bool
 }
 
-type fakeLog struct {
-	id      string
-	created string
-	level   int
-	message string
-	data    map[string]any
-}
-
 type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
-	logs        []*fakeLog
 	settings    map[string]any // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
 	limits      fakeLimits     // rate limiter and login throttle state
-	backups     map[string]*fakeBackup
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 
 	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)
@@ -100,7 +94,7 @@ func fakeDefaultSettings() map[string]any {
 }
 
 func newFakeServer(suEmail, suPassword string) *fakeServer {
-	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{},
+	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(),
 		otps: map[string]*fakeOTP{}, mfas: map[string]*fakeMFA{}, otpAttempts: map[string]int{},
 		oauthLinks: map[string]string{}}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
@@ -213,14 +207,11 @@ func (q *fakeReq) json(status int, v any) error {
 	if err != nil {
 		return err
 	}
-	p := q.r.URL.Path
-	skip := q.f.bug("view-ignores-fields") && strings.HasPrefix(p, "/api/logs/") && p != "/api/logs/stats" ||
-		q.f.bug("stats-ignore-fields") && p == "/api/logs/stats" ||
-		q.f.bug("methods-ignore-fields") && strings.HasSuffix(p, "/auth-methods")
+	skip := q.f.bug("methods-ignore-fields") && strings.HasSuffix(q.r.URL.Path, "/auth-methods")
 	if fields := q.r.URL.Query().Get("fields"); fields != "" && !skip {
 		var generic any
 		_ = json.Unmarshal(data, &generic)
-		data, _ = json.Marshal(pickFields(generic, fields, q.f.bug))
+		data, _ = json.Marshal(pickFields(generic, fields))
 	}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.WriteHeader(status)
@@ -230,7 +221,6 @@ func (q *fakeReq) json(status int, v any) error {
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &fakeReq{w: w, r: r, f: f}
@@ -272,7 +262,6 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), msg, fe.status)
 		}
 	}
-	f.logRequest(q, start)
 }
 
 func mustJSON(v any) string {
@@ -301,6 +290,16 @@ func (f *fakeServer) route(q *fakeReq) error {
 		return f.handleTestEmail(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
+	case (p == "/api/logs" || strings.HasPrefix(p, "/api/logs/")) && r.Method == "GET":
+		// The refusals of the logs routes, for the checks of errors and
+		// headers (ERR-001, HTTP-HEADERS-001): the fake holds no entries.
+		switch {
+		case q.auth == nil:
+			return ferr(401, msgNeedsToken)
+		case q.authColl.name != "_superusers":
+			return ferr(403, msgNotAllowed)
+		}
+		return ferr(404, msgNotFound)
 	case r.Method == "POST" && p == "/api/files/token":
 		if q.auth == nil && f.bug("guest-file-token") {
 			return q.json(200, map[string]any{"token": ""})
@@ -309,16 +308,6 @@ func (f *fakeServer) route(q *fakeReq) error {
 			return ferr(401, msgNeedsToken)
 		}
 		return q.json(200, map[string]any{"token": f.sign(q.authColl, q.auth, "file", 180, nil)})
-	case p == "/api/backups" || strings.HasPrefix(p, "/api/backups/"):
-		return f.handleBackups(q)
-	case p == "/api/logs" || strings.HasPrefix(p, "/api/logs/"):
-		if r.Method != "GET" {
-			if f.bug("405") {
-				return ferr(405, "Method Not Allowed.")
-			}
-			return ferr(404, msgNotFound)
-		}
-		return f.handleLogs(q)
 	}
 	if m := reOTPRoute.FindStringSubmatch(p); m != nil && r.Method == "POST" {
 		return f.handleOTP(q, m[1], m[2])
