@@ -63,8 +63,8 @@ type fakeRecord struct {
 type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
-	settings    map[string]any // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
-	limits      fakeLimits     // rate limiter and login throttle state
+	settings    map[string]any  // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
+	limits      fakeLimits      // rate limiter and login throttle state
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 
 	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)

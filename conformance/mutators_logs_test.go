@@ -24,7 +24,9 @@ func logsView(r *http.Request) bool {
 
 // has selects the requests whose query parameter key contains sub.
 func has(key, sub string) func(*http.Request) bool {
-	return func(r *http.Request) bool { return r.URL.Query().Has(key) && strings.Contains(r.URL.Query().Get(key), sub) }
+	return func(r *http.Request) bool {
+		return r.URL.Query().Has(key) && strings.Contains(r.URL.Query().Get(key), sub)
+	}
 }
 
 // eachEntry calls fn with every log entry of a list or view answer.

@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
-	"strconv"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -100,7 +100,6 @@ func expectFailures(t *testing.T, bug string, ids []string, cfg Config) {
 		t.Errorf("with bug %q these checks still pass: %s", bug, strings.Join(slices.Compact(passed), " "))
 	}
 }
-
 
 // reExcerpt finds an :excerpt in a fields parameter.
 var reExcerpt = regexp.MustCompile(`(\w+):excerpt\((\d+)(?:,\s*(true|false))?\)`)
