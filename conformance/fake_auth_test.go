@@ -211,15 +211,10 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			}
 			return &fakeErr{status: 400, msg: msgValidation, data: data}
 		}
-		throttleKey, err := f.loginThrottled(q, c, identity)
-		if err != nil {
-			return err
-		}
 		known := false
 		for _, rec := range c.records {
 			known = known || rec.email == identity
 			if rec.email == identity && rec.password == password {
-				f.loginDone(throttleKey, true)
 				if done, err := f.mfaGate(q, c, rec, "password"); done {
 					return err
 				}
@@ -238,7 +233,6 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 				return q.json(200, map[string]any{"record": out, "token": f.sign(c, rec, "auth", lifetime, &yes)})
 			}
 		}
-		f.loginDone(throttleKey, false)
 		if !known && f.bug("unknown-identity-404") {
 			return ferr(404, msgNotFound)
 		}

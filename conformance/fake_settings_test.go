@@ -5,7 +5,9 @@ import (
 	"fmt"
 )
 
-// The fake's settings API (rate limits live in fake_ratelimit_test.go).
+// The fake's settings API. It keeps rateLimits as they are patched, and
+// limits nothing: the rate limits are checked against the real strongbox
+// (mutators_ratelimits_test.go).
 
 func (f *fakeServer) handleSettings(q *fakeReq) error {
 	if q.auth == nil && f.bug("settings-guest-403") {
@@ -23,8 +25,9 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 			return err
 		}
 		if rl, ok := body["rateLimits"].(map[string]any); ok {
-			if err := f.patchRateLimits(rl); err != nil {
-				return err
+			cur := f.settings["rateLimits"].(map[string]any)
+			for k, v := range rl {
+				cur[k] = v
 			}
 		}
 		if smtp, ok := body["smtp"].(map[string]any); ok {
@@ -59,11 +62,6 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 	if f.bug("settings-maxdays-string") {
 		logs := out["logs"].(map[string]any)
 		logs["maxDays"] = fmt.Sprint(logs["maxDays"])
-	}
-	if f.bug("rate-rules-without-audience") {
-		for _, rule := range out["rateLimits"].(map[string]any)["rules"].([]any) {
-			delete(rule.(map[string]any), "audience")
-		}
 	}
 	return q.json(200, out)
 }

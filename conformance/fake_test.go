@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -21,21 +22,21 @@ import (
 // maps under one mutex, and it has no filter language: it knows the
 // suite's filters by heart (fake_filters_test.go).
 //
-// It serves neither the logs nor the backups: their violations are
-// committed by mutators in front of the real strongbox (mutators_test.go),
-// and TestSuiteAgainstFake runs only the requirements it serves
-// (fakeServes).
+// It serves neither the logs nor the backups, and limits neither rates
+// nor bodies: those
+// violations are committed by mutators in front of the real strongbox
+// (mutators_test.go), and TestSuiteAgainstFake runs only the requirements
+// it serves (fakeServes).
 //
 // One file per job: this one holds the server, its routing and error
 // envelope; fake_auth_test.go tokens and the auth endpoints;
 // fake_flows_test.go the account flows; fake_otp_test.go OTP and MFA;
 // fake_oauth2_test.go OAuth2 sign-in (against the suite's provider);
 // fake_mail_test.go the mail it sends; fake_records_test.go,
-// fake_collections_test.go, fake_settings_test.go and
-// fake_ratelimit_test.go their APIs; fake_fields_test.go the fields
-// parameter; fake_hostile_test.go its listener (net/http's own errors as
-// the envelope), its redirects of paths that are not canonical and its
-// body limits.
+// fake_collections_test.go and fake_settings_test.go their APIs (it
+// limits no rate: mutators_ratelimits_test.go); fake_fields_test.go the fields
+// parameter. It answers hostile clients as
+// net/http does (mutators_hostile_test.go).
 
 type fakeCollection struct {
 	id, name, typ   string
@@ -64,7 +65,6 @@ type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
 	settings    map[string]any  // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
-	limits      fakeLimits      // rate limiter and login throttle state
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 
 	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)
@@ -87,7 +87,11 @@ func fakeDefaultSettings() map[string]any {
 			"senderName": "Support", "senderAddress": "support@example.com"},
 		"smtp": map[string]any{"enabled": false, "port": float64(587), "host": "smtp.example.com", "username": "",
 			"authMethod": "", "tls": false, "localName": ""},
-		"rateLimits":   fakeDefaultRateLimits(),
+		"rateLimits": map[string]any{"enabled": false, "rules": []any{
+			map[string]any{"label": "*:auth", "audience": "", "duration": 3.0, "maxRequests": 2.0},
+			map[string]any{"label": "*:create", "audience": "", "duration": 5.0, "maxRequests": 20.0},
+			map[string]any{"label": "/api/batch", "audience": "", "duration": 1.0, "maxRequests": 3.0},
+			map[string]any{"label": "/api/", "audience": "", "duration": 10.0, "maxRequests": 300.0}}},
 		"trustedProxy": map[string]any{"headers": []any{}, "useLeftmostIP": false},
 		"logs":         map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
 	}
@@ -230,11 +234,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	q.auth, q.authColl = f.loadAuth(r.Header.Get("Authorization"), "auth")
-	err := f.rateLimited(q)
-	if err == nil {
-		err = f.route(q)
-	}
-	if err != nil {
+	if err := f.route(q); err != nil {
 		var fe *fakeErr
 		if !errors.As(err, &fe) {
 			fe = ferr(500, "Something went wrong while processing your request.")
@@ -277,12 +277,6 @@ var (
 
 func (f *fakeServer) route(q *fakeReq) error {
 	r, p := q.r, q.r.URL.Path
-	if handled, err := f.redirectPath(q); handled {
-		return err
-	}
-	if f.bodyTooLarge(r) {
-		return ferr(413, msgTooLarge)
-	}
 	switch {
 	case p == "/api/settings" && (r.Method == "GET" || r.Method == "PATCH"):
 		return f.handleSettings(q)
@@ -356,3 +350,6 @@ func readBody(r *http.Request) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// newFakeHTTPServer serves f on loopback.
+func newFakeHTTPServer(f *fakeServer) *httptest.Server { return httptest.NewServer(f) }

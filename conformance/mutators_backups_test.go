@@ -43,11 +43,12 @@ func noContent() *answered { return &answered{status: 204, header: http.Header{}
 // bodyJSON returns the JSON object r carries (nil if none) and leaves the
 // body to be read again.
 func bodyJSON(r *http.Request) map[string]any {
+	rewind(r)
 	if r.Body == nil {
 		return nil
 	}
 	b, _ := io.ReadAll(r.Body)
-	r.Body = io.NopCloser(bytes.NewReader(b))
+	rewind(r)
 	var m map[string]any
 	json.Unmarshal(b, &m)
 	return m
@@ -56,7 +57,7 @@ func bodyJSON(r *http.Request) map[string]any {
 // setBody replaces the JSON body of r by m.
 func setBody(r *http.Request, m map[string]any) {
 	b, _ := json.Marshal(m)
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
+	r.Body, r.ContentLength, r.GetBody = io.NopCloser(bytes.NewReader(b)), int64(len(b)), nil
 	r.Header.Set("Content-Length", fmtInt(len(b)))
 }
 

@@ -24,7 +24,7 @@ type mutator struct {
 
 // mutators are every mutator, grouped by the files of the checks.
 func mutators() []mutator {
-	return slices.Concat(logsMutators, backupsMutators, []mutator{
+	return slices.Concat(logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, []mutator{
 		{"other-readings", twinsOf(func(id string) bool { return !fakeServes(id) }), otherReadings},
 	})
 }
@@ -41,10 +41,17 @@ func twinsOf(pred func(id string) bool) []string {
 	return ids
 }
 
-// fakeServes reports whether the fake serves the routes of a requirement:
-// all but the logs and the backups, which only the real strongbox serves.
+// fakeServes reports whether the fake serves what a requirement checks:
+// all but the logs, the backups, the rate limits, the login throttle, the
+// answers to hostile clients and the body limits, which only the real
+// strongbox serves.
 func fakeServes(id string) bool {
-	return !strings.HasPrefix(id, "LOG-") && !strings.HasPrefix(id, "BKP-")
+	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-"} {
+		if strings.HasPrefix(id, p) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestMutatorsCatchViolations runs, for each mutator, the requirements it

@@ -108,7 +108,23 @@ func (x *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // pass hands r to strongbox and its answer to the client unchanged.
-func (x *front) pass(w http.ResponseWriter, r *http.Request) { x.proxy.ServeHTTP(w, r) }
+func (x *front) pass(w http.ResponseWriter, r *http.Request) {
+	rewind(r)
+	x.proxy.ServeHTTP(w, r)
+}
+
+// rewind keeps the body of r, read once, so that it can be sent again,
+// and sets it back to its start.
+func rewind(r *http.Request) {
+	if r.Body != nil && r.Body != http.NoBody && r.GetBody == nil {
+		b, _ := io.ReadAll(r.Body)
+		r.Body.Close()
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
+	}
+	if r.GetBody != nil {
+		r.Body, _ = r.GetBody()
+	}
+}
 
 // answered is strongbox's answer, held for a mutation to rewrite.
 type answered struct {
@@ -120,14 +136,7 @@ type answered struct {
 // forward hands r to strongbox and returns its answer. The body of r is
 // read once and kept, so that a mutation may send r again.
 func (x *front) forward(r *http.Request) *answered {
-	if r.Body != nil && r.GetBody == nil {
-		b, _ := io.ReadAll(r.Body)
-		r.Body.Close()
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }
-	}
-	if r.GetBody != nil {
-		r.Body, _ = r.GetBody()
-	}
+	rewind(r)
 	rec := httptest.NewRecorder()
 	x.proxy.ServeHTTP(rec, r)
 	return &answered{status: rec.Code, header: rec.Header(), body: rec.Body.Bytes()}
@@ -136,6 +145,7 @@ func (x *front) forward(r *http.Request) *answered {
 // forwardAs sends r again with the Authorization header auth ("" for a
 // guest).
 func (x *front) forwardAs(r *http.Request, auth string) *answered {
+	rewind(r)
 	r2 := r.Clone(r.Context())
 	r2.Header.Del("Authorization")
 	if auth != "" {
