@@ -14,7 +14,7 @@ import (
 var depsRules = map[string][]string{
 	"strongbox/logstore/journal":  {},
 	"strongbox/filterlang":        {},
-	"strongbox/conformance":       {},
+	"strongbox/conformance":       {"strongbox/conformance/smtpsink"},
 	"strongbox/httpapi/ratelimit": {},
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
@@ -44,8 +44,9 @@ var depsRules = map[string][]string{
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
-	// mailtest is a test helper: an SMTP sink on loopback.
-	"strongbox/authn/mail/mailtest": {},
+	// smtpsink is the conformance suite's SMTP sink, which the mail tests
+	// of the other packages use too: stdlib only.
+	"strongbox/conformance/smtpsink": {},
 
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
@@ -66,7 +67,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
-	"strongbox/authn/mail/mailtest":          {"net/http"},
+	"strongbox/conformance/smtpsink":         {"net/http"},
 }
 
 func TestDependencies(t *testing.T) {
