@@ -432,27 +432,28 @@ func TestSuiteAgainstFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite (about 3 s) once per profile")
 	}
-	for _, profile := range []Source{SourceDocument, SourcePocketBase, SourceStrongbox} {
-		t.Run(string(profile), func(t *testing.T) {
-			t.Parallel() // each against a fake of its own; the mail checks mostly wait
-			fake := newFakeServer(testEmail, testPassword)
-			srv := newFakeHTTPServer(fake)
-			t.Cleanup(srv.Close)
-			var served []*Requirement
-			for _, r := range inProfile(profile) {
-				if fakeServes(r.ID) {
-					served = append(served, r)
-				}
+	t.Parallel()
+	profiles := []Source{SourceDocument, SourcePocketBase, SourceStrongbox}
+	// Each against a fake of its own, at once: the mail checks mostly wait.
+	runConcurrently(t, len(profiles), func(i int) string { return string(profiles[i]) }, func(t *testing.T, i int) {
+		profile := profiles[i]
+		fake := newFakeServer(testEmail, testPassword)
+		srv := newFakeHTTPServer(fake)
+		t.Cleanup(srv.Close)
+		var served []*Requirement
+		for _, r := range inProfile(profile) {
+			if fakeServes(r.ID) {
+				served = append(served, r)
 			}
-			rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword,
-				Destructive: true, Profile: profile}, served)
-			if want := len(served); len(rep.Results) != want {
-				t.Fatalf("got %d results for the %d requirements of the profile", len(rep.Results), want)
-			}
-			reportAsSubtests(t, rep)
-			checkFakeLeftClean(t, fake)
-		})
-	}
+		}
+		rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword,
+			Destructive: true, Profile: profile}, served)
+		if want := len(served); len(rep.Results) != want {
+			t.Fatalf("got %d results for the %d requirements of the profile", len(rep.Results), want)
+		}
+		reportAsSubtests(t, rep)
+		checkFakeLeftClean(t, fake)
+	})
 }
 
 // inProfile returns the requirements the profile runs.

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -57,20 +58,44 @@ func fakeServes(id string) bool {
 // TestMutatorsCatchViolations runs, for each mutator, the requirements it
 // names against a strongbox of its own behind the mutation, under the
 // strongbox profile, and requires each to FAIL with a structured expected
-// and actual. A fresh strongbox per mutator keeps settings, rate-limit
-// windows and backups from leaking between them; they run in parallel.
+// and actual. A fresh strongbox per mutator (it starts in a few
+// milliseconds) keeps settings, rate-limit windows and backups from
+// leaking between them.
 func TestMutatorsCatchViolations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of the suite many times")
 	}
-	for _, mu := range mutators() {
-		t.Run(mu.bug, func(t *testing.T) {
-			t.Parallel()
-			base := startFront(t, startStrongbox(t), mu.m)
-			expectFailures(t, mu.bug, mu.fails, Config{BaseURL: base, Email: testEmail, Password: testPassword,
-				Profile: SourceStrongbox, Destructive: true, RestartTimeout: time.Second})
-		})
+	t.Parallel()
+	ms := mutators()
+	runConcurrently(t, len(ms), func(i int) string { return ms[i].bug }, func(t *testing.T, i int) {
+		mu := ms[i]
+		base := startFront(t, startStrongbox(t), mu.m)
+		expectFailures(t, mu.bug, mu.fails, Config{BaseURL: base, Email: testEmail, Password: testPassword,
+			Profile: SourceStrongbox, Destructive: true, RestartTimeout: time.Second})
+	})
+}
+
+// concurrentRuns bounds the subtests runConcurrently runs at once. The runs
+// mostly wait (for a server to log, for a restart that does not come), so
+// they overlap well beyond the CPUs that bound t.Parallel.
+const concurrentRuns = 8
+
+// runConcurrently runs n subtests, named by name, concurrentRuns at a
+// time: each t.Run is called from a goroutine of its own (which
+// t.Parallel's limit of -test.parallel does not bound).
+func runConcurrently(t *testing.T, n int, name func(i int) string, run func(t *testing.T, i int)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, concurrentRuns)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			t.Run(name(i), func(t *testing.T) { run(t, i) })
+		}()
 	}
+	wg.Wait()
 }
 
 // expectFailures runs the requirements ids under cfg and requires each to

@@ -137,6 +137,7 @@ func TestDocumentProfileAcceptsOpenReadings(t *testing.T) {
 	run := func(t *testing.T, profile Source) Report {
 		return runOtherReadings(t, Config{Profile: profile}, Requirements)
 	}
+	t.Parallel()
 	t.Run("document passes", func(t *testing.T) {
 		t.Parallel()
 		rep := run(t, SourceDocument)

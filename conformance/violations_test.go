@@ -303,15 +303,14 @@ func TestChecksCatchViolations(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs parts of the suite many times")
 	}
-	for _, v := range violations {
-		t.Run(v.bug, func(t *testing.T) {
-			t.Parallel()
-			fake := newFakeServer(testEmail, testPassword)
-			fake.bugs[v.bug] = true
-			srv := newFakeHTTPServer(fake)
-			defer srv.Close()
-			expectFailures(t, v.bug, v.fails, Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword,
-				Profile: SourceStrongbox, Destructive: true, RestartTimeout: time.Second})
-		})
-	}
+	t.Parallel()
+	runConcurrently(t, len(violations), func(i int) string { return violations[i].bug }, func(t *testing.T, i int) {
+		v := violations[i]
+		fake := newFakeServer(testEmail, testPassword)
+		fake.bugs[v.bug] = true
+		srv := newFakeHTTPServer(fake)
+		defer srv.Close()
+		expectFailures(t, v.bug, v.fails, Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword,
+			Profile: SourceStrongbox, Destructive: true, RestartTimeout: time.Second})
+	})
 }
