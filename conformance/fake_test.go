@@ -15,12 +15,12 @@ import (
 
 // A small in-memory fake of the interface, written from the interface
 // document and the reference notes, used only to exercise the suite's own
-// checks end to end: it is a test double for violations, not a second
-// implementation. Every check passes against it (TestSuiteAgainstFake),
-// and each deliberate violation it can commit, named by a string in bugs,
-// makes the checks named in violations_test.go fail. It keeps everything in
-// maps under one mutex, and it has no filter language: it knows the
-// suite's filters by heart (fake_filters_test.go).
+// checks end to end: it is a test double for the violations the real
+// strongbox cannot be made to show, not a second implementation. Every
+// check it serves passes against it (TestSuiteAgainstFake), and each
+// deliberate violation it can commit, named by a string in bugs, makes the
+// checks named in violations_test.go fail. It keeps everything in maps
+// under one mutex.
 //
 // It serves neither the logs nor the backups, and limits neither rates
 // nor bodies: those

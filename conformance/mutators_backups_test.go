@@ -98,20 +98,6 @@ func withFileToken(match func(*http.Request) bool) mutation {
 	})
 }
 
-// fileToken returns a file token of the superuser.
-func (x *front) fileToken() string {
-	req, _ := http.NewRequest(http.MethodPost, x.base+"/api/files/token", nil)
-	req.Header.Set("Authorization", x.superuser())
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return ""
-	}
-	defer res.Body.Close()
-	var out struct{ Token string }
-	json.NewDecoder(res.Body).Decode(&out)
-	return out.Token
-}
-
 var backupsMutators = []mutator{
 	{"backups-list-descending", []string{"BKP-LIST-501"}, editList(slices.Reverse)},
 	{"backups-modified-iso", []string{"BKP-LIST-001"}, editList(func(list []any) {

@@ -156,8 +156,22 @@ func (x *front) forwardAs(r *http.Request, auth string) *answered {
 
 // superuser returns a fresh token of the superuser.
 func (x *front) superuser() string {
-	body := strings.NewReader(fmt.Sprintf(`{"identity":%q,"password":%q}`, testEmail, testPassword))
-	res, err := http.Post(x.base+"/api/collections/_superusers/auth-with-password", "application/json", body)
+	body := fmt.Sprintf(`{"identity":%q,"password":%q}`, testEmail, testPassword)
+	return x.token("/api/collections/_superusers/auth-with-password", "", body)
+}
+
+// fileToken returns a file token of the superuser.
+func (x *front) fileToken() string { return x.token("/api/files/token", x.superuser(), "") }
+
+// token POSTs the JSON body to strongbox's path with the Authorization
+// auth and returns the token it answers ("" if none).
+func (x *front) token(path, auth, body string) string {
+	req, _ := http.NewRequest(http.MethodPost, x.base+path, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if auth != "" {
+		req.Header.Set("Authorization", auth)
+	}
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return ""
 	}
