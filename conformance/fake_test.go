@@ -228,10 +228,8 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &fakeReq{w: w, r: r, f: f}
-	if !f.bug("no-security-headers") {
-		for _, h := range securityHeaders {
-			w.Header().Set(h[0], h[1])
-		}
+	for _, h := range securityHeaders {
+		w.Header().Set(h[0], h[1])
 	}
 	q.auth, q.authColl = f.loadAuth(r.Header.Get("Authorization"), "auth")
 	if err := f.route(q); err != nil {
@@ -244,9 +242,6 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			data = map[string]any{}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if f.bug("envelope-text-plain") {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		}
 		w.WriteHeader(fe.status)
 		q.status = fe.status
 		msg := fe.msg
@@ -256,7 +251,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.bug("document-readings") {
 			data = fakeOwnCodes(data)
 		}
-		if f.bug("envelope-order") || f.bug("document-readings") {
+		if f.bug("document-readings") {
 			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, msg, mustJSON(data))
 		} else {
 			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), msg, fe.status)
@@ -295,9 +290,6 @@ func (f *fakeServer) route(q *fakeReq) error {
 		}
 		return ferr(404, msgNotFound)
 	case r.Method == "POST" && p == "/api/files/token":
-		if q.auth == nil && f.bug("guest-file-token") {
-			return q.json(200, map[string]any{"token": ""})
-		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
 		}
@@ -318,14 +310,7 @@ func (f *fakeServer) route(q *fakeReq) error {
 	if m := reColl.FindStringSubmatch(p); m != nil {
 		return f.handleCollections(q, m[1])
 	}
-	if r.Method == "GET" && f.bug("plain-text-404") {
-		q.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		q.w.WriteHeader(404)
-		q.status = 404
-		fmt.Fprintln(q.w, "404 page not found")
-		return nil
-	}
-	if r.Method == "GET" || f.bug("unknown-post-file-message") {
+	if r.Method == "GET" {
 		return ferr(404, "File not found.")
 	}
 	return ferr(404, msgNotFound)

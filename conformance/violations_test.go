@@ -32,13 +32,8 @@ type violation struct {
 // checks.
 var violations = []violation{
 	// errors (errors.go)
-	{"envelope-text-plain", []string{"ERR-001"}},
-	{"envelope-order", []string{"ERR-501"}},
-	{"unknown-post-file-message", []string{"ERR-002"}},
-	{"plain-text-404", []string{"ERR-004"}},
 
 	// headers (http.go)
-	{"no-security-headers", []string{"HTTP-HEADERS-001"}},
 
 	// password login (auth_password.go)
 	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
@@ -108,7 +103,6 @@ var violations = []violation{
 	{"impersonate-unknown-message", []string{"AUTH-IMP-006"}},
 	{"impersonate-collection-message", []string{"AUTH-IMP-007"}},
 	{"file-token-type-auth", []string{"AUTH-FILE-001"}},
-	{"guest-file-token", []string{"AUTH-FILE-002"}},
 
 	// auth-methods (auth_methods.go)
 	{"methods-no-mfa", []string{"AUTH-METHODS-001", "AUTH-METHODS-002"}},
@@ -162,13 +156,6 @@ var violations = []violation{
 	{"mail-unknown-email", []string{"FLOW-MAIL-004"}},
 
 	// settings (settings.go)
-	{"settings-guest-403", []string{"SETTINGS-001"}},
-	{"test-email-for-guests", []string{"SETTINGS-MAIL-001"}},
-	{"test-email-for-users", []string{"SETTINGS-MAIL-002"}},
-	{"test-email-accepts-blank", []string{"SETTINGS-MAIL-003"}},
-	{"settings-for-users", []string{"SETTINGS-002"}},
-	{"settings-maxdays-string", []string{"SETTINGS-003"}},
-	{"settings-accept-negative", []string{"SETTINGS-004"}},
 
 	// the choices the document leaves open, taken otherwise than PocketBase
 	// (requirements.go, stricterReadings): only the pocketbase twins fail
