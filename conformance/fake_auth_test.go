@@ -150,16 +150,7 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		no := f.bug("impersonate-refreshable")
 		return q.json(200, map[string]any{"record": recordJSON(c, rec), "token": f.sign(c, rec, "auth", dur, &no)})
 	}
-	if c != nil && c.id == collName && f.bug("collection-by-name-only") {
-		c = nil
-	}
-	if c == nil && f.bug("no-collection-message") {
-		return ferr(404, msgNoAuthColl)
-	}
 	if c == nil {
-		return ferr(404, msgNoCollection)
-	}
-	if c.typ != "auth" && f.bug("base-collection-message") {
 		return ferr(404, msgNoCollection)
 	}
 	if c.typ != "auth" {
@@ -194,14 +185,8 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if err != nil {
 			return err
 		}
-		if f.bug("json-only") && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-			body = map[string]any{}
-		}
 		identity, _ := body["identity"].(string)
 		password, _ := body["password"].(string)
-		if (identity == "" || password == "") && f.bug("blank-login-as-failed-auth") {
-			return ferr(400, msgFailedAuth)
-		}
 		if identity == "" || password == "" {
 			data := map[string]any{}
 			for k, v := range map[string]string{"identity": identity, "password": password} {
@@ -211,34 +196,19 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			}
 			return &fakeErr{status: 400, msg: msgValidation, data: data}
 		}
-		known := false
 		for _, rec := range c.records {
-			known = known || rec.email == identity
 			if rec.email == identity && rec.password == password {
 				if done, err := f.mfaGate(q, c, rec, "password"); done {
 					return err
 				}
 				yes := true
 				out := recordJSON(c, rec)
-				if c.system && f.bug("superuser-record-without-email") {
-					delete(out, "email")
-				}
-				if f.bug("login-shows-token-key") {
-					out["tokenKey"] = rec.tokenKey
-				}
 				lifetime := c.duration
 				if c.system && f.bug("superuser-static-login") {
 					lifetime = 0
 				}
 				return q.json(200, map[string]any{"record": out, "token": f.sign(c, rec, "auth", lifetime, &yes)})
 			}
-		}
-		if !known && f.bug("unknown-identity-404") {
-			return ferr(404, msgNotFound)
-		}
-		if known && f.bug("wrong-password-says-why") {
-			return &fakeErr{status: 400, msg: msgFailedAuth, data: map[string]any{"password": map[string]any{
-				"code": "validation_invalid_password", "message": "Invalid password."}}}
 		}
 		return ferr(400, msgFailedAuth)
 	case action == "auth-with-oauth2" && r.Method == "POST":

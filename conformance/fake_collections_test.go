@@ -10,13 +10,10 @@ import (
 
 func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	r := q.r
-	if q.auth == nil && !f.bug("collections-guest-403") {
+	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.auth == nil || q.authColl.name != "_superusers" {
-		if f.bug("collections-message") {
-			return ferr(403, msgOnlySuperusers)
-		}
+	if q.authColl.name != "_superusers" {
 		return ferr(403, msgNotAllowed)
 	}
 	view := func(c *fakeCollection) map[string]any {
@@ -39,17 +36,12 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "GET" && name == "":
 		items := []any{}
 		for _, c := range f.collections {
-			if !(c.system && f.bug("list-hides-system")) {
-				items = append(items, view(c))
-			}
+			items = append(items, view(c))
 		}
 		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 1000,
 			"totalItems": len(items), "totalPages": 1})
 	case r.Method == "GET" && name != "":
 		c := f.collection(name)
-		if c != nil && c.id == name && f.bug("collection-by-name-only") {
-			c = nil
-		}
 		if c == nil {
 			return ferr(404, msgNotFound)
 		}
@@ -63,12 +55,6 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "POST" && name == "":
 		n, _ := body["name"].(string)
 		typ, _ := body["type"].(string)
-		switch {
-		case f.bug("create-ignores-type"):
-			typ = "base"
-		case f.bug("create-base-as-auth"):
-			typ = "auth"
-		}
 		if n == "" || f.collection(n) != nil {
 			return ferr(400, msgValidation)
 		}

@@ -36,16 +36,7 @@ var violations = []violation{
 	// headers (http.go)
 
 	// password login (auth_password.go)
-	{"superuser-record-without-email", []string{"AUTH-PW-001"}},
-	{"login-shows-token-key", []string{"AUTH-PW-002"}},
-	{"wrong-password-says-why", []string{"AUTH-PW-003"}},
-	{"unknown-identity-404", []string{"AUTH-PW-004"}},
-	{"blank-login-as-failed-auth", []string{"AUTH-PW-005"}},
-	{"no-collection-message", []string{"AUTH-PW-006", "AUTH-REFRESH-007", "AUTH-METHODS-003"}},
-	{"base-collection-message", []string{"AUTH-PW-007", "AUTH-METHODS-004"}},
 	{"ignore-password-disabled", []string{"AUTH-PW-008"}},
-	{"json-only", []string{"AUTH-PW-009"}},
-	{"collection-by-name-only", []string{"AUTH-PW-010", "COLL-CRUD-003"}},
 
 	// records (records.go)
 	{"signup-email-optional", []string{"REC-SIGNUP-001"}},
@@ -62,11 +53,6 @@ var violations = []violation{
 	{"superuser-sees-no-email", []string{"REC-ACCESS-004"}},
 
 	// collections (collections.go)
-	{"collections-guest-403", []string{"COLL-AUTH-001"}},
-	{"collections-message", []string{"COLL-AUTH-002"}},
-	{"create-ignores-type", []string{"COLL-CRUD-001"}},
-	{"create-base-as-auth", []string{"COLL-CRUD-002"}},
-	{"list-hides-system", []string{"COLL-CRUD-004"}},
 
 	// system collections (collections_system.go)
 	{"system-rules-open", []string{"COLL-SYS-001", "COLL-SYS-002"}},
