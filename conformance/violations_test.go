@@ -39,18 +39,6 @@ var violations = []violation{
 	{"ignore-password-disabled", []string{"AUTH-PW-008"}},
 
 	// records (records.go)
-	{"signup-email-optional", []string{"REC-SIGNUP-001"}},
-	{"lax-password", []string{"REC-SIGNUP-002", "REC-SIGNUP-003"}},
-	{"no-confirm-check", []string{"REC-SIGNUP-004"}},
-	{"signup-all-at-once", []string{"REC-SIGNUP-009"}},
-	{"lax-email", []string{"REC-SIGNUP-005"}},
-	{"duplicate-emails", []string{"REC-SIGNUP-006"}},
-	{"signup-shows-email", []string{"REC-SIGNUP-007"}},
-	{"ignore-email-visibility", []string{"REC-SIGNUP-008"}},
-	{"superusers-list-open", []string{"REC-ACCESS-001"}},
-	{"owner-email-hidden", []string{"REC-ACCESS-002"}},
-	{"records-visible", []string{"REC-ACCESS-003"}},
-	{"superuser-sees-no-email", []string{"REC-ACCESS-004"}},
 
 	// collections (collections.go)
 
