@@ -98,11 +98,11 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	fe := func(code string) map[string]any { return map[string]any{"code": code, "message": "Invalid value."} }
 	data := map[string]any{}
 	for k := range c.rules {
-		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bug("system-rules-open") {
+		if v, ok := body[k]; ok && v != c.rules[k] && c.system {
 			data[k] = fe(codeSystemRule)
 		}
 	}
-	if v, ok := body["name"].(string); ok && v != c.name && c.system && !f.bug("system-rename") {
+	if v, ok := body["name"].(string); ok && v != c.name && c.system {
 		data["name"] = fe(codeSystemName)
 	}
 	if m, ok := body["mfa"].(map[string]any); ok {
@@ -126,10 +126,8 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 			continue
 		}
 		switch {
-		case d == 0 && f.bug("superusers-static"):
 		case d == 0:
 			data[k] = map[string]any{"duration": fe(codeRequired)}
-		case d < 10 && k != "authToken" && f.bug("durations-min-unchecked"):
 		case d < 10:
 			data[k] = map[string]any{"duration": fe(codeMinGreaterThan)}
 		case d > maxTokenDuration:

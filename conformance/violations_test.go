@@ -43,10 +43,6 @@ var violations = []violation{
 	// collections (collections.go)
 
 	// system collections (collections_system.go)
-	{"system-rules-open", []string{"COLL-SYS-001", "COLL-SYS-002"}},
-	{"system-rename", []string{"COLL-SYS-003"}},
-	{"superusers-static", []string{"COLL-SYS-004"}},
-	{"durations-min-unchecked", []string{"COLL-SYS-005"}},
 	{"superusers-oauth2", []string{"COLL-SYS-006", "AUTH-OAUTH2-009"}},
 	{"pk-change", []string{"REC-PK-001"}},
 
@@ -100,11 +96,6 @@ var violations = []violation{
 	{"oauth2-validation-message", []string{"AUTH-OAUTH2-007", "AUTH-OAUTH2-008"}},
 
 	// account flows (account_flows.go)
-	{"unknown-email-404", []string{"FLOW-001"}},
-	{"blank-email-204", []string{"FLOW-002"}},
-	{"superusers-verification-204", []string{"FLOW-003"}},
-	{"email-change-any-auth", []string{"FLOW-004"}},
-	{"confirm-any-token", []string{"FLOW-005"}},
 
 	// account flows with a mailbox (account_flows_mail.go)
 	{"verification-not-applied", []string{"FLOW-MAIL-001"}},
