@@ -78,7 +78,6 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 			if c.name == name || c.id == name {
 				f.collections = append(f.collections[:i], f.collections[i+1:]...)
 				q.w.WriteHeader(204)
-				q.status = 204
 				return nil
 			}
 		}

@@ -125,7 +125,6 @@ func (f *fakeServer) handleFlow(q *fakeReq, collName, action string) error {
 		rec.tokenKey = fakeID() + fakeID()
 	}
 	q.w.WriteHeader(204)
-	q.status = 204
 	return nil
 }
 

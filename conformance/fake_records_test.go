@@ -108,7 +108,6 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		c.deleted[id] = c.records[id]
 		delete(c.records, id)
 		q.w.WriteHeader(204)
-		q.status = 204
 		return nil
 	}
 	return ferr(404, msgNotFound)

@@ -190,7 +190,6 @@ type fakeReq struct {
 	r        *http.Request
 	auth     *fakeRecord
 	authColl *fakeCollection
-	status   int
 	f        *fakeServer
 }
 
@@ -218,7 +217,6 @@ func (q *fakeReq) json(status int, v any) error {
 	}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.WriteHeader(status)
-	q.status = status
 	q.w.Write(data)
 	return nil
 }
@@ -242,7 +240,6 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(fe.status)
-		q.status = fe.status
 		msg := fe.msg
 		if f.bug("document-readings") && !documentMessages[msg] {
 			msg = fakeOwnMessage
