@@ -25,9 +25,10 @@ type mutator struct {
 
 // mutators are every mutator, grouped by the files of the checks.
 func mutators() []mutator {
-	return slices.Concat(errorsMutators, authMutators, tokensMutators, recordsMutators, flowsMutators, logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, []mutator{
-		{"other-readings", twinsOf(func(id string) bool { return !fakeServes(id) }), otherReadings},
-	})
+	return slices.Concat(errorsMutators, authMutators, tokensMutators, recordsMutators, flowsMutators,
+		logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, []mutator{
+			{"other-readings", twinsOf(func(id string) bool { return !fakeServes(id) }), otherReadings},
+		})
 }
 
 // twinsOf returns the IDs of the pocketbase twins of the stricterReadings
