@@ -423,28 +423,37 @@ func TestParseEnvelope(t *testing.T) {
 }
 
 // TestSuiteAgainstFake runs the real requirement table against the
-// in-memory fake (fake_test.go and the fake_*_test.go files). The fake follows the interface document,
-// so every requirement must pass; a failure here is a bug in a check (or in
-// the fake), found without a real server.
+// in-memory fake (fake_test.go and the fake_*_test.go files), but for the
+// logs and backups it does not serve (fakeServes), which main's
+// TestConformance runs against the real server. The fake follows the
+// interface document, so every requirement must pass; a failure here is a
+// bug in a check (or in the fake).
 func TestSuiteAgainstFake(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the whole suite (about 3 s) once per profile")
 	}
-	for _, profile := range []Source{SourceDocument, SourcePocketBase, SourceStrongbox} {
-		t.Run(string(profile), func(t *testing.T) {
-			t.Parallel() // each against a fake of its own; the mail checks mostly wait
-			fake := newFakeServer("admin@example.com", "Passw0rd!123")
-			srv := newFakeHTTPServer(fake)
-			t.Cleanup(srv.Close)
-			rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123",
-				Destructive: true, Profile: profile})
-			if want := len(inProfile(profile)); len(rep.Results) != want {
-				t.Fatalf("got %d results for the %d requirements of the profile", len(rep.Results), want)
+	t.Parallel()
+	profiles := []Source{SourceDocument, SourcePocketBase, SourceStrongbox}
+	// Each against a fake of its own, at once: the mail checks mostly wait.
+	runConcurrently(t, len(profiles), func(i int) string { return string(profiles[i]) }, func(t *testing.T, i int) {
+		profile := profiles[i]
+		fake := newFakeServer(testEmail, testPassword)
+		srv := newFakeHTTPServer(fake)
+		t.Cleanup(srv.Close)
+		var served []*Requirement
+		for _, r := range inProfile(profile) {
+			if fakeServes(r.ID) {
+				served = append(served, r)
 			}
-			reportAsSubtests(t, rep)
-			checkFakeLeftClean(t, fake)
-		})
-	}
+		}
+		rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: testEmail, Password: testPassword,
+			Destructive: true, Profile: profile}, served)
+		if want := len(served); len(rep.Results) != want {
+			t.Fatalf("got %d results for the %d requirements of the profile", len(rep.Results), want)
+		}
+		reportAsSubtests(t, rep)
+		checkFakeLeftClean(t, fake)
+	})
 }
 
 // inProfile returns the requirements the profile runs.
@@ -475,9 +484,6 @@ func checkFakeLeftClean(t *testing.T, fake *fakeServer) {
 	if n := len(fake.collection("users").records); n != 0 {
 		t.Errorf("%d users left behind", n)
 	}
-	if len(fake.backups) != 0 {
-		t.Errorf("%d backups left behind", len(fake.backups))
-	}
 	if got, want := mustJSON(fake.settings), mustJSON(fakeDefaultSettings()); got != want {
 		t.Errorf("settings left changed: %s, want %s", got, want)
 	}
@@ -488,19 +494,24 @@ func checkFakeLeftClean(t *testing.T, fake *fakeServer) {
 	}
 }
 
-// TestLogsSkippedWhenLoggingOff runs the logs checks against a fake whose
-// settings turn request logging off: the checks that need logged requests
-// are skipped with the reason, the others still pass, and nothing fails.
+// TestLogsSkippedWhenLoggingOff runs the logs checks against a strongbox
+// whose settings turn request logging off: the checks that need logged
+// requests are skipped with the reason, the others still pass, and nothing
+// fails.
 func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the logs checks")
 	}
-	fake := newFakeServer("admin@example.com", "Passw0rd!123")
-	fake.settings["logs"].(map[string]any)["maxDays"] = float64(0)
-	srv := newFakeHTTPServer(fake)
-	defer srv.Close()
+	base := startStrongbox(t)
+	x := &front{base: base}
+	req, _ := http.NewRequest(http.MethodPatch, base+"/api/settings", strings.NewReader(`{"logs":{"maxDays":0}}`))
+	req.Header.Set("Authorization", x.superuser())
+	req.Header.Set("Content-Type", "application/json")
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
+		t.Fatalf("turning request logging off: %v %v", res, err)
+	}
 	start := time.Now()
-	rep := Run(t.Context(), Config{BaseURL: srv.URL, Email: "admin@example.com", Password: "Passw0rd!123", Only: "LOG-",
+	rep := Run(t.Context(), Config{BaseURL: base, Email: testEmail, Password: testPassword, Only: "LOG-",
 		Profile: SourceStrongbox})
 	if d := time.Since(start); d > logsWait {
 		t.Errorf("the run took %s: the fixture waited for entries that cannot appear", d)

@@ -21,9 +21,6 @@ func (f *fakeServer) signWith(c *fakeCollection, rec *fakeRecord, typ string, li
 	for k, v := range extra {
 		claims[k] = v
 	}
-	if typ == "file" && f.bug("file-token-type-auth") {
-		claims["type"] = "auth"
-	}
 	if lifetime == 0 && f.bug("users-exp") {
 		lifetime = 604800
 	}
@@ -40,13 +37,7 @@ func (f *fakeServer) signWith(c *fakeCollection, rec *fakeRecord, typ string, li
 }
 
 func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection) {
-	if f.bug("no-bearer") && strings.HasPrefix(header, "Bearer ") {
-		return nil, nil
-	}
 	tok := strings.TrimPrefix(header, "Bearer ")
-	if _, after, ok := strings.Cut(header, " "); ok && f.bug("any-scheme") {
-		tok = after // "bearer x", "Token x" taken as "Bearer x"
-	}
 	parts := strings.Split(tok, ".")
 	if len(parts) > 3 && f.bug("ignore-extra-segments") {
 		parts = parts[:3]
@@ -108,17 +99,11 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if r.Method != "POST" {
 			return ferr(404, msgNotFound)
 		}
-		if q.auth == nil && f.bug("impersonate-guest-403") {
-			return ferr(403, msgNotAllowed)
-		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
 		}
-		if q.authColl.name != "_superusers" && !f.bug("users-impersonate") {
+		if q.authColl.name != "_superusers" {
 			return ferr(403, msgNotAllowed)
-		}
-		if c == nil && f.bug("impersonate-collection-message") {
-			return ferr(404, msgNoCollection)
 		}
 		if c == nil || c.typ != "auth" {
 			return ferr(404, msgNoAuthColl)
@@ -129,11 +114,11 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		}
 		dur := c.duration
 		if d, ok := body["duration"].(float64); ok {
-			if d < 0 && !f.bug("impersonate-negative-ok") {
+			if d < 0 {
 				return &fakeErr{status: 400, msg: msgValidation, data: map[string]any{"duration": map[string]any{
 					"code": codeMinGreaterThan, "message": "Must be no less than 0."}}}
 			}
-			if d > 0 && !f.bug("impersonate-ignore-duration") {
+			if d > 0 {
 				dur = int64(d)
 			}
 		}
@@ -141,25 +126,13 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			dur = 604800
 		}
 		rec := c.records[target]
-		if rec == nil && f.bug("impersonate-unknown-message") {
-			return ferr(404, msgNoAuthColl)
-		}
 		if rec == nil {
 			return ferr(404, msgNotFound)
 		}
 		no := f.bug("impersonate-refreshable")
 		return q.json(200, map[string]any{"record": recordJSON(c, rec), "token": f.sign(c, rec, "auth", dur, &no)})
 	}
-	if c != nil && c.id == collName && f.bug("collection-by-name-only") {
-		c = nil
-	}
-	if c == nil && f.bug("no-collection-message") {
-		return ferr(404, msgNoAuthColl)
-	}
 	if c == nil {
-		return ferr(404, msgNoCollection)
-	}
-	if c.typ != "auth" && f.bug("base-collection-message") {
 		return ferr(404, msgNoCollection)
 	}
 	if c.typ != "auth" {
@@ -167,19 +140,16 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 	}
 	switch {
 	case action == "auth-methods" && r.Method == "GET":
-		enabled := c.passwordEnabled || f.bug("methods-ignore-options")
+		enabled := c.passwordEnabled
 		fields := []string{}
 		if enabled {
 			fields = []string{"email"}
 		}
 		out := map[string]any{
 			"password": map[string]any{"identityFields": fields, "enabled": enabled},
-			"oauth2":   map[string]any{"providers": f.oauth2Methods(c), "enabled": c.oauth2Enabled || c.system && f.bug("superusers-oauth2-listed")},
+			"oauth2":   map[string]any{"providers": f.oauth2Methods(c), "enabled": c.oauth2Enabled},
 			"mfa":      map[string]any{"enabled": false, "duration": 0},
 			"otp":      map[string]any{"enabled": false, "duration": 0},
-		}
-		if f.bug("methods-no-mfa") {
-			delete(out, "mfa")
 		}
 		if f.bug("document-readings") {
 			delete(out, "otp")
@@ -194,14 +164,8 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if err != nil {
 			return err
 		}
-		if f.bug("json-only") && !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-			body = map[string]any{}
-		}
 		identity, _ := body["identity"].(string)
 		password, _ := body["password"].(string)
-		if (identity == "" || password == "") && f.bug("blank-login-as-failed-auth") {
-			return ferr(400, msgFailedAuth)
-		}
 		if identity == "" || password == "" {
 			data := map[string]any{}
 			for k, v := range map[string]string{"identity": identity, "password": password} {
@@ -211,26 +175,13 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 			}
 			return &fakeErr{status: 400, msg: msgValidation, data: data}
 		}
-		throttleKey, err := f.loginThrottled(q, c, identity)
-		if err != nil {
-			return err
-		}
-		known := false
 		for _, rec := range c.records {
-			known = known || rec.email == identity
 			if rec.email == identity && rec.password == password {
-				f.loginDone(throttleKey, true)
 				if done, err := f.mfaGate(q, c, rec, "password"); done {
 					return err
 				}
 				yes := true
 				out := recordJSON(c, rec)
-				if c.system && f.bug("superuser-record-without-email") {
-					delete(out, "email")
-				}
-				if f.bug("login-shows-token-key") {
-					out["tokenKey"] = rec.tokenKey
-				}
 				lifetime := c.duration
 				if c.system && f.bug("superuser-static-login") {
 					lifetime = 0
@@ -238,29 +189,12 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 				return q.json(200, map[string]any{"record": out, "token": f.sign(c, rec, "auth", lifetime, &yes)})
 			}
 		}
-		f.loginDone(throttleKey, false)
-		if !known && f.bug("unknown-identity-404") {
-			return ferr(404, msgNotFound)
-		}
-		if known && f.bug("wrong-password-says-why") {
-			return &fakeErr{status: 400, msg: msgFailedAuth, data: map[string]any{"password": map[string]any{
-				"code": "validation_invalid_password", "message": "Invalid password."}}}
-		}
 		return ferr(400, msgFailedAuth)
 	case action == "auth-with-oauth2" && r.Method == "POST":
 		return f.handleAuthWithOAuth2(q, c)
 	case action == "auth-refresh" && r.Method == "POST":
-		if q.auth == nil && r.Header.Get("Authorization") == "" && f.bug("guest-refresh-400") {
-			return ferr(400, msgFailedAuth)
-		}
-		if q.auth == nil && r.Header.Get("Authorization") != "" && f.bug("bad-token-400") {
-			return ferr(400, msgGenericBad)
-		}
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
-		}
-		if q.authColl != c && f.bug("refresh-cross-collection") {
-			return ferr(403, "The request requires auth record from "+c.name+" collection.")
 		}
 		if q.authColl != c {
 			return ferr(403, "The request requires auth record from "+q.authColl.name+" collection.")
@@ -277,9 +211,6 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 				lifetime = 0
 			}
 			tok = f.sign(c, q.auth, "auth", lifetime, &yes)
-			if f.bug("refresh-empty-token") {
-				tok = ""
-			}
 		}
 		return q.json(200, map[string]any{"record": recordJSON(c, q.auth), "token": tok})
 	}

@@ -10,13 +10,10 @@ import (
 
 func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	r := q.r
-	if q.auth == nil && !f.bug("collections-guest-403") {
+	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.auth == nil || q.authColl.name != "_superusers" {
-		if f.bug("collections-message") {
-			return ferr(403, msgOnlySuperusers)
-		}
+	if q.authColl.name != "_superusers" {
 		return ferr(403, msgNotAllowed)
 	}
 	view := func(c *fakeCollection) map[string]any {
@@ -39,17 +36,12 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "GET" && name == "":
 		items := []any{}
 		for _, c := range f.collections {
-			if !(c.system && f.bug("list-hides-system")) {
-				items = append(items, view(c))
-			}
+			items = append(items, view(c))
 		}
 		return q.json(200, map[string]any{"items": items, "page": 1, "perPage": 1000,
 			"totalItems": len(items), "totalPages": 1})
 	case r.Method == "GET" && name != "":
 		c := f.collection(name)
-		if c != nil && c.id == name && f.bug("collection-by-name-only") {
-			c = nil
-		}
 		if c == nil {
 			return ferr(404, msgNotFound)
 		}
@@ -63,12 +55,6 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 	case r.Method == "POST" && name == "":
 		n, _ := body["name"].(string)
 		typ, _ := body["type"].(string)
-		switch {
-		case f.bug("create-ignores-type"):
-			typ = "base"
-		case f.bug("create-base-as-auth"):
-			typ = "auth"
-		}
 		if n == "" || f.collection(n) != nil {
 			return ferr(400, msgValidation)
 		}
@@ -92,7 +78,6 @@ func (f *fakeServer) handleCollections(q *fakeReq, name string) error {
 			if c.name == name || c.id == name {
 				f.collections = append(f.collections[:i], f.collections[i+1:]...)
 				q.w.WriteHeader(204)
-				q.status = 204
 				return nil
 			}
 		}
@@ -112,11 +97,11 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 	fe := func(code string) map[string]any { return map[string]any{"code": code, "message": "Invalid value."} }
 	data := map[string]any{}
 	for k := range c.rules {
-		if v, ok := body[k]; ok && v != c.rules[k] && c.system && !f.bug("system-rules-open") {
+		if v, ok := body[k]; ok && v != c.rules[k] && c.system {
 			data[k] = fe(codeSystemRule)
 		}
 	}
-	if v, ok := body["name"].(string); ok && v != c.name && c.system && !f.bug("system-rename") {
+	if v, ok := body["name"].(string); ok && v != c.name && c.system {
 		data["name"] = fe(codeSystemName)
 	}
 	if m, ok := body["mfa"].(map[string]any); ok {
@@ -140,10 +125,8 @@ func (f *fakeServer) patchCollection(c *fakeCollection, body map[string]any) map
 			continue
 		}
 		switch {
-		case d == 0 && f.bug("superusers-static"):
 		case d == 0:
 			data[k] = map[string]any{"duration": fe(codeRequired)}
-		case d < 10 && k != "authToken" && f.bug("durations-min-unchecked"):
 		case d < 10:
 			data[k] = map[string]any{"duration": fe(codeMinGreaterThan)}
 		case d > maxTokenDuration:

@@ -1,99 +1,44 @@
 package conformance
 
-import (
-	"strconv"
-	"strings"
-)
+import "strings"
 
-// The fake's fields query parameter (§4.1).
+// The fake's fields query parameter (§4.1): dotted paths select nested
+// keys. The fake serves no logs, so it needs no :excerpt.
 
-// pickFields applies a fields spec (§4.1) to a response body: dotted paths
-// select nested keys, :excerpt(max[,ellipsis]) cuts a string. bug reports
-// which of the fields bugs are turned on.
-func pickFields(v any, spec string, bug func(string) bool) any {
-	type fieldSpec struct {
-		path []string
-		mod  string
-	}
-	var specs []fieldSpec
-	depth, start := 0, 0
-	for i := 0; i <= len(spec); i++ {
-		if i < len(spec) && spec[i] == '(' {
-			depth++
-		} else if i < len(spec) && spec[i] == ')' {
-			depth--
-		} else if i == len(spec) || (spec[i] == ',' && depth == 0) {
-			tok := strings.TrimSpace(spec[start:i])
-			start = i + 1
-			if tok == "" {
-				continue
-			}
-			path, mod, _ := strings.Cut(tok, ":")
-			if bug("fields-no-nesting") {
-				path, _, _ = strings.Cut(path, ".")
-			}
-			specs = append(specs, fieldSpec{path: strings.Split(path, "."), mod: mod})
+// pickFields applies a fields spec to a response body.
+func pickFields(v any, spec string) any {
+	var paths [][]string
+	for _, tok := range strings.Split(spec, ",") {
+		if tok = strings.TrimSpace(tok); tok != "" {
+			paths = append(paths, strings.Split(tok, "."))
 		}
 	}
-	var prune func(v any, specs []fieldSpec) any
-	prune = func(v any, specs []fieldSpec) any {
+	var prune func(v any, paths [][]string) any
+	prune = func(v any, paths [][]string) any {
 		switch x := v.(type) {
 		case []any:
 			for i := range x {
-				x[i] = prune(x[i], specs)
+				x[i] = prune(x[i], paths)
 			}
 			return x
 		case map[string]any:
 			out := map[string]any{}
-			for _, s := range specs {
-				if s.path[0] == "*" && !bug("fields-no-star") { // §4.1: every key at this depth
-					for k, v := range x {
-						if len(s.path) > 1 {
-							v = prune(v, []fieldSpec{{path: s.path[1:], mod: s.mod}})
-						}
-						out[k] = v
-					}
-					continue
+			sub := map[string][][]string{}
+			for _, p := range paths {
+				if val, ok := x[p[0]]; ok && len(p) == 1 {
+					out[p[0]] = val
+				} else if ok {
+					sub[p[0]] = append(sub[p[0]], p[1:])
 				}
-				val, ok := x[s.path[0]]
-				if !ok {
-					continue
+			}
+			for k, ps := range sub {
+				if _, whole := out[k]; !whole {
+					out[k] = prune(x[k], ps)
 				}
-				if len(s.path) > 1 {
-					sub := prune(val, []fieldSpec{{path: s.path[1:], mod: s.mod}})
-					if prev, ok := out[s.path[0]].(map[string]any); ok {
-						for k, v := range sub.(map[string]any) {
-							prev[k] = v
-						}
-					} else {
-						out[s.path[0]] = sub
-					}
-					continue
-				}
-				if str, ok := val.(string); ok && strings.HasPrefix(s.mod, "excerpt(") {
-					args := strings.Split(strings.TrimSuffix(strings.TrimPrefix(s.mod, "excerpt("), ")"), ",")
-					n, _ := strconv.Atoi(strings.TrimSpace(args[0]))
-					ellipsis := len(args) > 1 && strings.TrimSpace(args[1]) == "true" && !bug("no-ellipsis") ||
-						bug("excerpt-always-ellipsis")
-					val = excerpt(str, n, ellipsis)
-					if bug("document-readings") && len([]rune(str)) > n { // §4.1: a short plain-text version
-						val = string([]rune(str)[:n])
-						if ellipsis {
-							val = val.(string) + "…"
-						}
-					}
-				}
-				out[s.path[0]] = val
 			}
 			return out
 		}
 		return v
 	}
-	if m, ok := v.(map[string]any); ok {
-		if items, ok := m["items"]; ok && !bug("fields-drop-envelope") {
-			m["items"] = prune(items, specs)
-			return m
-		}
-	}
-	return prune(v, specs)
+	return prune(v, paths)
 }

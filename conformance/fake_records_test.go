@@ -19,16 +19,14 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 	public := func(rec *fakeRecord) map[string]any {
 		out := recordJSON(c, rec)
 		out["emailVisibility"] = rec.emailVisibility
-		owner := q.auth == rec && !f.bug("owner-email-hidden")
-		su := isSU && !f.bug("superuser-sees-no-email")
-		if !rec.emailVisibility && !su && !owner {
+		if !rec.emailVisibility && !isSU && q.auth != rec {
 			delete(out, "email")
 		}
 		return out
 	}
 	switch {
 	case r.Method == "GET" && id == "":
-		if !ownerRules && !isSU && !f.bug("superusers-list-open") {
+		if !ownerRules && !isSU {
 			return ferr(403, msgOnlySuperusers)
 		}
 		items := []any{}
@@ -44,7 +42,7 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 			return ferr(403, msgOnlySuperusers)
 		}
 		rec := c.records[id]
-		if rec == nil || (!isSU && q.auth != rec && !f.bug("records-visible")) {
+		if rec == nil || (!isSU && q.auth != rec) {
 			return ferr(404, msgNotFound)
 		}
 		return q.json(200, public(rec))
@@ -62,14 +60,9 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		email, _ := body["email"].(string)
 		pw, _ := body["password"].(string)
 		vis, _ := body["emailVisibility"].(bool)
-		vis = vis && !f.bug("ignore-email-visibility")
 		rec := &fakeRecord{id: fakeID(), email: email, password: pw, tokenKey: fakeID(), created: fakeNow(), emailVisibility: vis}
 		c.records[rec.id] = rec
-		out := public(rec)
-		if f.bug("signup-shows-email") {
-			out["email"] = rec.email
-		}
-		return q.json(200, out)
+		return q.json(200, public(rec))
 	case r.Method == "PATCH" && id != "":
 		if !isSU {
 			return ferr(403, msgNotAllowed)
@@ -115,7 +108,6 @@ func (f *fakeServer) handleRecords(q *fakeReq, collName, id string) error {
 		c.deleted[id] = c.records[id]
 		delete(c.records, id)
 		q.w.WriteHeader(204)
-		q.status = 204
 		return nil
 	}
 	return ferr(404, msgNotFound)
@@ -136,27 +128,26 @@ func (f *fakeServer) signUpErrors(c *fakeCollection, body map[string]any) map[st
 	}
 	if confirm == "" {
 		data["passwordConfirm"] = fe(codeRequired, "Cannot be blank.")
-	} else if confirm != pw && !f.bug("no-confirm-check") {
+	} else if confirm != pw {
 		data["passwordConfirm"] = fe(codeMismatch, "Values don't match.")
 	}
-	if len(data) > 0 && !f.bug("signup-all-at-once") {
+	if len(data) > 0 {
 		return data
 	}
 	switch {
-	case len(pw) < 8 && !f.bug("lax-password"):
+	case len(pw) < 8:
 		data["password"] = fe(codeMinText, "Must be at least 8 character(s).")
-	case len(pw) > 71 && !f.bug("lax-password"):
+	case len(pw) > 71:
 		data["password"] = fe(codeMaxText, "Must be less than 71 character(s).")
 	}
 	switch {
-	case email == "" && f.bug("signup-email-optional"):
 	case email == "":
 		data["email"] = fe(codeRequired, "Cannot be blank.")
-	case !reFakeEmail.MatchString(email) && !f.bug("lax-email"):
+	case !reFakeEmail.MatchString(email):
 		data["email"] = fe(codeIsEmail, "Must be a valid email address.")
 	default:
 		for _, rec := range c.records {
-			if rec.email == email && !f.bug("duplicate-emails") {
+			if rec.email == email {
 				data["email"] = fe(codeNotUnique, "Value must be unique.")
 			}
 		}

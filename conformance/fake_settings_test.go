@@ -2,19 +2,17 @@ package conformance
 
 import (
 	"encoding/json"
-	"fmt"
 )
 
-// The fake's settings API (rate limits live in fake_ratelimit_test.go).
+// The fake's settings API. It keeps rateLimits as they are patched, and
+// limits nothing: the rate limits are checked against the real strongbox
+// (mutators_ratelimits_test.go).
 
 func (f *fakeServer) handleSettings(q *fakeReq) error {
-	if q.auth == nil && f.bug("settings-guest-403") {
-		return ferr(403, msgNotAllowed)
-	}
 	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.authColl.name != "_superusers" && !f.bug("settings-for-users") {
+	if q.authColl.name != "_superusers" {
 		return ferr(403, msgNotAllowed)
 	}
 	if q.r.Method == "PATCH" {
@@ -23,8 +21,9 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 			return err
 		}
 		if rl, ok := body["rateLimits"].(map[string]any); ok {
-			if err := f.patchRateLimits(rl); err != nil {
-				return err
+			cur := f.settings["rateLimits"].(map[string]any)
+			for k, v := range rl {
+				cur[k] = v
 			}
 		}
 		if smtp, ok := body["smtp"].(map[string]any); ok {
@@ -43,7 +42,7 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 			f.settings["trustedProxy"] = tp
 		}
 		if logs, ok := body["logs"].(map[string]any); ok {
-			if d, ok := logs["maxDays"].(float64); ok && d < 0 && !f.bug("settings-accept-negative") {
+			if d, ok := logs["maxDays"].(float64); ok && d < 0 {
 				return &fakeErr{status: 400, msg: msgSettingsSave, data: map[string]any{"logs": map[string]any{
 					"maxDays": map[string]any{"code": codeMinGreaterThan, "message": "Must be no less than 0.",
 						"params": map[string]any{"threshold": 0}}}}}
@@ -56,25 +55,16 @@ func (f *fakeServer) handleSettings(q *fakeReq) error {
 	}
 	var out map[string]any
 	_ = json.Unmarshal([]byte(mustJSON(f.settings)), &out) // a copy
-	if f.bug("settings-maxdays-string") {
-		logs := out["logs"].(map[string]any)
-		logs["maxDays"] = fmt.Sprint(logs["maxDays"])
-	}
-	if f.bug("rate-rules-without-audience") {
-		for _, rule := range out["rateLimits"].(map[string]any)["rules"].([]any) {
-			delete(rule.(map[string]any), "audience")
-		}
-	}
 	return q.json(200, out)
 }
 
 // handleTestEmail is POST /api/settings/test/email: it checks who asks
 // and the body, and sends nothing.
 func (f *fakeServer) handleTestEmail(q *fakeReq) error {
-	if q.auth == nil && !f.bug("test-email-for-guests") {
+	if q.auth == nil {
 		return ferr(401, msgNeedsToken)
 	}
-	if q.auth != nil && q.authColl.name != "_superusers" && !f.bug("test-email-for-users") {
+	if q.authColl.name != "_superusers" {
 		return ferr(403, msgNotAllowed)
 	}
 	body, err := readBody(q.r)
@@ -83,7 +73,7 @@ func (f *fakeServer) handleTestEmail(q *fakeReq) error {
 	}
 	data := map[string]any{}
 	for _, k := range []string{"email", "template"} {
-		if v, _ := body[k].(string); v == "" && !f.bug("test-email-accepts-blank") {
+		if v, _ := body[k].(string); v == "" {
 			data[k] = map[string]any{"code": codeRequired, "message": "Cannot be blank."}
 		}
 	}

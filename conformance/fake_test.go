@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"sync"
@@ -14,24 +15,28 @@ import (
 
 // A small in-memory fake of the interface, written from the interface
 // document and the reference notes, used only to exercise the suite's own
-// checks end to end: it is a test double for violations, not a second
-// implementation. Every check passes against it (TestSuiteAgainstFake),
-// and each deliberate violation it can commit, named by a string in bugs,
-// makes the checks named in violations_test.go fail. It keeps everything in
-// maps under one mutex, and it has no filter language: it knows the
-// suite's filters by heart (fake_filters_test.go).
+// checks end to end: it is a test double for the violations the real
+// strongbox cannot be made to show, not a second implementation. Every
+// check it serves passes against it (TestSuiteAgainstFake), and each
+// deliberate violation it can commit, named by a string in bugs, makes the
+// checks named in violations_test.go fail. It keeps everything in maps
+// under one mutex.
+//
+// It serves neither the logs nor the backups, and limits neither rates
+// nor bodies: those
+// violations are committed by mutators in front of the real strongbox
+// (mutators_test.go), and TestSuiteAgainstFake runs only the requirements
+// it serves (fakeServes).
 //
 // One file per job: this one holds the server, its routing and error
-// envelope; fake_requestlog_test.go what gets logged; fake_auth_test.go
-// tokens and the auth endpoints; fake_flows_test.go the account flows;
-// fake_otp_test.go OTP and MFA; fake_oauth2_test.go OAuth2 sign-in
-// (against the suite's provider); fake_mail_test.go the mail it sends;
-// fake_records_test.go, fake_collections_test.go,
-// fake_settings_test.go and fake_ratelimit_test.go their APIs;
-// fake_logs_test.go, fake_filters_test.go and fake_fields_test.go the logs
-// API; fake_backups_test.go the backups; fake_hostile_test.go its listener (net/http's own errors as the
-// envelope), its redirects of paths that are not canonical and its body
-// limits.
+// envelope; fake_auth_test.go tokens and the auth endpoints;
+// fake_flows_test.go the account flows; fake_otp_test.go OTP and MFA;
+// fake_oauth2_test.go OAuth2 sign-in (against the suite's provider);
+// fake_mail_test.go the mail it sends; fake_records_test.go,
+// fake_collections_test.go and fake_settings_test.go their APIs (it
+// limits no rate: mutators_ratelimits_test.go); fake_fields_test.go the fields
+// parameter. It answers hostile clients as
+// net/http does (mutators_hostile_test.go).
 
 type fakeCollection struct {
 	id, name, typ   string
@@ -56,21 +61,10 @@ type fakeRecord struct {
 	verified                      bool
 }
 
-type fakeLog struct {
-	id      string
-	created string
-	level   int
-	message string
-	data    map[string]any
-}
-
 type fakeServer struct {
 	mu          sync.Mutex
 	collections []*fakeCollection
-	logs        []*fakeLog
-	settings    map[string]any // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
-	limits      fakeLimits     // rate limiter and login throttle state
-	backups     map[string]*fakeBackup
+	settings    map[string]any  // meta, rateLimits, trustedProxy and logs, as GET /api/settings shows them
 	bugs        map[string]bool // deliberate violations, for TestChecksCatchViolations
 
 	otps        map[string]*fakeOTP // OTPs by id (fake_otp_test.go)
@@ -93,14 +87,18 @@ func fakeDefaultSettings() map[string]any {
 			"senderName": "Support", "senderAddress": "support@example.com"},
 		"smtp": map[string]any{"enabled": false, "port": float64(587), "host": "smtp.example.com", "username": "",
 			"authMethod": "", "tls": false, "localName": ""},
-		"rateLimits":   fakeDefaultRateLimits(),
+		"rateLimits": map[string]any{"enabled": false, "rules": []any{
+			map[string]any{"label": "*:auth", "audience": "", "duration": 3.0, "maxRequests": 2.0},
+			map[string]any{"label": "*:create", "audience": "", "duration": 5.0, "maxRequests": 20.0},
+			map[string]any{"label": "/api/batch", "audience": "", "duration": 1.0, "maxRequests": 3.0},
+			map[string]any{"label": "/api/", "audience": "", "duration": 10.0, "maxRequests": 300.0}}},
 		"trustedProxy": map[string]any{"headers": []any{}, "useLeftmostIP": false},
 		"logs":         map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
 	}
 }
 
 func newFakeServer(suEmail, suPassword string) *fakeServer {
-	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(), backups: map[string]*fakeBackup{},
+	f := &fakeServer{bugs: map[string]bool{}, settings: fakeDefaultSettings(),
 		otps: map[string]*fakeOTP{}, mfas: map[string]*fakeMFA{}, otpAttempts: map[string]int{},
 		oauthLinks: map[string]string{}}
 	su := f.addCollection("pbc_3142635823", "_superusers", "auth")
@@ -192,7 +190,6 @@ type fakeReq struct {
 	r        *http.Request
 	auth     *fakeRecord
 	authColl *fakeCollection
-	status   int
 	f        *fakeServer
 }
 
@@ -213,38 +210,26 @@ func (q *fakeReq) json(status int, v any) error {
 	if err != nil {
 		return err
 	}
-	p := q.r.URL.Path
-	skip := q.f.bug("view-ignores-fields") && strings.HasPrefix(p, "/api/logs/") && p != "/api/logs/stats" ||
-		q.f.bug("stats-ignore-fields") && p == "/api/logs/stats" ||
-		q.f.bug("methods-ignore-fields") && strings.HasSuffix(p, "/auth-methods")
-	if fields := q.r.URL.Query().Get("fields"); fields != "" && !skip {
+	if fields := q.r.URL.Query().Get("fields"); fields != "" {
 		var generic any
 		_ = json.Unmarshal(data, &generic)
-		data, _ = json.Marshal(pickFields(generic, fields, q.f.bug))
+		data, _ = json.Marshal(pickFields(generic, fields))
 	}
 	q.w.Header().Set("Content-Type", "application/json")
 	q.w.WriteHeader(status)
-	q.status = status
 	q.w.Write(data)
 	return nil
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	start := time.Now()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	q := &fakeReq{w: w, r: r, f: f}
-	if !f.bug("no-security-headers") {
-		for _, h := range securityHeaders {
-			w.Header().Set(h[0], h[1])
-		}
+	for _, h := range securityHeaders {
+		w.Header().Set(h[0], h[1])
 	}
 	q.auth, q.authColl = f.loadAuth(r.Header.Get("Authorization"), "auth")
-	err := f.rateLimited(q)
-	if err == nil {
-		err = f.route(q)
-	}
-	if err != nil {
+	if err := f.route(q); err != nil {
 		var fe *fakeErr
 		if !errors.As(err, &fe) {
 			fe = ferr(500, "Something went wrong while processing your request.")
@@ -254,11 +239,7 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			data = map[string]any{}
 		}
 		w.Header().Set("Content-Type", "application/json")
-		if f.bug("envelope-text-plain") {
-			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		}
 		w.WriteHeader(fe.status)
-		q.status = fe.status
 		msg := fe.msg
 		if f.bug("document-readings") && !documentMessages[msg] {
 			msg = fakeOwnMessage
@@ -266,13 +247,12 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if f.bug("document-readings") {
 			data = fakeOwnCodes(data)
 		}
-		if f.bug("envelope-order") || f.bug("document-readings") {
+		if f.bug("document-readings") {
 			fmt.Fprintf(w, `{"status":%d,"message":%q,"data":%s}`, fe.status, msg, mustJSON(data))
 		} else {
 			fmt.Fprintf(w, `{"data":%s,"message":%q,"status":%d}`, mustJSON(data), msg, fe.status)
 		}
 	}
-	f.logRequest(q, start)
 }
 
 func mustJSON(v any) string {
@@ -288,12 +268,6 @@ var (
 
 func (f *fakeServer) route(q *fakeReq) error {
 	r, p := q.r, q.r.URL.Path
-	if handled, err := f.redirectPath(q); handled {
-		return err
-	}
-	if f.bodyTooLarge(r) {
-		return ferr(413, msgTooLarge)
-	}
 	switch {
 	case p == "/api/settings" && (r.Method == "GET" || r.Method == "PATCH"):
 		return f.handleSettings(q)
@@ -301,24 +275,21 @@ func (f *fakeServer) route(q *fakeReq) error {
 		return f.handleTestEmail(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
-	case r.Method == "POST" && p == "/api/files/token":
-		if q.auth == nil && f.bug("guest-file-token") {
-			return q.json(200, map[string]any{"token": ""})
+	case (p == "/api/logs" || strings.HasPrefix(p, "/api/logs/")) && r.Method == "GET":
+		// The refusals of the logs routes, for the checks of errors and
+		// headers (ERR-001, HTTP-HEADERS-001): the fake holds no entries.
+		switch {
+		case q.auth == nil:
+			return ferr(401, msgNeedsToken)
+		case q.authColl.name != "_superusers":
+			return ferr(403, msgNotAllowed)
 		}
+		return ferr(404, msgNotFound)
+	case r.Method == "POST" && p == "/api/files/token":
 		if q.auth == nil {
 			return ferr(401, msgNeedsToken)
 		}
 		return q.json(200, map[string]any{"token": f.sign(q.authColl, q.auth, "file", 180, nil)})
-	case p == "/api/backups" || strings.HasPrefix(p, "/api/backups/"):
-		return f.handleBackups(q)
-	case p == "/api/logs" || strings.HasPrefix(p, "/api/logs/"):
-		if r.Method != "GET" {
-			if f.bug("405") {
-				return ferr(405, "Method Not Allowed.")
-			}
-			return ferr(404, msgNotFound)
-		}
-		return f.handleLogs(q)
 	}
 	if m := reOTPRoute.FindStringSubmatch(p); m != nil && r.Method == "POST" {
 		return f.handleOTP(q, m[1], m[2])
@@ -335,14 +306,7 @@ func (f *fakeServer) route(q *fakeReq) error {
 	if m := reColl.FindStringSubmatch(p); m != nil {
 		return f.handleCollections(q, m[1])
 	}
-	if r.Method == "GET" && f.bug("plain-text-404") {
-		q.w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		q.w.WriteHeader(404)
-		q.status = 404
-		fmt.Fprintln(q.w, "404 page not found")
-		return nil
-	}
-	if r.Method == "GET" || f.bug("unknown-post-file-message") {
+	if r.Method == "GET" {
 		return ferr(404, "File not found.")
 	}
 	return ferr(404, msgNotFound)
@@ -367,3 +331,6 @@ func readBody(r *http.Request) (map[string]any, error) {
 	}
 	return out, nil
 }
+
+// newFakeHTTPServer serves f on loopback.
+func newFakeHTTPServer(f *fakeServer) *httptest.Server { return httptest.NewServer(f) }

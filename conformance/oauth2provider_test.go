@@ -136,7 +136,7 @@ func TestOAuthProvider(t *testing.T) {
 			t.Errorf("%s: %d, want %d", tc.name, status, tc.status)
 		}
 	}
-	if !strings.Contains(p.refused(), "does not match the challenge") {
+	if !strings.Contains(p.refused(), "PKCE verification failed") {
 		t.Errorf("refusals %q name no PKCE mismatch", p.refused())
 	}
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"strongbox/authn/oauth2"
-	"strongbox/authn/oauth2/oauth2test"
+	"strongbox/conformance/oauth2provider"
 )
 
 // oauth2E2E is an env whose OAuth2 client is the real one
@@ -18,12 +18,12 @@ import (
 // users pointing at a loopback provider.
 type oauth2E2E struct {
 	*env
-	p *oauth2test.Provider
+	p *oauth2provider.Provider
 }
 
 func newOAuth2E2E(t *testing.T) *oauth2E2E {
 	t.Helper()
-	p := oauth2test.New(t)
+	p := oauth2provider.Start(t)
 	var e *env
 	// The client's clock is the server's, so meta.expiry is exact.
 	client := oauth2.NewClient(oauth2.Options{Now: func() time.Time { return e.clock.Now() }, Timeout: 10 * time.Second})
@@ -31,8 +31,8 @@ func newOAuth2E2E(t *testing.T) *oauth2E2E {
 	p.RedirectURIs = []string{e.srv.URL + "/api/oauth2-redirect"}
 	body := map[string]any{"oauth2": map[string]any{"enabled": true, "providers": []any{map[string]any{
 		"name": "oidc", "displayName": "Loopback", "clientId": p.ClientID, "clientSecret": p.ClientSecret,
-		"authURL": p.URL + oauth2test.PathAuthorize, "tokenURL": p.URL + oauth2test.PathToken,
-		"userInfoURL": p.URL + oauth2test.PathUserInfo,
+		"authURL": p.URL + oauth2provider.PathAuthorize, "tokenURL": p.URL + oauth2provider.PathToken,
+		"userInfoURL": p.URL + oauth2provider.PathUserInfo,
 	}}}}
 	if res := e.do("PATCH", "/api/collections/users", e.su, body); res.Status != 200 {
 		t.Fatalf("enable OAuth2: %d %s", res.Status, res.Body)
@@ -69,7 +69,7 @@ func (e *oauth2E2E) sdkPopup(t *testing.T) popup {
 	pi := methods.OAuth2.Providers[0]
 	if pi.Name != "oidc" || pi.DisplayName != "Loopback" || pi.CodeChallengeMethod != "S256" ||
 		pi.CodeChallenge != oauth2.Challenge(pi.CodeVerifier) ||
-		!strings.HasPrefix(pi.AuthURL, e.p.URL+oauth2test.PathAuthorize+"?client_id=client-id&") ||
+		!strings.HasPrefix(pi.AuthURL, e.p.URL+oauth2provider.PathAuthorize+"?client_id=client-id&") ||
 		!strings.HasSuffix(pi.AuthURL, "&redirect_uri=") {
 		t.Fatalf("auth-methods provider = %+v", pi)
 	}
@@ -189,10 +189,10 @@ func TestOAuth2EndToEnd(t *testing.T) {
 	e := newOAuth2E2E(t)
 	ada := map[string]any{"sub": "ada-1", "name": "Ada Lovelace", "preferred_username": "ada",
 		"email": "ada@example.com", "email_verified": true, "picture": "https://img.test/ada.png"}
-	e.p.SignIn(oauth2test.Grant{User: ada})
+	e.p.SignIn(oauth2provider.Grant{User: ada})
 
 	pp := e.sdkPopup(t)
-	if got, want := pp.hops[0], sdkReplaceQuery(e.p.URL+oauth2test.PathAuthorize+"?client_id=client-id&code_challenge="+
+	if got, want := pp.hops[0], sdkReplaceQuery(e.p.URL+oauth2provider.PathAuthorize+"?client_id=client-id&code_challenge="+
 		oauth2.Challenge(pp.verifier)+"&code_challenge_method=S256&response_type=code&scope=openid%20email%20profile&state=x&redirect_uri="+
 		pp.redirectURL, map[string]string{"state": pp.state}); got != want {
 		t.Errorf("the popup opened %s\nwant %s", got, want)

@@ -15,7 +15,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/oauth2"
-	"strongbox/authn/oauth2/oauth2test"
+	"strongbox/conformance/oauth2provider"
 )
 
 // oauth2Bench is strongbox as it runs (bcrypt at authn.DefaultCost, the
@@ -26,7 +26,7 @@ type oauth2Bench struct {
 	b      *testing.B
 	base   string
 	client *http.Client
-	p      *oauth2test.Provider
+	p      *oauth2provider.Provider
 }
 
 // benchVerifier is the PKCE verifier of every benchmark sign-in (RFC 7636
@@ -35,15 +35,15 @@ const benchVerifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 
 func newOAuth2Bench(b *testing.B) *oauth2Bench {
 	b.Helper()
-	p := oauth2test.New(b)
+	p := oauth2provider.Start(b)
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	auth, set, logs := openBenchStores(b, authn.DefaultCost, clk)
 	users, _ := auth.Collection(authn.UsersName)
 	if _, err := auth.UpdateCollection(users, authn.CollectionInput{Values: map[string]any{"oauth2": map[string]any{
 		"enabled": true, "providers": []any{map[string]any{
 			"name": "oidc", "clientId": p.ClientID, "clientSecret": p.ClientSecret,
-			"authURL": p.URL + oauth2test.PathAuthorize, "tokenURL": p.URL + oauth2test.PathToken,
-			"userInfoURL": p.URL + oauth2test.PathUserInfo,
+			"authURL": p.URL + oauth2provider.PathAuthorize, "tokenURL": p.URL + oauth2provider.PathToken,
+			"userInfoURL": p.URL + oauth2provider.PathUserInfo,
 		}},
 	}}}); err != nil {
 		b.Fatal(err)
@@ -64,7 +64,7 @@ func newOAuth2Bench(b *testing.B) *oauth2Bench {
 // time the answer took and whether it was a 200 with the record isNew
 // says. Grant is not timed.
 func (o *oauth2Bench) signIn(user map[string]any, wantNew bool) (time.Duration, error) {
-	code := o.p.Grant(oauth2test.Grant{Challenge: oauth2.Challenge(benchVerifier), User: user})
+	code := o.p.Grant(oauth2provider.Grant{Challenge: oauth2.Challenge(benchVerifier), User: user})
 	body, _ := json.Marshal(map[string]string{"provider": "oidc", "code": code, "codeVerifier": benchVerifier, "redirectURL": o.base + "/api/oauth2-redirect"})
 	start := time.Now()
 	res, err := o.client.Post(o.base+"/api/collections/users/auth-with-oauth2", "application/json", bytes.NewReader(body))

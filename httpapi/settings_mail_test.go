@@ -12,7 +12,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/authn/mail/mailtest"
+	"strongbox/conformance/smtpsink"
 )
 
 // mailEnv is an env whose Mail is a real Queue with an outbox in the
@@ -23,7 +23,7 @@ type mailEnv struct {
 	transport atomic.Pointer[strongmail.Transport]
 }
 
-func newMailEnv(t *testing.T, tlsSink *mailtest.Sink) *mailEnv {
+func newMailEnv(t *testing.T, tlsSink *smtpsink.Sink) *mailEnv {
 	t.Helper()
 	me := &mailEnv{outbox: filepath.Join(t.TempDir(), "mail")}
 	me.transport.Store(&strongmail.Transport{})
@@ -116,7 +116,7 @@ func TestSettingsTestEmailOutbox(t *testing.T) {
 // TestSettingsTestEmailSMTP sends through a loopback sink, and reports a
 // failure with the server's reply and without the password.
 func TestSettingsTestEmailSMTP(t *testing.T) {
-	sink := mailtest.Start(t, mailtest.Options{StartTLS: true, Username: "u", Password: "right"})
+	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "u", Password: "right"})
 	e := newMailEnv(t, sink)
 	smtp := strongmail.SMTPConfig{Host: sink.Host, Port: sink.Port, Username: "u", Password: "right", StepTimeout: 10 * time.Second}
 	from := mail.Address{Name: "Support", Address: "support@example.com"}

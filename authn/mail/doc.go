@@ -25,5 +25,5 @@
 //     and logs failures; SendNow delivers at once for the test-email
 //     route; Close drains within a bound.
 //
-// Package mailtest holds an SMTP sink on loopback for tests.
+// The SMTP sink of its tests is package strongbox/conformance/smtpsink.
 package mail

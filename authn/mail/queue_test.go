@@ -14,7 +14,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/authn/mail/mailtest"
+	"strongbox/conformance/smtpsink"
 )
 
 // logBuffer is a concurrency-safe log sink.
@@ -42,7 +42,7 @@ type queueEnv struct {
 	dir       string
 }
 
-func newQueue(t *testing.T, size int, tr strongmail.Transport, sink *mailtest.Sink) *queueEnv {
+func newQueue(t *testing.T, size int, tr strongmail.Transport, sink *smtpsink.Sink) *queueEnv {
 	t.Helper()
 	e := &queueEnv{log: &logBuffer{}, dir: t.TempDir()}
 	e.transport.Store(&tr)
@@ -80,7 +80,7 @@ var sender = mail.Address{Name: "Support", Address: "support@example.com"}
 // TestQueueFollowsTransport sends through SMTP while the transport says
 // so and through the outbox once SMTP is disabled, filling From.
 func TestQueueFollowsTransport(t *testing.T) {
-	sink := mailtest.Start(t, mailtest.Options{StartTLS: true})
+	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true})
 	e := newQueue(t, 0, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{Host: sink.Host, Port: sink.Port}}, sink)
 	m := testMessage()
 	m.From = mail.Address{}
@@ -117,7 +117,7 @@ func TestQueueFollowsTransport(t *testing.T) {
 // TestQueueFailureLogged checks that a failed delivery is logged at error
 // level with its reason, and neither the password nor the code.
 func TestQueueFailureLogged(t *testing.T) {
-	sink := mailtest.Start(t, mailtest.Options{StartTLS: true, Username: "u", Password: "right"})
+	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "u", Password: "right"})
 	e := newQueue(t, 0, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{
 		Host: sink.Host, Port: sink.Port, Username: "u", Password: "s3cret-wrong",
 	}}, sink)
@@ -141,7 +141,7 @@ func TestQueueFailureLogged(t *testing.T) {
 // next mail is dropped and logged, and Close, out of time, abandons the
 // queued one and cuts the one under way.
 func TestQueueFull(t *testing.T) {
-	sink := mailtest.Start(t, mailtest.Options{Hang: mailtest.HangGreeting})
+	sink := smtpsink.Start(t, smtpsink.Options{Hang: smtpsink.HangGreeting})
 	e := newQueue(t, 1, strongmail.Transport{From: sender, SMTPEnabled: true, SMTP: strongmail.SMTPConfig{
 		Host: sink.Host, Port: sink.Port, StepTimeout: time.Hour,
 	}}, sink)

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/authn/mail/mailtest"
+	"strongbox/conformance/smtpsink"
 )
 
 var testDate = time.Date(2026, 11, 23, 17, 0, 0, 0, time.UTC)
@@ -29,33 +29,33 @@ func testMessage() *strongmail.Message {
 	}
 }
 
-func config(s *mailtest.Sink) strongmail.SMTPConfig {
+func config(s *smtpsink.Sink) strongmail.SMTPConfig {
 	return strongmail.SMTPConfig{Host: s.Host, Port: s.Port, TLSConfig: s.ClientTLS, LocalName: "client.test"}
 }
 
 func TestSendSMTP(t *testing.T) {
 	tests := []struct {
 		name     string
-		sink     mailtest.Options
+		sink     smtpsink.Options
 		cfg      func(*strongmail.SMTPConfig)
 		wantTLS  bool
 		wantMech string
 	}{
-		{"plain", mailtest.Options{}, nil, false, ""},
-		{"starttls", mailtest.Options{StartTLS: true}, nil, true, ""},
-		{"implicit tls", mailtest.Options{ImplicitTLS: true}, func(c *strongmail.SMTPConfig) { c.TLS = true }, true, ""},
-		{"auth plain default", mailtest.Options{StartTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "p@ss" }, true, "PLAIN"},
-		{"auth plain", mailtest.Options{ImplicitTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) {
+		{"plain", smtpsink.Options{}, nil, false, ""},
+		{"starttls", smtpsink.Options{StartTLS: true}, nil, true, ""},
+		{"implicit tls", smtpsink.Options{ImplicitTLS: true}, func(c *strongmail.SMTPConfig) { c.TLS = true }, true, ""},
+		{"auth plain default", smtpsink.Options{StartTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "p@ss" }, true, "PLAIN"},
+		{"auth plain", smtpsink.Options{ImplicitTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) {
 			c.TLS, c.Username, c.Password, c.AuthMethod = true, "u", "p@ss", "PLAIN"
 		}, true, "PLAIN"},
-		{"auth login", mailtest.Options{StartTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) {
+		{"auth login", smtpsink.Options{StartTLS: true, Username: "u", Password: "p@ss"}, func(c *strongmail.SMTPConfig) {
 			c.Username, c.Password, c.AuthMethod = "u", "p@ss", "LOGIN"
 		}, true, "LOGIN"},
-		{"auth on loopback without tls", mailtest.Options{Username: "u", Password: "p"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "p" }, false, "PLAIN"},
+		{"auth on loopback without tls", smtpsink.Options{Username: "u", Password: "p"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "p" }, false, "PLAIN"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mailtest.Start(t, tt.sink)
+			s := smtpsink.Start(t, tt.sink)
 			c := config(s)
 			if tt.cfg != nil {
 				tt.cfg(&c)
@@ -87,27 +87,27 @@ func TestSendSMTP(t *testing.T) {
 func TestSendSMTPFailures(t *testing.T) {
 	tests := []struct {
 		name     string
-		sink     mailtest.Options
+		sink     smtpsink.Options
 		cfg      func(*strongmail.SMTPConfig)
 		wantStep string
 		wantText string
 		wantIs   error
 	}{
-		{"wrong password", mailtest.Options{StartTLS: true, Username: "u", Password: "right"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "s3cret-wrong" }, "auth", "535 5.7.8 authentication credentials invalid", nil},
-		{"wrong password login", mailtest.Options{StartTLS: true, Username: "u", Password: "right"}, func(c *strongmail.SMTPConfig) {
+		{"wrong password", smtpsink.Options{StartTLS: true, Username: "u", Password: "right"}, func(c *strongmail.SMTPConfig) { c.Username, c.Password = "u", "s3cret-wrong" }, "auth", "535 5.7.8 authentication credentials invalid", nil},
+		{"wrong password login", smtpsink.Options{StartTLS: true, Username: "u", Password: "right"}, func(c *strongmail.SMTPConfig) {
 			c.Username, c.Password, c.AuthMethod = "u", "s3cret-wrong", "LOGIN"
 		}, "auth", "535 5.7.8", nil},
-		{"auth required", mailtest.Options{Username: "u", Password: "p"}, nil, "mail", "530 5.7.0 authentication required", nil},
-		{"recipient rejected", mailtest.Options{RejectRcpt: true}, nil, "rcpt", "550 5.1.1 mailbox unavailable", nil},
-		{"untrusted certificate", mailtest.Options{StartTLS: true}, func(c *strongmail.SMTPConfig) { c.TLSConfig = nil }, "starttls", "certificate", nil},
-		{"tls to a plain server", mailtest.Options{}, func(c *strongmail.SMTPConfig) { c.TLS = true }, "tls", "", nil},
-		{"unknown auth method", mailtest.Options{}, func(c *strongmail.SMTPConfig) { c.Username, c.AuthMethod = "u", "CRAM-MD5" }, "auth", `unknown auth method "CRAM-MD5"`, nil},
-		{"hang at greeting", mailtest.Options{Hang: mailtest.HangGreeting}, func(c *strongmail.SMTPConfig) { c.StepTimeout = 50 * time.Millisecond }, "hello", "", os.ErrDeadlineExceeded},
-		{"hang after data", mailtest.Options{Hang: mailtest.HangData}, func(c *strongmail.SMTPConfig) { c.StepTimeout = 50 * time.Millisecond }, "data", "", os.ErrDeadlineExceeded},
+		{"auth required", smtpsink.Options{Username: "u", Password: "p"}, nil, "mail", "530 5.7.0 authentication required", nil},
+		{"recipient rejected", smtpsink.Options{RejectRcpt: true}, nil, "rcpt", "550 5.1.1 mailbox unavailable", nil},
+		{"untrusted certificate", smtpsink.Options{StartTLS: true}, func(c *strongmail.SMTPConfig) { c.TLSConfig = nil }, "starttls", "certificate", nil},
+		{"tls to a plain server", smtpsink.Options{}, func(c *strongmail.SMTPConfig) { c.TLS = true }, "tls", "", nil},
+		{"unknown auth method", smtpsink.Options{}, func(c *strongmail.SMTPConfig) { c.Username, c.AuthMethod = "u", "CRAM-MD5" }, "auth", `unknown auth method "CRAM-MD5"`, nil},
+		{"hang at greeting", smtpsink.Options{Hang: smtpsink.HangGreeting}, func(c *strongmail.SMTPConfig) { c.StepTimeout = 50 * time.Millisecond }, "hello", "", os.ErrDeadlineExceeded},
+		{"hang after data", smtpsink.Options{Hang: smtpsink.HangData}, func(c *strongmail.SMTPConfig) { c.StepTimeout = 50 * time.Millisecond }, "data", "", os.ErrDeadlineExceeded},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := mailtest.Start(t, tt.sink)
+			s := smtpsink.Start(t, tt.sink)
 			c := config(s)
 			if tt.cfg != nil {
 				tt.cfg(&c)
@@ -134,7 +134,7 @@ func TestSendSMTPFailures(t *testing.T) {
 }
 
 func TestSendSMTPContext(t *testing.T) {
-	s := mailtest.Start(t, mailtest.Options{Hang: mailtest.HangGreeting})
+	s := smtpsink.Start(t, smtpsink.Options{Hang: smtpsink.HangGreeting})
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() { errc <- strongmail.SendSMTP(ctx, config(s), testMessage(), testDate) }()
@@ -164,7 +164,7 @@ func TestSendSMTPHeaderInjection(t *testing.T) {
 		{"no recipient", func(m *strongmail.Message) { m.To = nil }, strongmail.ErrInvalidMessage},
 		{"no sender", func(m *strongmail.Message) { m.From = mail.Address{} }, strongmail.ErrInvalidMessage},
 	}
-	s := mailtest.Start(t, mailtest.Options{})
+	s := smtpsink.Start(t, smtpsink.Options{})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			m := testMessage()

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"strongbox/authn/oauth2"
-	"strongbox/authn/oauth2/oauth2test"
+	"strongbox/conformance/oauth2provider"
 )
 
 // BenchmarkExchange measures whole exchanges against the loopback
@@ -19,17 +19,17 @@ import (
 //
 //	go test -run - -bench Exchange ./authn/oauth2/
 func BenchmarkExchange(b *testing.B) {
-	p := oauth2test.New(b)
+	p := oauth2provider.Start(b)
 	c := oauth2.NewClient(oauth2.Options{})
 	user := obj(`{"sub":"1093","name":"Ada","email":"ada@example.com","email_verified":true}`)
 	const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 	cases := []struct {
 		name  string
 		cfg   oauth2.Config
-		grant oauth2test.Grant
+		grant oauth2provider.Grant
 	}{
-		{"google-userinfo", config(p, "google"), oauth2test.Grant{Challenge: oauth2.Challenge(verifier), User: user}},
-		{"oidc-id_token", oidcIDToken(p), oauth2test.Grant{Challenge: oauth2.Challenge(verifier), IDToken: map[string]any{"sub": "1093", "email": "ada@example.com", "email_verified": true}}},
+		{"google-userinfo", config(p, "google"), oauth2provider.Grant{Challenge: oauth2.Challenge(verifier), User: user}},
+		{"oidc-id_token", oidcIDToken(p), oauth2provider.Grant{Challenge: oauth2.Challenge(verifier), IDToken: map[string]any{"sub": "1093", "email": "ada@example.com", "email_verified": true}}},
 	}
 	for _, tc := range cases {
 		for _, parallel := range []bool{false, true} {

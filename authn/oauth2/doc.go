@@ -17,5 +17,5 @@
 //
 // It knows nothing of HTTP routes or of the stores: httpapi resolves the
 // record a User signs in as, and authn stores the links. Tests run against
-// the loopback provider of package oauth2test.
+// the loopback provider of package strongbox/conformance/oauth2provider.
 package oauth2

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"strongbox/authn/oauth2/oauth2test"
+	"strongbox/conformance/oauth2provider"
 )
 
 var (
@@ -81,7 +81,7 @@ func TestCheckClaims(t *testing.T) {
 func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 
 func TestParseJWS(t *testing.T) {
-	good := oauth2test.Sign(key(t), "k", map[string]any{"sub": "1"})
+	good := oauth2provider.Sign(key(t), "k", map[string]any{"sub": "1"})
 	enc := base64.RawURLEncoding.EncodeToString
 	tests := []struct {
 		name, token, want string // want: "" = parsed, else a part of the error
@@ -111,7 +111,7 @@ func TestParseJWS(t *testing.T) {
 
 func TestRSAKeys(t *testing.T) {
 	pub := &key(t).PublicKey
-	good := oauth2test.JWK(pub, "a")
+	good := oauth2provider.JWK(pub, "a")
 	with := func(k, v string) map[string]string {
 		m := map[string]string{}
 		for kk, vv := range good {
@@ -133,7 +133,7 @@ func TestRSAKeys(t *testing.T) {
 		{"enc key skipped", []map[string]string{good, with("use", "enc")}, 1},
 		{"EC skipped", []map[string]string{with("kty", "EC")}, 0},
 		{"HS256 skipped", []map[string]string{with("alg", "HS256")}, 0},
-		{"1024-bit skipped", []map[string]string{oauth2test.JWK(&small.PublicKey, "s")}, 0},
+		{"1024-bit skipped", []map[string]string{oauth2provider.JWK(&small.PublicKey, "s")}, 0},
 		{"even exponent skipped", []map[string]string{with("e", "Ag")}, 0},
 	}
 	for _, tt := range tests {
@@ -152,7 +152,7 @@ func TestRSAKeys(t *testing.T) {
 // (never with alg other than RS256).
 func FuzzParseJWS(f *testing.F) {
 	k := key(f)
-	good := oauth2test.Sign(k, "k", map[string]any{"sub": "1", "iss": "i", "aud": "c", "exp": 4102444800})
+	good := oauth2provider.Sign(k, "k", map[string]any{"sub": "1", "iss": "i", "aud": "c", "exp": 4102444800})
 	for _, seed := range []string{
 		good,                                   // a valid token
 		good[:len(good)/2],                     // truncated

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/authn/mail/mailtest"
+	"strongbox/conformance/smtpsink"
 )
 
 // TestMailFollowsSettings: the server's mail goes to <data dir>/mail/
@@ -17,7 +17,7 @@ import (
 // it, from the start and after a restart (which subscribes anew); the
 // password set is never reported back.
 func TestMailFollowsSettings(t *testing.T) {
-	sink := mailtest.Start(t, mailtest.Options{StartTLS: true, Username: "mailer", Password: "smtp-pass"})
+	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "mailer", Password: "smtp-pass"})
 	dir := t.TempDir()
 	ts := startServer(t, dir, func(c *Config) { c.MailTLSConfig = sink.ClientTLS }, nil)
 	token := ts.login(t)

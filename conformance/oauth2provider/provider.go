@@ -1,20 +1,28 @@
-// Package oauth2test runs an OAuth2 / OpenID Connect provider on loopback
-// for tests: an authorization endpoint that a test's "browser" can visit
-// (it redirects back with a code, or an error, as the user at the
-// keyboard was told to answer: SignIn, Deny), an authorization-code token
-// endpoint that enforces PKCE
-// (RFC 7636 §4.6) and the client's credentials, a user-info endpoint, a
-// GitHub-style emails endpoint, a JWKS with an RSA key generated in the
-// process, and signed id_tokens. Each endpoint can be told to misbehave
-// (Mode): answer 500, hang, answer malformed JSON or a huge body, or
-// redirect to another host.
+// Package oauth2provider runs an OAuth2 / OpenID Connect provider: the
+// identity provider of the conformance suite's OAuth2 checks, and of the
+// OAuth2 tests of the other packages. It plays a minimal provider for one
+// client (RFC 6749 §4.1, the authorization code grant; RFC 7636, PKCE):
+// an authorization endpoint that a "browser" can visit (it redirects back
+// with a code, or an error, as the user at the keyboard was told to
+// answer: Expect for one state, SignIn, Deny), an authorization-code token
+// endpoint that enforces PKCE (RFC 7636 §4.6) and the client's
+// credentials, a user-info endpoint, a GitHub-style emails endpoint, a
+// 1×1 PNG avatar, a JWKS with an RSA key generated in the process, and
+// signed id_tokens. Each endpoint can be told to misbehave (Mode): answer
+// 500, hang, answer malformed JSON or a huge body, or redirect to another
+// host. Why it refused requests is kept (Refused), for a failure's report.
 //
-//	p := oauth2test.New(t)
-//	code := p.Grant(oauth2test.Grant{User: map[string]any{"sub": "1"}})
-//	// exchange code at p.URL+oauth2test.PathToken
-package oauth2test
+// It imports only the standard library (not even testing: the helpers for
+// tests take a TB), so that the conformance suite, which imports nothing
+// else from the project, can use it.
+//
+//	p := oauth2provider.Start(t)
+//	code := p.Grant(oauth2provider.Grant{User: map[string]any{"sub": "1"}})
+//	// exchange code at p.URL+oauth2provider.PathToken
+package oauth2provider
 
 import (
+	"cmp"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -23,16 +31,16 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"math/big"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 )
 
@@ -44,6 +52,7 @@ const (
 	PathEmails    = "/userinfo/emails"
 	PathJWKS      = "/jwks"
 	PathDiscovery = "/.well-known/openid-configuration"
+	PathAvatar    = "/avatar.png"
 )
 
 // Mode is how an endpoint behaves.
@@ -79,16 +88,40 @@ type Grant struct {
 	IDToken map[string]any
 	// Token adds or replaces fields of the token response.
 	Token map[string]any
+	// FailUserInfo makes the user endpoint answer 500 to the access token
+	// this code buys.
+	FailUserInfo bool
 }
 
-// Provider is a running fake provider. Its fields are set by New.
+// Options configures a Provider.
+type Options struct {
+	// Host is the IP address to listen on: "" is 127.0.0.1, "*" every
+	// interface.
+	Host string
+	// ServerHost is the host its URL names, where the client reaches it:
+	// "" is Host (127.0.0.1 for every interface).
+	ServerHost string
+	// ClientID and ClientSecret are the one client's: "client-id" and
+	// "client-secret" when empty.
+	ClientID, ClientSecret string
+}
+
+// TB is the part of testing.TB the helpers for tests use.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
+// Provider is a running provider. Its fields are set by New; Close stops
+// it.
 type Provider struct {
-	URL          string // base URL, http://127.0.0.1:port
+	URL          string // base URL as the client reaches it, http://<ServerHost>:port
+	Local        string // base URL where it listens, http://<Host>:port (127.0.0.1 for every interface)
 	Issuer       string // the iss of its id_tokens (= URL)
 	ClientID     string
 	ClientSecret string
-	Key          *rsa.PrivateKey // signs id_tokens; published in the JWKS
-	KeyID        string
+	KeyID        string // of the key that signs id_tokens (the process's, generated on first use)
 	// Now is the clock of id_token times; set it before use.
 	Now func() time.Time
 	// RedirectURIs are the client's registered redirect URIs; when set,
@@ -96,19 +129,23 @@ type Provider struct {
 	// before use.
 	RedirectURIs []string
 
-	srv   *httptest.Server
-	other *httptest.Server // the other host of ModeRedirect
-	done  chan struct{}    // closed when the test ends: hanging handlers return
+	srv       *http.Server
+	other     *http.Server // the other host of ModeRedirect, started by SetMode
+	otherURL  string
+	done      chan struct{} // closed by Close: hanging handlers return
+	closeOnce sync.Once
 
 	modes    sync.Map // path → Mode
 	basicOff atomic.Bool
 
-	mu     sync.Mutex
-	codes  map[string]*Grant // unused codes
-	tokens map[string]*Grant // access token → grant
-	n      int
-	login  *Grant // who signs in at PathAuthorize; nil = nobody (denied)
-	deny   string // the error PathAuthorize answers when login is nil
+	mu       sync.Mutex
+	codes    map[string]*Grant // unused codes
+	tokens   map[string]*Grant // access token → grant
+	n        int
+	expected map[string]*Grant // who signs in, by state (Expect)
+	login    *Grant            // who signs in at PathAuthorize otherwise; nil = nobody (denied)
+	deny     string            // the error PathAuthorize answers when nobody signs in
+	refusals []string          // why requests were refused, oldest first
 
 	requests atomic.Int64
 	busy     atomic.Int64 // nanoseconds spent in handlers
@@ -119,7 +156,8 @@ var (
 	key     *rsa.PrivateKey
 )
 
-// rsaKey is generated once per test binary: 2048-bit keys take a while.
+// rsaKey is generated once per process, on first use: 2048-bit keys take
+// a while.
 func rsaKey() *rsa.PrivateKey {
 	keyOnce.Do(func() {
 		var err error
@@ -130,21 +168,32 @@ func rsaKey() *rsa.PrivateKey {
 	return key
 }
 
-// New starts a provider on 127.0.0.1 with client "client-id" /
-// "client-secret"; it stops when the test ends.
-func New(tb testing.TB) *Provider {
-	tb.Helper()
-	p := &Provider{
-		ClientID:     "client-id",
-		ClientSecret: "client-secret",
-		Key:          rsaKey(),
-		KeyID:        "k1",
-		Now:          time.Now,
-		done:         make(chan struct{}),
-		codes:        map[string]*Grant{},
-		tokens:       map[string]*Grant{},
-		deny:         "access_denied",
+// New starts a provider on a free port of opts.Host; it serves until
+// Close.
+func New(opts Options) (*Provider, error) {
+	listen, local := opts.Host, opts.Host
+	switch opts.Host {
+	case "":
+		listen, local = "127.0.0.1", "127.0.0.1"
+	case "*":
+		listen, local = "", "127.0.0.1"
 	}
+	server := opts.ServerHost
+	if server == "" {
+		server = local
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort(listen, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("OAuth2 provider: %w", err)
+	}
+	port := fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
+	p := &Provider{
+		URL: "http://" + net.JoinHostPort(server, port), Local: "http://" + net.JoinHostPort(local, port),
+		ClientID: cmp.Or(opts.ClientID, "client-id"), ClientSecret: cmp.Or(opts.ClientSecret, "client-secret"),
+		KeyID: "k1", Now: time.Now, done: make(chan struct{}),
+		codes: map[string]*Grant{}, tokens: map[string]*Grant{}, expected: map[string]*Grant{}, deny: "access_denied",
+	}
+	p.Issuer = p.URL
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+PathAuthorize, p.handleAuthorize)
 	mux.HandleFunc("POST "+PathToken, p.handleToken)
@@ -152,35 +201,86 @@ func New(tb testing.TB) *Provider {
 	mux.HandleFunc("GET "+PathEmails, p.handleEmails)
 	mux.HandleFunc("GET "+PathJWKS, p.handleJWKS)
 	mux.HandleFunc("GET "+PathDiscovery, p.handleDiscovery)
-	p.srv = newLoopback(tb, p.wrap(mux))
-	p.other = newLoopback(tb, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprint(w, `{"access_token":"from-the-other-host","sub":"other"}`)
-	}))
-	p.URL, p.Issuer = p.srv.URL, p.srv.URL
-	tb.Cleanup(func() {
-		close(p.done)
-		p.srv.Close()
-		p.other.Close()
+	mux.HandleFunc("GET "+PathAvatar, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		png.Encode(w, image.NewGray(image.Rect(0, 0, 1, 1)))
 	})
+	p.srv = serve(ln, p.wrap(mux))
+	return p, nil
+}
+
+// serve serves h on ln, with bounded reads and writes.
+func serve(ln net.Listener, h http.Handler) *http.Server {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 10 * time.Second,
+		WriteTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10}
+	go srv.Serve(ln)
+	return srv
+}
+
+// Start starts a provider on 127.0.0.1 with client "client-id" /
+// "client-secret"; it stops when the test ends.
+func Start(tb TB) *Provider {
+	tb.Helper()
+	p, err := New(Options{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { p.Close() })
 	return p
 }
 
-func newLoopback(tb testing.TB, h http.Handler) *httptest.Server {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("oauth2test: listen: %v", err)
+// Close stops the provider and ends its connections.
+func (p *Provider) Close() error {
+	p.closeOnce.Do(func() { close(p.done) })
+	p.mu.Lock()
+	other := p.other
+	p.mu.Unlock()
+	if other != nil {
+		other.Close()
 	}
-	s := httptest.NewUnstartedServer(h)
-	s.Listener.Close()
-	s.Listener = l
-	s.Start()
-	return s
+	return p.srv.Close()
+}
+
+// Expect announces the user the authorization request with this state
+// signs in: g, with the request's Challenge and RedirectURI.
+func (p *Provider) Expect(state string, g Grant) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.expected[state] = &g
+}
+
+// Refused returns why the provider refused requests so far, oldest first.
+func (p *Provider) Refused() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.refusals)
 }
 
 // SetMode makes the endpoint at path behave as m (ModeOK to restore).
-func (p *Provider) SetMode(path string, m Mode) { p.modes.Store(path, m) }
+func (p *Provider) SetMode(path string, m Mode) {
+	if m == ModeRedirect {
+		p.startOther()
+	}
+	p.modes.Store(path, m)
+}
+
+// startOther starts the other host of ModeRedirect, once.
+func (p *Provider) startOther() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.other != nil {
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return
+	}
+	p.otherURL = "http://" + ln.Addr().String()
+	p.other = serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"from-the-other-host","sub":"other"}`)
+	}))
+}
 
 // RefuseBasicAuth makes the token endpoint refuse HTTP Basic client
 // authentication (400 invalid_client), so that clients must send the
@@ -258,7 +358,7 @@ func (p *Provider) wrap(h http.Handler) http.Handler {
 				}
 			}
 		case ModeRedirect:
-			http.Redirect(w, r, p.other.URL+r.URL.Path, http.StatusTemporaryRedirect)
+			http.Redirect(w, r, p.otherURL+r.URL.Path, http.StatusTemporaryRedirect)
 		default:
 			h.ServeHTTP(w, r)
 		}
@@ -277,17 +377,17 @@ func (p *Provider) wrap(h http.Handler) http.Handler {
 func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	if q.Get("client_id") != p.ClientID {
-		oauthError(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
+		p.refuse(w, http.StatusBadRequest, "invalid_client", "unknown client_id")
 		return
 	}
 	redirect := q.Get("redirect_uri")
 	back, err := url.Parse(redirect)
 	switch {
 	case err != nil || (back.Scheme != "http" && back.Scheme != "https") || back.Host == "" || back.Fragment != "":
-		oauthError(w, http.StatusBadRequest, "invalid_request", "redirect_uri must be an absolute http(s) URL without a fragment")
+		p.refuse(w, http.StatusBadRequest, "invalid_request", "redirect_uri must be an absolute http(s) URL without a fragment")
 		return
 	case len(p.RedirectURIs) > 0 && !slices.Contains(p.RedirectURIs, redirect):
-		oauthError(w, http.StatusBadRequest, "invalid_request", "redirect_uri is not registered")
+		p.refuse(w, http.StatusBadRequest, "invalid_request", "redirect_uri is not registered")
 		return
 	}
 	// §3.1.2: the redirect keeps the query redirect_uri already has.
@@ -296,6 +396,9 @@ func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 		answer.Set("state", st)
 	}
 	send := func() {
+		if answer.Has("error") {
+			p.refused("authorize: " + strings.TrimSpace(answer.Get("error")+" "+answer.Get("error_description")))
+		}
 		back.RawQuery = answer.Encode()
 		http.Redirect(w, r, back.String(), http.StatusFound)
 	}
@@ -322,6 +425,10 @@ func (p *Provider) handleAuthorize(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	login, deny := p.login, p.deny
+	if g := p.expected[q.Get("state")]; g != nil {
+		login = g
+		delete(p.expected, q.Get("state"))
+	}
 	p.mu.Unlock()
 	if login == nil {
 		answer.Set("error", deny)
@@ -343,13 +450,14 @@ func isChallenge(s string) bool {
 
 // handleToken serves the authorization-code grant (RFC 6749 §4.1.3).
 func (p *Provider) handleToken(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if err := r.ParseForm(); err != nil {
-		oauthError(w, http.StatusBadRequest, "invalid_request", "malformed form")
+		p.refuse(w, http.StatusBadRequest, "invalid_request", "malformed form")
 		return
 	}
 	id, secret, basic := r.BasicAuth()
 	if basic && p.basicOff.Load() {
-		oauthError(w, http.StatusBadRequest, "invalid_client", "use client_secret_post")
+		p.refuse(w, http.StatusBadRequest, "invalid_client", "use client_secret_post")
 		return
 	}
 	if !basic {
@@ -359,11 +467,11 @@ func (p *Provider) handleToken(w http.ResponseWriter, r *http.Request) {
 		id, secret = unescape(id), unescape(secret)
 	}
 	if id != p.ClientID || subtle.ConstantTimeCompare([]byte(secret), []byte(p.ClientSecret)) != 1 {
-		oauthError(w, http.StatusUnauthorized, "invalid_client", "bad client credentials")
+		p.refuse(w, http.StatusUnauthorized, "invalid_client", "bad client credentials")
 		return
 	}
 	if gt := r.PostForm.Get("grant_type"); gt != "authorization_code" {
-		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+gt)
+		p.refuse(w, http.StatusBadRequest, "unsupported_grant_type", "grant_type "+gt)
 		return
 	}
 	code := r.PostForm.Get("code")
@@ -372,20 +480,20 @@ func (p *Provider) handleToken(w http.ResponseWriter, r *http.Request) {
 	delete(p.codes, code) // codes are single-use, even when the request fails
 	p.mu.Unlock()
 	if g == nil {
-		oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or used code")
+		p.refuse(w, http.StatusBadRequest, "invalid_grant", "unknown or used code")
 		return
 	}
 	if g.RedirectURI != "" && r.PostForm.Get("redirect_uri") != g.RedirectURI {
-		oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri mismatch")
+		p.refuse(w, http.StatusBadRequest, "invalid_grant", "redirect_uri mismatch")
 		return
 	}
 	verifier, sent := r.PostForm["code_verifier"]
 	switch {
 	case g.Challenge == "" && sent:
-		oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier without a challenge")
+		p.refuse(w, http.StatusBadRequest, "invalid_grant", "code_verifier without a challenge")
 		return
-	case g.Challenge != "" && (!sent || s256(verifier[0]) != g.Challenge):
-		oauthError(w, http.StatusBadRequest, "invalid_grant", "PKCE verification failed")
+	case g.Challenge != "" && (!sent || S256(verifier[0]) != g.Challenge):
+		p.refuse(w, http.StatusBadRequest, "invalid_grant", "PKCE verification failed")
 		return
 	}
 	access := "at-" + random(16)
@@ -420,7 +528,12 @@ func (p *Provider) bearer(r *http.Request) *Grant {
 func (p *Provider) handleUserInfo(w http.ResponseWriter, r *http.Request) {
 	g := p.bearer(r)
 	if g == nil {
-		oauthError(w, http.StatusUnauthorized, "invalid_token", "bad access token")
+		p.refuse(w, http.StatusUnauthorized, "invalid_token", "bad access token")
+		return
+	}
+	if g.FailUserInfo { // asked for: no refusal to report
+		writeJSON(w, http.StatusInternalServerError, map[string]string{"error": "server_error",
+			"error_description": "the user endpoint fails on purpose"})
 		return
 	}
 	writeJSON(w, http.StatusOK, g.User)
@@ -430,16 +543,16 @@ func (p *Provider) handleEmails(w http.ResponseWriter, r *http.Request) {
 	g := p.bearer(r)
 	switch {
 	case g == nil:
-		oauthError(w, http.StatusUnauthorized, "invalid_token", "bad access token")
+		p.refuse(w, http.StatusUnauthorized, "invalid_token", "bad access token")
 	case g.Emails == nil:
-		oauthError(w, http.StatusNotFound, "not_found", "no emails")
+		p.refuse(w, http.StatusNotFound, "not_found", "no emails")
 	default:
 		writeJSON(w, http.StatusOK, g.Emails)
 	}
 }
 
 func (p *Provider) handleJWKS(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{"keys": []any{JWK(&p.Key.PublicKey, p.KeyID)}})
+	writeJSON(w, http.StatusOK, map[string]any{"keys": []any{JWK(&rsaKey().PublicKey, p.KeyID)}})
 }
 
 func (p *Provider) handleDiscovery(w http.ResponseWriter, r *http.Request) {
@@ -465,7 +578,7 @@ func (p *Provider) IDToken(claims map[string]any) string {
 		}
 		c[k] = v
 	}
-	return Sign(p.Key, p.KeyID, c)
+	return Sign(rsaKey(), p.KeyID, c)
 }
 
 // Sign returns the compact RS256 JWS of claims under key, with kid in the
@@ -499,7 +612,9 @@ func JWK(pub *rsa.PublicKey, kid string) map[string]string {
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 
-func s256(v string) string {
+// S256 is the PKCE S256 challenge of verifier: base64url(SHA-256),
+// without padding (RFC 7636 §4.2).
+func S256(v string) string {
 	sum := sha256.Sum256([]byte(v))
 	return b64(sum[:])
 }
@@ -517,8 +632,17 @@ func unescape(s string) string {
 	return s
 }
 
-func oauthError(w http.ResponseWriter, status int, code, desc string) {
+// refuse records why a request was refused and answers the OAuth2 error
+// JSON (RFC 6749 §5.2).
+func (p *Provider) refuse(w http.ResponseWriter, status int, code, desc string) {
+	p.refused(code + ": " + desc)
 	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func (p *Provider) refused(why string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refusals = append(p.refusals, why)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

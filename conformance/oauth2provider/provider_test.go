@@ -1,4 +1,4 @@
-package oauth2test
+package oauth2provider
 
 import (
 	"net/http"
@@ -11,7 +11,7 @@ import (
 // TestAuthorize: what the authorization endpoint answers, and that the
 // code it issues is bound to the request's challenge and redirect_uri.
 func TestAuthorize(t *testing.T) {
-	p := New(t)
+	p := Start(t)
 	p.RedirectURIs = []string{"http://127.0.0.1:1/cb?app=1"}
 	const (
 		cb        = "http://127.0.0.1:1/cb?app=1"

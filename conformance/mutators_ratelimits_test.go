@@ -1,0 +1,92 @@
+package conformance
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+)
+
+// The violations of the rate limits and the login throttle (ratelimits.go),
+// committed by mutations in front of the real strongbox.
+
+var (
+	settingsGet   = route(http.MethodGet, "/api/settings")
+	settingsPatch = route(http.MethodPatch, "/api/settings")
+)
+
+func loginRoute(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/auth-with-password")
+}
+
+// superuserToken reports whether r carries a token of _superusers (by the
+// collectionId of its claims, which are not checked here).
+func superuserToken(r *http.Request) bool {
+	parts := strings.Split(r.Header.Get("Authorization"), ".")
+	if len(parts) != 3 {
+		return false
+	}
+	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	var claims struct{ CollectionID string }
+	json.Unmarshal(payload, &claims)
+	return claims.CollectionID == "pbc_3142635823"
+}
+
+var rateLimitsMutators = []mutator{
+	{"rate-rules-without-audience", []string{"RATE-001"}, editObject(settingsGet, func(_ *http.Request, m map[string]any) {
+		rl, _ := m["rateLimits"].(map[string]any)
+		rules, _ := rl["rules"].([]any)
+		for _, rule := range rules {
+			delete(rule.(map[string]any), "audience")
+		}
+	})},
+	{"lax-rate-rules", []string{"RATE-002", "RATE-003"}, edit(settingsPatch, func(_ *http.Request, res *answered) {
+		if res.status == 400 && bytes.Contains(res.body, []byte(`"rateLimits"`)) {
+			*res = answered{status: 200, header: http.Header{}}
+			res.setJSON(map[string]any{})
+		}
+	})},
+	// A superuser is limited as a guest is.
+	{"limit-superusers", []string{"RATE-004"}, when(superuserToken, func(x *front, w http.ResponseWriter, r *http.Request) {
+		if res := x.forwardAs(r, ""); res.status == 429 {
+			res.write(w)
+			return
+		}
+		x.pass(w, r)
+	})},
+	// The wildcard "*:auth" wins over a collection's own rule, as if that
+	// rule were not there.
+	{"wildcard-auth-first", []string{"RATE-005"}, rewrite(settingsPatch, func(r *http.Request) {
+		m := bodyJSON(r)
+		rl, _ := m["rateLimits"].(map[string]any)
+		rules, _ := rl["rules"].([]any)
+		var kept []any
+		for _, rule := range rules {
+			label, _ := rule.(map[string]any)["label"].(string)
+			if !strings.HasSuffix(label, ":auth") || label == "*:auth" {
+				kept = append(kept, rule)
+			}
+		}
+		if len(kept) < len(rules) {
+			rl["rules"] = kept
+			setBody(r, m)
+		}
+	})},
+	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}, edit(loginRoute, func(_ *http.Request, res *answered) {
+		if res.status == 429 {
+			*res = *envelopeAnswer(400, msgFailedAuth)
+		}
+	})},
+	// A successful login counts as a failure too.
+	{"count-logins", []string{"LOGIN-THROTTLE-002"}, when(loginRoute, func(x *front, w http.ResponseWriter, r *http.Request) {
+		res := x.forward(r)
+		if res.status == 200 {
+			m := bodyJSON(r)
+			m["password"] = "Wrong-" + newNonce(10)
+			setBody(r, m)
+			x.forward(r)
+		}
+		res.write(w)
+	})},
+}
