@@ -21,7 +21,7 @@ var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-001",
 		Source:  SourcePocketBase,
-		Section: "§4.5 (account flows, reference behaviour)",
+		Section: "§4.5 (account flows, PocketBase v0.31.0's behaviour)",
 		Name:    "a request for an unknown email answers 204",
 		Text: "request-verification and request-password-reset on users with an email no record has answer " +
 			"204 with an empty body, as for a known one, so accounts cannot be enumerated.",
@@ -37,7 +37,7 @@ var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-002",
 		Source:  SourcePocketBase,
-		Section: "§4.5 (account flows); §2.5 (per-field data); reference (the document is silent on account flows)",
+		Section: "§4.5 (account flows); §2.5 (per-field data); PocketBase v0.31.0 (the document is silent on account flows)",
 		Name:    "a request without an email is a validation error",
 		Text: "request-verification and request-password-reset with an empty JSON object answer 400 \"" +
 			msgValidation + "\" with data.email {code \"" + codeRequired + "\", message}.",
@@ -61,7 +61,7 @@ var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-003",
 		Source:  SourcePocketBase,
-		Section: "§4.5 (account flows); §5 rule 4; reference (the document is silent on account flows)",
+		Section: "§4.5 (account flows); §5 rule 4; PocketBase v0.31.0 (the document is silent on account flows)",
 		Name:    "superusers are verified by default",
 		Text: "request-verification on _superusers, even with a superuser's own email, answers 400 \"" +
 			msgSuperusersVerified + "\".",
@@ -77,7 +77,7 @@ var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-004",
 		Source:  SourcePocketBase,
-		Section: "§4.5 (account flows); §5 status codes (401 missing token); reference (the document is silent on account flows)",
+		Section: "§4.5 (account flows); §5 status codes (401 missing token); PocketBase v0.31.0 (the document is silent on account flows)",
 		Name:    "request-email-change needs the record's own token",
 		Text: "request-email-change on users answers 401 \"" + msgNeedsToken + "\" without Authorization, " +
 			"and 403 \"" + msgNoSameCollection + "\" with a superuser's token.",
@@ -100,7 +100,7 @@ var accountFlowRequirements = []*Requirement{
 	{
 		ID:      "FLOW-005",
 		Source:  SourcePocketBase,
-		Section: "§4.5 (account flows); §5 rule 1 (tokens); reference (the document is silent on account flows)",
+		Section: "§4.5 (account flows); §5 rule 1 (tokens); PocketBase v0.31.0 (the document is silent on account flows)",
 		Name:    "a confirm refuses an auth token",
 		Text: "A user's auth token given as the token of confirm-password-reset (with a valid new password) " +
 			"answers 400 \"" + msgValidation + "\" with data.token code \"validation_invalid_token\"; of " +

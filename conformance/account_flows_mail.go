@@ -12,7 +12,7 @@ import (
 // account flows, their tokens and their mails), as the FLOW- checks of
 // account_flows.go do.
 
-const sectionFlowsMail = "§4.5 (account flows, reference behaviour); §5 rule 1 (tokens); reference pocketbase-auth.md §1.9-1.11, §3, §10.2"
+const sectionFlowsMail = "§4.5 (account flows); §5 rule 1 (tokens); PocketBase v0.31.0 (its verification, password-reset and email-change tokens and default mail templates)"
 
 var accountFlowMailRequirements = []*Requirement{
 	{

@@ -47,7 +47,7 @@ var authMethodsRequirements = []*Requirement{
 	{
 		ID:      "AUTH-METHODS-003",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-methods; reference (the document is silent on unknown collection)",
+		Section: "§4.5 auth-methods; PocketBase v0.31.0 (the document is silent on unknown collection)",
 		Name:    "auth-methods of an unknown collection",
 		Text:    "GET auth-methods of a collection that does not exist answers 404 \"" + msgNoCollection + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -62,7 +62,7 @@ var authMethodsRequirements = []*Requirement{
 	{
 		ID:      "AUTH-METHODS-004",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-methods; reference (the document is silent on non-auth collection)",
+		Section: "§4.5 auth-methods; PocketBase v0.31.0 (the document is silent on non-auth collection)",
 		Name:    "auth-methods of a non-auth collection",
 		Text:    "GET auth-methods of a base collection answers 404 \"" + msgNoAuthColl + "\".",
 		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
@@ -77,7 +77,7 @@ var authMethodsRequirements = []*Requirement{
 	{
 		ID:      "AUTH-METHODS-005",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-methods; §2.7; reference (the document is silent on identity fields and provisioning)",
+		Section: "§4.5 auth-methods; §2.7; PocketBase v0.31.0 (the document is silent on identity fields and provisioning)",
 		Name:    "auth-methods follows the collection options",
 		Text: "For a new auth collection auth-methods answers 200 and reports password.enabled true with \"email\" among " +
 			"identityFields; after passwordAuth.enabled is set to false it reports password.enabled false.",

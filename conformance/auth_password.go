@@ -77,7 +77,7 @@ var authPasswordRequirements = []*Requirement{
 	{
 		ID:      "AUTH-PW-005",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-with-password; §2.5 (per-field data); reference (the document is silent on validation of the body)",
+		Section: "§4.5 auth-with-password; §2.5 (per-field data); PocketBase v0.31.0 (the document is silent on validation of the body)",
 		Name:    "empty body is a validation error",
 		Text: "An empty JSON object as body answers 400 \"" + msgValidation + "\" with data.identity and " +
 			"data.password each {code \"" + codeRequired + "\", message}.",
@@ -96,7 +96,7 @@ var authPasswordRequirements = []*Requirement{
 	{
 		ID:      "AUTH-PW-006",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-with-password; reference (the document is silent on unknown collection)",
+		Section: "§4.5 auth-with-password; PocketBase v0.31.0 (the document is silent on unknown collection)",
 		Name:    "unknown collection",
 		Text:    "auth-with-password on a collection that does not exist answers 404 \"" + msgNoCollection + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -112,7 +112,7 @@ var authPasswordRequirements = []*Requirement{
 	{
 		ID:      "AUTH-PW-007",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-with-password ({collection} is an auth collection); reference (the document is silent on non-auth collection)",
+		Section: "§4.5 auth-with-password ({collection} is an auth collection); PocketBase v0.31.0 (the document is silent on non-auth collection)",
 		Name:    "non-auth collection",
 		Text:    "auth-with-password on an existing collection of type base answers 404 \"" + msgNoAuthColl + "\".",
 		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
@@ -148,7 +148,7 @@ var authPasswordRequirements = []*Requirement{
 	{
 		ID:      "AUTH-PW-009",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-with-password; reference (the document is silent on form bodies)",
+		Section: "§4.5 auth-with-password; PocketBase v0.31.0 (the document is silent on form bodies)",
 		Name:    "form-encoded login",
 		Text: "auth-with-password also accepts identity and password as an " +
 			"application/x-www-form-urlencoded body and answers 200 {token, record}.",

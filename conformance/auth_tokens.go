@@ -30,7 +30,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-REFRESH-002",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-refresh; §5.1; reference (the document is silent on the Bearer prefix)",
+		Section: "§4.5 auth-refresh; §5.1; PocketBase v0.31.0 (the document is silent on the Bearer prefix)",
 		Name:    "Bearer prefix accepted",
 		Text: "The token is also accepted as \"Bearer <token>\": auth-refresh answers 200 with the " +
 			"user's record.",
@@ -67,7 +67,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-REFRESH-005",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-refresh; reference (the document is silent on a token of another collection)",
+		Section: "§4.5 auth-refresh; PocketBase v0.31.0 (the document is silent on a token of another collection)",
 		Name:    "token of another collection",
 		Text: "A superuser token on users/auth-refresh answers 403 \"" + msgSuperusersOnly + "\" (the " +
 			"message names the token's collection).",
@@ -83,7 +83,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-REFRESH-006",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-refresh; §5.9 (impersonation tokens); reference (the document is silent on refresh of a non-refreshable token)",
+		Section: "§4.5 auth-refresh; §5.9 (impersonation tokens); PocketBase v0.31.0 (the document is silent on refresh of a non-refreshable token)",
 		Name:    "non-refreshable token comes back unchanged",
 		Text: "auth-refresh with an impersonation token (refreshable false) answers 200 with exactly " +
 			"the same token string and the impersonated record.",
@@ -112,7 +112,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-REFRESH-007",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-refresh; reference (the document is silent on unknown collection)",
+		Section: "§4.5 auth-refresh; PocketBase v0.31.0 (the document is silent on unknown collection)",
 		Name:    "refresh on an unknown collection",
 		Text: "auth-refresh on a collection that does not exist, with a valid user token, answers 404 \"" +
 			msgNoCollection + "\".",
@@ -128,7 +128,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-REFRESH-008",
 		Source:  SourcePocketBase,
-		Section: "§4.5 auth-refresh; §5.9; reference (the document is silent on superuser token lifetime)",
+		Section: "§4.5 auth-refresh; §5.9; PocketBase v0.31.0 (the document is silent on superuser token lifetime)",
 		Name:    "superuser refresh issues an expiring token",
 		Text: "auth-refresh on _superusers with the superuser token answers 200 with the superuser's " +
 			"record and a token that carries a future exp claim.",
@@ -191,7 +191,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-TOKEN-002",
 		Source:  SourcePocketBase,
-		Section: "§5.9 (other lifetimes: reference)",
+		Section: "§5.9 (other lifetimes: PocketBase v0.31.0)",
 		Name:    "superuser tokens expire",
 		Text:    "_superusers/auth-with-password answers 200 with a token that carries an exp claim in the future.",
 		Run: func(ctx context.Context, c *Client) error {
@@ -209,7 +209,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-TOKEN-003",
 		Source:  SourcePocketBase,
-		Section: "§5.1; §2.6 (token format: reference)",
+		Section: "§5.1; §2.6 (token format: PocketBase v0.31.0)",
 		Name:    "auth token header and claims",
 		Text: "The token of a 200 login answer is an HS256 JWT (header alg \"HS256\") whose claims hold type " +
 			"\"auth\", the record's id, its collection's id as collectionId, and refreshable true.",
@@ -317,7 +317,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-TAMPER-008",
 		Source:  SourcePocketBase,
-		Section: "§5.8; §5.9 (revocation by password change); reference (the document is silent on revocation by password change)",
+		Section: "§5.8; §5.9 (revocation by password change); PocketBase v0.31.0 (the document is silent on revocation by password change)",
 		Name:    "password change revokes old tokens",
 		Text: "After a superuser changes a user's password (PATCH of the record with password and " +
 			"passwordConfirm), the user's earlier token is refused: auth-refresh answers 401 \"" + msgNeedsToken + "\".",
@@ -356,7 +356,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-IMP-001",
 		Source:  SourcePocketBase,
-		Section: "§4.5 impersonate; §5.7; reference (the document is silent on response shape and claims)",
+		Section: "§4.5 impersonate; §5.7; PocketBase v0.31.0 (the document is silent on response shape and claims)",
 		Name:    "superuser impersonates a user",
 		Text: "impersonate/{id} as superuser answers 200 {token, record} with the target's record and a " +
 			"token for it whose claims say type \"auth\", id the target's id and refreshable false.",
@@ -410,7 +410,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-IMP-003",
 		Source:  SourcePocketBase,
-		Section: "§4.5 impersonate; §2.5 (per-field data); reference (the document is silent on validation of the duration)",
+		Section: "§4.5 impersonate; §2.5 (per-field data); PocketBase v0.31.0 (the document is silent on validation of the duration)",
 		Name:    "negative duration refused",
 		Text: "impersonate with {\"duration\": -1} answers 400 \"" + msgValidation + "\" with data.duration " +
 			"{code \"" + codeMinGreaterThan + "\", message}.",
@@ -459,7 +459,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-IMP-006",
 		Source:  SourcePocketBase,
-		Section: "§4.5 impersonate; reference (the document is silent on unknown record)",
+		Section: "§4.5 impersonate; PocketBase v0.31.0 (the document is silent on unknown record)",
 		Name:    "impersonate an unknown record",
 		Text:    "impersonate/{id} as superuser with an id no user has answers 404 \"" + msgNotFound + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -474,7 +474,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-IMP-007",
 		Source:  SourcePocketBase,
-		Section: "§4.5 impersonate; reference (the document is silent on non-auth or unknown collection)",
+		Section: "§4.5 impersonate; PocketBase v0.31.0 (the document is silent on non-auth or unknown collection)",
 		Name:    "impersonate in a non-auth or unknown collection",
 		Text: "impersonate as superuser in a base collection, and in a collection that does not exist, " +
 			"answers 404 \"" + msgNoAuthColl + "\".",
@@ -496,7 +496,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-FILE-001",
 		Source:  SourcePocketBase,
-		Section: "§5.10 (file tokens; issuing path: reference)",
+		Section: "§5.10 (file tokens; issuing path: PocketBase v0.31.0)",
 		Name:    "file token issued",
 		Text: "POST /api/files/token with a valid auth token answers 200 {token} where the token is a " +
 			"JWT whose type claim is \"file\" and whose id claim is the caller's record id.",
@@ -527,7 +527,7 @@ var authTokenRequirements = []*Requirement{
 	{
 		ID:      "AUTH-FILE-002",
 		Source:  SourcePocketBase,
-		Section: "§5.10; §7 row 6; reference (the document is silent on the file token endpoint)",
+		Section: "§5.10; §7 row 6; PocketBase v0.31.0 (the document is silent on the file token endpoint)",
 		Name:    "file token needs auth",
 		Text:    "POST /api/files/token without Authorization answers 401 \"" + msgNeedsToken + "\".",
 		Run: func(ctx context.Context, c *Client) error {

@@ -70,7 +70,7 @@ var backupsCreateRequirements = []*Requirement{
 	{
 		ID:      "BKP-CREATE-006",
 		Source:  SourcePocketBase,
-		Section: "§4.2 POST /api/backups; §8 (name format); validation code: reference",
+		Section: "§4.2 POST /api/backups; §8 (name format); validation code: PocketBase v0.31.0",
 		Name:    "create refuses an existing name",
 		Text: "POST /api/backups {name} naming an existing archive answers 400 \"" + msgValidation + "\" with data.name.code " +
 			"validation_backup_name_exists, and the archive is unchanged.",
@@ -169,7 +169,7 @@ func backupNameReq(id, what, name, code, message string) *Requirement {
 	return &Requirement{
 		ID:      id,
 		Source:  SourcePocketBase,
-		Section: "§4.2 POST /api/backups; §8 (name format); validation code: reference",
+		Section: "§4.2 POST /api/backups; §8 (name format); validation code: PocketBase v0.31.0",
 		Name:    "create refuses " + what,
 		Text: fmt.Sprintf("POST /api/backups with %s answers 400 %q with data.name {code %s, message %q}, and creates nothing.",
 			what, msgValidation, code, message),

@@ -36,7 +36,7 @@ var backupsDeleteRequirements = []*Requirement{
 	{
 		ID:      "BKP-DEL-002",
 		Source:  SourceStrongbox,
-		Section: "§4.2 DELETE /api/backups/{key} (message not shown: reference); strongbox promise: the message names no server path (a reference defect)",
+		Section: "§4.2 DELETE /api/backups/{key} (message not shown: PocketBase v0.31.0); strongbox promise: the message names no server path (a PocketBase defect)",
 		Name:    "delete of a missing backup",
 		Text: "DELETE /api/backups/{key} of a key no archive has answers 400 with a message starting \"" + msgBackupDeleteMissing +
 			"\" that names no path on the server (no '/').",

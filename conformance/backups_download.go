@@ -146,7 +146,7 @@ func downloadRefused(id, name, what string, tok func(ctx context.Context, c *Cli
 	return &Requirement{
 		ID:      id,
 		Source:  SourcePocketBase,
-		Section: "§4.2 GET /api/backups/{key}; §5.10; reference (the document names no status for a refused download)",
+		Section: "§4.2 GET /api/backups/{key}; §5.10; PocketBase v0.31.0 (the document names no status for a refused download)",
 		Name:    "download " + name,
 		Text: fmt.Sprintf("GET /api/backups/{key} of an existing archive %s answers 403 %q: only a superuser file token "+
 			"in the query parameter token grants the download.", what, msgFileForbidden),

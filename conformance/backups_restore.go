@@ -15,7 +15,7 @@ var backupsRestoreRequirements = []*Requirement{
 	{
 		ID:      "BKP-RESTORE-001",
 		Source:  SourcePocketBase,
-		Section: "§4.2 POST /api/backups/{key}/restore (message not shown: reference)",
+		Section: "§4.2 POST /api/backups/{key}/restore (message not shown: PocketBase v0.31.0)",
 		Name:    "restore of a missing backup",
 		Text:    "POST /api/backups/{key}/restore of a key no archive has answers 400 \"" + msgBackupMissing + "\", and the server goes on.",
 		Run: backupsCheck(func(ctx context.Context, c *Client) error {

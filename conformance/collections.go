@@ -15,7 +15,7 @@ import (
 // record is not allowed to perform this action." for any other record);
 // PocketBase binds that guard to the /api/collections group.
 
-const sectionCollections = "§1 (collections: contract not shown); §7 row 6; reference pocketbase-backups-logs-filter.md §0.3 (superuser guard), pocketbase-observed.md (create collection)"
+const sectionCollections = "§1 (collections: contract not shown); §7 row 6; PocketBase v0.31.0 (collections are for superusers; how it creates a collection)"
 
 // collectionCreateReq builds the requirement that a superuser creates a
 // collection of type typ ("a" or "an" typ in the name).

@@ -19,7 +19,7 @@ import (
 // The collection messages are not checked, only status and codes.
 
 const sectionSystem = "issue 8 (system collections; the document is silent, so PocketBase v0.31.0: " +
-	"core/collection_validate.go, core/field_text.go; reference pocketbase-auth.md §2, §2.4, §3.2)"
+	"core/collection_validate.go, core/field_text.go; its auth collection options and token durations)"
 
 const (
 	codeSystemRule   = "validation_collection_system_rule_change"

@@ -16,9 +16,8 @@
 // tokens of the users collection carry no exp claim; LOG-FILTER-030..034 and
 // LOG-STATS-010..014: the message for a malformed filter). Areas the
 // document names but leaves "not shown" (sign-up and records, collections,
-// settings, security headers, the body limit) follow PocketBase v0.31.0 as
-// the project's reference describes it, and cite it. A requirement an issue
-// adds beyond both cites the issue instead of a section (LOG-SECRET-001:
+// settings, security headers, the body limit) follow PocketBase v0.31.0
+// and say so. A requirement an issue adds beyond both cites the issue instead of a section (LOG-SECRET-001:
 // request logs never hold the token query parameter or the Authorization
 // value; LOGIN-THROTTLE-001 and -002: failed password logins are throttled
 // per identity and client by default; HTTP-PATH-001, HTTP-RAW-001 and -002:
@@ -40,12 +39,15 @@
 // whose ID is the original's plus 500 (AUTH-PW-003 and AUTH-PW-503) runs
 // the same check demanding PocketBase's.
 //
-// Every check is shown able to fail: the package's own tests run the suite
-// against an in-memory test double of a server, once as it is (everything
-// passes) and once per deliberate violation it can commit (a wrong message,
-// a skipped signature check, a misread filter operator…), requiring the
-// checks each violation names to fail. A requirement that no violation
-// makes fail, and that carries no written exemption, fails those tests.
+// Every check is shown able to fail: the package's own tests put a mutator
+// in front of the real strongbox server, one per deliberate violation (a
+// wrong message or status, a dropped field, a misread filter operator…),
+// and require the checks each violation names to fail; the few violations
+// that need server state strongbox cannot be made to show (tokens signed
+// with another key, a skipped signature check, OTP and OAuth2 answers) are
+// committed by a small in-memory test double instead. A requirement that
+// no violation makes fail, and that carries no written exemption, fails
+// those tests.
 //
 // # Outcomes
 //

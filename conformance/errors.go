@@ -54,7 +54,7 @@ var errorRequirements = []*Requirement{
 	{
 		ID:      "ERR-002",
 		Source:  SourcePocketBase,
-		Section: "§2.5; §7; reference (the document is silent on unknown routes)",
+		Section: "§2.5; §7; PocketBase v0.31.0 (the document is silent on unknown routes)",
 		Name:    "unknown route (POST) is a JSON 404",
 		Text:    "A POST to a path no route serves answers 404 \"" + msgNotFound + "\" in the error envelope.",
 		Run: func(ctx context.Context, c *Client) error {
@@ -69,7 +69,7 @@ var errorRequirements = []*Requirement{
 	{
 		ID:      "ERR-003",
 		Source:  SourcePocketBase,
-		Section: "§2.5; §4.3; reference (the document is silent on methods a path does not serve)",
+		Section: "§2.5; §4.3; PocketBase v0.31.0 (the document is silent on methods a path does not serve)",
 		Name:    "wrong method on a known path is a JSON 404",
 		Text: "A method a known path does not serve (PUT or DELETE /api/logs, even as superuser) answers " +
 			"404 \"" + msgNotFound + "\" in the error envelope, never a plain-text 405.",
@@ -89,7 +89,7 @@ var errorRequirements = []*Requirement{
 	{
 		ID:      "ERR-004",
 		Source:  SourcePocketBase,
-		Section: "§2.5; reference (the document is silent on unknown routes)",
+		Section: "§2.5; PocketBase v0.31.0 (the document is silent on unknown routes)",
 		Name:    "unknown route (GET) is a JSON 404",
 		Text: "A GET of a path no route serves answers 404 in the error envelope (the message is not " +
 			"fixed: PocketBase's static file route answers it).",

@@ -14,7 +14,7 @@ import (
 )
 
 // A small in-memory fake of the interface, written from the interface
-// document and the reference notes, used only to exercise the suite's own
+// document and PocketBase v0.31.0's behaviour, used only to exercise the suite's own
 // checks end to end: it is a test double for the violations the real
 // strongbox cannot be made to show, not a second implementation. Every
 // check it serves passes against it (TestSuiteAgainstFake), and each

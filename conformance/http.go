@@ -30,7 +30,7 @@ var httpRequirements = []*Requirement{
 	{
 		ID:      "HTTP-HEADERS-001",
 		Source:  SourcePocketBase,
-		Section: "§1 (not shown); reference pocketbase-auth.md §0.4, pocketbase-observed.md (conventions)",
+		Section: "§1 (not shown); PocketBase v0.31.0 (the security headers it sends on every answer)",
 		Name:    "security headers on every response",
 		Text: "Every response carries X-Content-Type-Options: nosniff, X-Frame-Options: SAMEORIGIN and " +
 			"X-XSS-Protection: 1; mode=block (checked on a 200 GET /api/health, a 401 GET /api/logs without " +
@@ -64,7 +64,7 @@ var httpRequirements = []*Requirement{
 	{
 		ID:      "HTTP-LIMIT-001",
 		Source:  SourcePocketBase,
-		Section: "§8 (maximum body size not shown); reference pocketbase-auth.md §0.2 (body limit), pocketbase-backups-logs-filter.md §5.2",
+		Section: "§8 (maximum body size not shown); PocketBase v0.31.0 (its default request body limit and 413 answer)",
 		Name:    "request body over 32 MiB refused",
 		Text: "A POST to /api/collections/users/auth-with-password whose JSON body (sent with its " +
 			"Content-Length) is larger than 32 MiB, PocketBase's default limit, answers 413 \"" + msgTooLarge +

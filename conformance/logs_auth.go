@@ -71,7 +71,7 @@ var logsAuthRequirements = []*Requirement{
 	{
 		ID:      "LOG-AUTH-008",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs, Errors; §7 rows 4 and 6; reference (the document is silent on which error wins)",
+		Section: "§4.3 GET /api/logs, Errors; §7 rows 4 and 6; PocketBase v0.31.0 (the document is silent on which error wins)",
 		Name:    "authorization is checked before the filter",
 		Text: "GET /api/logs without a token and with a malformed filter answers 401 \"" + msgNeedsToken +
 			"\", not 400: the query is not examined for a caller who may not list logs.",

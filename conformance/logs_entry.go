@@ -75,9 +75,9 @@ var logsEntryRequirements = []*Requirement{
 	{
 		ID:      "LOG-ENTRY-003",
 		Source:  SourcePocketBase,
-		Section: "§2.2; §4.3 (failed requests are logged); reference (the document is silent on levels of failed requests)",
+		Section: "§2.2; §4.3 (failed requests are logged); PocketBase v0.31.0 (the document is silent on levels of failed requests)",
 		Name:    "refused request logged as an error",
-		Text: "GET /api/logs?cf=… without a token (answered 401) is logged with level 8 (the reference's " +
+		Text: "GET /api/logs?cf=… without a token (answered 401) is logged with level 8 (PocketBase's " +
 			"error level), data.status 401, data.method \"GET\", data.auth \"\" and message \"GET \" + the URL.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
 			e := m.entries[markNoAuth]
@@ -91,7 +91,7 @@ var logsEntryRequirements = []*Requirement{
 	{
 		ID:      "LOG-ENTRY-004",
 		Source:  SourcePocketBase,
-		Section: "§2.2; reference (the document is silent on levels of failed requests)",
+		Section: "§2.2; PocketBase v0.31.0 (the document is silent on levels of failed requests)",
 		Name:    "unknown route logged",
 		Text: "A POST to an unknown path (answered 404) is logged with level 8, data.status 404, " +
 			"data.method \"POST\" and message \"POST \" + the URL.",
@@ -107,7 +107,7 @@ var logsEntryRequirements = []*Requirement{
 	{
 		ID:      "LOG-ENTRY-005",
 		Source:  SourcePocketBase,
-		Section: "§4.3 (reference: successful log reads are not logged)",
+		Section: "§4.3 (PocketBase v0.31.0: successful log reads are not logged)",
 		Name:    "successful log reads are not logged",
 		Text: "A GET /api/logs answered 200 (made between two requests that were logged) leaves no entry: " +
 			"filtering for its URL finds nothing.",

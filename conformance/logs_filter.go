@@ -10,10 +10,6 @@ import (
 )
 
 // The filter language: §4.4, on the list of §4.3.
-//
-// The suite's own test double has no filter language: it answers exactly
-// the filters these checks send (fakeFilters in fake_filters_test.go), so
-// a new or changed filter here needs its line there.
 
 // filterReq builds a requirement that lists the marked entries with filter
 // (combined with the scope) and expects exactly the marks want.

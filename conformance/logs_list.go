@@ -52,7 +52,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-003",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (maximum perPage: reference)",
+		Section: "§4.3 GET /api/logs (maximum perPage: PocketBase v0.31.0)",
 		Name:    "perPage capped at 1000",
 		Text:    "GET /api/logs?perPage=5000 answers 200 with perPage 1000 and at most 1000 items.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -66,7 +66,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-004",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on perPage below 1)",
+		Section: "§4.3 GET /api/logs; §8; PocketBase v0.31.0 (the document is silent on perPage below 1)",
 		Name:    "perPage below 1 means the default",
 		Text:    "GET /api/logs with perPage=0 or perPage=-1 answers 200 with perPage 30.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -85,7 +85,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-005",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs; §8; reference (the document is silent on page below 1)",
+		Section: "§4.3 GET /api/logs; §8; PocketBase v0.31.0 (the document is silent on page below 1)",
 		Name:    "page below 1 means the first page",
 		Text:    "GET /api/logs?perPage=2 with page=0 or page=-1 answers 200 with page 1.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {
@@ -104,7 +104,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-006",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (page is a number); reference (the document is silent on a page that is not a number)",
+		Section: "§4.3 GET /api/logs (page is a number); PocketBase v0.31.0 (the document is silent on a page that is not a number)",
 		Name:    "non-numeric page refused",
 		Text:    "GET /api/logs?page=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -119,7 +119,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-007",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (perPage is a number); reference (the document is silent on a perPage that is not a number)",
+		Section: "§4.3 GET /api/logs (perPage is a number); PocketBase v0.31.0 (the document is silent on a perPage that is not a number)",
 		Name:    "non-numeric perPage refused",
 		Text:    "GET /api/logs?perPage=abc answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {
@@ -134,7 +134,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-008",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (skipTotal: reference)",
+		Section: "§4.3 GET /api/logs (skipTotal: PocketBase v0.31.0)",
 		Name:    "skipTotal",
 		Text: "GET /api/logs?skipTotal=1 answers 200 with totalItems -1 and totalPages -1, and still " +
 			"returns the matching items.",
@@ -178,7 +178,7 @@ var logsListRequirements = []*Requirement{
 	{
 		ID:      "LOG-LIST-010",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (default order: reference)",
+		Section: "§4.3 GET /api/logs (default order: PocketBase v0.31.0)",
 		Name:    "default order is oldest first",
 		Text:    "GET /api/logs without sort answers 200 listing entries in the order they were logged, oldest first.",
 		Run: logsCheck(func(ctx context.Context, c *Client, m *logMarks) error {

@@ -49,7 +49,7 @@ var logsSortRequirements = []*Requirement{
 	{
 		ID:      "LOG-SORT-003",
 		Source:  SourcePocketBase,
-		Section: "§4.3 GET /api/logs (supported sort fields); reference (the document is silent on an unknown sort field)",
+		Section: "§4.3 GET /api/logs (supported sort fields); PocketBase v0.31.0 (the document is silent on an unknown sort field)",
 		Name:    "unknown sort field refused",
 		Text:    "GET /api/logs?sort=unknownfield answers 400 \"" + msgGenericBad + "\".",
 		Run: func(ctx context.Context, c *Client) error {

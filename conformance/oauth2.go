@@ -37,8 +37,8 @@ const (
 
 const (
 	sectionOAuth2        = "§4.5 auth-with-oauth2; §2.6"
-	refOAuth2            = "reference pocketbase-auth.md §1.5, §6"
-	sectionOAuth2Methods = "§4.5 auth-methods; §2.7; §5 rules 5, 11; reference pocketbase-auth.md §1.1"
+	refOAuth2            = "PocketBase v0.31.0 (auth-with-oauth2 and its _externalAuths links)"
+	sectionOAuth2Methods = "§4.5 auth-methods; §2.7; §5 rules 5, 11; PocketBase v0.31.0 (the oauth2 part of auth-methods)"
 )
 
 // metaKeys are the keys of an OAuth2 sign-in's meta, as PocketBase v0.31.0
@@ -187,7 +187,7 @@ var oauth2Requirements = []*Requirement{
 	{
 		ID:      "AUTH-OAUTH2-007",
 		Source:  SourcePocketBase,
-		Section: sectionOAuth2 + "; reference pocketbase-auth.md §1.5 step 4 (validation under the loading message)",
+		Section: sectionOAuth2 + "; PocketBase v0.31.0 (body validation errors under its loading message)",
 		Name:    "a provider not configured on the collection",
 		Text: "With only \"oidc\" configured, auth-with-oauth2 with provider \"oidc2\" (a name PocketBase registers) " +
 			"and with a name no server registers, each with a code and a redirectURL, answers 400 \"" + msgLoadFailed +
@@ -213,7 +213,7 @@ var oauth2Requirements = []*Requirement{
 	{
 		ID:      "AUTH-OAUTH2-008",
 		Source:  SourcePocketBase,
-		Section: sectionOAuth2 + "; reference pocketbase-auth.md §1.5 step 4 (validation under the loading message)",
+		Section: sectionOAuth2 + "; PocketBase v0.31.0 (body validation errors under its loading message)",
 		Name:    "code and redirectURL are required",
 		Text: "auth-with-oauth2 {provider \"oidc\"} without code and redirectURL answers 400 \"" + msgLoadFailed +
 			"\" with data.code.code and data.redirectURL.code \"" + codeRequired + "\" and nothing under data.provider.",
@@ -238,7 +238,7 @@ var oauth2Requirements = []*Requirement{
 	{
 		ID:      "AUTH-OAUTH2-009",
 		Source:  SourceDocument,
-		Section: "§5 rule 4; §2.7; §4.5 auth-with-oauth2; reference pocketbase-auth.md §2.4",
+		Section: "§5 rule 4; §2.7; §4.5 auth-with-oauth2; PocketBase v0.31.0 (_superusers cannot enable OAuth2)",
 		Name:    "never OAuth2 for _superusers",
 		Text: "After PATCH /api/collections/_superusers with oauth2 {enabled true, providers [the suite's \"oidc\"]} " +
 			"(refused with 400, or accepted and undone on save), auth-methods of _superusers reports oauth2.enabled " +

@@ -29,8 +29,8 @@ const (
 )
 
 const (
-	sectionOTP = "§4.5 request-otp, auth-with-otp; §5 rule 5; §2.8; reference pocketbase-auth.md §1.3, §1.4, §4"
-	sectionMFA = "§5 rule 6; §5 status codes (401 with mfaId); reference pocketbase-auth.md §1.13, §5"
+	sectionOTP = "§4.5 request-otp, auth-with-otp; §5 rule 5; §2.8; PocketBase v0.31.0 (request-otp and auth-with-otp, its OTP options)"
+	sectionMFA = "§5 rule 6; §5 status codes (401 with mfaId); PocketBase v0.31.0 (MFA: a second method within mfa.duration)"
 )
 
 var otpRequirements = []*Requirement{
@@ -286,7 +286,7 @@ var mfaRequirements = []*Requirement{
 	{
 		ID:      "MFA-007",
 		Source:  SourcePocketBase,
-		Section: "§5 rule 6; reference pocketbase-auth.md §5 (mfa.rule: MFA only for the records it matches)",
+		Section: "§5 rule 6; PocketBase v0.31.0 (mfa.rule: MFA only for the records it matches)",
 		Name:    "mfa.rule limits MFA to the records it matches",
 		Text: "With otp.enabled, mfa.enabled and mfa.rule `email = \"<A's email>\"` on users, auth-with-password " +
 			"of user A answers 401 with an mfaId and no token, and of user B 200 with the §2.6 result: the rule " +
@@ -317,9 +317,9 @@ var mfaRequirements = []*Requirement{
 			return nil
 		},
 	},
-	mfaRuleRefused("MFA-008", SourcePocketBase, "§5 rule 5 (methods enabled per auth collection); reference pocketbase-auth.md §5 (mfa.rule is a filter expression, validated on save)",
+	mfaRuleRefused("MFA-008", SourcePocketBase, "§5 rule 5 (methods enabled per auth collection); PocketBase v0.31.0 (mfa.rule is a filter expression, validated on save)",
 		"a malformed mfa.rule is refused", "a malformed rule (`email = `)", "email = "),
-	mfaRuleRefused("MFA-009", SourceStrongbox, "§5 rule 5; issue 11 (a rule may not read secrets: stricter than the reference, which accepts it)",
+	mfaRuleRefused("MFA-009", SourceStrongbox, "§5 rule 5; issue 11 (a rule may not read secrets: stricter than PocketBase, which accepts it)",
 		"an mfa.rule naming the password is refused", "a rule naming the hidden field password (`password = \"x\"`)", `password = "x"`),
 }
 

@@ -35,7 +35,7 @@ var reSectionCite = regexp.MustCompile(`§\d+(\.\d+)?`)
 // TestRequirementSources requires every requirement to name a known source,
 // and its Section to say where the rule comes from: a document requirement
 // starts with a § of the interface document (and cites only sections the
-// document has), a pocketbase requirement names the reference, and a
+// document has), a pocketbase requirement names PocketBase, and a
 // strongbox requirement names the issue or the promise.
 func TestRequirementSources(t *testing.T) {
 	for _, r := range Requirements {
@@ -44,16 +44,16 @@ func TestRequirementSources(t *testing.T) {
 			if !strings.HasPrefix(r.Section, "§") {
 				t.Errorf("%s: a document requirement whose Section %q does not start with a § of the document", r.ID, r.Section)
 			}
-			// What follows "reference" cites the reference's own sections.
-			own, _, _ := strings.Cut(r.Section, "reference")
+			// What follows "PocketBase" is about PocketBase, not the document.
+			own, _, _ := strings.Cut(r.Section, "PocketBase")
 			for _, cite := range reSectionCite.FindAllString(own, -1) {
 				if !documentSections[cite] {
 					t.Errorf("%s: Section %q cites %s, which the interface document does not have", r.ID, r.Section, cite)
 				}
 			}
 		case SourcePocketBase:
-			if !strings.Contains(r.Section, "reference") {
-				t.Errorf("%s: a pocketbase requirement whose Section %q does not name the reference", r.ID, r.Section)
+			if !strings.Contains(r.Section, "PocketBase") {
+				t.Errorf("%s: a pocketbase requirement whose Section %q does not name PocketBase", r.ID, r.Section)
 			}
 		case SourceStrongbox:
 			if !strings.Contains(r.Section, "issue") && !strings.Contains(r.Section, "strongbox") {
@@ -269,9 +269,9 @@ var reIssueNote = regexp.MustCompile(`issue \d+ \([^)]*\)`)
 
 // firstDocumentCite returns the first section of the interface document
 // that section cites, leaving out what an "issue N (…)" note and the
-// reference cite; "(none)" when it cites none.
+// part about PocketBase cite; "(none)" when it cites none.
 func firstDocumentCite(section string) string {
-	own, _, _ := strings.Cut(reIssueNote.ReplaceAllString(section, ""), "reference")
+	own, _, _ := strings.Cut(reIssueNote.ReplaceAllString(section, ""), "PocketBase")
 	if sec := reSectionCite.FindString(own); sec != "" {
 		return sec
 	}

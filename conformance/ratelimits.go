@@ -33,8 +33,8 @@ const (
 	codeInInvalid      = "validation_in_invalid"
 	codeRuleConflict   = "validation_conflicting_rate_limit_rule"
 	clientAddrHeader   = "X-Cf-Client-Addr"
-	sectionRateLimits  = "§1 (settings: contract not shown); reference pocketbase-auth.md §7 (rate limiting), §0.4; pocketbase-observed.md (default settings)"
-	sectionLoginThrott = "issue 8 (§2: password login is throttled per identity and per client by default; a strongbox promise beyond the reference)"
+	sectionRateLimits  = "§1 (settings: contract not shown); PocketBase v0.31.0 (its rateLimits settings, their defaults and its 429 answer)"
+	sectionLoginThrott = "issue 8 (§2: password login is throttled per identity and per client by default; a strongbox promise beyond PocketBase)"
 )
 
 var rateLimitRequirements = []*Requirement{

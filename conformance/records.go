@@ -25,10 +25,10 @@ const (
 )
 
 // sectionSignUp is cited by the sign-up requirements.
-const sectionSignUp = "§1 (records: contract not shown); reference pocketbase-auth.md §1.14, §7, §0.1"
+const sectionSignUp = "§1 (records: contract not shown); PocketBase v0.31.0 (sign-up through the records API, its field validation codes)"
 
 // sectionRecordAccess is cited by the records access requirements.
-const sectionRecordAccess = "§1 (records: contract not shown); reference pocketbase-auth.md §2.3, §0.5; pocketbase-observed.md (records list, listRule null)"
+const sectionRecordAccess = "§1 (records: contract not shown); PocketBase v0.31.0 (API rules: null is superusers only; emailVisibility)"
 
 var recordRequirements = []*Requirement{
 	// ---- sign-up validation ----
@@ -73,7 +73,7 @@ var recordRequirements = []*Requirement{
 		Name:    "sign-up password longer than 71 bytes",
 		Text: "A sign-up whose password (and confirmation) is 72 bytes long answers 400 \"" + msgCreateFailed +
 			"\" with data.password code \"" + codeMaxText + "\" (bcrypt reads at most 72 bytes and the " +
-			"reference allows 71); 71 bytes are accepted (200).",
+			"PocketBase allows 71); 71 bytes are accepted (200).",
 		Run: func(ctx context.Context, c *Client) error {
 			if err := signUpRefused(ctx, c, signUpBody(newEmail(), "Cf-"+newNonce(69)), codeMaxText, "password"); err != nil {
 				return err

@@ -124,7 +124,7 @@ func withStricterReadings(reqs []*Requirement, readings []stricterReading) []*Re
 		twins[doc.ID] = &Requirement{
 			ID:      id,
 			Source:  SourcePocketBase,
-			Section: doc.Section + "; reference (where the document leaves it open: " + sr.what + ")",
+			Section: doc.Section + "; PocketBase v0.31.0 (where the document leaves it open: " + sr.what + ")",
 			Name:    doc.Name + ", as PocketBase",
 			Text:    doc.Text + " PocketBase's reading, demanded here: " + sr.what + ".",
 			Run:     doc.Run,

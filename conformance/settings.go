@@ -24,7 +24,7 @@ const (
 	msgLoggingOff = "request logging is off on this server (logs.maxDays 0)"
 )
 
-const sectionSettings = "§1 (settings: contract not shown); §7 rows 6 and 8; reference pocketbase-backups-logs-filter.md §0.3, §2.8, §5.3"
+const sectionSettings = "§1 (settings: contract not shown); §7 rows 6 and 8; PocketBase v0.31.0 (its settings document, superusers only)"
 
 var settingsRequirements = []*Requirement{
 	{
