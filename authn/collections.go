@@ -120,7 +120,7 @@ func (s *Store) CreateCollection(in CollectionInput) (*Collection, error) {
 		switch _, taken := s.cols[head.ID]; {
 		case len(head.ID) > 100 || !nameRe.MatchString(head.ID):
 			errs["id"] = errMatch
-		case taken:
+		case taken || systemBase(head.ID, Time{}) != nil:
 			errs["id"] = validation.New(validation.CodeInvalidID, "The id is invalid or already exists.")
 		}
 	}
@@ -161,6 +161,9 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.cols[c.ID]
+	if sys := systemBase(c.ID, s.systemCreated()); !ok && sys != nil {
+		return updateSystemBase(sys, in)
+	}
 	if !ok {
 		return nil, ErrNotFound
 	}
@@ -217,6 +220,9 @@ func (s *Store) DeleteCollection(c *Collection) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur, ok := s.cols[c.ID]
+	if !ok && systemBase(c.ID, Time{}) != nil {
+		return ErrSystemCollection
+	}
 	if !ok {
 		return ErrNotFound
 	}
@@ -243,7 +249,7 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 	case old == nil && strings.HasPrefix(c.Name, "_"):
 		set("name", validation.New(validation.CodeInvalidName, "Collection names starting with an underscore are reserved."))
 	default:
-		if other, ok := s.collection(c.Name); ok && other.ID != c.ID {
+		if other, ok := s.collection(c.Name); (ok && other.ID != c.ID) || systemBase(c.Name, Time{}) != nil {
 			set("name", validation.New(validation.CodeCollectionNameExists, "Collection name must be unique (case insensitive)."))
 		}
 	}

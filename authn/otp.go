@@ -361,8 +361,9 @@ func (s *Store) dropOTP(id string) {
 	}
 }
 
-// dropRecordAuthState removes the OTPs, MFA sessions and OAuth2 links of record id from
-// memory: they go with their record. The caller holds s.mu.
+// dropRecordAuthState removes the OTPs, MFA sessions, OAuth2 links and
+// sign-in origins of record id from memory: they go with their record. The
+// caller holds s.mu.
 func (s *Store) dropRecordAuthState(id string) {
 	for oid := range s.recOTPs[id] {
 		s.forget("o:" + oid)
@@ -371,6 +372,7 @@ func (s *Store) dropRecordAuthState(id string) {
 	delete(s.recOTPs, id)
 	s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == id })
 	s.dropRecordLinks(id)
+	s.dropRecordOrigins(id)
 }
 
 // forget stops counting the frame of key as live. The caller holds s.mu.

@@ -75,6 +75,8 @@ type Store struct {
 	links          map[string]*ExternalAuth            // OAuth2 links by id
 	linkByIdentity map[string]*ExternalAuth            // by identityKey(collection, provider, provider id)
 	recLinks       map[string]map[string]*ExternalAuth // record id → provider → link
+	origins        map[string]*AuthOrigin              // sign-in origins by id
+	recOrigins     map[string]map[string]*AuthOrigin   // record id → origin id → origin
 
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
@@ -96,12 +98,13 @@ type Store struct {
 // written before the field existed, in version 1.
 type op struct {
 	V            int           `json:"v"`
-	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth"
+	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin"
 	Collection   *Collection   `json:"collection,omitempty"`
 	Record       *Record       `json:"record,omitempty"`
 	OTP          *otpEntry     `json:"otp,omitempty"`
 	MFA          *mfaEntry     `json:"mfa,omitempty"`
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
+	AuthOrigin   *AuthOrigin   `json:"authOrigin,omitempty"`
 	ID           string        `json:"id,omitempty"`
 }
 
@@ -126,7 +129,10 @@ func (o *op) check() error {
 	case o.Op == "mfa" && o.MFA != nil && o.MFA.ID != "" && o.MFA.RecordID != "" && o.MFA.CollectionID != "" && o.MFA.Method != "":
 	case o.Op == "externalAuth" && o.ExternalAuth != nil && o.ExternalAuth.ID != "" && o.ExternalAuth.RecordID != "" &&
 		o.ExternalAuth.CollectionID != "" && o.ExternalAuth.Provider != "" && o.ExternalAuth.ProviderID != "":
-	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" || o.Op == "deleteExternalAuth") && o.ID != "":
+	case o.Op == "authOrigin" && o.AuthOrigin != nil && o.AuthOrigin.ID != "" && o.AuthOrigin.RecordID != "" &&
+		o.AuthOrigin.CollectionID != "" && o.AuthOrigin.Fingerprint != "":
+	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" ||
+		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -161,6 +167,8 @@ func Open(path string, opts Options) (*Store, error) {
 		links:          map[string]*ExternalAuth{},
 		linkByIdentity: map[string]*ExternalAuth{},
 		recLinks:       map[string]map[string]*ExternalAuth{},
+		origins:        map[string]*AuthOrigin{},
+		recOrigins:     map[string]map[string]*AuthOrigin{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -410,6 +418,10 @@ func opKey(o *op) string {
 		return "e:" + o.ExternalAuth.ID
 	case "deleteExternalAuth":
 		return "e:" + o.ID
+	case "authOrigin":
+		return "a:" + o.AuthOrigin.ID
+	case "deleteAuthOrigin":
+		return "a:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -458,9 +470,10 @@ func (s *Store) apply(o *op, size int64) {
 		if old, ok := s.recs[r.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			if old.PasswordHash != r.PasswordHash {
-				// A new password ends the record's MFA sessions,
-				// as in PocketBase.
+				// A new password ends the record's MFA sessions
+				// and forgets its sign-in origins, as in PocketBase.
 				s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == r.ID })
+				s.dropRecordOrigins(r.ID)
 			}
 		}
 		s.recs[r.ID] = r
@@ -493,6 +506,11 @@ func (s *Store) apply(o *op, size int64) {
 		s.addLink(o.ExternalAuth)
 	case "deleteExternalAuth":
 		s.dropLink(o.ID)
+		return
+	case "authOrigin":
+		s.addOrigin(o.AuthOrigin)
+	case "deleteAuthOrigin":
+		s.dropOrigin(o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -576,6 +594,11 @@ func (s *Store) compact() error {
 		}
 		for _, l := range sortedByID(s.links) {
 			if err := add(&op{Op: "externalAuth", ExternalAuth: l}); err != nil {
+				return err
+			}
+		}
+		for _, o := range sortedByID(s.origins) {
+			if err := add(&op{Op: "authOrigin", AuthOrigin: o}); err != nil {
 				return err
 			}
 		}

@@ -17,7 +17,9 @@ import (
 func (s *Server) collectionArg(r *http.Request) (*authn.Collection, error) {
 	c, ok := s.auth.Collection(r.PathValue("collection"))
 	if !ok {
-		return nil, errNotFound(nil)
+		if c, ok = s.auth.SystemCollection(r.PathValue("collection")); !ok {
+			return nil, errNotFound(nil)
+		}
 	}
 	return c, nil
 }
@@ -78,7 +80,9 @@ func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) e
 	if err != nil {
 		return err
 	}
-	cols, err := filterAndSort(s.auth.Collections(), q.Get("filter"), q.Get("sort"), collectionFields, s.now)
+	// PocketBase lists its system base collections first (created first).
+	all := append(s.auth.SystemCollections(), s.auth.Collections()...)
+	cols, err := filterAndSort(all, q.Get("filter"), q.Get("sort"), collectionFields, s.now)
 	if err != nil {
 		return err
 	}

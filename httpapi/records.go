@@ -54,8 +54,8 @@ func (s *Server) recordsCollection(r *http.Request) (*authn.Collection, error) {
 
 // handleRecordsList handles GET /api/collections/{collection}/records.
 func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error {
-	if isExternalAuths(r) {
-		return s.handleExternalAuthsList(w, r)
+	if sc := s.sysCollection(r); sc != nil {
+		return s.handleSysList(w, r, sc)
 	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
@@ -142,8 +142,8 @@ func pageOf[T any](p paging, items []T) *page {
 
 // handleRecordView handles GET /api/collections/{collection}/records/{id}.
 func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error {
-	if isExternalAuths(r) {
-		return s.handleExternalAuthView(w, r)
+	if sc := s.sysCollection(r); sc != nil {
+		return s.handleSysView(w, r, sc)
 	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
@@ -166,6 +166,9 @@ func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error 
 // sign-up on collections whose createRule is "" (users), superusers only
 // elsewhere.
 func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) error {
+	if s.sysCollection(r) != nil {
+		return sysWrite(r)
+	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
 		return err
@@ -209,6 +212,9 @@ func recordValues(r *http.Request, c *authn.Collection, b *body) map[string]any 
 
 // handleRecordUpdate handles PATCH /api/collections/{collection}/records/{id}.
 func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) error {
+	if s.sysCollection(r) != nil {
+		return sysWrite(r)
+	}
 	c, err := s.recordsCollection(r)
 	if err != nil {
 		return err
@@ -242,8 +248,8 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 
 // handleRecordDelete handles DELETE /api/collections/{collection}/records/{id}.
 func (s *Server) handleRecordDelete(w http.ResponseWriter, r *http.Request) error {
-	if isExternalAuths(r) {
-		return s.handleExternalAuthDelete(w, r)
+	if sc := s.sysCollection(r); sc != nil {
+		return s.handleSysDelete(w, r, sc)
 	}
 	c, err := s.recordsCollection(r)
 	if err != nil {

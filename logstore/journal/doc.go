@@ -54,9 +54,13 @@
 //	                  {"v":1,"op":"externalAuth","externalAuth":L}: an OAuth2 link, L = {id,
 //	                  collectionId, recordId, provider, providerId, created, updated},
 //	                  unique per (collectionId, provider, providerId) and per (recordId, provider),
-//	                  {"v":1,"op":"deleteExternalAuth","id":ID};
-//	                  deleting a record or collection deletes its OTPs, MFA sessions and links, and
-//	                  a record's new password hash ends its MFA sessions;
+//	                  {"v":1,"op":"deleteExternalAuth","id":ID},
+//	                  {"v":1,"op":"authOrigin","authOrigin":A}: a sign-in origin, A = {id,
+//	                  collectionId, recordId, fingerprint, created, updated}, unique per
+//	                  (collectionId, recordId, fingerprint), at most 5 per record,
+//	                  {"v":1,"op":"deleteAuthOrigin","id":ID};
+//	                  deleting a record or collection deletes its OTPs, MFA sessions, links and
+//	                  origins, and a record's new password hash ends its MFA sessions and origins;
 //	                  C is the collection as the API reports it, with its secrets (token
 //	                  secrets, OAuth2 client secrets); R is authn.Record's JSON: id,
 //	                  collectionId, email, emailVisibility, verified, passwordHash, tokenKey,
