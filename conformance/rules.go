@@ -357,9 +357,17 @@ func checkOTPAuthRule(ctx context.Context, c *Client, sink *smtpSink) error {
 	})(ctx, c)
 }
 
-// otpOf requests an OTP for email in coll and reads the code (of 8
-// digits, PocketBase's default length) from the mail sink receives.
+// otpOf requests an OTP for email in coll and reads the code (of the
+// collection's otp.length digits, 8 when not shown) from the mail sink
+// receives.
 func (c *Client) otpOf(ctx context.Context, sink *smtpSink, coll, email string) (id, code string, err error) {
+	length := 8
+	if m, err := getCollectionJSON(ctx, c, coll); err == nil {
+		otp, _ := getObject(m, "otp")
+		if n, ok := getNumber(otp, "length"); ok && n > 0 {
+			length = int(n)
+		}
+	}
 	r, err := c.post(ctx, "/api/collections/"+seg(coll)+"/request-otp", "", map[string]string{"email": email})
 	if err != nil {
 		return "", "", err
@@ -371,7 +379,7 @@ func (c *Client) otpOf(ctx context.Context, sink *smtpSink, coll, email string) 
 	if err != nil {
 		return "", "", err
 	}
-	code, err = mailCode(m, 8)
+	code, err = mailCode(m, length)
 	return id, code, err
 }
 
