@@ -281,7 +281,7 @@ var beyondCases = []specCase{
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "POST, GET /api/collections/_superusers/records as a guest after a refused rule change", Status: 403, Message: msgOnlySuperusers, Reqs: []string{"COLL-SYS-002"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/{c} token duration out of range", Status: 400, Reqs: []string{"COLL-SYS-004", "COLL-SYS-005"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/_superusers oauth2, passwordAuth", Reqs: []string{"COLL-SYS-006"}},
-	{Section: "issue 8 (PocketBase core/field_text.go)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
+	{Section: "issue 8 (PocketBase v0.31.0: a record id cannot change)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
 	{Section: "issue 8", Endpoint: "POST auth-with-password after failed attempts from one client", Status: 429, Message: msgTooManyLogins, Reqs: []string{"LOGIN-THROTTLE-001", "LOGIN-THROTTLE-002"}},
 	{Section: "§5 rule 6 (PocketBase v0.31.0)", Endpoint: "mfa.rule: MFA only for the records it matches", Status: 401, Reqs: []string{"MFA-007"}},
 	{Section: "§5 rule 5 (PocketBase v0.31.0; issue 11)", Endpoint: "PATCH /api/collections/users with an invalid mfa.rule", Status: 400, Message: msgCollUpdate, Reqs: []string{"MFA-008", "MFA-009"}},
