@@ -64,8 +64,8 @@ var authMethodsRequirements = []*Requirement{
 		Source:  SourcePocketBase,
 		Section: "§4.5 auth-methods; PocketBase v0.31.0 (the document is silent on non-auth collection)",
 		Name:    "auth-methods of a non-auth collection",
-		Text:    "GET auth-methods of a base collection answers 404 \"" + msgNoAuthColl + "\".",
-		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
+		Text:    "GET auth-methods of a base collection (one the check creates, or _externalAuths where the server creates none) answers 404 \"" + msgNoAuthColl + "\".",
+		Run: withNonAuthCollection(func(ctx context.Context, c *Client, name string) error {
 			r, err := c.get(ctx, "/api/collections/"+name+"/auth-methods", "")
 			if err != nil {
 				return err

@@ -114,8 +114,8 @@ var authPasswordRequirements = []*Requirement{
 		Source:  SourcePocketBase,
 		Section: "§4.5 auth-with-password ({collection} is an auth collection); PocketBase v0.31.0 (the document is silent on non-auth collection)",
 		Name:    "non-auth collection",
-		Text:    "auth-with-password on an existing collection of type base answers 404 \"" + msgNoAuthColl + "\".",
-		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
+		Text:    "auth-with-password on an existing collection of type base (one the check creates, or _externalAuths where the server creates none) answers 404 \"" + msgNoAuthColl + "\".",
+		Run: withNonAuthCollection(func(ctx context.Context, c *Client, name string) error {
 			r, err := c.post(ctx, "/api/collections/"+name+"/auth-with-password", "",
 				map[string]string{"identity": c.email, "password": c.password})
 			if err != nil {

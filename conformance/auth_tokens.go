@@ -476,9 +476,9 @@ var authTokenRequirements = []*Requirement{
 		Source:  SourcePocketBase,
 		Section: "§4.5 impersonate; PocketBase v0.31.0 (the document is silent on non-auth or unknown collection)",
 		Name:    "impersonate in a non-auth or unknown collection",
-		Text: "impersonate as superuser in a base collection, and in a collection that does not exist, " +
+		Text: "impersonate as superuser in a base collection (one the check creates, or _externalAuths where the server creates none), and in a collection that does not exist, " +
 			"answers 404 \"" + msgNoAuthColl + "\".",
-		Run: withCollection("base", func(ctx context.Context, c *Client, name string) error {
+		Run: withNonAuthCollection(func(ctx context.Context, c *Client, name string) error {
 			for _, coll := range []string{name, "cf_missing_" + newNonce(8)} {
 				r, err := c.post(ctx, "/api/collections/"+coll+"/impersonate/cf"+newNonce(13), c.su, nil)
 				if err != nil {

@@ -59,13 +59,53 @@ var collectionRequirements = []*Requirement{
 		}),
 	},
 	collectionCreateReq("COLL-CRUD-001", "an", "auth"),
-	collectionCreateReq("COLL-CRUD-002", "a", "base"),
+	{
+		ID:      "COLL-CRUD-002",
+		Source:  SourcePocketBase,
+		Section: sectionCollections + "; issue 19 (strongbox stores auth collections only: COLL-BASE-001)",
+		Name:    "create a base collection: created or refused on type",
+		Text: "POST /api/collections as superuser with {name, type \"base\"} answers either 200 with the collection (a " +
+			"non-empty id, that name and type \"base\"), as PocketBase does, or 400 with the error envelope and " +
+			"data.type {code, message}, after which GET /api/collections/{name} answers 404 \"" + msgNotFound + "\" (as " +
+			"strongbox does, COLL-BASE-001); nothing else.",
+		Run: func(ctx context.Context, c *Client) error {
+			name, r, err := c.postCollection(ctx, c.su, "base")
+			if err != nil {
+				return err
+			}
+			if r.status == http.StatusOK {
+				m, err := okObject(r)
+				if err != nil {
+					return err
+				}
+				return expectCollection(r, m, "", name, "base")
+			}
+			return expectBaseRefused(ctx, c, name, r)
+		},
+	},
+	// COLL-BASE-001 is strongbox's own: it stores auth collections only.
+	{
+		ID:      "COLL-BASE-001",
+		Source:  SourceStrongbox,
+		Section: "issue 19 (strongbox stores auth collections and their records; PocketBase v0.31.0 creates base collections, COLL-CRUD-002)",
+		Name:    "a base collection is refused",
+		Text: "POST /api/collections as superuser with {name, type \"base\"} answers 400 with the error envelope and " +
+			"data.type {code, message} saying what the server stores, and creates nothing: GET /api/collections/{name} " +
+			"answers 404 \"" + msgNotFound + "\".",
+		Run: func(ctx context.Context, c *Client) error {
+			name, r, err := c.postCollection(ctx, c.su, "base")
+			if err != nil {
+				return err
+			}
+			return expectBaseRefused(ctx, c, name, r)
+		},
+	},
 	{
 		ID:      "COLL-CRUD-003",
 		Source:  SourcePocketBase,
 		Section: sectionCollections,
 		Name:    "view, update and delete a collection",
-		Text: "For a base collection a superuser created: GET /api/collections/{name} and GET " +
+		Text: "For an auth collection a superuser created: GET /api/collections/{name} and GET " +
 			"/api/collections/{id} answer 200 with its id, name and type; PATCH /api/collections/{name} with {} " +
 			"answers 200 with the same; DELETE answers 204 with an empty body; afterwards GET and DELETE " +
 			"answer 404 \"" + msgNotFound + "\".",
@@ -122,7 +162,7 @@ func collectionsRefused(ctx context.Context, c *Client, auth string, status int,
 	if _, err := expectError(r, status, msg); err != nil {
 		return fmt.Errorf("GET /api/collections: %w", err)
 	}
-	_, r, err = c.postCollection(ctx, auth, "base")
+	_, r, err = c.postCollection(ctx, auth, "auth")
 	if err != nil {
 		return err
 	}
@@ -187,7 +227,7 @@ func (c *Client) cleanupCollection(name string) {
 }
 
 func checkCollectionLifecycle(ctx context.Context, c *Client) error {
-	created, err := createCollection(ctx, c, "base")
+	created, err := createCollection(ctx, c, "auth")
 	if err != nil {
 		return err
 	}
@@ -208,7 +248,7 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 		if err != nil {
 			return err
 		}
-		if err := expectCollection(r, m, id, name, "base"); err != nil {
+		if err := expectCollection(r, m, id, name, "auth"); err != nil {
 			return err
 		}
 	}
@@ -232,4 +272,42 @@ func checkCollectionLifecycle(ctx context.Context, c *Client) error {
 		}
 	}
 	return nil
+}
+
+// expectBaseRefused requires r, the answer to the creation of the base
+// collection name, to be 400 with data.type {code, message}, and the
+// collection not to exist.
+func expectBaseRefused(ctx context.Context, c *Client, name string, r *response) error {
+	if err := expectFieldRefused(r, "type"); err != nil {
+		return fmt.Errorf("POST /api/collections type base: %w", err)
+	}
+	r, err := c.get(ctx, "/api/collections/"+seg(name), c.su)
+	if err != nil {
+		return err
+	}
+	if _, err := expectError(r, http.StatusNotFound, msgNotFound); err != nil {
+		return fmt.Errorf("GET of the refused collection: %w", err)
+	}
+	return nil
+}
+
+// withNonAuthCollection is the Run of a check that needs a collection that
+// is not an auth collection: a base collection it creates or, where the
+// server refuses to create one on type (strongbox, COLL-BASE-001), the
+// system collection _externalAuths, which is a base collection in
+// PocketBase v0.31.0.
+func withNonAuthCollection(f func(ctx context.Context, c *Client, name string) error) func(context.Context, *Client) error {
+	return func(ctx context.Context, c *Client) error {
+		name, r, err := c.postCollection(ctx, c.su, "base")
+		if err != nil {
+			return err
+		}
+		if r.status != http.StatusOK {
+			if expectFieldRefused(r, "type") != nil {
+				return fmt.Errorf("fixture: create base collection %s: expected 200, or 400 on type, got %s", name, r)
+			}
+			name = "_externalAuths"
+		}
+		return f(ctx, c, name)
+	}
 }

@@ -250,6 +250,7 @@ var beyondCases = []specCase{
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "/api/collections without a token", Status: 401, Message: msgNeedsToken, Reqs: []string{"COLL-AUTH-001"}},
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "/api/collections as a regular user", Status: 403, Message: msgNotAllowed, Reqs: []string{"COLL-AUTH-002"}},
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "POST /api/collections (auth, base)", Status: 200, Reqs: []string{"COLL-CRUD-001", "COLL-CRUD-002"}},
+	{Section: "issue 19", Endpoint: "POST /api/collections type base refused on type (strongbox stores auth collections)", Status: 400, Reqs: []string{"COLL-BASE-001", "COLL-CRUD-002"}},
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "GET /api/collections", Status: 200, Reqs: []string{"COLL-CRUD-004"}},
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "GET, PATCH /api/collections/{idOrName}", Status: 200, Reqs: []string{"COLL-CRUD-003"}},
 	{Section: "§1 collections (PocketBase v0.31.0)", Endpoint: "DELETE /api/collections/{idOrName}", Status: 204, Reqs: []string{"COLL-CRUD-003"}},
@@ -280,11 +281,26 @@ var beyondCases = []specCase{
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "POST, GET /api/collections/_superusers/records as a guest after a refused rule change", Status: 403, Message: msgOnlySuperusers, Reqs: []string{"COLL-SYS-002"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/{c} token duration out of range", Status: 400, Reqs: []string{"COLL-SYS-004", "COLL-SYS-005"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/_superusers oauth2, passwordAuth", Reqs: []string{"COLL-SYS-006"}},
-	{Section: "issue 8 (PocketBase core/field_text.go)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
+	{Section: "issue 8 (PocketBase v0.31.0: a record id cannot change)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
 	{Section: "issue 8", Endpoint: "POST auth-with-password after failed attempts from one client", Status: 429, Message: msgTooManyLogins, Reqs: []string{"LOGIN-THROTTLE-001", "LOGIN-THROTTLE-002"}},
 	{Section: "§5 rule 6 (PocketBase v0.31.0)", Endpoint: "mfa.rule: MFA only for the records it matches", Status: 401, Reqs: []string{"MFA-007"}},
 	{Section: "§5 rule 5 (PocketBase v0.31.0; issue 11)", Endpoint: "PATCH /api/collections/users with an invalid mfa.rule", Status: 400, Message: msgCollUpdate, Reqs: []string{"MFA-008", "MFA-009"}},
 	{Section: "§4.5 auth-with-oauth2 (PocketBase v0.31.0)", Endpoint: "OAuth2 sign-in with an existing user's email: that user, takeover protection", Status: 200, Reqs: []string{"AUTH-OAUTH2-010", "AUTH-OAUTH2-011"}},
+
+	// issue 19: API rules, the auth system collections, no dropped input
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "GET /api/collections/{c}/records through listRule (guest, signed in)", Status: 200, Reqs: []string{"RULE-LIST-001", "RULE-HEADER-001"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "GET, PATCH, DELETE /api/collections/{c}/records/{id} denied by viewRule, updateRule, deleteRule", Status: 404, Message: msgNotFound,
+		Reqs: []string{"RULE-VIEW-001", "RULE-UPDATE-001", "RULE-DELETE-001", "RULE-QUERY-001"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "POST /api/collections/{c}/records denied by createRule", Status: 400, Message: msgCreateFailed, Reqs: []string{"RULE-CREATE-001", "RULE-BODY-001"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "auth-with-password, auth-with-otp denied by authRule (before MFA)", Status: 403, Message: msgAuthRule, Reqs: []string{"RULE-AUTH-001", "RULE-AUTH-002", "RULE-AUTH-003"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/{c}/records/{id} by a manager (manageRule)", Status: 200, Reqs: []string{"RULE-MANAGE-001"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "PATCH of another's password without oldPassword by a non-manager", Status: 400, Message: msgUpdateFailed, Reqs: []string{"RULE-MANAGE-001"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "_authOrigins, _mfas, _otps records: list, view, delete by superusers", Status: 204,
+		Reqs: []string{"SYSREC-001", "SYSREC-003", "SYSREC-004"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "_authOrigins records by the record they belong to", Status: 404, Message: msgNotFound, Reqs: []string{"SYSREC-002"}},
+	{Section: "issue 19", Endpoint: "multipart record create, update with a file part", Status: 400, Reqs: []string{"NODROP-001", "NODROP-002"}},
+	{Section: "issue 19", Endpoint: "a query pair Go's URL parser refuses", Status: 400, Reqs: []string{"NODROP-003"}},
+	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "GET /api/health realIP through trustedProxy", Status: 200, Reqs: []string{"NODROP-004"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -47,7 +47,10 @@
 // with another key, a skipped signature check, OTP and OAuth2 answers) are
 // committed by a small in-memory test double instead. A requirement that
 // no violation makes fail, and that carries no written exemption, fails
-// those tests.
+// those tests. Requirements whose feature strongbox does not have yet are
+// listed in testdata/pending_strongbox.txt: the tests against strongbox
+// skip them, and those of PocketBase's own are shown able to fail by the
+// same mutators in front of a PocketBase v0.31.0 instead.
 //
 // # Outcomes
 //
@@ -75,7 +78,9 @@
 // create what they need through the API under unique random names (users
 // signed up as cf-<random>@example.com, collections named cf_<random>) and
 // delete them when they finish, so the suite can run against a server that
-// already holds data. The logs checks make a few requests marked with a random
+// already holds data. The checks of API rules (RULE-…) create auth
+// collections of their own with the rules under test, and records in
+// them, all deleted afterwards. The logs checks make a few requests marked with a random
 // nonce (for example GET /api/health?cf=<nonce>&k=guest), wait up to 10 s for
 // them to be logged, and then examine only those entries. The suite leaves
 // those few log entries behind, as any client would. When the server's

@@ -102,7 +102,7 @@ var authMutators = []mutator{
 	{"collections-guest-403", []string{"COLL-AUTH-001"}, refuseAs(collectionsAPI, 401, 403, msgNotAllowed)},
 	{"collections-message", []string{"COLL-AUTH-002"}, refuseAs(collectionsAPI, 403, 403, msgOnlySuperusers)},
 	{"create-ignores-type", []string{"COLL-CRUD-001"}, setType("base")},
-	{"create-base-as-auth", []string{"COLL-CRUD-002"}, setType("auth")},
+	{"create-base-as-auth", []string{"COLL-CRUD-002", "COLL-BASE-001"}, setType("auth")},
 	{"list-hides-system", []string{"COLL-CRUD-004"}, editObject(route(http.MethodGet, "/api/collections"), func(_ *http.Request, m map[string]any) {
 		items, _ := m["items"].([]any)
 		var kept []any

@@ -43,20 +43,9 @@ func freshEmail() string { return "cf-" + newNonce(12) + "@example.com" }
 // hideEmails drops the hidden emails from the records of the answers to
 // the requests match selects.
 func hideEmails(match func(*http.Request) bool) mutation {
-	hide := func(rec map[string]any) {
+	return editRecords(both(recordsGet, match), func(rec map[string]any) {
 		if rec["emailVisibility"] != true {
 			delete(rec, "email")
-		}
-	}
-	return editObject(both(recordsGet, match), func(_ *http.Request, m map[string]any) {
-		items, ok := m["items"].([]any)
-		if !ok {
-			hide(m)
-		}
-		for _, it := range items {
-			if rec, ok := it.(map[string]any); ok {
-				hide(rec)
-			}
 		}
 	})
 }

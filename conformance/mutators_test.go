@@ -26,7 +26,7 @@ type mutator struct {
 // mutators are every mutator, grouped by the files of the checks.
 func mutators() []mutator {
 	return slices.Concat(errorsMutators, authMutators, tokensMutators, recordsMutators, flowsMutators,
-		logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, []mutator{
+		logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, rulesMutators, []mutator{
 			{"other-readings", twinsOf(func(id string) bool { return !fakeServes(id) }), otherReadings},
 		})
 }
@@ -45,10 +45,12 @@ func twinsOf(pred func(id string) bool) []string {
 
 // fakeServes reports whether the fake serves what a requirement checks:
 // all but the logs, the backups, the rate limits, the login throttle, the
-// answers to hostile clients and the body limits, which only the real
-// strongbox serves.
+// answers to hostile clients, the body limits, and issue 19's API rules,
+// auth system records, refusals of dropped input and of base collections,
+// which only the real strongbox serves.
 func fakeServes(id string) bool {
-	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-"} {
+	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-",
+		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-"} {
 		if strings.HasPrefix(id, p) {
 			return false
 		}
@@ -68,10 +70,15 @@ func TestMutatorsCatchViolations(t *testing.T) {
 	}
 	t.Parallel()
 	ms := mutators()
+	pending := loadPendingStrongbox(t)
 	runConcurrently(t, len(ms), func(i int) string { return ms[i].bug }, func(t *testing.T, i int) {
 		mu := ms[i]
+		fails := slices.DeleteFunc(slices.Clone(mu.fails), func(id string) bool { return pending[id] != "" })
+		if len(fails) == 0 {
+			t.Skipf("every requirement it names is pending in strongbox (%s)", pendingStrongboxFile)
+		}
 		base := startFront(t, startStrongbox(t), mu.m)
-		expectFailures(t, mu.bug, mu.fails, Config{BaseURL: base, Email: testEmail, Password: testPassword,
+		expectFailures(t, mu.bug, fails, Config{BaseURL: base, Email: testEmail, Password: testPassword,
 			Profile: SourceStrongbox, Destructive: true, RestartTimeout: time.Second})
 	})
 }

@@ -136,3 +136,36 @@ func startPocketBase(t *testing.T, bin, email, password string) string {
 		<-tick.C
 	}
 }
+
+// TestPendingMutatorsAgainstPocketBase shows the pending requirements of
+// PocketBase's own (pendingStrongboxFile) able to fail before strongbox
+// can show it: each mutator naming one runs in front of a PocketBase
+// v0.31.0, and the pocketbase requirements it names that are pending must
+// FAIL there (the strongbox ones PocketBase does not meet to begin with).
+func TestPendingMutatorsAgainstPocketBase(t *testing.T) {
+	bin := os.Getenv("STRONGBOX_POCKETBASE")
+	if bin == "" {
+		t.Skip("no PocketBase: set STRONGBOX_POCKETBASE to a PocketBase v0.31.0 executable (.ci/run builds one)")
+	}
+	if testing.Short() {
+		t.Skip("starts PocketBase and runs parts of the suite many times")
+	}
+	pending := loadPendingStrongbox(t)
+	source := map[string]Source{}
+	for _, r := range Requirements {
+		source[r.ID] = r.Source
+	}
+	base := startPocketBase(t, bin, testEmail, testPassword)
+	for _, mu := range mutators() {
+		fails := slices.DeleteFunc(slices.Clone(mu.fails), func(id string) bool {
+			return pending[id] == "" || source[id] != SourcePocketBase
+		})
+		if len(fails) == 0 {
+			continue
+		}
+		t.Run(mu.bug, func(t *testing.T) {
+			expectFailures(t, mu.bug, fails, Config{BaseURL: startFront(t, base, mu.m), Email: testEmail,
+				Password: testPassword, Profile: SourcePocketBase})
+		})
+	}
+}

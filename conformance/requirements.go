@@ -12,7 +12,11 @@ import (
 // (sign-up, access), collections, system collections, tokens (refresh,
 // tampering, impersonation, file tokens), auth-methods, OTP and MFA, OAuth2
 // sign-in, the account flows (account_flows.go), settings, rate limits and
-// the login throttle, logs and log secrecy, then backups. The checks that
+// the login throttle, logs and log secrecy, then backups. Issue 19 adds,
+// after the records, the refusals of input that would otherwise be
+// dropped (nodrop.go), and after the system collections the API rules
+// (rules.go) and the auth system collections' records (records_system.go).
+// The checks that
 // read mail (account_flows_mail.go, otp.go) run the suite's SMTP sink and
 // point the server at it for their duration (mail.go); the OAuth2 checks
 // (oauth2.go) run the suite's own provider (oauth2provider.go) and
@@ -36,8 +40,11 @@ var Requirements = withStricterReadings(slices.Concat(
 	hostileRequirements,
 	authPasswordRequirements,
 	recordRequirements,
+	noDropRequirements,
 	collectionRequirements,
 	systemCollectionRequirements,
+	ruleRequirements,
+	systemRecordRequirements,
 	authTokenRequirements,
 	authMethodsRequirements,
 	otpRequirements,
