@@ -180,6 +180,9 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	if err := b.refuseUnstored("Failed to create record."); err != nil {
+		return err
+	}
 	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to create record.", data)
@@ -225,6 +228,9 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	}
 	b, err := bind(r)
 	if err != nil {
+		return err
+	}
+	if err := b.refuseUnstored("Failed to update record."); err != nil {
 		return err
 	}
 	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
