@@ -76,7 +76,7 @@ func (s *Server) authBody(r *http.Request, closed closedWhen) (*authn.Collection
 // mfaIDOf returns the mfaId of a sign-in: from the query string, else from
 // the body, as PocketBase v0.31.0 reads it.
 func mfaIDOf(r *http.Request, b *body) (string, error) {
-	if id := r.URL.Query().Get("mfaId"); id != "" {
+	if id := query(r).Get("mfaId"); id != "" {
 		return id, nil
 	}
 	return b.str("mfaId")

@@ -73,7 +73,7 @@ func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) e
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ var externalAuthFields = map[string]listField[*authn.ExternalAuth]{
 // the caller's links (all of them for a superuser), filtered, sorted and
 // paged as records are.
 func (s *Server) handleExternalAuthsList(w http.ResponseWriter, r *http.Request) error {
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err

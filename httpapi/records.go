@@ -64,7 +64,7 @@ func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error
 	if c.ListRule == nil && !stateOf(r).isSuperuser() {
 		return errForbidden(msgSuperusersOnly)
 	}
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err
@@ -202,7 +202,7 @@ func recordValues(r *http.Request, c *authn.Collection, b *body) map[string]any 
 	if !b.form {
 		return b.vals
 	}
-	for k := range r.URL.Query() {
+	for k := range query(r) {
 		if _, inBody := r.PostForm[k]; !inBody && c.Field(k) == nil {
 			delete(b.vals, k)
 		}
