@@ -320,7 +320,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := health{Message: "API is healthy.", Code: http.StatusOK, Data: map[string]any{}}
 	if stateOf(r).isSuperuser() {
-		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": remoteIP(r)}
+		// The client's address as the request log and the rate limits
+		// see it: through the trusted proxy headers, if any.
+		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": s.applied.Load().clientIP(r, remoteIP(r))}
 	}
 	// PocketBase's health is always 200. A store that cannot save
 	// changes is reported the only way a monitor or a load balancer reads

@@ -2,7 +2,10 @@ package httpapi
 
 import (
 	"bytes"
+	"io"
 	"mime/multipart"
+	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -86,5 +89,50 @@ func TestRecordBodyNoDrop(t *testing.T) {
 	res := e.do("GET", "/api/collections/users/records?fields=email,name", e.su, nil)
 	if want := `{"items":[{"email":"ann@example.com","name":""}],"page":1,"perPage":30,"totalItems":1,"totalPages":1}`; strings.TrimSpace(string(res.Body)) != want {
 		t.Errorf("records: %s\nwant %s", res.Body, want)
+	}
+}
+
+// TestHealthRealIP: the health check reports the client's address as the
+// request log records it, through the trusted proxy headers when set.
+func TestHealthRealIP(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct {
+		name, proxy, header, want string
+	}{
+		{"no proxy, no header", `{"headers":[]}`, "", "127.0.0.1"},
+		{"no proxy, header ignored", `{"headers":[]}`, "203.0.113.7", "127.0.0.1"},
+		{"proxy header", `{"headers":["X-Real-IP"]}`, "203.0.113.7", "203.0.113.7"},
+		{"proxy, rightmost", `{"headers":["X-Real-IP"]}`, "198.51.100.1, 203.0.113.7", "203.0.113.7"},
+		{"proxy, leftmost", `{"headers":["X-Real-IP"],"useLeftmostIP":true}`, "198.51.100.1, 203.0.113.7", "198.51.100.1"},
+		{"proxy, header missing", `{"headers":["X-Real-IP"]}`, "", "127.0.0.1"},
+		{"proxy, header not an IP", `{"headers":["X-Real-IP"]}`, "nope", "127.0.0.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e.patchSettings(`{"trustedProxy":` + tt.proxy + `,"logs":{"logIP":true}}`)
+			req, err := http.NewRequest("GET", e.srv.URL+"/api/health?case="+url.QueryEscape(tt.name), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", e.su)
+			if tt.header != "" {
+				req.Header.Set("X-Real-IP", tt.header)
+			}
+			res, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			want := `{"message":"API is healthy.","code":200,"data":{"canBackup":true,"possibleProxyHeader":"","realIP":"` + tt.want + `"}}`
+			if res.StatusCode != 200 || strings.TrimSpace(string(body)) != want {
+				t.Errorf("got %d %s\nwant 200 %s", res.StatusCode, body, want)
+			}
+			// The request log records the same address.
+			logs := e.listLogs("data.url = '/api/health?case=" + url.QueryEscape(tt.name) + "'")
+			if len(logs) != 1 || logs[0]["data"].(map[string]any)["userIP"] != tt.want {
+				t.Errorf("logged: %v, want userIP %s", logs, tt.want)
+			}
+		})
 	}
 }
