@@ -11,7 +11,11 @@ import (
 // Collection types.
 const (
 	TypeAuth = "auth"
+	// TypeBase collections cannot be created any more, but a data dir
+	// an older version wrote may hold some: they open, and their records
+	// are not served.
 	TypeBase = "base"
+	typeView = "view" // PocketBase's; never stored
 )
 
 // Names and ids of the collections every data dir starts with. The ids are

@@ -52,9 +52,11 @@ var nameRe = regexp.MustCompile(`^\w+$`)
 var reservedFieldNames = []string{"id", "password", "tokenKey", "email", "emailVisibility", "verified", "created", "updated", "collectionId", "collectionName", "expand", "passwordConfirm", "oldPassword"}
 
 // CreateCollection validates a collection definition (PocketBase's JSON
-// shape: name, type "auth" or "base", rules, fields, auth options) and
-// stores it. Auth collections start from the default options, with fresh
-// secrets, and the input's options applied on top. A key of the input that
+// shape: name, type "auth", rules, fields, auth options) and stores it.
+// Base and view collections, PocketBase's other types, are refused
+// (errOnlyAuth): strongbox would not store their records. Auth collections
+// start from the default options, with fresh secrets, and the input's
+// options applied on top. A key of the input that
 // the new collection does not report as sent is refused (see checkApplied).
 func (s *Store) CreateCollection(in CollectionInput) (*Collection, error) {
 	body, sent, err := in.decode()
@@ -253,8 +255,12 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 			set("name", validation.New(validation.CodeCollectionNameExists, "Collection name must be unique (case insensitive)."))
 		}
 	}
-	if c.Type != TypeAuth && c.Type != TypeBase {
-		set("type", validation.InInvalid(map[string]any{"note": "strongbox stores auth and base collections"}))
+	switch {
+	case c.Type == TypeAuth:
+	case old == nil && (c.Type == TypeBase || c.Type == typeView):
+		set("type", errOnlyAuth)
+	case c.Type != TypeBase: // a base collection an older version stored can still be changed
+		set("type", validation.InInvalid(map[string]any{"note": "strongbox stores auth collections only"}))
 	}
 	for key, r := range map[string]*string{"listRule": c.ListRule, "viewRule": c.ViewRule, "createRule": c.CreateRule, "updateRule": c.UpdateRule, "deleteRule": c.DeleteRule} {
 		if err := checkRule(r); err != nil {

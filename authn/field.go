@@ -127,7 +127,7 @@ var (
 	errInvalidOld   = validation.New(validation.CodeInvalidOldPassword, "Missing or invalid old password.")
 	errFormat       = validation.InvalidFormat()
 	errOnlyInt      = validation.New(validation.CodeOnlyIntConstraint, "Decimal numbers are not allowed.")
-	errNoFiles      = validation.New(validation.CodeFileUnsupported, "File uploads are not supported by this server.")
+	errNoFiles      = validation.FileUnsupported()
 )
 
 func fmtNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }

@@ -35,6 +35,7 @@ var (
 	errSuperusersPassword = validation.New(validation.CodeSuperusersPasswordAuth, "Password authentication cannot be disabled for the _superusers collection.")
 	errSuperusersVerified = validation.New(validation.CodeSuperusersVerified, "Superusers are always verified.")
 	errSuperusersOTPMFA   = validation.New(validation.CodeSuperusersOTPMFA, "OTP is only a second factor for the _superusers collection: MFA stays enabled while OTP is.")
+	errOnlyAuth           = validation.New(validation.CodeUnsupportedValue, "This server stores auth collections and their records only: base and view collections cannot be created.")
 )
 
 // checkRange validates a number of seconds as PocketBase's TokenConfig,

@@ -22,7 +22,7 @@ type authResult struct {
 // routes report a missing collection and a non-auth one differently;
 // impersonate reports both as the latter (strictMissing false).
 func (s *Server) authCollection(r *http.Request, strictMissing bool) (*authn.Collection, error) {
-	c, ok := s.auth.Collection(r.PathValue("collection"))
+	c, ok := s.pathCollection(r)
 	if !ok {
 		if strictMissing {
 			return nil, newError(http.StatusNotFound, msgNoCollection, nil)
@@ -76,7 +76,7 @@ func (s *Server) authBody(r *http.Request, closed closedWhen) (*authn.Collection
 // mfaIDOf returns the mfaId of a sign-in: from the query string, else from
 // the body, as PocketBase v0.31.0 reads it.
 func mfaIDOf(r *http.Request, b *body) (string, error) {
-	if id := r.URL.Query().Get("mfaId"); id != "" {
+	if id := query(r).Get("mfaId"); id != "" {
 		return id, nil
 	}
 	return b.str("mfaId")
@@ -320,7 +320,9 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := health{Message: "API is healthy.", Code: http.StatusOK, Data: map[string]any{}}
 	if stateOf(r).isSuperuser() {
-		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": remoteIP(r)}
+		// The client's address as the request log and the rate limits
+		// see it: through the trusted proxy headers, if any.
+		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": s.applied.Load().clientIP(r, remoteIP(r))}
 	}
 	// PocketBase's health is always 200. A store that cannot save
 	// changes is reported the only way a monitor or a load balancer reads
@@ -342,7 +344,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 // is signed in (401), the collection is an auth one (404), and the token is
 // of that collection (403).
 func (s *Server) ownAuthCollection(r *http.Request) (*authn.Collection, *state, error) {
-	c, ok := s.auth.Collection(r.PathValue("collection"))
+	c, ok := s.pathCollection(r)
 	if !ok {
 		return nil, nil, newError(http.StatusNotFound, msgNoCollection, nil)
 	}

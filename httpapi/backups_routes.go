@@ -316,7 +316,7 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 // Only a superuser file token in the query grants it; the Authorization
 // header plays no part (§5.10), as in PocketBase.
 func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) error {
-	c, _, _, err := s.auth.VerifyToken(r.URL.Query().Get("token"), authn.TokenFile)
+	c, _, _, err := s.auth.VerifyToken(query(r).Get("token"), authn.TokenFile)
 	if err != nil || !c.IsSuperusers() {
 		return errForbidden(msgFileForbidden)
 	}

@@ -6,17 +6,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+
+	"strongbox/authn/validation"
 )
 
 // body is a decoded request body: JSON values, or form values (all strings).
 type body struct {
-	vals map[string]any
-	form bool
+	vals     map[string]any
+	form     bool
+	files    []string // the names of a multipart body's file parts, sorted
+	repeated []string // the form keys sent more than once (vals has the first)
 }
 
 // bind reads the request body as PocketBase's binder does: an empty body
@@ -53,6 +58,7 @@ func bind(r *http.Request) (*body, error) {
 			err = r.ParseMultipartForm(st.limits.Body)
 			if r.MultipartForm != nil {
 				st.forms = append(st.forms, r.MultipartForm)
+				b.files = slices.Sorted(maps.Keys(r.MultipartForm.File))
 			}
 		} else {
 			err = r.ParseForm()
@@ -63,6 +69,9 @@ func bind(r *http.Request) (*body, error) {
 		for k, v := range r.Form {
 			if len(v) > 0 {
 				b.vals[k] = v[0]
+			}
+			if len(r.PostForm[k]) > 1 {
+				b.repeated = append(b.repeated, k)
 			}
 		}
 		if p, ok := b.vals["@jsonPayload"].(string); ok {
@@ -89,6 +98,26 @@ func bind(r *http.Request) (*body, error) {
 		}
 	}
 	return b, nil
+}
+
+// refuseUnstored is the failure of a record body that carries what a
+// record cannot store, msg its message: a file part (strongbox stores no
+// files; PocketBase would store a file field's part and ignore any other)
+// or a form key sent more than once (a field holds one value; PocketBase
+// would turn the values into a list and keep none). Each is a field error
+// naming it, never a key dropped from a 200.
+func (b *body) refuseUnstored(msg string) error {
+	if len(b.files) == 0 && len(b.repeated) == 0 {
+		return nil
+	}
+	errs := validation.Errors{}
+	for _, name := range b.repeated {
+		errs[name] = validation.New(validation.CodeUnsupportedValue, "The field was sent more than once; a record field holds one value.")
+	}
+	for _, name := range b.files {
+		errs[name] = validation.FileUnsupported()
+	}
+	return errValidation(msg, errs)
 }
 
 // readAll reads the whole body into a buffer that grows with the bytes

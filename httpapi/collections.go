@@ -15,13 +15,22 @@ import (
 
 // collectionArg finds the collection named by the {collection} path value.
 func (s *Server) collectionArg(r *http.Request) (*authn.Collection, error) {
-	c, ok := s.auth.Collection(r.PathValue("collection"))
+	c, ok := s.pathCollection(r)
 	if !ok {
-		if c, ok = s.auth.SystemCollection(r.PathValue("collection")); !ok {
-			return nil, errNotFound(nil)
-		}
+		return nil, errNotFound(nil)
 	}
 	return c, nil
+}
+
+// pathCollection finds the collection the path names by id or name: a
+// stored one, or one of the auth system base collections (_mfas, _otps,
+// _externalAuths, _authOrigins), which exist as PocketBase defines them.
+func (s *Server) pathCollection(r *http.Request) (*authn.Collection, bool) {
+	name := r.PathValue("collection")
+	if c, ok := s.auth.Collection(name); ok {
+		return c, true
+	}
+	return s.auth.SystemCollection(name)
 }
 
 // readBody reads a raw request body (a JSON document).
@@ -75,7 +84,7 @@ func (s *Server) handleCollectionsList(w http.ResponseWriter, r *http.Request) e
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err

@@ -46,6 +46,14 @@ func flowEnv(t *testing.T) (*env, *fakeMail) {
 	return newEnvWith(t, Config{Mail: fm}, HTTPConfig{}), fm
 }
 
+// flowBaseEnv is flowEnv on a data dir that holds the base collection
+// posts (withBaseCollection).
+func flowBaseEnv(t *testing.T) (*env, *fakeMail) {
+	t.Helper()
+	fm := &fakeMail{}
+	return newEnvSeeded(t, Config{Mail: fm}, HTTPConfig{}, nil, withBaseCollection("posts")), fm
+}
+
 // tokenIn returns the token of the link to route in a mail body.
 func tokenIn(t *testing.T, route, body string) string {
 	t.Helper()
@@ -82,13 +90,12 @@ const (
 )
 
 func TestAccountFlowErrors(t *testing.T) {
-	e, fm := flowEnv(t)
+	e, fm := flowBaseEnv(t)
 	users, _ := e.auth.Collection("users")
 	uid := e.signUp("u1@example.com", "password1")
 	e.signUp("u2@example.com", "password1")
 	u1, _ := e.auth.Record(users, uid)
 	userTok := e.login("users", "u1@example.com", "password1")
-	e.do("POST", "/api/collections", e.su, `{"name":"posts","type":"base"}`)
 	if res := e.do("POST", "/api/collections", e.su, `{"name":"members","type":"auth"}`); res.Status != 200 {
 		t.Fatalf("create members: %d %s", res.Status, res.Body)
 	}

@@ -307,7 +307,7 @@ func TestMultipartLeavesNoTempFiles(t *testing.T) {
 		chunked  bool
 		status   int
 	}{
-		{"record created", "/api/collections/users/records", 900 << 10, []string{"email", "a@example.com", "password", "password-123", "passwordConfirm", "password-123"}, 0, false, 200},
+		{"record with a file part", "/api/collections/users/records", 900 << 10, []string{"email", "a@example.com", "password", "password-123", "passwordConfirm", "password-123"}, 0, false, 400},
 		{"record invalid", "/api/collections/users/records", 900 << 10, []string{"email", "bad"}, 0, false, 400},
 		{"login failed", loginPath, 60 << 10, []string{"identity", suEmail, "password", "wrong"}, 0, false, 400},
 		{"login over limit", loginPath, 100 << 10, nil, 0, true, 413},

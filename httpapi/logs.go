@@ -22,7 +22,7 @@ func (s *Server) handleLogsList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	stateOf(r).quiet = true
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err
@@ -55,7 +55,7 @@ func (s *Server) handleLogsStats(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	stateOf(r).quiet = true
-	stats, err := s.logs.Stats(r.URL.Query().Get("filter"))
+	stats, err := s.logs.Stats(query(r).Get("filter"))
 	if err != nil {
 		return logsQueryError(err)
 	}

@@ -72,7 +72,7 @@ func (s *Server) handleOAuth2Redirect(w http.ResponseWriter, r *http.Request) er
 			}
 		}
 	} else {
-		q := r.URL.Query()
+		q := query(r)
 		m.State, m.Code, m.Error = q.Get("state"), q.Get("code"), q.Get("error")
 	}
 	if m.State == "" {

@@ -55,8 +55,14 @@ var codeRe = regexp.MustCompile(`<strong>([0-9]+)</strong>`)
 // enabled on users, and one user.
 func otpEnv(t *testing.T, mfa bool) (*env, *otpMailbox, string) {
 	t.Helper()
+	return otpEnvSeeded(t, mfa, nil)
+}
+
+// otpEnvSeeded is otpEnv with newEnvSeeded's seed.
+func otpEnvSeeded(t *testing.T, mfa bool, seed func(t *testing.T, path string)) (*env, *otpMailbox, string) {
+	t.Helper()
 	fm := newOTPMailbox()
-	e := newEnvWith(t, Config{Mail: fm}, HTTPConfig{})
+	e := newEnvSeeded(t, Config{Mail: fm}, HTTPConfig{}, nil, seed)
 	body := `{"otp":{"enabled":true}}`
 	if mfa {
 		body = `{"otp":{"enabled":true},"mfa":{"enabled":true}}`
@@ -86,10 +92,7 @@ func (e *env) requestOTP(fm *otpMailbox, col, email string) (id, code string) {
 }
 
 func TestRequestOTP(t *testing.T) {
-	e, fm, _ := otpEnv(t, false)
-	if res := e.do("POST", "/api/collections", e.su, `{"name":"posts","type":"base"}`); res.Status != 200 {
-		t.Fatalf("create posts: %d %s", res.Status, res.Body)
-	}
+	e, fm, _ := otpEnvSeeded(t, false, withBaseCollection("posts"))
 	tests := []struct {
 		name, col, body string
 		status          int

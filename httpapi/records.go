@@ -64,7 +64,7 @@ func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error
 	if c.ListRule == nil && !stateOf(r).isSuperuser() {
 		return errForbidden(msgSuperusersOnly)
 	}
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err
@@ -183,6 +183,9 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
+	if err := b.refuseUnstored("Failed to create record."); err != nil {
+		return err
+	}
 	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to create record.", data)
@@ -202,7 +205,7 @@ func recordValues(r *http.Request, c *authn.Collection, b *body) map[string]any 
 	if !b.form {
 		return b.vals
 	}
-	for k := range r.URL.Query() {
+	for k := range query(r) {
 		if _, inBody := r.PostForm[k]; !inBody && c.Field(k) == nil {
 			delete(b.vals, k)
 		}
@@ -231,6 +234,9 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	}
 	b, err := bind(r)
 	if err != nil {
+		return err
+	}
+	if err := b.refuseUnstored("Failed to update record."); err != nil {
 		return err
 	}
 	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})

@@ -26,7 +26,7 @@ func writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) error 
 	if err != nil {
 		return err
 	}
-	if fs := r.URL.Query().Get("fields"); fs != "" {
+	if fs := query(r).Get("fields"); fs != "" {
 		if b, err = project(b, fs, v); err != nil {
 			return err
 		}

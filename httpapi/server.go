@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -180,7 +181,9 @@ func NewServer(cfg Config) *Server {
 	s.addRoutes()
 	// Rate limits run once the caller is known (superusers are exempt) and
 	// before any body is read; body limits and deadlines are per route.
-	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.canonicalPath(s.loadAuth(s.rateLimit(s.mux))))))
+	// The query string is checked once the caller is known too, for the
+	// request log to name them.
+	s.handler = s.withState(s.recoverPanics(s.securityHeaders(s.canonicalPath(s.loadAuth(s.checkQuery(s.rateLimit(s.mux)))))))
 	return s
 }
 
@@ -214,6 +217,7 @@ type state struct {
 	arrived time.Time         // by the wall clock, for the deadlines
 	limits  Limits            // of the route, once the mux has chosen it
 	forms   []*multipart.Form // parsed multipart forms, removed at the end
+	query   url.Values        // the query parameters (checkQuery)
 	col     *authn.Collection // auth collection of the caller, nil for guests
 	rec     *authn.Record     // authenticated record, nil for guests
 	token   string            // the raw auth token that authenticated the request

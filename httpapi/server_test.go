@@ -74,12 +74,23 @@ func newEnvWith(t *testing.T, cfg Config, hc HTTPConfig) *env {
 // operating system's).
 func newEnvOn(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS) *env {
 	t.Helper()
+	return newEnvSeeded(t, cfg, hc, fsys, nil)
+}
+
+// newEnvSeeded is newEnvOn with seed, if not nil, run on the path of the
+// auth journal before the store opens it (a data dir an older version
+// wrote).
+func newEnvSeeded(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS, seed func(t *testing.T, path string)) *env {
+	t.Helper()
 	clk := &clock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
 	hasher, err := authn.NewHasher(bcrypt.MinCost, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	if seed != nil {
+		seed(t, filepath.Join(dir, "auth.journal"))
+	}
 	auth, err := authn.Open(filepath.Join(dir, "auth.journal"), authn.Options{Hasher: hasher, Now: clk.Now, FS: fsys})
 	if err != nil {
 		t.Fatal(err)

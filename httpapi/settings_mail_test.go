@@ -25,6 +25,12 @@ type mailEnv struct {
 
 func newMailEnv(t *testing.T, tlsSink *smtpsink.Sink) *mailEnv {
 	t.Helper()
+	return newMailEnvSeeded(t, tlsSink, nil)
+}
+
+// newMailEnvSeeded is newMailEnv with newEnvSeeded's seed.
+func newMailEnvSeeded(t *testing.T, tlsSink *smtpsink.Sink, seed func(t *testing.T, path string)) *mailEnv {
+	t.Helper()
 	me := &mailEnv{outbox: filepath.Join(t.TempDir(), "mail")}
 	me.transport.Store(&strongmail.Transport{})
 	cfg := strongmail.QueueConfig{
@@ -37,15 +43,14 @@ func newMailEnv(t *testing.T, tlsSink *smtpsink.Sink) *mailEnv {
 	}
 	q := strongmail.NewQueue(cfg)
 	t.Cleanup(func() { q.Close(t.Context()) })
-	me.env = newEnvWith(t, Config{Mail: q}, HTTPConfig{})
+	me.env = newEnvSeeded(t, Config{Mail: q}, HTTPConfig{}, nil, seed)
 	return me
 }
 
 // TestSettingsTestEmailStatuses: who may call the route, and the
 // validation of its body.
 func TestSettingsTestEmailStatuses(t *testing.T) {
-	e := newMailEnv(t, nil)
-	e.do("POST", "/api/collections", e.su, `{"name":"posts","type":"base"}`)
+	e := newMailEnvSeeded(t, nil, withBaseCollection("posts"))
 	user := e.userToken()
 	tests := []struct {
 		name, token, body string

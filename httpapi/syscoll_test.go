@@ -452,9 +452,9 @@ func TestCollectionCreateNeverDrops(t *testing.T) {
 		path       []string // "" code: applied, the answer reports the value at path
 		code       string
 	}{
-		{"own id", `{"name":"a1","type":"base","id":"my_id_1"}`, []string{"id"}, ""},
-		{"system flag", `{"name":"a2","type":"base","system":true}`, []string{"system"}, ""},
-		{"bad id", `{"name":"a3","type":"base","id":"a b"}`, []string{"id"}, "validation_match_invalid"},
+		{"own id", `{"name":"a1","type":"auth","id":"my_id_1"}`, []string{"id"}, ""},
+		{"system flag", `{"name":"a2","type":"auth","system":true}`, []string{"system"}, ""},
+		{"bad id", `{"name":"a3","type":"auth","id":"a b"}`, []string{"id"}, "validation_match_invalid"},
 		{"created", `{"name":"a4","type":"auth","created":"2020-01-01 00:00:00.000Z"}`, []string{"created"}, "validation_read_only"},
 		{"unknown key", `{"name":"a5","type":"auth","bogus":true}`, []string{"bogus"}, "validation_unknown_field"},
 		{"indexes", `{"name":"a6","type":"auth","indexes":[]}`, []string{"indexes"}, "validation_unsupported_value"},

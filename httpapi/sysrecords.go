@@ -105,7 +105,7 @@ func shown(r *http.Request, c *authn.Collection, row map[string]any) map[string]
 
 // handleSysList handles GET /api/collections/{system collection}/records.
 func (s *Server) handleSysList(w http.ResponseWriter, r *http.Request, c *authn.Collection) error {
-	q := r.URL.Query()
+	q := query(r)
 	pg, err := parsePaging(q.Get("page"), q.Get("perPage"), q.Get("skipTotal"))
 	if err != nil {
 		return err

@@ -228,6 +228,12 @@ func InvalidBackup(reason string) *Error {
 	return New(CodeInvalidBackup, "The file is not a valid backup archive: "+reason+".")
 }
 
+// FileUnsupported is a file sent for a record field: strongbox stores no
+// files, whether the file comes as a multipart part or as a value.
+func FileUnsupported() *Error {
+	return New(CodeFileUnsupported, "File uploads are not supported by this server.")
+}
+
 // NotInInvalid is a value that must differ from the ones listed (a new
 // email equal to the current one).
 func NotInInvalid() *Error { return New(CodeNotInInvalid, "Must not be in list.") }
