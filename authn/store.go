@@ -80,6 +80,9 @@ type Store struct {
 	stopSweep func()         // stops the sweeper; nil when none runs
 
 	rules ruleCache // compiled mfa.rule per collection; its own lock, taken after s.mu
+	// apiRules are the compiled API rules per collection, compiled when
+	// a collection is stored; its own lock, taken after s.mu.
+	apiRules apiRuleCache
 
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
@@ -440,8 +443,10 @@ func (s *Store) apply(o *op, size int64) {
 		}
 		s.cols[c.ID] = c
 		s.rules.drop(c.ID)
+		s.apiRules.get(c)
 	case "deleteCollection":
 		s.rules.drop(o.ID)
+		s.apiRules.drop(o.ID)
 		for id := range s.byCol[o.ID] {
 			delete(s.recs, id)
 			s.live -= s.sizes["r:"+id]
