@@ -614,3 +614,18 @@ func valueText(v filterlang.Value) string {
 	}
 	return v.Str
 }
+
+// DraftRecord returns the record a create of values into c would store,
+// as its createRule sees it: PocketBase checks the rule against the
+// submitted record before validating it, with verified unset. A value
+// of the wrong type reads as its field's zero value; created and updated
+// are the clock's time.
+func (s *Store) DraftRecord(c *Collection, values map[string]any) *Record {
+	now := s.now().UTC()
+	r := &Record{CollectionID: c.ID, Created: now, Updated: now, Fields: map[string]any{}}
+	r.ID, _ = values["id"].(string)
+	r.Email, _ = values["email"].(string)
+	r.EmailVisibility, _ = toBool(values["emailVisibility"])
+	s.setCustomFields(c, r, values, true, validation.Errors{})
+	return r
+}
