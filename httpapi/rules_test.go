@@ -64,9 +64,9 @@ func (e *env) doWith(method, path, token, body string, header map[string]string)
 func TestRuleList(t *testing.T) {
 	for _, tt := range []struct {
 		name, rules, who, query string
-		header              map[string]string
-		status              int
-		total               float64
+		header                  map[string]string
+		status                  int
+		total                   float64
 	}{
 		{"guest, verified", `{"listRule":"verified = true"}`, "guest", "", nil, 200, 1},
 		{"user, own or verified", `{"listRule":"verified = true || id = @request.auth.id"}`, "bob", "", nil, 200, 2},
