@@ -533,13 +533,12 @@ func eqForm[T any](s *cmpSpec, l, r *operand[T]) (fixed, res bool) {
 	return false, false
 }
 
-// bindParam returns o with a Param field replaced by the constant it
-// reads from e; other operands are returned unchanged.
-func bindParam[T any](o *operand[T], get func(T) Value, e T) operand[T] {
+// bindParam returns o with a Param field replaced by the constant v it
+// read; other operands are returned unchanged.
+func bindParam[T any](o *operand[T], v Value) operand[T] {
 	if !o.param {
 		return *o
 	}
-	v := get(e)
 	k := scalarOf(v)
 	return operand[T]{c: k, empty: k.null() || (k.kind == KindString && k.str == "")}
 }
@@ -548,29 +547,76 @@ func bindParam[T any](o *operand[T], get func(T) Value, e T) operand[T] {
 // evaluation binds the Param values as constants and compares as cmp
 // does for constants.
 func paramCmp[T any](x *Compare, l, r *operand[T]) Predicate[T] {
+	gen := paramGeneral(x, l, r)
+	switch {
+	case l.param && r.field == nil:
+		return paramConst(x.Op, x.AnyOf, l.field.Dyn, r, gen)
+	case r.param && l.field == nil:
+		return paramConst(flip(x.Op), x.AnyOf, r.field.Dyn, l, gen)
+	}
+	return gen
+}
+
+// paramGeneral is paramCmp for every operand combination.
+func paramGeneral[T any](x *Compare, l, r *operand[T]) Predicate[T] {
 	lv, rv := l.value(), r.value()
 	base := cmpSpec{op: x.Op, laff: l.aff, raff: r.aff}
 	each := x.AnyOf
 	return func(e T) bool {
-		lo, ro := bindParam(l, lv, e), bindParam(r, rv, e)
+		a, b := lv(e), rv(e)
+		lo, ro := bindParam(l, a), bindParam(r, b)
 		s := base
 		if fixed, res := eqForm(&s, &lo, &ro); fixed {
 			return res
 		}
-		var a, b Value
-		if lo.field == nil {
-			lo.c = constAffinity(lo.c, s.raff)
-			a = scalarValue(lo.c)
-		} else {
-			a = lv(e)
+		// A constant takes the other side's affinity; an array stays
+		// whole for the any-of operators.
+		if lo.field == nil && !(each && a.Kind == KindArray) {
+			a = scalarValue(constAffinity(lo.c, s.raff))
 		}
-		if ro.field == nil {
-			ro.c = constAffinity(ro.c, s.laff)
-			b = scalarValue(ro.c)
-		} else {
-			b = rv(e)
+		if ro.field == nil && !(each && b.Kind == KindArray) {
+			b = scalarValue(constAffinity(ro.c, s.laff))
 		}
-		return evalValues(&s, a, b, each)
+		if each && (a.Kind == KindArray || b.Kind == KindArray) {
+			arr := s // escapes through the interface: only on this path
+			return evalValues(&arr, a, b, true)
+		}
+		return s.eval(scalarOf(a), scalarOf(b))
+	}
+}
+
+// paramConst compiles param op k, a Param field (read with get) against a
+// constant: what paramCmp does, without its general steps, for the
+// commonest form of a rule's request operands (@request.method = "GET").
+// An array value under an any-of operator takes gen, the general form.
+func paramConst[T any](op Op, each bool, get func(T) Value, k *operand[T], gen Predicate[T]) Predicate[T] {
+	kc, kEmpty := k.c, k.empty
+	if kEmpty {
+		kc = strScalar("") // PocketBase binds an empty side as ""
+	}
+	eq := op == Eq || op == Neq
+	return func(e T) bool {
+		v := get(e)
+		if v.Kind == KindArray && each {
+			return gen(e)
+		}
+		pv := scalarOf(v)
+		pEmpty := pv.null() || (pv.kind == KindString && pv.str == "")
+		if !eq {
+			s := cmpSpec{op: op}
+			return s.eval(pv, k.c)
+		}
+		if pEmpty && kEmpty {
+			return op == Eq
+		}
+		if pEmpty {
+			pv = strScalar("")
+		}
+		if pv.kind == KindString && kc.kind == KindString {
+			return (pv.str == kc.str) == (op == Eq)
+		}
+		s := cmpSpec{op: op, mode: modeDirect}
+		return s.eval(pv, kc)
 	}
 }
 

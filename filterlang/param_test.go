@@ -140,3 +140,17 @@ func TestParamMacros(t *testing.T) {
 		t.Errorf("MacroValue(@nope) = %v, true", v)
 	}
 }
+
+// TestParamArray: an array in a Param field is some-element under the
+// any-of operators and its JSON text otherwise.
+func TestParamArray(t *testing.T) {
+	v := arr(str("x"), str("y"))
+	for src, want := range map[string]string{
+		`p ?= "x"`: "a,b,c,d", `p = "x"`: "", `p = '["x","y"]'`: "a,b,c,d", `"y" ?= p`: "a,b,c,d", `p ?> "x"`: "a,b,c,d",
+		`p ?= message`: "", `data.tags ?= p`: "a",
+	} {
+		if got := paramIDs(t, src, v); got != want {
+			t.Errorf("%s with p = [x y]: [%s], want [%s]", src, got, want)
+		}
+	}
+}
