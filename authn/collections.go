@@ -190,6 +190,13 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 				n.Token(typ).Secret = cur.Token(typ).Secret
 			}
 		}
+		if ruleText(cur.AuthRule) != ruleText(n.AuthRule) && !sentSecret(sent, "authToken") {
+			// A changed authRule ends every auth token of the
+			// collection (null counts as ""), as in PocketBase.
+			if n.AuthToken.Secret, err = s.rnd.String(secretAlphabet, 50); err != nil {
+				return nil, err
+			}
+		}
 		if err := keepClientSecrets(n, cur, sent); err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"strongbox/authn/validation"
 	"strongbox/filterlang"
@@ -74,7 +73,7 @@ type Request struct {
 	Method  string            // @request.method
 	Context string            // @request.context; "" is ContextDefault
 	Query   map[string]string // @request.query.*: the first value of each parameter
-	Headers map[string]string // @request.headers.*: the first value of each header, by HeaderKey
+	Headers map[string]string // @request.headers.*: the first value of each header, named as PocketBase names it (x_api_key)
 	Body    map[string]any    // @request.body.*: the submitted fields, with JSON types
 	// Auth is the signed-in record (@request.auth.*) and AuthCollection
 	// its collection; nil for guests.
@@ -86,29 +85,6 @@ type Request struct {
 
 	macros   map[string]filterlang.Value
 	authVals map[string]filterlang.Value
-}
-
-// HeaderKey returns the name a request header has in a rule, as PocketBase
-// derives it: the words of the name (runs of letters and digits, a new
-// word also at a capital after a small letter), lowercased and joined by
-// "_": "X-Api-Key" is x_api_key.
-func HeaderKey(name string) string {
-	var b strings.Builder
-	words := strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	for _, w := range words {
-		if b.Len() > 0 {
-			b.WriteByte('_')
-		}
-		prevUpper := true
-		for _, r := range w {
-			if unicode.IsUpper(r) && !prevUpper {
-				b.WriteByte('_')
-			}
-			prevUpper = unicode.IsUpper(r)
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	return b.String()
 }
 
 // macro returns the value of a date macro at q's time, computed once.
@@ -186,6 +162,14 @@ func compileRules(c *Collection) *apiRuleSet {
 		}
 	}
 	return set
+}
+
+// ruleText is a rule's text, null counting as "".
+func ruleText(r *string) string {
+	if r == nil {
+		return ""
+	}
+	return *r
 }
 
 // current reports whether set was compiled from c as it stands.

@@ -193,14 +193,3 @@ func TestRuleKinds(t *testing.T) {
 		}
 	}
 }
-
-func TestHeaderKey(t *testing.T) {
-	for in, want := range map[string]string{
-		"X-Token": "x_token", "Content-Type": "content_type", "X-API-Key": "x_api_key",
-		"Authorization": "authorization", "myTestDB": "my_test_db", "X--a__b": "x_a_b",
-	} {
-		if got := HeaderKey(in); got != want {
-			t.Errorf("HeaderKey(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

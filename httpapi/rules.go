@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
+	"unicode"
 
 	"strongbox/authn"
 )
@@ -27,7 +29,7 @@ func ruleRequest(r *http.Request, body map[string]any, context string) *authn.Re
 	}
 	for k, v := range r.Header {
 		if len(v) > 0 {
-			q.Headers[authn.HeaderKey(k)] = v[0]
+			q.Headers[headerKey(k)] = v[0]
 		}
 	}
 	if st != nil && st.rec != nil {
@@ -66,4 +68,27 @@ func (s *Server) showEmail(r *http.Request, c *authn.Collection, rec *authn.Reco
 		return true
 	}
 	return c.ManageRule != nil && s.manages(r, c, rec, req)
+}
+
+// headerKey returns the name a request header has in a rule, as PocketBase
+// derives it: the words of the name (runs of letters and digits, a new
+// word also at a capital after a small letter), lowercased and joined by
+// "_": "X-Api-Key" is x_api_key.
+func headerKey(name string) string {
+	var b strings.Builder
+	words := strings.FieldsFunc(name, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for _, w := range words {
+		if b.Len() > 0 {
+			b.WriteByte('_')
+		}
+		prevUpper := true
+		for _, r := range w {
+			if unicode.IsUpper(r) && !prevUpper {
+				b.WriteByte('_')
+			}
+			prevUpper = unicode.IsUpper(r)
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }

@@ -1,8 +1,6 @@
 package httpapi
 
 import (
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 )
@@ -29,33 +27,10 @@ func ruleEnv(t *testing.T, rules string) (e *env, ann, bob, carl string) {
 // doWith sends a JSON request with extra headers.
 func (e *env) doWith(method, path, token, body string, header map[string]string) *response {
 	e.t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
+	if body == "" {
+		return e.doHeader(method, path, token, "", nil, header)
 	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if token != "" {
-		req.Header.Set("Authorization", token)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return &response{Status: res.StatusCode, Header: res.Header, Body: b}
+	return e.doHeader(method, path, token, "application/json", strings.NewReader(body), header)
 }
 
 // TestRuleList: a list shows what its rule lets through, to guests too
@@ -178,13 +153,22 @@ func TestAuthRule(t *testing.T) {
 	wantError(t, e.do("POST", "/api/collections/users/auth-with-otp", "", map[string]string{"otpId": otpID, "password": code}), 403, msgAuthRuleFailed)
 }
 
-// TestAuthRuleRefresh: auth-refresh applies the authRule again.
+// TestAuthRuleRefresh: a changed authRule ends the collection's auth
+// tokens, as in PocketBase; auth-refresh applies the authRule again.
 func TestAuthRuleRefresh(t *testing.T) {
 	e, ann, _, _ := ruleEnv(t, `{}`)
-	tok := e.login("users", "ann@example.com", "password1")
+	old := e.login("users", "ann@example.com", "password1")
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"authRule":"name = 'Ann' && id = @request.auth.id"}`); res.Status != 200 {
 		t.Fatalf("set authRule: %d %s", res.Status, res.Body)
 	}
+	if res := e.do("POST", "/api/collections/users/auth-refresh", old, nil); res.Status != 401 {
+		t.Errorf("refresh with a token from before the authRule changed: %d %s, want 401", res.Status, res.Body)
+	}
+	wantError(t, e.do("POST", "/api/collections/users/auth-with-password", "", map[string]string{"identity": "ann@example.com", "password": "password1"}), 403, msgAuthRuleFailed)
+	if res := e.do("PATCH", "/api/collections/users", e.su, `{"authRule":"name = 'Ann' && (id = @request.auth.id || @request.context = 'password')"}`); res.Status != 200 {
+		t.Fatalf("set authRule: %d %s", res.Status, res.Body)
+	}
+	tok := e.login("users", "ann@example.com", "password1")
 	if res := e.do("POST", "/api/collections/users/auth-refresh", tok, nil); res.Status != 200 {
 		t.Errorf("refresh: %d %s", res.Status, res.Body)
 	}
@@ -240,6 +224,17 @@ func TestRuleSaveRefusals(t *testing.T) {
 		body := string(res.Body)
 		if res.Status != 400 || !strings.Contains(body, `"`+tt.key+`":{"code":"`+tt.code+`"`) || !strings.Contains(body, tt.msg) {
 			t.Errorf("%s: %d %s, want 400 %s on %s mentioning %s", tt.body, res.Status, body, tt.code, tt.key, tt.msg)
+		}
+	}
+}
+
+func TestHeaderKey(t *testing.T) {
+	for in, want := range map[string]string{
+		"X-Token": "x_token", "Content-Type": "content_type", "X-API-Key": "x_api_key",
+		"Authorization": "authorization", "myTestDB": "my_test_db", "X--a__b": "x_a_b",
+	} {
+		if got := headerKey(in); got != want {
+			t.Errorf("headerKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
