@@ -93,7 +93,6 @@ const (
 	CodeReadOnly               = "validation_read_only"
 	CodeUnknownField           = "validation_unknown_field"
 	CodeUnsupportedValue       = "validation_unsupported_value"
-	CodeUnsupportedRule        = "validation_unsupported_rule"
 	CodeBuiltinFieldChange     = "validation_builtin_field_change"
 	CodeSuperusersOAuth2       = "validation_superusers_oauth2"
 	CodeSuperusersPasswordAuth = "validation_superusers_password_auth"
