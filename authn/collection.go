@@ -27,9 +27,8 @@ const (
 	UsersID        = "_pb_users_auth_"
 )
 
-// OwnerRule is the one non-trivial API rule strongbox evaluates: the
-// authenticated record is the record itself. The other accepted rule values
-// are null (superusers only) and "" (anyone).
+// OwnerRule is the rule of the default users collection: the
+// authenticated record is the record itself.
 const OwnerRule = "id = @request.auth.id"
 
 // Collection is a collection's definition. Base collections only have the

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"strongbox/authn/validation"
-	"strongbox/filterlang"
 )
 
 // ErrInvalidJSON wraps collection values that do not decode into a
@@ -196,6 +195,13 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 				n.Token(typ).Secret = cur.Token(typ).Secret
 			}
 		}
+		if ruleText(cur.AuthRule) != ruleText(n.AuthRule) && !sentSecret(sent, "authToken") {
+			// A changed authRule ends every auth token of the
+			// collection (null counts as ""), as in PocketBase.
+			if n.AuthToken.Secret, err = s.rnd.String(secretAlphabet, 50); err != nil {
+				return nil, err
+			}
+		}
 		if err := keepClientSecrets(n, cur, sent); err != nil {
 			return nil, err
 		}
@@ -262,20 +268,22 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 	case c.Type != TypeBase: // a base collection an older version stored can still be changed
 		set("type", validation.InInvalid(map[string]any{"note": "strongbox stores auth collections only"}))
 	}
-	for key, r := range map[string]*string{"listRule": c.ListRule, "viewRule": c.ViewRule, "createRule": c.CreateRule, "updateRule": c.UpdateRule, "deleteRule": c.DeleteRule} {
-		if err := checkRule(r); err != nil {
-			set(key, err)
+	kinds := []RuleKind{RuleList, RuleView, RuleCreate, RuleUpdate, RuleDelete}
+	if c.IsAuth() {
+		kinds = append(kinds, RuleAuth, RuleManage)
+	}
+	for _, k := range kinds {
+		if err := checkRule(c, c.rule(k)); err != nil {
+			set(ruleKeys[k], err)
 		}
 	}
 	if ferrs := validateFields(c.Fields); len(ferrs) > 0 {
 		set("fields", ferrs)
 	}
 	if c.IsAuth() {
-		if c.AuthRule != nil && *c.AuthRule != "" {
-			set("authRule", unsupportedRule)
-		}
-		if c.ManageRule != nil {
-			set("manageRule", unsupportedRule)
+		if c.ManageRule != nil && *c.ManageRule == "" {
+			// PocketBase: a manageRule is null or a filter, never "".
+			set("manageRule", validation.NilOrNotEmpty())
 		}
 		aerrs := validation.Errors{}
 		validateAuthOptions(c, aerrs)
@@ -293,27 +301,7 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 	}
 }
 
-var (
-	errMatch        = validation.MatchInvalid()
-	unsupportedRule = validation.New(validation.CodeUnsupportedRule, `This server evaluates only null (superusers), "" (anyone) and "`+OwnerRule+`" rules.`)
-)
-
-// checkRule judges an API rule: null, "" and OwnerRule are the ones this
-// server evaluates. Any other is refused: as validation_invalid_rule, in
-// PocketBase's words, when it is not even a filter expression, else as
-// validation_unsupported_rule.
-func checkRule(r *string) *validation.Error {
-	if r == nil || *r == "" || *r == OwnerRule {
-		return nil
-	}
-	if _, err := filterlang.Parse(*r); err != nil {
-		if se, ok := errors.AsType[*filterlang.SyntaxError](err); ok {
-			return validation.InvalidRule(fmt.Sprintf("offset %d: %s", se.Offset, se.Msg))
-		}
-		return validation.InvalidRule(err.Error())
-	}
-	return unsupportedRule
-}
+var errMatch = validation.MatchInvalid()
 
 func validateFields(fields []Field) validation.Errors {
 	errs := validation.Errors{}

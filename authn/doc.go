@@ -56,6 +56,19 @@
 // token, or an MFA challenge. Store.Refresh applies the same authRule to
 // an auth-refresh. The HTTP layer only binds, throttles and renders.
 //
+// # API rules
+//
+// The rules of a collection (listRule … deleteRule, authRule, manageRule)
+// are null (superusers only), "" (anyone) or a filter of package
+// filterlang over a record and a Request: the record's non-hidden fields
+// and @request.auth/body/query/headers/method/context, bound per
+// evaluation as PocketBase binds request values (filterlang's Param
+// fields), with the date macros taken at the request's time. Joins
+// (@collection.*, a related record's fields) are not supported and are
+// refused at save, like a rule naming an unknown or hidden field. Each
+// stored version of a collection has its rules compiled once (on save and
+// at start); RuleAllows and FilterByRule evaluate them.
+//
 // # One-time passwords and MFA
 //
 // An OTP is a code of otp.length digits drawn from the injected randomness,

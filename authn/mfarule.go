@@ -39,21 +39,22 @@ func mfaResolver(c *Collection) filterlang.Resolver[mfaSubject] {
 		if f == nil || f.Hidden {
 			return filterlang.Field[mfaSubject]{}, false
 		}
-		return ruleField(f)
+		return recordField(f, func(s mfaSubject) *Record { return s.r })
 	}
 }
 
-// ruleField returns the getter of field f, which is not hidden. An unset
-// custom field reads as its type's zero value, as PocketBase's row
-// holds it (empty text, number 0, bool false), never as NULL.
-func ruleField(f *Field) (filterlang.Field[mfaSubject], bool) {
-	str := func(get func(*Record) string) (filterlang.Field[mfaSubject], bool) {
-		return filterlang.Field[mfaSubject]{Type: filterlang.TypeString, Str: func(s mfaSubject) (string, bool) { return get(s.r), true }}, true
+// recordField returns the getter of field f, which is not hidden, of the
+// record rec returns for a subject S, as a column. An unset custom field
+// reads as its type's zero value, as PocketBase's row holds it (empty
+// text, number 0, bool false), never as NULL.
+func recordField[S any](f *Field, rec func(S) *Record) (filterlang.Field[S], bool) {
+	str := func(get func(*Record) string) (filterlang.Field[S], bool) {
+		return filterlang.Field[S]{Type: filterlang.TypeString, Str: func(s S) (string, bool) { return get(rec(s)), true }}, true
 	}
-	num := func(get func(*Record) float64) (filterlang.Field[mfaSubject], bool) {
-		return filterlang.Field[mfaSubject]{Type: filterlang.TypeNumber, Num: func(s mfaSubject) (float64, bool) { return get(s.r), true }}, true
+	num := func(get func(*Record) float64) (filterlang.Field[S], bool) {
+		return filterlang.Field[S]{Type: filterlang.TypeNumber, Num: func(s S) (float64, bool) { return get(rec(s)), true }}, true
 	}
-	boolean := func(get func(*Record) bool) (filterlang.Field[mfaSubject], bool) {
+	boolean := func(get func(*Record) bool) (filterlang.Field[S], bool) {
 		return num(func(r *Record) float64 {
 			if get(r) {
 				return 1
@@ -91,7 +92,7 @@ func ruleField(f *Field) (filterlang.Field[mfaSubject], bool) {
 		}
 		return str(func(r *Record) string { return Time{r.Created}.String() })
 	}
-	return filterlang.Field[mfaSubject]{}, false
+	return filterlang.Field[S]{}, false
 }
 
 // mfaRule is the compiled mfa.rule of one version of a collection. A rule

@@ -29,9 +29,12 @@ type SignIn struct {
 	// MFAID is the MFA session a second factor presents, or "" for a
 	// first factor.
 	MFAID string
-	// Superuser marks a request authenticated as a superuser, which a
-	// null authRule still lets sign in.
+	// Superuser marks a request authenticated as a superuser, which
+	// every authRule, even null, lets sign in.
 	Superuser bool
+	// Request is the sign-in request as the authRule reads it (nil: a
+	// guest's, with nothing in it); its Context defaults to Method.
+	Request *Request
 }
 
 // Outcome is the result of a SignIn: exactly one of its fields is set.
@@ -60,7 +63,11 @@ type Outcome struct {
 // linked) stay whatever SignIn returns, as in PocketBase.
 func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 	c, r := in.Collection, in.Record
-	if err := authRuleAllows(c, in.Superuser); err != nil {
+	req := s.bindRequest(in.Request)
+	if req.Context == "" {
+		req.Context = in.Method
+	}
+	if err := s.authRuleAllows(c, r, in.Superuser, req); err != nil {
 		return Outcome{}, err
 	}
 	mfa, err := s.mfaRequired(c, r, in.Method)
@@ -93,7 +100,8 @@ type Refresh struct {
 	Record     *Record
 	Token      string
 	Claims     *Claims
-	Superuser  bool // as in SignIn
+	Superuser  bool     // as in SignIn
+	Request    *Request // as in SignIn; its Context defaults to ContextDefault
 }
 
 // Refresh applies the authRule to the record signed in (ErrAuthRule) and
@@ -101,7 +109,7 @@ type Refresh struct {
 // that token unchanged (impersonation). A failure to sign wraps
 // ErrTokenIssue.
 func (s *Store) Refresh(ctx context.Context, in Refresh) (string, error) {
-	if err := authRuleAllows(in.Collection, in.Superuser); err != nil {
+	if err := s.authRuleAllows(in.Collection, in.Record, in.Superuser, in.Request); err != nil {
 		return "", err
 	}
 	if in.Claims.Refreshable == nil || !*in.Claims.Refreshable {
@@ -114,12 +122,14 @@ func (s *Store) Refresh(ctx context.Context, in Refresh) (string, error) {
 	return token, nil
 }
 
-// authRuleAllows applies c's authRule to a request: a null rule lets only
-// superusers obtain tokens, any other (the rule language is not evaluated
-// yet) lets everyone.
-func authRuleAllows(c *Collection, superuser bool) error {
-	if c.AuthRule == nil && !superuser {
-		return ErrAuthRule
+// authRuleAllows applies c's authRule to the sign-in of rec by req, as
+// PocketBase v0.31.0 does for every login method and refresh: a request
+// authenticated as a superuser always passes; otherwise a null rule
+// refuses, "" admits, and a filter admits when rec and req satisfy it
+// (a stored rule that no longer compiles refuses).
+func (s *Store) authRuleAllows(c *Collection, rec *Record, superuser bool, req *Request) error {
+	if superuser || s.RuleAllows(c, RuleAuth, rec, req) {
+		return nil
 	}
-	return nil
+	return ErrAuthRule
 }

@@ -82,6 +82,14 @@ type Store struct {
 	stopSweep func()         // stops the sweeper; nil when none runs
 
 	rules ruleCache // compiled mfa.rule per collection; its own lock, taken after s.mu
+	// apiRules are the compiled API rules per collection, compiled when
+	// a collection is stored; its own lock, taken after s.mu.
+	apiRules apiRuleCache
+	// sorted caches each collection's records in list order, as
+	// sortedRecords returns them, until one of them changes; its own
+	// lock, taken after s.mu (a read lock suffices to fill it).
+	sortMu sync.Mutex
+	sorted map[string][]*Record
 
 	probeMu   sync.Mutex // guards lastProbe
 	lastProbe time.Time
@@ -452,8 +460,10 @@ func (s *Store) apply(o *op, size int64) {
 		}
 		s.cols[c.ID] = c
 		s.rules.drop(c.ID)
+		s.apiRules.get(c)
 	case "deleteCollection":
 		s.rules.drop(o.ID)
+		s.apiRules.drop(o.ID)
 		for id := range s.byCol[o.ID] {
 			delete(s.recs, id)
 			s.live -= s.sizes["r:"+id]
@@ -462,6 +472,7 @@ func (s *Store) apply(o *op, size int64) {
 		}
 		delete(s.cols, o.ID)
 		delete(s.byCol, o.ID)
+		s.unsort(o.ID)
 		delete(s.byEmail, o.ID)
 		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
 		return
@@ -477,6 +488,7 @@ func (s *Store) apply(o *op, size int64) {
 			}
 		}
 		s.recs[r.ID] = r
+		s.unsort(r.CollectionID)
 		if m := s.byCol[r.CollectionID]; m != nil {
 			m[r.ID] = r
 		}
@@ -488,6 +500,7 @@ func (s *Store) apply(o *op, size int64) {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
+			s.unsort(old.CollectionID)
 		}
 		s.dropRecordAuthState(o.ID)
 		return
@@ -686,7 +699,32 @@ func (s *Store) Records(c *Collection) []*Record {
 	return s.sortedRecords(c.ID)
 }
 
+// sortedRecords returns the records of collection colID by creation time
+// then id, in a new slice. The order is computed once per change of the
+// collection's records. The caller holds s.mu (a read lock suffices).
 func (s *Store) sortedRecords(colID string) []*Record {
+	s.sortMu.Lock()
+	defer s.sortMu.Unlock()
+	out, ok := s.sorted[colID]
+	if !ok {
+		out = s.sortRecords(colID)
+		if s.sorted == nil {
+			s.sorted = map[string][]*Record{}
+		}
+		s.sorted[colID] = out
+	}
+	return slices.Clone(out)
+}
+
+// unsort forgets the cached order of collection colID's records. The
+// caller holds s.mu.
+func (s *Store) unsort(colID string) {
+	s.sortMu.Lock()
+	delete(s.sorted, colID)
+	s.sortMu.Unlock()
+}
+
+func (s *Store) sortRecords(colID string) []*Record {
 	m := s.byCol[colID]
 	out := make([]*Record, 0, len(m))
 	for _, r := range m {

@@ -259,7 +259,9 @@ func TestCollectionValidation(t *testing.T) {
 		{"duplicate", `{"name":"USERS","type":"auth"}`, "name"},
 		{"reserved", `{"name":"_x","type":"auth"}`, "name"},
 		{"view type", `{"name":"v","type":"view"}`, "type"},
-		{"rule", `{"name":"r","type":"auth","listRule":"verified = true"}`, "listRule"},
+		{"rule", `{"name":"r","type":"auth","listRule":"nofield = true"}`, "listRule"},
+		{"manageRule blank", `{"name":"r","type":"auth","manageRule":""}`, "manageRule"},
+		{"authRule join", `{"name":"r","type":"auth","authRule":"@collection.users.id = id"}`, "authRule"},
 		{"mfa alone", `{"name":"m","type":"auth","mfa":{"enabled":true}}`, "mfa"},
 		{"token duration", `{"name":"d","type":"auth","fileToken":{"duration":1}}`, "fileToken"},
 		{"field type", `{"name":"f","type":"auth","fields":[{"name":"x","type":"relation"}]}`, "fields"},
@@ -662,36 +664,4 @@ func mustCollection(t *testing.T, s *Store, name string) *Collection {
 		t.Fatalf("no collection %s", name)
 	}
 	return c
-}
-
-// TestCheckRule: the rules this server evaluates pass; one that is no
-// filter expression is validation_invalid_rule (as PocketBase words a
-// malformed rule), and a well-formed one it cannot evaluate is
-// validation_unsupported_rule.
-func TestCheckRule(t *testing.T) {
-	str := func(s string) *string { return &s }
-	for _, tt := range []struct {
-		rule *string
-		code string // "" = accepted
-	}{
-		{nil, ""},
-		{str(""), ""},
-		{str(OwnerRule), ""},
-		{str("bad ==="), validation.CodeInvalidRule},
-		{str("(a = 1"), validation.CodeInvalidRule},
-		{str("nofield = 1"), validation.CodeUnsupportedRule},
-		{str("@request.auth.id != ''"), validation.CodeUnsupportedRule},
-	} {
-		got := ""
-		if e := checkRule(tt.rule); e != nil {
-			got = e.Code
-		}
-		if got != tt.code {
-			name := "null"
-			if tt.rule != nil {
-				name = *tt.rule
-			}
-			t.Errorf("checkRule(%s) = %q, want %q", name, got, tt.code)
-		}
-	}
 }

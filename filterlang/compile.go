@@ -16,12 +16,20 @@ import (
 // a column (level): JSON fields compare strictly, with no folding of "" and
 // NULL and no type affinity; columns behave like SQLite columns of the
 // declared type. See the package documentation.
+//
+// Param marks a value bound per evaluation rather than stored with the
+// entry (a bound parameter in PocketBase's SQL, such as a value of the
+// request a rule is checked for): it compares as a constant does, with no
+// type affinity, and = and != choose between their forms for an empty
+// (NULL or "") and a non-empty constant by the value each evaluation
+// reads. A Param field on the right of ~ is a pattern, as a constant is.
 type Field[T any] struct {
-	Type Type
-	JSON bool
-	Str  func(T) (string, bool)
-	Num  func(T) (float64, bool)
-	Dyn  func(T) Value
+	Type  Type
+	JSON  bool
+	Param bool
+	Str   func(T) (string, bool)
+	Num   func(T) (float64, bool)
+	Dyn   func(T) Value
 }
 
 // Resolver maps a field name as written in a filter ("level",
@@ -35,6 +43,13 @@ type Options struct {
 	// Now is the clock the date macros (@now, @todayStart …) are computed
 	// from, once per Compile; nil means time.Now.
 	Now func() time.Time
+	// ParamMacros makes Compile ask the Resolver for a date macro name
+	// (@now, @hour …) before computing it, so that a resolver can bind
+	// the macros per evaluation (a Param field reading MacroValue at the
+	// entry's own time) and a predicate need not be compiled again as
+	// the clock moves. A macro the Resolver does not know keeps its
+	// Compile-time value.
+	ParamMacros bool
 }
 
 // Predicate is a compiled filter: it reports whether an entry matches.
@@ -64,7 +79,7 @@ func newCompiler[T any](r Resolver[T], opts Options) *compiler[T] {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	return &compiler[T]{resolve: r, now: now().UTC(), fast: true}
+	return &compiler[T]{resolve: r, now: now().UTC(), fast: true, paramMacros: opts.ParamMacros}
 }
 
 // compiler holds the state of one Compile call.
@@ -77,6 +92,8 @@ type compiler[T any] struct {
 	// batch: the comparisons are for a Selector, so fieldConst builds
 	// their selection loops too.
 	batch bool
+	// paramMacros: Options.ParamMacros.
+	paramMacros bool
 }
 
 // expr compiles e; depth guards against hand-built trees deeper than any
@@ -173,6 +190,7 @@ type operand[T any] struct {
 	field  *Field[T] // nil for a constant
 	aff    affinity
 	strict bool   // JSON semantics
+	param  bool   // a Param field: compares as a constant read per evaluation
 	c      scalar // the constant
 	empty  bool   // the constant is NULL or ""
 }
@@ -218,13 +236,16 @@ func (c *compiler[T]) operand(x Operand) (operand[T], error) {
 	case Num:
 		return operand[T]{c: numScalar(x.Value)}, nil
 	case Ident:
-		if v, ok := macro(x.Name, c.now); ok {
+		if v, ok := macro(x.Name, c.now); ok && !c.paramMacros {
 			return operand[T]{c: v}, nil
 		}
 		if c.resolve != nil {
 			if f, ok := c.resolve(x.Name); ok {
 				if err := checkField(x.Name, &f); err != nil {
 					return operand[T]{}, err
+				}
+				if f.Param {
+					return operand[T]{field: &f, param: true}, nil
 				}
 				o := operand[T]{field: &f, strict: f.JSON}
 				if !f.JSON {
@@ -237,6 +258,9 @@ func (c *compiler[T]) operand(x Operand) (operand[T], error) {
 				}
 				return o, nil
 			}
+		}
+		if v, ok := macro(x.Name, c.now); ok {
+			return operand[T]{c: v}, nil
 		}
 		switch strings.ToLower(x.Name) {
 		case "null":
@@ -447,27 +471,13 @@ func plain[T any](p Predicate[T]) chain[T] {
 
 // cmp compiles = != < <= > >= and their any-of variants.
 func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) comparison[T] {
+	if l.param || r.param {
+		return comparison[T]{chain: plain(paramCmp(x, l, r))}
+	}
 	s := &cmpSpec{op: x.Op, laff: l.aff, raff: r.aff}
 	lf, rf := l.field != nil, r.field != nil
-	if x.Op == Eq || x.Op == Neq {
-		switch {
-		case l.strict || r.strict:
-			s.mode = modeStrict
-		case lf && rf:
-			// COALESCE(...) is an expression: no affinity survives it.
-			s.mode, s.laff, s.raff = modeCoalesce, affNone, affNone
-		case !lf && !rf:
-			if l.empty && r.empty {
-				return comparison[T]{chain: plain(constant[T](x.Op == Eq))}
-			}
-			s.mode = modeDirect
-			l.c, r.c = emptyAsText(l), emptyAsText(r)
-		case l.empty || r.empty:
-			s.mode = modeEmpty
-			l.c, r.c = emptyAsText(l), emptyAsText(r)
-		default:
-			s.mode = modeDirect
-		}
+	if fixed, res := eqForm(s, l, r); fixed {
+		return comparison[T]{chain: plain(constant[T](res))}
 	}
 	// Convert a constant for the other side's affinity once, here.
 	if !lf && rf {
@@ -491,6 +501,137 @@ func (c *compiler[T]) cmp(x *Compare, l, r *operand[T]) comparison[T] {
 		}
 	}
 	return comparison[T]{chain: plain(general(s, l, r, x.AnyOf))}
+}
+
+// eqForm sets s.mode for = and != from the operands' kinds (and, for
+// constants, emptiness), as PocketBase chooses the SQL form, replacing an
+// empty constant by "" where PocketBase binds it so. fixed reports a
+// comparison of two empty constants, whose result is res.
+func eqForm[T any](s *cmpSpec, l, r *operand[T]) (fixed, res bool) {
+	if s.op != Eq && s.op != Neq {
+		return false, false
+	}
+	lf, rf := l.field != nil, r.field != nil
+	switch {
+	case l.strict || r.strict:
+		s.mode = modeStrict
+	case lf && rf:
+		// COALESCE(...) is an expression: no affinity survives it.
+		s.mode, s.laff, s.raff = modeCoalesce, affNone, affNone
+	case !lf && !rf:
+		if l.empty && r.empty {
+			return true, s.op == Eq
+		}
+		s.mode = modeDirect
+		l.c, r.c = emptyAsText(l), emptyAsText(r)
+	case l.empty || r.empty:
+		s.mode = modeEmpty
+		l.c, r.c = emptyAsText(l), emptyAsText(r)
+	default:
+		s.mode = modeDirect
+	}
+	return false, false
+}
+
+// bindParam returns o with a Param field replaced by the constant v it
+// read; other operands are returned unchanged.
+func bindParam[T any](o *operand[T], v Value) operand[T] {
+	if !o.param {
+		return *o
+	}
+	k := scalarOf(v)
+	return operand[T]{c: k, empty: k.null() || (k.kind == KindString && k.str == "")}
+}
+
+// paramCmp compiles a comparison with a Param field on a side: each
+// evaluation binds the Param values as constants and compares as cmp
+// does for constants.
+func paramCmp[T any](x *Compare, l, r *operand[T]) Predicate[T] {
+	gen := paramGeneral(x, l, r)
+	switch {
+	case l.param && r.field == nil:
+		return paramConst(x.Op, x.AnyOf, l.field.Dyn, r, gen)
+	case r.param && l.field == nil:
+		return paramConst(flip(x.Op), x.AnyOf, r.field.Dyn, l, gen)
+	}
+	return gen
+}
+
+// paramGeneral is paramCmp for every operand combination.
+func paramGeneral[T any](x *Compare, l, r *operand[T]) Predicate[T] {
+	lv, rv := l.value(), r.value()
+	base := cmpSpec{op: x.Op, laff: l.aff, raff: r.aff}
+	each := x.AnyOf
+	return func(e T) bool {
+		a, b := lv(e), rv(e)
+		lo, ro := bindParam(l, a), bindParam(r, b)
+		s := base
+		if fixed, res := eqForm(&s, &lo, &ro); fixed {
+			return res
+		}
+		// A constant takes the other side's affinity; an array stays
+		// whole for the any-of operators.
+		if lo.field == nil && !(each && a.Kind == KindArray) {
+			a = scalarValue(constAffinity(lo.c, s.raff))
+		}
+		if ro.field == nil && !(each && b.Kind == KindArray) {
+			b = scalarValue(constAffinity(ro.c, s.laff))
+		}
+		if each && (a.Kind == KindArray || b.Kind == KindArray) {
+			arr := s // escapes through the interface: only on this path
+			return evalValues(&arr, a, b, true)
+		}
+		return s.eval(scalarOf(a), scalarOf(b))
+	}
+}
+
+// paramConst compiles param op k, a Param field (read with get) against a
+// constant: what paramCmp does, without its general steps, for the
+// commonest form of a rule's request operands (@request.method = "GET").
+// An array value under an any-of operator takes gen, the general form.
+func paramConst[T any](op Op, each bool, get func(T) Value, k *operand[T], gen Predicate[T]) Predicate[T] {
+	kc, kEmpty := k.c, k.empty
+	if kEmpty {
+		kc = strScalar("") // PocketBase binds an empty side as ""
+	}
+	eq := op == Eq || op == Neq
+	return func(e T) bool {
+		v := get(e)
+		if v.Kind == KindArray && each {
+			return gen(e)
+		}
+		pv := scalarOf(v)
+		pEmpty := pv.null() || (pv.kind == KindString && pv.str == "")
+		if !eq {
+			s := cmpSpec{op: op}
+			return s.eval(pv, k.c)
+		}
+		if pEmpty && kEmpty {
+			return op == Eq
+		}
+		if pEmpty {
+			pv = strScalar("")
+		}
+		if pv.kind == KindString && kc.kind == KindString {
+			return (pv.str == kc.str) == (op == Eq)
+		}
+		s := cmpSpec{op: op, mode: modeDirect}
+		return s.eval(pv, kc)
+	}
+}
+
+// scalarValue is the Value of a constant.
+func scalarValue(k scalar) Value {
+	switch k.kind {
+	case KindNumber:
+		if k.numText {
+			return Value{Kind: KindString, Str: formatNum(k.num)}
+		}
+		return Value{Kind: KindNumber, Num: k.num}
+	case KindString:
+		return Value{Kind: KindString, Str: k.str}
+	}
+	return Value{}
 }
 
 // emptyAsText returns o's constant with NULL replaced by "" (PocketBase
@@ -677,6 +818,9 @@ func (s *likeSpec) eval(l, r scalar) bool {
 
 // like compiles ~ and !~ and their any-of variants.
 func (c *compiler[T]) like(x *Compare, l, r *operand[T]) chain[T] {
+	if l.param || r.param {
+		return plain(paramLike(x, l, r))
+	}
 	s := &likeSpec{neg: x.Op == NotLike}
 	if r.field == nil {
 		if r.c.null() {
@@ -721,6 +865,39 @@ func (c *compiler[T]) like(x *Compare, l, r *operand[T]) chain[T] {
 		})
 	}
 	return plain(general(s, l, r, x.AnyOf))
+}
+
+// paramLike compiles ~ or !~ with a Param field on a side: a Param on the
+// right is a constant pattern, matched as like does with a constant.
+func paramLike[T any](x *Compare, l, r *operand[T]) Predicate[T] {
+	lv, rv := l.value(), r.value()
+	neg, each := x.Op == NotLike, x.AnyOf
+	return func(e T) bool {
+		s := likeSpec{neg: neg}
+		b := rv(e)
+		if r.field == nil || r.param {
+			k := scalarOf(b)
+			if k.null() {
+				return false // LIKE NULL is NULL
+			}
+			var buf [32]byte
+			s.m = newLikeMatcher(string(k.appendText(buf[:0])))
+		}
+		return evalValues(&s, lv(e), b, each)
+	}
+}
+
+// MacroValue returns the value of the macro name (a date macro of
+// DateMacro, as text, or one of the numbers @second, @minute, @hour,
+// @day, @month, @weekday and @year) at time now, in UTC: what Compile
+// gives the macro, for a resolver that binds macros itself (see
+// Options.ParamMacros).
+func MacroValue(name string, now time.Time) (Value, bool) {
+	k, ok := macro(name, now.UTC())
+	if !ok {
+		return Value{}, false
+	}
+	return scalarValue(k), true
 }
 
 // macroLayout is how dates are stored and compared: as text.

@@ -73,6 +73,11 @@
 //     any case: a field of the same name wins over the keyword;
 //  4. otherwise an "unknown field" error.
 //
+// With Options.ParamMacros the Resolver is asked before the macros, so
+// that it can bind them per evaluation. A field marked Param (a value
+// bound per evaluation, such as a request's) compares as the constant it
+// holds would, not as a column.
+//
 // Numbers are float64 values. Booleans everywhere are the numbers 1 and 0,
 // as SQLite's JSON_EXTRACT returns them.
 //

@@ -87,10 +87,12 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 // renders its outcome. A completed sign-in answers the §2.6 result, with
 // meta (OAuth2's; nil leaves it out); a first factor on a collection with
 // MFA answers 401 with exactly {"mfaId": …}, after its effects (an OAuth2
-// record created or linked) have happened, as in PocketBase.
-func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, method, mfaID string, meta any) error {
+// record created or linked) have happened, as in PocketBase. body is
+// the sign-in request's, which the authRule may read (@request.body.*).
+func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, body map[string]any, method, mfaID string, meta any) error {
 	st := stateOf(r)
-	out, err := s.auth.SignIn(r.Context(), authn.SignIn{Collection: c, Record: rec, Method: method, MFAID: mfaID, Superuser: st.isSuperuser()})
+	out, err := s.auth.SignIn(r.Context(), authn.SignIn{Collection: c, Record: rec, Method: method, MFAID: mfaID, Superuser: st.isSuperuser(),
+		Request: ruleRequest(r, body, method)})
 	if err != nil {
 		return signInError(err)
 	}
@@ -183,7 +185,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
-	return s.signIn(w, r, c, rec, authn.MethodPassword, mfaID, nil)
+	return s.signIn(w, r, c, rec, b.vals, authn.MethodPassword, mfaID, nil)
 }
 
 // handleAuthRefresh handles POST /api/collections/{collection}/auth-refresh.
@@ -194,7 +196,8 @@ func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	token, err := s.auth.Refresh(r.Context(), authn.Refresh{Collection: c, Record: st.rec, Token: st.token, Claims: st.claims, Superuser: st.isSuperuser()})
+	token, err := s.auth.Refresh(r.Context(), authn.Refresh{Collection: c, Record: st.rec, Token: st.token, Claims: st.claims, Superuser: st.isSuperuser(),
+		Request: ruleRequest(r, nil, authn.ContextDefault)})
 	if errors.Is(err, authn.ErrTokenIssue) {
 		return newError(http.StatusInternalServerError, "Failed to refresh auth token.", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"time"
 
@@ -65,7 +66,7 @@ func (s *Server) handleAuthWithOAuth2(w http.ResponseWriter, r *http.Request) er
 	if err != nil {
 		return err
 	}
-	return s.signIn(w, r, c, rec, authn.MethodOAuth2, in.mfaID, oauth2Meta(user, email, isNew))
+	return s.signIn(w, r, c, rec, b.vals, authn.MethodOAuth2, in.mfaID, oauth2Meta(user, email, isNew))
 }
 
 // oauth2Request is the body of an auth-with-oauth2, bound and validated.
@@ -176,7 +177,15 @@ func (s *Server) resolveOAuth2(r *http.Request, c *authn.Collection, in *oauth2R
 			if c.CreateRule == nil && !st.isSuperuser() {
 				return errForbidden(msgSuperusersOnly)
 			}
-			if err := ruleAllows(r, c, c.CreateRule, nil); err != nil {
+			vals := maps.Clone(in.createData)
+			if vals == nil {
+				vals = map[string]any{}
+			}
+			if e, _ := vals["email"].(string); e == "" {
+				vals["email"] = email
+			}
+			req := ruleRequest(r, vals, authn.ContextOAuth2)
+			if err := s.ruleAllows(r, c, authn.RuleCreate, s.auth.DraftRecord(c, vals), req); err != nil {
 				return errBadRequest(msgCreateFailed, err)
 			}
 			return nil

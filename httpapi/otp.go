@@ -116,7 +116,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	return s.signIn(w, r, c, rec, authn.MethodOTP, mfaID, nil)
+	return s.signIn(w, r, c, rec, b.vals, authn.MethodOTP, mfaID, nil)
 }
 
 func otpError(err error) error {

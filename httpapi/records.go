@@ -4,41 +4,10 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"strongbox/authn"
 )
-
-// Record access follows the collection's rules, of which strongbox
-// evaluates three forms: null (superusers only: 403 for anyone else), ""
-// (anyone) and authn.OwnerRule (the authenticated record itself; anyone
-// else gets 404, as PocketBase answers a record a rule hides).
-
-// ruleAllows reports whether the request passes rule for record rec (nil
-// for list and create), and the error to return when it does not.
-func ruleAllows(r *http.Request, c *authn.Collection, rule *string, rec *authn.Record) error {
-	st := stateOf(r)
-	if st.isSuperuser() {
-		return nil
-	}
-	switch {
-	case rule == nil:
-		return errForbidden(msgSuperusersOnly)
-	case *rule == "":
-		return nil
-	case *rule == authn.OwnerRule && rec != nil && st.rec != nil && st.col.ID == c.ID && st.rec.ID == rec.ID:
-		return nil
-	}
-	return errNotFound(nil)
-}
-
-// showEmail reports whether the caller may see rec's email regardless of
-// its emailVisibility: superusers and the record itself.
-func showEmail(r *http.Request, rec *authn.Record) bool {
-	st := stateOf(r)
-	return st.isSuperuser() || (st.rec != nil && st.rec.ID == rec.ID)
-}
 
 // recordsCollection finds the collection of a records route.
 func (s *Server) recordsCollection(r *http.Request) (*authn.Collection, error) {
@@ -69,14 +38,17 @@ func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return err
 	}
-	recs := slices.DeleteFunc(s.auth.Records(c), func(rec *authn.Record) bool { return ruleAllows(r, c, c.ListRule, rec) != nil })
+	recs, req := s.auth.Records(c), ruleRequest(r, nil, authn.ContextDefault)
+	if !stateOf(r).isSuperuser() {
+		recs = s.auth.FilterByRule(c, authn.RuleList, recs, req)
+	}
 	if recs, err = filterAndSort(recs, q.Get("filter"), q.Get("sort"), recordFields(c), s.now); err != nil {
 		return err
 	}
 	p := pageOf(pg, recs)
 	items := make([]map[string]any, 0, len(recs))
 	for _, rec := range p.Items.([]*authn.Record) {
-		items = append(items, rec.Public(c, showEmail(r, rec)))
+		items = append(items, rec.Public(c, s.showEmail(r, c, rec, req)))
 	}
 	p.Items = items
 	return writeJSON(w, r, http.StatusOK, p)
@@ -156,10 +128,11 @@ func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error 
 	if !ok {
 		return errNotFound(nil)
 	}
-	if err := ruleAllows(r, c, c.ViewRule, rec); err != nil {
+	req := ruleRequest(r, nil, authn.ContextDefault)
+	if err := s.ruleAllows(r, c, authn.RuleView, rec, req); err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
 }
 
 // handleRecordCreate handles POST /api/collections/{collection}/records:
@@ -176,24 +149,27 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 	if c.CreateRule == nil && !stateOf(r).isSuperuser() {
 		return errForbidden(msgSuperusersOnly)
 	}
-	if err := ruleAllows(r, c, c.CreateRule, nil); err != nil {
-		return errBadRequest("Failed to create record.", err)
-	}
 	b, err := bind(r)
 	if err != nil {
 		return err
 	}
-	if err := b.refuseUnstored("Failed to create record."); err != nil {
+	if err := b.refuseUnstored(msgCreateFailed); err != nil {
 		return err
 	}
-	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
+	vals := recordValues(r, c, b)
+	req := ruleRequest(r, vals, authn.ContextDefault)
+	draft := s.auth.DraftRecord(c, vals)
+	if err := s.ruleAllows(r, c, authn.RuleCreate, draft, req); err != nil {
+		return errBadRequest(msgCreateFailed, err)
+	}
+	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: vals, Manager: s.manages(r, c, draft, req)})
 	if data := validationData(err); data != nil {
-		return errValidation("Failed to create record.", data)
+		return errValidation(msgCreateFailed, data)
 	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
 }
 
 // recordValues returns the values of a record body. A form body is merged
@@ -229,9 +205,6 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if !ok {
 		return errNotFound(nil)
 	}
-	if err := ruleAllows(r, c, c.UpdateRule, rec); err != nil {
-		return err
-	}
 	b, err := bind(r)
 	if err != nil {
 		return err
@@ -239,7 +212,12 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if err := b.refuseUnstored("Failed to update record."); err != nil {
 		return err
 	}
-	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: recordValues(r, c, b), Manager: stateOf(r).isSuperuser()})
+	vals := recordValues(r, c, b)
+	req := ruleRequest(r, vals, authn.ContextDefault)
+	if err := s.ruleAllows(r, c, authn.RuleUpdate, rec, req); err != nil {
+		return err
+	}
+	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: vals, Manager: s.manages(r, c, rec, req)})
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to update record.", data)
 	}
@@ -249,7 +227,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, showEmail(r, rec)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
 }
 
 // handleRecordDelete handles DELETE /api/collections/{collection}/records/{id}.
@@ -268,7 +246,7 @@ func (s *Server) handleRecordDelete(w http.ResponseWriter, r *http.Request) erro
 	if !ok {
 		return errNotFound(nil)
 	}
-	if err := ruleAllows(r, c, c.DeleteRule, rec); err != nil {
+	if err := s.ruleAllows(r, c, authn.RuleDelete, rec, ruleRequest(r, nil, authn.ContextDefault)); err != nil {
 		return err
 	}
 	switch err := s.auth.DeleteRecord(c, rec.ID); {

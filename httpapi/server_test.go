@@ -193,6 +193,12 @@ func (e *env) do(method, path, token string, body any) *response {
 
 func (e *env) doRaw(method, path, token, contentType string, body io.Reader) *response {
 	e.t.Helper()
+	return e.doHeader(method, path, token, contentType, body, nil)
+}
+
+// doHeader is doRaw with more request headers.
+func (e *env) doHeader(method, path, token, contentType string, body io.Reader, header map[string]string) *response {
+	e.t.Helper()
 	req, err := http.NewRequest(method, e.srv.URL+path, body)
 	if err != nil {
 		e.t.Fatal(err)
@@ -202,6 +208,9 @@ func (e *env) doRaw(method, path, token, contentType string, body io.Reader) *re
 	}
 	if token != "" {
 		req.Header.Set("Authorization", token)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	res, err := e.srv.Client().Do(req)
 	if err != nil {

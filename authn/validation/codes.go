@@ -15,6 +15,7 @@ import (
 const (
 	// Generic checks (the ozzo-validation codes PocketBase reports).
 	CodeRequired         = "validation_required"
+	CodeNilOrNotEmpty    = "validation_nil_or_not_empty_required"
 	CodeIsEmail          = "validation_is_email"
 	CodeIsURL            = "validation_is_url"
 	CodeInInvalid        = "validation_in_invalid"
@@ -92,7 +93,6 @@ const (
 	CodeReadOnly               = "validation_read_only"
 	CodeUnknownField           = "validation_unknown_field"
 	CodeUnsupportedValue       = "validation_unsupported_value"
-	CodeUnsupportedRule        = "validation_unsupported_rule"
 	CodeBuiltinFieldChange     = "validation_builtin_field_change"
 	CodeSuperusersOAuth2       = "validation_superusers_oauth2"
 	CodeSuperusersPasswordAuth = "validation_superusers_password_auth"
@@ -112,6 +112,10 @@ const (
 func InvalidRule(raw string) *Error {
 	return New(CodeInvalidRule, "Invalid rule. Raw error: "+raw+".")
 }
+
+// NilOrNotEmpty is a value that must be null or not empty, sent empty
+// (a manageRule of ""): "Cannot be blank.".
+func NilOrNotEmpty() *Error { return New(CodeNilOrNotEmpty, "Cannot be blank.") }
 
 // Required is a blank value: "Cannot be blank.".
 func Required() *Error { return New(CodeRequired, "Cannot be blank.") }

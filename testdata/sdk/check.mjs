@@ -174,6 +174,34 @@ await step('account mails', async () => {
   assert(await user.collection('users').requestEmailChange(`new-${nonce}@example.com`) === true, 'requestEmailChange');
 });
 
+await step('rule-filtered list', async () => {
+  const before = await pb.collections.getOne('users');
+  await pb.collections.update('users', { listRule: 'name = "SDK 2" && @request.headers.x_sdk_check = "yes"' });
+  try {
+    const guest = new PocketBase(base);
+    const seen = await guest.collection('users').getList(1, 5, { headers: { 'X-SDK-Check': 'yes' } });
+    assert(seen.items.some((r) => r.id === userId), `the rule hides the matching record: ${JSON.stringify(seen)}`);
+    const hidden = await guest.collection('users').getList(1, 5);
+    assert(hidden.totalItems === 0, `the rule lets a request without the header see ${hidden.totalItems} records`);
+    await expectError(() => guest.collection('users').getOne(userId), 404);
+  } finally {
+    await pb.collections.update('users', { listRule: before.listRule });
+  }
+});
+
+await step('authRule refusal', async () => {
+  const before = await pb.collections.getOne('users');
+  await pb.collections.update('users', { authRule: 'verified = true' });
+  try {
+    await expectError(() => new PocketBase(base).collection('users').authWithPassword(userEmail, userPassword), 403,
+      "The request doesn't satisfy the collection requirements to authenticate.");
+  } finally {
+    await pb.collections.update('users', { authRule: before.authRule });
+  }
+  const r = await new PocketBase(base).collection('users').authWithPassword(userEmail, userPassword);
+  assert(r.record.id === userId, 'sign-in after the authRule is lifted');
+});
+
 await step('delete the user', async () => {
   assert(await pb.collection('users').delete(userId) === true, 'delete');
   await expectError(() => pb.collection('users').getOne(userId), 404);
