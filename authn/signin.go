@@ -2,6 +2,8 @@ package authn
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 )
@@ -35,6 +37,23 @@ type SignIn struct {
 	// Request is the sign-in request as the authRule reads it (nil: a
 	// guest's, with nothing in it); its Context defaults to Method.
 	Request *Request
+	// Origin is the device the request comes from (Fingerprint of its
+	// client IP and user agent), recorded as an auth origin of the record
+	// when the sign-in completes and the collection's authAlert is
+	// enabled, as PocketBase does; "" records none.
+	Origin string
+}
+
+// Fingerprint is PocketBase's fingerprint of a sign-in's device: the hex
+// MD5 of the client IP followed by the first 300 bytes of the user agent.
+// It identifies a device for the auth origins; it protects nothing, so MD5
+// is enough (and is what PocketBase stores).
+func Fingerprint(ip, userAgent string) string {
+	if len(userAgent) > 300 {
+		userAgent = userAgent[:300]
+	}
+	sum := md5.Sum([]byte(ip + userAgent))
+	return hex.EncodeToString(sum[:])
 }
 
 // Outcome is the result of a SignIn: exactly one of its fields is set.
@@ -58,6 +77,8 @@ type Outcome struct {
 //     (ErrMFAInvalid, ErrMFAOtherRecord, ErrMFASameMethod, or the
 //     journal's error).
 //  3. The auth token (a failure wraps ErrTokenIssue).
+//  4. The auth origin (in.Origin), when authAlert is enabled. Failing to
+//     record it is logged and does not fail the sign-in, as in PocketBase.
 //
 // The first factor's effects (an OTP consumed, an OAuth2 record created or
 // linked) stay whatever SignIn returns, as in PocketBase.
@@ -89,6 +110,11 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 	token, err := s.NewAuthToken(c, r, true, 0)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", ErrTokenIssue, err)
+	}
+	if c.AuthAlert.Enabled && in.Origin != "" {
+		if _, _, err := s.SaveAuthOrigin(c, r.ID, in.Origin); err != nil {
+			s.log.Warn("authn: could not record the sign-in's auth origin", "collection", c.Name, "record", r.ID, "err", err)
+		}
 	}
 	return Outcome{Token: token}, nil
 }

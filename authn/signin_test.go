@@ -2,6 +2,8 @@ package authn
 
 import (
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,5 +98,61 @@ func TestRefresh(t *testing.T) {
 				t.Errorf("Refresh = %q, renewed want %v", got, tt.renewed)
 			}
 		})
+	}
+}
+
+// TestFingerprint: PocketBase's fingerprint, the hex MD5 of the client IP
+// and the user agent cut at 300 bytes.
+func TestFingerprint(t *testing.T) {
+	long := strings.Repeat("a", 300)
+	tests := []struct{ ip, ua, want string }{
+		{"", "", "d41d8cd98f00b204e9800998ecf8427e"},                  // md5("")
+		{"127.0.0.1", "curl/8.0", "b161818c7b8a5b29a0f8d95967863ddb"}, // md5("127.0.0.1curl/8.0"), by md5sum
+		{"127.0.0.1", long + "bbb", Fingerprint("127.0.0.1", long)},   // cut at 300 bytes
+	}
+	for _, tt := range tests {
+		if got := Fingerprint(tt.ip, tt.ua); got != tt.want {
+			t.Errorf("Fingerprint(%q, %q) = %s, want %s", tt.ip, tt.ua, got, tt.want)
+		}
+	}
+}
+
+// TestSignInRecordsOrigin: a completed sign-in records its origin once per
+// device when authAlert is enabled, none when it is disabled, and none for
+// an MFA first factor.
+func TestSignInRecordsOrigin(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	ann := signUp(t, s, "ann@example.com", "password1")
+	users := mustCollection(t, s, UsersName)
+	fp1, fp2 := Fingerprint("192.0.2.1", "ua"), Fingerprint("192.0.2.2", "ua")
+	for _, fp := range []string{fp1, fp1, fp2, ""} {
+		if _, err := s.SignIn(t.Context(), SignIn{Collection: users, Record: ann, Method: MethodPassword, Origin: fp}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, o := range s.AuthOrigins(users, ann.ID) {
+		got = append(got, o.Fingerprint)
+	}
+	slices.Sort(got)
+	want := []string{fp1, fp2}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("origins after four sign-ins = %v, want %v", got, want)
+	}
+
+	off, err := s.UpdateCollection(users, input(t, `{"authAlert":{"enabled":false}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SignIn(t.Context(), SignIn{Collection: off, Record: ann, Method: MethodPassword, Origin: Fingerprint("192.0.2.3", "ua")}); err != nil {
+		t.Fatal(err)
+	}
+	mfa := enableOTP(t, s, true)
+	if _, err := s.SignIn(t.Context(), SignIn{Collection: mfa, Record: ann, Method: MethodPassword, Origin: Fingerprint("192.0.2.4", "ua")}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(s.AuthOrigins(users, ann.ID)); n != 2 {
+		t.Errorf("origins = %d after a sign-in with authAlert off and an MFA first factor, want still 2", n)
 	}
 }

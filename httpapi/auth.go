@@ -92,7 +92,7 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, body map[string]any, method, mfaID string, meta any) error {
 	st := stateOf(r)
 	out, err := s.auth.SignIn(r.Context(), authn.SignIn{Collection: c, Record: rec, Method: method, MFAID: mfaID, Superuser: st.isSuperuser(),
-		Request: ruleRequest(r, body, method)})
+		Request: ruleRequest(r, body, method), Origin: authn.Fingerprint(s.applied.Load().clientIP(r, remoteIP(r)), r.UserAgent())})
 	if err != nil {
 		return signInError(err)
 	}

@@ -23,6 +23,20 @@ type sysFixture struct {
 	annRows, bobRows map[string]map[string]any   // collection → their row
 }
 
+// dropSignInOrigins deletes the auth origins the fixture's own sign-ins
+// recorded (every completed sign-in records one), leaving the seeded
+// fp-ann and fp-bob, so that the rows the tests expect are known.
+func dropSignInOrigins(t *testing.T, e *env) {
+	t.Helper()
+	for _, o := range e.auth.AllAuthOrigins() {
+		if !strings.HasPrefix(o.Fingerprint, "fp-") {
+			if err := e.auth.DeleteAuthOriginID(o.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 func newSysFixture(t *testing.T) *sysFixture {
 	t.Helper()
 	e, fm, ann := otpEnv(t, false)
@@ -46,6 +60,7 @@ func newSysFixture(t *testing.T) *sysFixture {
 		}
 	}
 	f.annTok, f.bobTok = e.login("users", "ann@example.com", "password1"), e.login("users", "bob@example.com", "password1")
+	dropSignInOrigins(t, e)
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"mfa":{"enabled":true}}`); res.Status != 200 {
 		t.Fatalf("enable MFA: %d %s", res.Status, res.Body)
 	}
