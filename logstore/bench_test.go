@@ -216,7 +216,7 @@ func TestHeapPerEntry(t *testing.T) {
 		t.Skip("too slow with the race detector")
 	}
 	dir := seeded(t)
-	perEntry, s := heapPerEntry(t, dir)
+	perEntry, s := heapPerEntry(t, dir, Options{MaxDays: 5}) // Seed writes at the real time
 	defer s.Close()
 	t.Logf("heap per indexed request log at %d entries: %.1f bytes (dictionary: %d strings)",
 		s.Len(), perEntry, len(s.idx.dict.strs))
@@ -225,11 +225,11 @@ func TestHeapPerEntry(t *testing.T) {
 	}
 }
 
-func heapPerEntry(t testing.TB, dir string) (float64, *Store) {
+func heapPerEntry(t testing.TB, dir string, opts Options) (float64, *Store) {
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	s, err := Open(dir, Options{MaxDays: 5})
+	s, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -381,7 +381,7 @@ func TestHeapUniqueStrings(t *testing.T) {
 		}
 	}
 	s.Close()
-	perEntry, s2 := heapPerEntry(t, dir)
+	perEntry, s2 := heapPerEntry(t, dir, opts) // the test's clock: the entries are not past retention
 	defer s2.Close()
 	text := urlLen + uaLen + refLen
 	t.Logf("heap per indexed request log with a unique %d-byte url, %d-byte User-Agent and %d-byte Referer, at %d entries: %.0f bytes (%.0f beyond the %d bytes of those strings)",
