@@ -358,7 +358,7 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 	// The rule is checked whether or not MFA is on, as PocketBase
 	// does, against the fields the collection will have after this save:
 	// a change of fields that would break the rule is refused with it.
-	if e := checkMFARule(c); e != nil {
+	if e := checkRule(c, &o.MFA.Rule); e != nil {
 		sub("mfa")["rule"] = e
 	}
 	validateProviders(&o.OAuth2, errs)

@@ -66,8 +66,8 @@
 // fields), with the date macros taken at the request's time. Joins
 // (@collection.*, a related record's fields) are not supported and are
 // refused at save, like a rule naming an unknown or hidden field. Each
-// stored version of a collection has its rules compiled once (on save and
-// at start); RuleAllows and FilterByRule evaluate them.
+// stored version of a collection has its rules, and its mfa.rule, compiled
+// once (on save and at start); RuleAllows and FilterByRule evaluate them.
 //
 // # One-time passwords and MFA
 //
@@ -85,12 +85,12 @@
 // record, and are swept when expired.
 //
 // SignIn decides who needs the second factor: everyone when
-// mfa.rule is "", otherwise the records that satisfy the rule, a filter of
-// package filterlang over the record's non-hidden fields and
-// @request.context (the sign-in method). Saving a collection compiles its
-// rule against the fields it will have and refuses one that does not
-// compile (validation_invalid_rule); the compiled rule is cached per
-// version of the collection.
+// mfa.rule is "", otherwise the records that satisfy the rule. The rule is
+// read as an API rule is, against the record signing in and the sign-in's
+// Request (@request.context is the sign-in method), as PocketBase
+// evaluates it with the full request info; it is checked at save like
+// the API rules (validation_invalid_rule), against the fields the
+// collection will have, and compiled and cached with them.
 //
 // # Passwords
 //

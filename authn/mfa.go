@@ -2,6 +2,7 @@ package authn
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -15,6 +16,32 @@ var (
 	// ErrMFASameMethod: the second factor used the first one's method.
 	ErrMFASameMethod = errors.New("authn: MFA needs a different method")
 )
+
+// ErrMFARule reports an mfa.rule that cannot be evaluated: a collection
+// stored by another version, whose rule no longer compiles against its
+// fields. The sign-in fails (PocketBase answers a rule error with 400
+// "Failed to authenticate.").
+var ErrMFARule = errors.New("authn: mfa.rule cannot be evaluated")
+
+// mfaRequired reports whether a sign-in of r into c with request req
+// (whose Context is the login method) needs a second factor: MFA is
+// enabled and r satisfies mfa.rule, the empty rule being satisfied by
+// every record. The rule is compiled with c's API rules and evaluated as
+// they are, its date macros at req's time. A rule that does not compile
+// is an error wrapping ErrMFARule.
+func (s *Store) mfaRequired(c *Collection, r *Record, req *Request) (bool, error) {
+	if !c.IsAuth() || !c.MFA.Enabled {
+		return false, nil
+	}
+	if c.MFA.Rule == "" {
+		return true, nil
+	}
+	rule := &s.apiRules.get(c).mfa
+	if rule.err != nil {
+		return false, fmt.Errorf("%w: collection %s: %v", ErrMFARule, c.Name, rule.err)
+	}
+	return rule.pred(ruleSubject{rec: r, req: s.bindRequest(req)}), nil
+}
 
 // The sign-in methods MFA tells apart.
 const (

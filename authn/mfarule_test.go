@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"strings"
@@ -107,7 +108,7 @@ func TestMFARule(t *testing.T) {
 				rec  *Record
 				want bool
 			}{{ann, tt.ann}, {bob, tt.bob}} {
-				got, err := s.mfaRequired(c, r.rec, MethodPassword)
+				got, err := s.mfaRequired(c, r.rec, &Request{Context: MethodPassword})
 				if err != nil || got != r.want {
 					t.Errorf("mfaRequired(%q, %s) = %v, %v, want %v, nil", tt.rule, r.rec.Email, got, err, r.want)
 				}
@@ -124,7 +125,7 @@ func TestMFARuleOff(t *testing.T) {
 	if err != nil {
 		t.Fatalf("save a rule with MFA off: %v", err)
 	}
-	if got, err := s.mfaRequired(c, ann, MethodPassword); got || err != nil {
+	if got, err := s.mfaRequired(c, ann, &Request{Context: MethodPassword}); got || err != nil {
 		t.Errorf("mfaRequired with MFA off = %v, %v, want false, nil", got, err)
 	}
 }
@@ -143,7 +144,7 @@ func TestMFARuleClock(t *testing.T) {
 		{clk.t.Add(25 * time.Hour), false},
 	} {
 		clk.t = step.at
-		if got, err := s.mfaRequired(c, bob, MethodOTP); err != nil || got != step.want {
+		if got, err := s.mfaRequired(c, bob, &Request{Context: MethodOTP}); err != nil || got != step.want {
 			t.Errorf("at %v: mfaRequired = %v, %v, want %v, nil", step.at, got, err, step.want)
 		}
 	}
@@ -155,15 +156,18 @@ func TestMFARuleRefused(t *testing.T) {
 	s, _, c, _, _ := newRuleCollection(t)
 	tests := []struct {
 		name, rule, msg string
+		createMsg       string // on create, into a collection without the custom fields, when not msg
 	}{
-		{"syntax", "verified = ", `Invalid rule. Raw error: offset 11: expected operand, found end of input.`},
-		{"unknown field", "nosuch = 1", `Invalid rule. Raw error: offset 0: unknown field "nosuch".`},
-		{"password", "password = 'x'", `Invalid rule. Raw error: offset 0: unknown field "password".`},
-		{"tokenKey", "tokenKey != ''", `Invalid rule. Raw error: offset 0: unknown field "tokenKey".`},
-		{"hidden custom field", "secret = 's3'", `Invalid rule. Raw error: offset 0: unknown field "secret".`},
-		{"request auth", "@request.auth.id != ''", `Invalid rule. Raw error: offset 0: unknown field "@request.auth.id".`},
-		{"unbalanced", "(verified = true", ``},
-		{"double equals", "verified == true", ``},
+		{"syntax", "verified = ", `Invalid rule. Raw error: offset 11: expected operand, found end of input.`, ""},
+		{"unknown field", "nosuch = 1", `Invalid rule. Raw error: offset 0: unknown field "nosuch".`, ""},
+		{"password", "password = 'x'", `Invalid rule. Raw error: offset 0: field "password" is hidden and cannot be used in a rule.`, ""},
+		{"tokenKey", "tokenKey != ''", `Invalid rule. Raw error: offset 0: field "tokenKey" is hidden and cannot be used in a rule.`, ""},
+		{"hidden custom field", "secret = 's3'", `Invalid rule. Raw error: offset 0: field "secret" is hidden and cannot be used in a rule.`,
+			`Invalid rule. Raw error: offset 0: unknown field "secret".`},
+		{"request auth password", "@request.auth.password != ''", `Invalid rule. Raw error: offset 0: field "@request.auth.password" is hidden and cannot be used in a rule.`, ""},
+		{"join", "@collection.users.id != ''", ``, ""},
+		{"unbalanced", "(verified = true", ``, ""},
+		{"double equals", "verified == true", ``, ""},
 	}
 	check := func(t *testing.T, op string, err error, msg string) {
 		t.Helper()
@@ -186,7 +190,7 @@ func TestMFARuleRefused(t *testing.T) {
 			in = input(t, `{"name":"other","type":"auth","otp":{"enabled":true},"mfa":{"enabled":false}}`)
 			in.Values["mfa"].(map[string]any)["rule"] = tt.rule
 			_, err = s.CreateCollection(in)
-			check(t, "create", err, tt.msg)
+			check(t, "create", err, cmp.Or(tt.createMsg, tt.msg))
 		})
 	}
 	// A change of fields that would break a saved rule is refused with it.
@@ -201,38 +205,79 @@ func TestMFARuleRefused(t *testing.T) {
 func TestMFARuleBroken(t *testing.T) {
 	s, _, c, ann, _ := newRuleCollection(t)
 	c = setMFARule(t, s, c, "verified = true")
-	if got, err := s.mfaRequired(c, ann, MethodPassword); !got || err != nil {
+	if got, err := s.mfaRequired(c, ann, &Request{Context: MethodPassword}); !got || err != nil {
 		t.Fatalf("mfaRequired = %v, %v, want true, nil", got, err)
 	}
 	broken := *c
 	opts := *c.AuthOptions
 	opts.MFA.Rule = "nosuch = 1"
 	broken.AuthOptions = &opts
-	if got, err := s.mfaRequired(&broken, ann, MethodPassword); got || !errors.Is(err, ErrMFARule) {
+	if got, err := s.mfaRequired(&broken, ann, &Request{Context: MethodPassword}); got || !errors.Is(err, ErrMFARule) {
 		t.Errorf("mfaRequired(broken rule) = %v, %v, want false, %v", got, err, ErrMFARule)
 	}
 }
 
-// TestMFARuleCache: a collection's rule is compiled once per version; a
-// save or delete of the collection drops the compiled one.
+// TestMFARuleCache: a collection's rule is compiled once per version,
+// with its API rules; a save compiles the new version's, and a delete of
+// the collection drops them.
 func TestMFARuleCache(t *testing.T) {
 	s, _, c, ann, _ := newRuleCollection(t)
 	c = setMFARule(t, s, c, "verified = true")
-	first := s.rules.get(c, s.now)
-	if again := s.rules.get(c, s.now); again != first || first.pred == nil {
+	first := s.apiRules.get(c)
+	if again := s.apiRules.get(c); again != first || first.mfa.pred == nil {
 		t.Fatalf("second get: %p, want the cached %p with a predicate", again, first)
 	}
 	c = setMFARule(t, s, c, "verified = false")
-	if _, cached := s.rules.m[c.ID]; cached {
-		t.Errorf("entry kept after the collection was saved")
+	if set := s.apiRules.m[c.ID]; set == first || set == nil || set.col != c {
+		t.Errorf("entry after the collection was saved: %p, want one compiled from the new version", set)
 	}
-	if got, err := s.mfaRequired(c, ann, MethodPassword); got || err != nil {
+	if got, err := s.mfaRequired(c, ann, &Request{Context: MethodPassword}); got || err != nil {
 		t.Errorf("mfaRequired after the change = %v, %v, want false, nil", got, err)
 	}
 	if err := s.DeleteCollection(c); err != nil {
 		t.Fatalf("delete: %v", err)
 	}
-	if n := len(s.rules.m); n != 0 {
-		t.Errorf("%d entries after the collection was deleted, want 0", n)
+	if _, cached := s.apiRules.m[c.ID]; cached {
+		t.Errorf("entry kept after the collection was deleted")
+	}
+}
+
+// TestMFARuleRequest: mfa.rule reads the sign-in's request as the API
+// rules do (PocketBase evaluates it with the full request info): the
+// caller, the method, query and headers, besides @request.context.
+func TestMFARuleRequest(t *testing.T) {
+	s, _, c, ann, bob := newRuleCollection(t)
+	guest := &Request{Method: "POST", Context: MethodPassword, Headers: map[string]string{"x_mfa": "yes"}}
+	signedIn := &Request{Method: "POST", Context: MethodOTP, Query: map[string]string{"strict": "1"}, Auth: ann, AuthCollection: c}
+	tests := []struct {
+		rule            string
+		guest, signedIn bool
+	}{
+		{"@request.auth.id != ''", false, true},
+		{"@request.auth.id = id", false, true},
+		{"@request.auth.admin = true", false, true},
+		{"@request.headers.x_mfa = 'yes'", true, false},
+		{"@request.query.strict = '1' && verified = true", false, true},
+		{"@request.method = 'POST' && @request.context = 'otp'", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			c = setMFARule(t, s, c, tt.rule)
+			signedIn.AuthCollection = c
+			for _, r := range []struct {
+				name string
+				req  *Request
+				want bool
+			}{{"guest", guest, tt.guest}, {"signed in", signedIn, tt.signedIn}} {
+				// Each call has a request of its own, as each sign-in does.
+				req := *r.req
+				if got, err := s.mfaRequired(c, ann, &req); err != nil || got != r.want {
+					t.Errorf("mfaRequired(%q, %s) = %v, %v, want %v, nil", tt.rule, r.name, got, err, r.want)
+				}
+			}
+			if got, err := s.mfaRequired(c, bob, &Request{Context: MethodPassword}); err != nil || got {
+				t.Errorf("mfaRequired(%q, bob, empty request) = %v, %v, want false, nil", tt.rule, got, err)
+			}
+		})
 	}
 }

@@ -55,6 +55,17 @@ func (c *Collection) rule(k RuleKind) *string {
 	return c.ManageRule
 }
 
+// mfaRule returns a copy of c's mfa.rule ("" for everyone), or nil when c
+// is not an auth collection. It is a copy so that a cached rule set still
+// tells a rule changed in place from the one it was compiled from.
+func (c *Collection) mfaRule() *string {
+	if c.AuthOptions == nil {
+		return nil
+	}
+	r := c.MFA.Rule
+	return &r
+}
+
 // The values of @request.context, as PocketBase sets them.
 const (
 	ContextDefault       = "default"
@@ -145,23 +156,33 @@ type apiRule struct {
 	err  error // why a stored rule does not compile
 }
 
-// apiRuleSet holds the compiled rules of one version of a collection.
+// apiRuleSet holds the compiled rules of one version of a collection:
+// its API rules and, for an auth collection, its mfa.rule, which
+// PocketBase evaluates like them, against the record signing in and the
+// sign-in's request.
 type apiRuleSet struct {
 	col   *Collection
 	rules [numRules]apiRule
+	mfa   apiRule
 }
 
 // compileRules compiles every rule of c.
 func compileRules(c *Collection) *apiRuleSet {
 	set := &apiRuleSet{col: c}
 	for k := range numRules {
-		r := &set.rules[k]
-		r.src = c.rule(k)
-		if r.src != nil && *r.src != "" {
-			r.pred, r.err = compileRule(c, *r.src)
-		}
+		set.rules[k] = newAPIRule(c, c.rule(k))
 	}
+	set.mfa = newAPIRule(c, c.mfaRule())
 	return set
+}
+
+// newAPIRule compiles rule src of c.
+func newAPIRule(c *Collection, src *string) apiRule {
+	r := apiRule{src: src}
+	if src != nil && *src != "" {
+		r.pred, r.err = compileRule(c, *src)
+	}
+	return r
 }
 
 // ruleText is a rule's text, null counting as "".
@@ -182,7 +203,7 @@ func (set *apiRuleSet) current(c *Collection) bool {
 			return false
 		}
 	}
-	return true
+	return sameRule(set.mfa.src, c.mfaRule())
 }
 
 // apiRuleCache holds the compiled API rules of each auth collection, by
@@ -535,6 +556,58 @@ func ownField(c *Collection, path, mod string, refuse refusal) (filterlang.Field
 		}}, true
 	}
 	return col, true
+}
+
+// recordField returns the getter of field f, which is not hidden, of the
+// record rec returns for a subject S, as a column. An unset custom field
+// reads as its type's zero value, as PocketBase's row holds it (empty
+// text, number 0, bool false), never as NULL.
+func recordField[S any](f *Field, rec func(S) *Record) (filterlang.Field[S], bool) {
+	str := func(get func(*Record) string) (filterlang.Field[S], bool) {
+		return filterlang.Field[S]{Type: filterlang.TypeString, Str: func(s S) (string, bool) { return get(rec(s)), true }}, true
+	}
+	num := func(get func(*Record) float64) (filterlang.Field[S], bool) {
+		return filterlang.Field[S]{Type: filterlang.TypeNumber, Num: func(s S) (float64, bool) { return get(rec(s)), true }}, true
+	}
+	boolean := func(get func(*Record) bool) (filterlang.Field[S], bool) {
+		return num(func(r *Record) float64 {
+			if get(r) {
+				return 1
+			}
+			return 0
+		})
+	}
+	name := f.Name
+	if f.System {
+		switch name {
+		case "id":
+			return str(func(r *Record) string { return r.ID })
+		case "email":
+			return str(func(r *Record) string { return r.Email })
+		case "emailVisibility":
+			return boolean(func(r *Record) bool { return r.EmailVisibility })
+		case "verified":
+			return boolean(func(r *Record) bool { return r.Verified })
+		}
+	}
+	switch f.Type {
+	case FieldText, FieldEmail, FieldURL, FieldFile:
+		// Files are never stored (uploads are refused), so a file field
+		// holds "" whatever its maxSelect.
+		return str(func(r *Record) string { s, _ := r.Fields[name].(string); return s })
+	case FieldNumber:
+		return num(func(r *Record) float64 { n, _ := r.Fields[name].(float64); return n })
+	case FieldBool:
+		return boolean(func(r *Record) bool { b, _ := r.Fields[name].(bool); return b })
+	case FieldAutodate:
+		// As Record.Public reports them: "updated" is the last change,
+		// every other autodate field the creation.
+		if name == "updated" {
+			return str(func(r *Record) string { return Time{r.Updated}.String() })
+		}
+		return str(func(r *Record) string { return Time{r.Created}.String() })
+	}
+	return filterlang.Field[S]{}, false
 }
 
 // fieldValue reads a column as a Value.

@@ -69,7 +69,7 @@ type Outcome struct {
 // order: the collection's authRule, then MFA, then the token.
 //
 //  1. ErrAuthRule when the authRule refuses the request.
-//  2. With MFA required for the record and method (mfaRequired; an error
+//  2. With MFA required for the record and request (mfaRequired; an error
 //     wrapping ErrMFARule when mfa.rule cannot be evaluated), a first
 //     factor (no MFAID) opens an MFA session and returns its id (a failure
 //     wraps ErrMFABegin); a second factor must present a session of the
@@ -91,7 +91,7 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 	if err := s.authRuleAllows(c, r, in.Superuser, req); err != nil {
 		return Outcome{}, err
 	}
-	mfa, err := s.mfaRequired(c, r, in.Method)
+	mfa, err := s.mfaRequired(c, r, req)
 	if err != nil {
 		return Outcome{}, err
 	}

@@ -81,9 +81,8 @@ type Store struct {
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
 
-	rules ruleCache // compiled mfa.rule per collection; its own lock, taken after s.mu
-	// apiRules are the compiled API rules per collection, compiled when
-	// a collection is stored; its own lock, taken after s.mu.
+	// apiRules are the compiled API rules and mfa.rule per collection,
+	// compiled when a collection is stored; its own lock, taken after s.mu.
 	apiRules apiRuleCache
 	// sorted caches each collection's records in list order, as
 	// sortedRecords returns them, until one of them changes; its own
@@ -459,10 +458,8 @@ func (s *Store) apply(o *op, size int64) {
 			s.byEmail[c.ID] = map[string]*Record{}
 		}
 		s.cols[c.ID] = c
-		s.rules.drop(c.ID)
 		s.apiRules.get(c)
 	case "deleteCollection":
-		s.rules.drop(o.ID)
 		s.apiRules.drop(o.ID)
 		for id := range s.byCol[o.ID] {
 			delete(s.recs, id)

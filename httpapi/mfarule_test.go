@@ -49,7 +49,7 @@ func TestMFARuleFlow(t *testing.T) {
 	}{
 		{"syntax", `{"mfa":{"rule":"verified ="}}`, "Invalid rule. Raw error: offset 10: expected operand, found end of input."},
 		{"unknown field", `{"mfa":{"rule":"nosuch = 1"}}`, `Invalid rule. Raw error: offset 0: unknown field "nosuch".`},
-		{"hidden field", `{"mfa":{"rule":"tokenKey != ''"}}`, `Invalid rule. Raw error: offset 0: unknown field "tokenKey".`},
+		{"hidden field", `{"mfa":{"rule":"tokenKey != ''"}}`, `Invalid rule. Raw error: offset 0: field "tokenKey" is hidden and cannot be used in a rule.`},
 	}
 	for _, tt := range refusals {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,5 +68,37 @@ func TestMFARuleFlow(t *testing.T) {
 	c.MFA.Rule = "nosuch = 1"
 	for _, email := range []string{"ann@example.com", "bob@example.org"} {
 		wantError(t, login(email), 400, msgAuthFailed)
+	}
+}
+
+// TestMFARuleRequestInfo: mfa.rule reads the sign-in's request, as the
+// API rules do and as PocketBase evaluates it: its query, body, method and
+// context.
+func TestMFARuleRequestInfo(t *testing.T) {
+	e, _, _ := otpEnv(t, false)
+	mfaRe := regexp.MustCompile(`^\{"mfaId":"[a-z0-9]{15}"\}$`)
+	tests := []struct {
+		rule, query string
+		challenge   bool
+	}{
+		{"@request.query.strict = '1'", "?strict=1", true},
+		{"@request.query.strict = '1'", "", false},
+		{"@request.body.identity = 'ann@example.com' && @request.method = 'POST'", "", true},
+		{"@request.body.identity:lower = 'bob@example.org'", "", false},
+		{"@request.context = 'password' && @request.auth.id = ''", "", true},
+		{"@request.context = 'otp'", "", false},
+	}
+	for _, tt := range tests {
+		res := e.do("PATCH", "/api/collections/users", e.su, map[string]any{"mfa": map[string]any{"enabled": true, "rule": tt.rule}})
+		if res.Status != 200 {
+			t.Fatalf("save mfa.rule %q: %d %s", tt.rule, res.Status, res.Body)
+		}
+		res = e.do("POST", "/api/collections/users/auth-with-password"+tt.query, "", map[string]string{"identity": "ann@example.com", "password": "password1"})
+		switch body := strings.TrimSpace(string(res.Body)); {
+		case tt.challenge && (res.Status != 401 || !mfaRe.MatchString(body)):
+			t.Errorf("%q%s: %d %s, want 401 {\"mfaId\":…}", tt.rule, tt.query, res.Status, body)
+		case !tt.challenge && (res.Status != 200 || res.JSON(t)["token"] == nil):
+			t.Errorf("%q%s: %d %s, want 200 with a token", tt.rule, tt.query, res.Status, body)
+		}
 	}
 }
