@@ -193,9 +193,18 @@ func TestSignInAlert(t *testing.T) {
 		{"another record's first sign-in", on, bob, phone, false},
 		{"new device of a record without email", on, &noMail, laptop, false},
 		{"new device, enabled again", on, ann, Fingerprint("198.51.100.1", "phone"), true},
+		{"new device, by OTP", on, ann, Fingerprint("198.51.100.2", "phone"), true},
+		{"new device, by OAuth2", on, ann, Fingerprint("198.51.100.3", "phone"), true},
 	}
 	for _, st := range steps {
-		out, err := s.SignIn(t.Context(), SignIn{Collection: st.c, Record: st.rec, Method: MethodPassword, Origin: st.origin})
+		method := MethodPassword
+		switch {
+		case strings.HasSuffix(st.name, "by OTP"):
+			method = MethodOTP
+		case strings.HasSuffix(st.name, "by OAuth2"):
+			method = MethodOAuth2
+		}
+		out, err := s.SignIn(t.Context(), SignIn{Collection: st.c, Record: st.rec, Method: method, Origin: st.origin})
 		if err != nil {
 			t.Fatalf("%s: %v", st.name, err)
 		}
