@@ -14,8 +14,8 @@ import (
 // address and user agent) to tell a new location apart and mail an
 // alert. An origin is unique per (collection, record, fingerprint), goes
 // with its record, and all of a record's go when its password changes, as
-// in PocketBase. strongbox does not record sign-in origins yet; this is
-// where they are kept once it does.
+// in PocketBase. SignIn records them and tells when a new one warrants
+// the alert mail.
 type AuthOrigin struct {
 	ID           string    `json:"id"`
 	CollectionID string    `json:"collectionId"`
@@ -111,14 +111,22 @@ func (s *Store) AuthOrigins(c *Collection, recID string) []*AuthOrigin {
 // same commit so that it keeps at most MaxAuthOrigins. It returns the
 // origin as stored, or ErrNotFound when the record does not exist.
 func (s *Store) SaveAuthOrigin(c *Collection, recID, fingerprint string) (o *AuthOrigin, isNew bool, err error) {
+	o, isNew, _, err = s.saveAuthOrigin(c, recID, fingerprint)
+	return o, isNew, err
+}
+
+// saveAuthOrigin is SaveAuthOrigin, also returning how many origins the
+// record had in c before (read under the same lock as the save, so that
+// two sign-ins at once cannot both look like the record's first).
+func (s *Store) saveAuthOrigin(c *Collection, recID, fingerprint string) (o *AuthOrigin, isNew bool, before int, err error) {
 	id, err := s.rnd.ID()
 	if err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.byCol[c.ID][recID]; !ok {
-		return nil, false, ErrNotFound
+		return nil, false, 0, ErrNotFound
 	}
 	now := s.now().UTC()
 	var mine []*AuthOrigin
@@ -132,9 +140,9 @@ func (s *Store) SaveAuthOrigin(c *Collection, recID, fingerprint string) (o *Aut
 			o := *x
 			o.Updated = now
 			if err := s.commit(&op{Op: "authOrigin", AuthOrigin: &o}); err != nil {
-				return nil, false, err
+				return nil, false, 0, err
 			}
-			return &o, false, nil
+			return &o, false, len(mine), nil
 		}
 	}
 	o = &AuthOrigin{ID: id, CollectionID: c.ID, RecordID: recID, Fingerprint: fingerprint, Created: now, Updated: now}
@@ -144,9 +152,9 @@ func (s *Store) SaveAuthOrigin(c *Collection, recID, fingerprint string) (o *Aut
 		ops = append(ops, &op{Op: "deleteAuthOrigin", ID: x.ID})
 	}
 	if err := s.commit(ops...); err != nil {
-		return nil, false, err
+		return nil, false, 0, err
 	}
-	return o, true, nil
+	return o, true, len(mine), nil
 }
 
 // DeleteAuthOriginID deletes origin id, durably.

@@ -56,13 +56,21 @@ func Fingerprint(ip, userAgent string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// Outcome is the result of a SignIn: exactly one of its fields is set.
+// Outcome is the result of a SignIn: exactly one of Token and MFAID is
+// set.
 type Outcome struct {
 	// Token is the auth token (refreshable) of a completed sign-in.
 	Token string
 	// MFAID is the MFA session a first factor opened: the record must
 	// sign in again by another method, presenting it.
 	MFAID string
+	// Alert tells that the completed sign-in warrants the collection's
+	// authAlert mail to the record's email, as PocketBase v0.31.0 sends
+	// it: authAlert is enabled, the sign-in's origin is new for the
+	// record, the record had signed in from another origin before (its
+	// first sign-in alerts nobody), and it has an email. Sending the mail
+	// is the caller's.
+	Alert bool
 }
 
 // SignIn ends every sign-in by a login method, in PocketBase v0.31.0's
@@ -77,8 +85,9 @@ type Outcome struct {
 //     (ErrMFAInvalid, ErrMFAOtherRecord, ErrMFASameMethod, or the
 //     journal's error).
 //  3. The auth token (a failure wraps ErrTokenIssue).
-//  4. The auth origin (in.Origin), when authAlert is enabled. Failing to
-//     record it is logged and does not fail the sign-in, as in PocketBase.
+//  4. The auth origin (in.Origin), when authAlert is enabled, and whether
+//     it warrants the alert mail (Outcome.Alert). Failing to record it is
+//     logged and does not fail the sign-in (nor alerts), as in PocketBase.
 //
 // The first factor's effects (an OTP consumed, an OAuth2 record created or
 // linked) stay whatever SignIn returns, as in PocketBase.
@@ -111,12 +120,22 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", ErrTokenIssue, err)
 	}
-	if c.AuthAlert.Enabled && in.Origin != "" {
-		if _, _, err := s.SaveAuthOrigin(c, r.ID, in.Origin); err != nil {
-			s.log.Warn("authn: could not record the sign-in's auth origin", "collection", c.Name, "record", r.ID, "err", err)
-		}
+	return Outcome{Token: token, Alert: s.recordOrigin(c, r, in.Origin)}, nil
+}
+
+// recordOrigin records origin as an auth origin of r when c's authAlert is
+// enabled, and reports whether the sign-in warrants the alert mail: the
+// origin is new, r had others before, and r has an email.
+func (s *Store) recordOrigin(c *Collection, r *Record, origin string) bool {
+	if !c.AuthAlert.Enabled || origin == "" {
+		return false
 	}
-	return Outcome{Token: token}, nil
+	_, isNew, before, err := s.saveAuthOrigin(c, r.ID, origin)
+	if err != nil {
+		s.log.Warn("authn: could not record the sign-in's auth origin", "collection", c.Name, "record", r.ID, "err", err)
+		return false
+	}
+	return isNew && before > 0 && r.Email != ""
 }
 
 // Refresh is an auth-refresh: the record signed in to its collection by

@@ -156,3 +156,65 @@ func TestSignInRecordsOrigin(t *testing.T) {
 		t.Errorf("origins = %d after a sign-in with authAlert off and an MFA first factor, want still 2", n)
 	}
 }
+
+// TestSignInAlert: a completed sign-in asks for the alert mail only from
+// an origin new to a record that had signed in from another before, with
+// authAlert enabled and an email to send to; never for an MFA first
+// factor. The steps run in order on one store.
+func TestSignInAlert(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	ann := signUp(t, s, "ann@example.com", "password1")
+	bob := signUp(t, s, "bob@example.com", "password1")
+	noMail := *bob
+	noMail.Email = "" // bob as a record without email
+	on := mustCollection(t, s, UsersName)
+	off, err := s.UpdateCollection(on, input(t, `{"authAlert":{"enabled":false}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err = s.UpdateCollection(off, input(t, `{"authAlert":{"enabled":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	phone, laptop, tablet := Fingerprint("192.0.2.1", "phone"), Fingerprint("192.0.2.1", "laptop"), Fingerprint("192.0.2.9", "tablet")
+	steps := []struct {
+		name   string
+		c      *Collection
+		rec    *Record
+		origin string
+		want   bool
+	}{
+		{"first sign-in", on, ann, phone, false},
+		{"same device", on, ann, phone, false},
+		{"new device", on, ann, laptop, true},
+		{"that device again", on, ann, laptop, false},
+		{"no origin", on, ann, "", false},
+		{"new device, authAlert disabled", off, ann, tablet, false},
+		{"another record's first sign-in", on, bob, phone, false},
+		{"new device of a record without email", on, &noMail, laptop, false},
+		{"new device, enabled again", on, ann, Fingerprint("198.51.100.1", "phone"), true},
+		{"new device, by OTP", on, ann, Fingerprint("198.51.100.2", "phone"), true},
+		{"new device, by OAuth2", on, ann, Fingerprint("198.51.100.3", "phone"), true},
+	}
+	for _, st := range steps {
+		method := MethodPassword
+		switch {
+		case strings.HasSuffix(st.name, "by OTP"):
+			method = MethodOTP
+		case strings.HasSuffix(st.name, "by OAuth2"):
+			method = MethodOAuth2
+		}
+		out, err := s.SignIn(t.Context(), SignIn{Collection: st.c, Record: st.rec, Method: method, Origin: st.origin})
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		if out.Alert != st.want {
+			t.Errorf("%s: Alert = %v, want %v", st.name, out.Alert, st.want)
+		}
+	}
+	mfa := enableOTP(t, s, true)
+	out, err := s.SignIn(t.Context(), SignIn{Collection: mfa, Record: ann, Method: MethodPassword, Origin: Fingerprint("203.0.113.1", "x")})
+	if err != nil || out.MFAID == "" || out.Alert {
+		t.Errorf("MFA first factor from a new device = %+v, %v; want an MFA session and no alert", out, err)
+	}
+}

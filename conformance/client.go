@@ -218,7 +218,8 @@ func (c *Client) do(ctx context.Context, method, path, auth string, body any) (*
 	return c.doWith(ctx, method, path, hdr, body)
 }
 
-// doWith is do with arbitrary extra request headers.
+// doWith is do with arbitrary extra request headers, which replace the
+// suite's own (User-Agent, Content-Type) of the same names.
 func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Header, body any) (*response, error) {
 	var rd io.Reader
 	ctype := ""
@@ -253,6 +254,7 @@ func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Heade
 		req.Header.Set("Content-Type", ctype)
 	}
 	for k, vs := range hdr {
+		req.Header.Del(k) // the caller's replace the defaults (User-Agent)
 		for _, v := range vs {
 			req.Header.Add(k, v)
 		}

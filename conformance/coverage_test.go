@@ -301,6 +301,8 @@ var beyondCases = []specCase{
 	{Section: "issue 19", Endpoint: "multipart record create, update with a file part", Status: 400, Reqs: []string{"NODROP-001", "NODROP-002"}},
 	{Section: "issue 19", Endpoint: "a query pair Go's URL parser refuses", Status: 400, Reqs: []string{"NODROP-003"}},
 	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "GET /api/health realIP through trustedProxy", Status: 200, Reqs: []string{"NODROP-004"}},
+	// issue 20: the new-login alert
+	{Section: "issue 20 (PocketBase v0.31.0)", Endpoint: "POST /api/collections/users/auth-with-password from a new device (authAlert mail)", Status: 200, Reqs: []string{"AUTH-ALERT-001"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -113,4 +113,9 @@ var authMutators = []mutator{
 		}
 		m["items"], m["totalItems"] = kept, len(kept)
 	})},
+	// A server that tells devices apart by the client address alone: every
+	// sign-in reaches strongbox with one User-Agent, so none is new.
+	{"auth-alert-device-ignored", []string{"AUTH-ALERT-001"}, rewrite(loginRoute, func(r *http.Request) {
+		r.Header.Set("User-Agent", "one-device")
+	})},
 }

@@ -45,12 +45,12 @@ func twinsOf(pred func(id string) bool) []string {
 
 // fakeServes reports whether the fake serves what a requirement checks:
 // all but the logs, the backups, the rate limits, the login throttle, the
-// answers to hostile clients, the body limits, and issue 19's API rules,
+// answers to hostile clients, the body limits, issue 19's API rules,
 // auth system records, refusals of dropped input and of base collections,
-// which only the real strongbox serves.
+// and issue 20's new-login alert, which only the real strongbox serves.
 func fakeServes(id string) bool {
 	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-",
-		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-"} {
+		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-", "AUTH-ALERT-"} {
 		if strings.HasPrefix(id, p) {
 			return false
 		}

@@ -16,8 +16,9 @@ import (
 // after the records, the refusals of input that would otherwise be
 // dropped (nodrop.go), and after the system collections the API rules
 // (rules.go) and the auth system collections' records (records_system.go).
+// Issue 20's new-login alert (auth_alert.go) follows the account flows.
 // The checks that
-// read mail (account_flows_mail.go, otp.go) run the suite's SMTP sink and
+// read mail (account_flows_mail.go, otp.go, auth_alert.go) run the suite's SMTP sink and
 // point the server at it for their duration (mail.go); the OAuth2 checks
 // (oauth2.go) run the suite's own provider (oauth2provider.go) and
 // configure it on users for theirs. Each area keeps its table in the file
@@ -52,6 +53,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	oauth2Requirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,
+	authAlertRequirements,
 	settingsRequirements,
 	settingsMailRequirements,
 	rateLimitRequirements,

@@ -105,7 +105,20 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collect
 		st.err = newError(http.StatusUnauthorized, "mfa required", nil)
 		return nil
 	}
+	if out.Alert {
+		s.sendAuthAlert(r, c, rec)
+	}
 	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: out.Token})
+}
+
+// sendAuthAlert queues the collection's authAlert mail to rec's email, as
+// PocketBase v0.31.0 sends it after a sign-in from a new location: the
+// template with {APP_NAME}, {APP_URL} and the record's fields. The
+// sign-in does not wait for it, and a mail that cannot be queued is logged
+// and does not fail the sign-in, as in PocketBase.
+func (s *Server) sendAuthAlert(r *http.Request, c *authn.Collection, rec *authn.Record) {
+	m := s.renderMail(c, rec, c.AuthAlert.EmailTemplate, rec.Email, nil)
+	_ = s.sendFlowMail(r, "login alert", c, rec, m) // logged there
 }
 
 // signInError is the answer to a sign-in authn.Store.SignIn refused or
