@@ -18,7 +18,15 @@ var (
 	ErrOTPInvalid = errors.New("authn: invalid or expired OTP")
 	// ErrOTPOff: OTP sign-in is disabled for the collection.
 	ErrOTPOff = errors.New("authn: OTP authentication is disabled")
+	// ErrOTPTooMany: the OTP had MaxOTPAttempts wrong codes and is dead;
+	// it refuses every code, the right one too, until it expires.
+	ErrOTPTooMany = errors.New("authn: too many wrong codes for the OTP")
 )
+
+// MaxOTPAttempts is how many wrong codes an OTP takes, from all clients
+// together, before it is dead (a strongbox promise beyond PocketBase,
+// which counts per client).
+const MaxOTPAttempts = 5
 
 // MaxLiveOTPs is how many unexpired OTPs a record may hold; a request past
 // it gets the newest one's id again and no mail, as in PocketBase.
@@ -43,6 +51,9 @@ type otpEntry struct {
 	Created      time.Time `json:"created"`
 
 	durable bool // its frame is fsynced: only then may it be used
+	// fails counts the wrong codes tried, in memory only: it goes with
+	// the OTP, and a restart starts it again.
+	fails int
 }
 
 // otpHash returns the stored hash of code under salt.
@@ -287,8 +298,10 @@ func (s *Store) usableOTP(c *Collection, otpID string) (*otpEntry, error) {
 // AuthWithOTP checks code against OTP otpID of c. On a match it consumes
 // the OTP (single use) and, when the record is unverified and the code
 // went to its current email, marks it verified, in one durable commit; it
-// returns the record as it then stands. Anything else is ErrOTPInvalid; a
-// wrong code leaves the OTP usable.
+// returns the record as it then stands. Once the OTP has had
+// MaxOTPAttempts wrong codes, whoever sent them, it is ErrOTPTooMany
+// before any code is compared; anything else is ErrOTPInvalid, and a
+// wrong code leaves the OTP usable until then.
 func (s *Store) AuthWithOTP(c *Collection, otpID, code string) (*Record, error) {
 	if !c.IsAuth() {
 		return nil, ErrNotAuthCollection
@@ -302,7 +315,11 @@ func (s *Store) AuthWithOTP(c *Collection, otpID, code string) (*Record, error) 
 	if err != nil {
 		return nil, err
 	}
+	if o.fails >= MaxOTPAttempts {
+		return nil, ErrOTPTooMany
+	}
 	if !o.matches(code) {
+		o.fails++
 		return nil, ErrOTPInvalid
 	}
 	r := s.byCol[c.ID][o.RecordID]

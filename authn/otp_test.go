@@ -3,6 +3,7 @@ package authn
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -90,6 +91,45 @@ func TestOTPDurableAndHashed(t *testing.T) {
 	defer s.Close()
 	if _, err := s.OTPRecord(c, d.id); !errors.Is(err, ErrOTPInvalid) {
 		t.Errorf("consumed OTP after reopen: %v, want ErrOTPInvalid", err)
+	}
+}
+
+// TestOTPDiesAfterWrongCodes: MaxOTPAttempts wrong codes kill an OTP (the
+// right code is then ErrOTPTooMany), fewer do not, and the record's other
+// OTPs keep their own count.
+func TestOTPDiesAfterWrongCodes(t *testing.T) {
+	tests := []struct {
+		wrong int
+		want  error
+	}{
+		{0, nil},
+		{MaxOTPAttempts - 1, nil},
+		{MaxOTPAttempts, ErrOTPTooMany},
+		{MaxOTPAttempts + 3, ErrOTPTooMany},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprintf("%d wrong", tt.wrong), func(t *testing.T) {
+			s, _, _ := newTestStore(t)
+			c := enableOTP(t, s, false)
+			r := signUp(t, s, "ann@example.com", "password1")
+			d := requestOTP(t, s, c, r)
+			other := requestOTP(t, s, c, r)
+			for i := range tt.wrong {
+				want := ErrOTPInvalid
+				if i >= MaxOTPAttempts {
+					want = ErrOTPTooMany
+				}
+				if _, err := s.AuthWithOTP(c, d.id, "x"); !errors.Is(err, want) {
+					t.Fatalf("wrong code %d = %v, want %v", i+1, err, want)
+				}
+			}
+			if _, err := s.AuthWithOTP(c, d.id, d.code); !errors.Is(err, tt.want) {
+				t.Errorf("right code = %v, want %v", err, tt.want)
+			}
+			if _, err := s.AuthWithOTP(c, other.id, other.code); err != nil {
+				t.Errorf("the record's other OTP = %v, want a sign-in", err)
+			}
+		})
 	}
 }
 

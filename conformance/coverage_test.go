@@ -303,6 +303,8 @@ var beyondCases = []specCase{
 	{Section: "issue 19 (PocketBase v0.31.0)", Endpoint: "GET /api/health realIP through trustedProxy", Status: 200, Reqs: []string{"NODROP-004"}},
 	// issue 20: the new-login alert
 	{Section: "issue 20 (PocketBase v0.31.0)", Endpoint: "POST /api/collections/users/auth-with-password from a new device (authAlert mail)", Status: 200, Reqs: []string{"AUTH-ALERT-001"}},
+	// issue 20: public auth endpoints under abuse
+	{Section: "issue 20", Endpoint: "POST /api/collections/users/auth-with-otp after 5 wrong codes from 5 addresses", Status: 429, Message: msgOTPTooMany, Reqs: []string{"OTP-ATTEMPTS-001"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

@@ -73,6 +73,13 @@ var rateLimitsMutators = []mutator{
 			setBody(r, m)
 		}
 	})},
+	// The OTP attempt cap is per client, as in PocketBase: a new address's
+	// right code is not refused (answered here as a wrong one would be).
+	{"otp-attempts-per-client", []string{"OTP-ATTEMPTS-001"}, edit(route(http.MethodPost, "/api/collections/users/auth-with-otp"), func(r *http.Request, res *answered) {
+		if res.status == 429 && r.Header.Get(clientAddrHeader) != "" {
+			*res = *envelopeAnswer(400, msgOTPInvalid)
+		}
+	})},
 	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}, edit(loginRoute, func(_ *http.Request, res *answered) {
 		if res.status == 429 {
 			*res = *envelopeAnswer(400, msgFailedAuth)

@@ -180,6 +180,35 @@ var otpRequirements = []*Requirement{
 			return nil
 		},
 	},
+	{
+		ID:      "OTP-ATTEMPTS-001",
+		Source:  SourceStrongbox,
+		Section: sectionOTP + "; §5 status codes (429); issue 20 (the attempts are counted on the OTP, across addresses)",
+		Name:    "an OTP dies after 5 wrong codes from any addresses",
+		Text: "With settings.trustedProxy {headers [\"" + clientAddrHeader + "\"]}, 5 auth-with-otp attempts with wrong " +
+			"codes for one OTP, each from a client address of its own (each 400 \"" + msgOTPInvalid + "\"), make " +
+			"the right code from yet another address answer 429 \"" + msgOTPTooMany + "\".",
+		Run: withOTPCode(func(ctx context.Context, c *Client, o *otpUser, id, code string) error {
+			if err := c.trustClientHeader(ctx); err != nil {
+				return err
+			}
+			for i := range otpAttempts {
+				r, err := authWithOTPFrom(ctx, c, randomClientAddr(), id, otherCode(code))
+				if err != nil {
+					return err
+				}
+				if _, err := expectError(r, http.StatusBadRequest, msgOTPInvalid); err != nil {
+					return fmt.Errorf("wrong code %d of %d: %w", i+1, otpAttempts, err)
+				}
+			}
+			r, err := authWithOTPFrom(ctx, c, randomClientAddr(), id, code)
+			if err != nil {
+				return err
+			}
+			_, err = expectError(r, http.StatusTooManyRequests, msgOTPTooMany)
+			return err
+		}),
+	},
 }
 
 var mfaRequirements = []*Requirement{
@@ -447,6 +476,13 @@ func (c *Client) otpSignIn(ctx context.Context, o *otpUser) (r *response, id, co
 func authWithOTP(ctx context.Context, c *Client, mfaID, otpID, code string) (*response, error) {
 	return c.post(ctx, withQuery("/api/collections/users/auth-with-otp", mfaQuery(mfaID)), "",
 		map[string]string{"otpId": otpID, "password": code})
+}
+
+// authWithOTPFrom posts auth-with-otp to users as a client at address
+// addr (see trustClientHeader).
+func authWithOTPFrom(ctx context.Context, c *Client, addr, otpID, code string) (*response, error) {
+	return c.doWith(ctx, http.MethodPost, "/api/collections/users/auth-with-otp",
+		http.Header{clientAddrHeader: {addr}}, map[string]string{"otpId": otpID, "password": code})
 }
 
 // passwordLogin posts auth-with-password to users, with ?mfaId= when

@@ -28,7 +28,9 @@ const (
 // 5 codes per 180 s for one record from one client, checked before
 // the code is compared (so the 6th is refused even when right), whatever
 // the rateLimits settings say and whoever asks. It is keyed by the record,
-// not the OTP, so that asking for new OTPs does not refill it.
+// not the OTP, so that asking for new OTPs does not refill it. Beyond it,
+// each OTP dies after authn.MaxOTPAttempts wrong codes from all clients
+// together (AuthWithOTP), so that many addresses get no more guesses.
 var otpAttemptRule = ratelimit.Rule{Label: "otp", MaxRequests: 5, Duration: 180 * time.Second}
 
 // handleRequestOTP handles POST /api/collections/{collection}/request-otp:
@@ -125,6 +127,9 @@ func otpError(err error) error {
 	}
 	if errors.Is(err, authn.ErrOTPOff) {
 		return errForbidden(msgOTPOff)
+	}
+	if errors.Is(err, authn.ErrOTPTooMany) {
+		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
 	}
 	return err
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -265,6 +266,51 @@ func TestOTPAttemptLimit(t *testing.T) {
 	res = e.doFrom("203.0.113.9", "POST", path, "", map[string]string{"otpId": otpID, "password": code})
 	if res.Status != 200 {
 		t.Errorf("another client with the right code: %d %s, want 200", res.Status, res.Body)
+	}
+}
+
+// TestOTPAttemptsAcrossClients: an OTP dies after 5 wrong codes whoever
+// sends them: wrong codes from 5 client addresses make the right code
+// from a 6th answer 429, a wrong one too, while 4 leave it usable; a fresh
+// OTP of the same record then signs in.
+func TestOTPAttemptsAcrossClients(t *testing.T) {
+	tests := []struct {
+		name       string
+		wrong      int    // wrong codes, each from an address of its own
+		last       string // "right" or "wrong": the code sent after them
+		wantStatus int
+	}{
+		{"4 wrong, then the right code", 4, "right", 200},
+		{"5 wrong, then the right code", 5, "right", 429},
+		{"5 wrong, then a wrong code", 5, "wrong", 429},
+	}
+	path := "/api/collections/users/auth-with-otp"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, fm, id := otpEnv(t, false)
+			e.trustProxy()
+			otpID, code := e.requestOTP(fm, "users", "ann@example.com")
+			wrong := "00000000"
+			if code == wrong {
+				wrong = "11111111"
+			}
+			for i := range tt.wrong {
+				res := e.doFrom(fmt.Sprintf("198.51.100.%d", i+1), "POST", path, "", map[string]string{"otpId": otpID, "password": wrong})
+				wantError(t, res, 400, msgOTPInvalid)
+			}
+			last := map[string]string{"right": code, "wrong": wrong}[tt.last]
+			res := e.doFrom("203.0.113.1", "POST", path, "", map[string]string{"otpId": otpID, "password": last})
+			if tt.wantStatus == 429 {
+				wantBody(t, res, 429, `{"data":{},"message":"Too many attempts, please try again later with a new OTP.","status":429}`)
+			} else if res.Status != tt.wantStatus {
+				t.Fatalf("after %d wrong codes: %d %s, want %d", tt.wrong, res.Status, res.Body, tt.wantStatus)
+			}
+			fresh, freshCode := e.requestOTP(fm, "users", "ann@example.com")
+			res = e.doFrom("203.0.113.2", "POST", path, "", map[string]string{"otpId": fresh, "password": freshCode})
+			if res.Status != 200 || res.JSON(t)["record"].(map[string]any)["id"] != id {
+				t.Errorf("a fresh OTP: %d %s, want 200 for %s", res.Status, res.Body, id)
+			}
+		})
 	}
 }
 

@@ -132,3 +132,53 @@ func TestSettingsPatchBody(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsAppURL: meta.appURL must be an absolute http(s) URL of URL
+// characters only; anything else answers 400 validation_is_url, as
+// PocketBase v0.31.0 words it, and changes nothing.
+func TestSettingsAppURL(t *testing.T) {
+	const refused = `{"data":{"meta":{"appURL":{"code":"validation_is_url","message":"Must be a valid URL."}}},` +
+		`"message":"An error occurred while saving the new settings.","status":400}`
+	const blank = `{"data":{"meta":{"appURL":{"code":"validation_required","message":"Cannot be blank."}}},` +
+		`"message":"An error occurred while saving the new settings.","status":400}`
+	tests := []struct {
+		url      string
+		wantBody string // "" = accepted
+	}{
+		{`https://ok.example.com/"><script>alert(1)</script>`, refused},
+		{`https://ok.example.com/<b>`, refused},
+		{`https://ok.example.com/a b`, refused},
+		{"https://ok.example.com/\tx", refused},
+		{"https://ok.example.com/`x`", refused},
+		{`https://ok.example.com/{x}|y\z^`, refused},
+		{`javascript:alert(1)`, refused},
+		{`ftp://example.com`, refused},
+		{`//example.com/x`, refused},
+		{`example.com`, refused},
+		{`https://`, refused},
+		{``, blank},
+		{`https://ok.example.com/app?a=1&b='2'#x`, ""},
+		{`http://localhost:8090`, ""},
+		{`https://bücher.example/`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			e := newEnv(t)
+			before := e.do("GET", "/api/settings", e.su, nil)
+			res := e.do("PATCH", "/api/settings", e.su, map[string]any{"meta": map[string]string{"appURL": tt.url}})
+			if tt.wantBody == "" {
+				if res.Status != 200 {
+					t.Fatalf("PATCH appURL %q = %d %s, want 200", tt.url, res.Status, res.Body)
+				}
+				if got := res.JSON(t)["meta"].(map[string]any)["appURL"]; got != tt.url {
+					t.Errorf("appURL = %v, want %q", got, tt.url)
+				}
+				return
+			}
+			wantBody(t, res, 400, tt.wantBody)
+			if after := e.do("GET", "/api/settings", e.su, nil); string(after.Body) != string(before.Body) {
+				t.Errorf("a refused appURL changed the settings: %s\nwant %s", after.Body, before.Body)
+			}
+		})
+	}
+}

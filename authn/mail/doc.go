@@ -9,8 +9,8 @@
 // The pieces:
 //
 //   - Render and RenderTemplate fill {APP_NAME}, {APP_URL}, {OTP},
-//     {OTP_ID}, {TOKEN} and {RECORD:field}, HTML-escaping record values in
-//     bodies as PocketBase does.
+//     {OTP_ID}, {TOKEN} and {RECORD:field}, HTML-escaping every value in
+//     bodies (PocketBase escapes only the record's).
 //   - Message.Encode writes an RFC 5322 message (multipart/alternative,
 //     text and HTML); Message.Validate refuses CR, LF or NUL in a header
 //     value (ErrHeaderInjection) and anything that is not one address.

@@ -24,13 +24,13 @@ const (
 // left as they are. Values are inserted once: a value that itself holds a
 // placeholder is not expanded again.
 //
-// With htmlEscape (a body, which is HTML), the values of RECORD:
-// placeholders are HTML-escaped, as PocketBase does for record fields
-// (mails/record.go escapes every non-hidden field's string value; date,
-// bool and number values hold no special characters, so escaping all of
-// them is the same). APP_NAME, APP_URL, OTP, OTP_ID and TOKEN are inserted
-// verbatim in bodies too, as in PocketBase: the first two are set by a
-// superuser, the last three are generated and hold no HTML specials.
+// With htmlEscape (a body, which is HTML), every value is HTML-escaped
+// (html.EscapeString: & < > " and '), which makes it inert both in text
+// and inside a quoted attribute value such as href="{APP_URL}/...". This
+// is stricter than PocketBase v0.31.0, which escapes only the record
+// fields and inserts APP_NAME and APP_URL verbatim; the OTP,
+// OTP_ID and TOKEN values hold no HTML specials, so escaping leaves them
+// as they are.
 //
 // Without htmlEscape (a subject, which is plain text) nothing is escaped.
 // PocketBase escapes record fields in subjects too, showing "&amp;" in
@@ -67,7 +67,7 @@ func Render(tpl string, vars map[string]string, htmlEscape bool) string {
 			continue
 		}
 		b.WriteString(tpl[:i])
-		if htmlEscape && strings.HasPrefix(key, VarRecordPrefix) {
+		if htmlEscape {
 			v = html.EscapeString(v)
 		}
 		b.WriteString(v)

@@ -1,6 +1,10 @@
 package settings
 
-import "strongbox/authn/validation"
+import (
+	"strings"
+
+	"strongbox/authn/validation"
+)
 
 // Meta describes the application.
 type Meta struct {
@@ -17,7 +21,8 @@ func defaultMeta() Meta {
 }
 
 // validate checks the section: appName required, at most 255 bytes;
-// appURL required, a URL; senderName required; senderAddress required,
+// appURL required, an absolute http(s) URL (validation.HTTPURL) of URL
+// characters only (urlChars); senderName required; senderAddress required,
 // an email address.
 func (m Meta) validate() validation.Errors {
 	errs := validation.Errors{}
@@ -30,7 +35,7 @@ func (m Meta) validate() validation.Errors {
 	switch _, err := validation.HTTPURL(m.AppURL); {
 	case m.AppURL == "":
 		errs["appURL"] = errRequired
-	case err != nil:
+	case err != nil || !urlChars(m.AppURL):
 		errs["appURL"] = errURL
 	}
 	if m.SenderName == "" {
@@ -43,4 +48,19 @@ func (m Meta) validate() validation.Errors {
 		errs["senderAddress"] = validation.IsEmail()
 	}
 	return errs
+}
+
+// urlChars reports whether s holds none of the ASCII characters RFC 3986
+// leaves out of a URL: controls, space and "<>\^`{|}. Go's URL parser
+// lets them through in a path, and PocketBase v0.31.0 accepts them in
+// appURL, which a mail template inserts into HTML (issue 20: an appURL
+// of https://ok.example.com/"><script>... reached the mail raw). Other
+// bytes, such as the UTF-8 of an internationalized name, pass.
+func urlChars(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c <= ' ' || c == 0x7f || strings.IndexByte(`"<>\^`+"`{|}", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
