@@ -301,26 +301,36 @@ func TestRealtimeEvict(t *testing.T) {
 // stream, subscribes to @oauth2 and completes the popup flow, while the
 // flood goes on (issue 20).
 func TestRealtimeFloodSignIn(t *testing.T) {
-	const groups, addrsPerGroup, perAddr = 3, 2, 8
 	tests := []struct {
-		name   string
-		topics []string // what each flood stream subscribes to; nil = nothing
+		name                           string
+		groups, addrsPerGroup, perAddr int
+		defaults                       bool     // the default caps of 1,024 slots; else caps that fit the flood
+		topics                         []string // what each flood stream subscribes to; nil = nothing
 	}{
-		{"idle flood", nil},
-		{"subscribed flood", []string{"@oauth2"}},
+		{"idle flood", 3, 2, 8, false, nil},
+		{"subscribed flood", 3, 2, 8, false, []string{"@oauth2"}},
+		// The default caps: 1,024 slots, 16 per address, 64 per /24.
+		{"subscribed flood of every default slot", 16, 4, 16, true, []string{"x"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			total := groups * addrsPerGroup * perAddr
-			e := newEnvWith(t, Config{MaxRealtime: total, MaxRealtimePerClient: perAddr, MaxRealtimePerGroup: addrsPerGroup * perAddr}, HTTPConfig{})
+			total := tt.groups * tt.addrsPerGroup * tt.perAddr
+			cfg := Config{MaxRealtime: total, MaxRealtimePerClient: tt.perAddr, MaxRealtimePerGroup: tt.addrsPerGroup * tt.perAddr}
+			if tt.defaults {
+				cfg = Config{MaxRealtime: total}
+			}
+			e := newEnvWith(t, cfg, HTTPConfig{})
+			if h := e.api.realtime; tt.defaults && (h.maxPerAddr != tt.perAddr || h.maxPerGroup != tt.addrsPerGroup*tt.perAddr) {
+				t.Fatalf("default caps %d per address, %d per group; the flood assumes %d and %d", h.maxPerAddr, h.maxPerGroup, tt.perAddr, tt.addrsPerGroup*tt.perAddr)
+			}
 			var flood []string
-			for g := range groups {
-				for a := range addrsPerGroup {
+			for g := range tt.groups {
+				for a := range tt.addrsPerGroup {
 					flood = append(flood, fmt.Sprintf("127.0.%d.%d", g+1, a+1))
 				}
 			}
 			for _, ip := range flood {
-				for range perAddr {
+				for range tt.perAddr {
 					c := openStream(t, e.srv.URL, ip)
 					if tt.topics != nil {
 						e.subscribe(c.id, "", tt.topics...)
@@ -334,12 +344,12 @@ func TestRealtimeFloodSignIn(t *testing.T) {
 			}
 
 			start := time.Now()
-			c := openStream(t, e.srv.URL, "127.0.9.1")
+			c := openStream(t, e.srv.URL, "127.0.100.1")
 			e.subscribe(c.id, "", "@oauth2")
 			t.Logf("%s of %d streams: the new client's stream and subscription took %v", tt.name, total, time.Since(start))
 
 			// More of the flood, from a new /24, while the popup is open.
-			openStream(t, e.srv.URL, "127.0.4.1")
+			openStream(t, e.srv.URL, "127.0.200.1")
 			res, err := e.srv.Client().Get(e.srv.URL + "/api/oauth2-redirect?state=" + c.id + "&code=abc")
 			if err != nil {
 				t.Fatal(err)
