@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"container/list"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -67,34 +69,45 @@ const (
 	msgRealtimeStopping = "The server is shutting down, try again later."
 )
 
-// realtime is the set of open realtime streams (clients), bounded in all
-// and per client address.
+// realtime is the set of open realtime streams (clients), bounded in all,
+// per client address and per group of addresses (clientGroup). When all
+// the slots are taken, a client of another group takes the slot of the
+// oldest stream that never subscribed to anything, or else of the oldest
+// stream of the group that holds the most (victimLocked): a handful of
+// addresses cannot hold every slot.
 type realtime struct {
-	idle       time.Duration
-	max        int // streams open at once
-	maxPerAddr int // streams of one client address (an IPv6 /64) at once
-	rand       *authn.Random
+	idle        time.Duration
+	max         int // streams open at once
+	maxPerAddr  int // streams of one client address (an IPv6 /64) at once
+	maxPerGroup int // streams of one group (an IPv4 /24, an IPv6 /48) at once
+	rand        *authn.Random
 
-	mu      sync.Mutex
-	clients map[string]*rtClient
-	perAddr map[string]int
+	mu       sync.Mutex
+	clients  map[string]*rtClient
+	perAddr  map[string]int
+	perGroup map[string]int
+	order    *list.List // of *rtClient, the oldest first
 	// servers are the http.Servers whose shutdown the streams follow
 	// (RegisterOnShutdown): true once one has begun to shut down.
 	servers map[*http.Server]bool
 	logs    logEvery // the "cap reached" line
+	evicted logEvery // the "took the slot of a stream" line
 }
 
 // rtClient is one open stream. The fields after mu are the hub's lock's.
 type rtClient struct {
-	id   string
-	addr string
-	srv  *http.Server  // nil when served without one (tests' recorders)
-	msgs chan rtEvent  // to send, clientQueue at most
-	end  chan struct{} // closed to end the stream
+	id    string
+	addr  string
+	group string        // clientGroup(addr)
+	srv   *http.Server  // nil when served without one (tests' recorders)
+	msgs  chan rtEvent  // to send, clientQueue at most
+	end   chan struct{} // closed to end the stream
 
-	ended  bool   // end is closed
-	oauth2 bool   // subscribed to topicOAuth2
-	auth   string // "collectionId/recordId" of the first authenticated subscription; "" = guest
+	elem       *list.Element // in the hub's order
+	ended      bool          // end is closed
+	subscribed bool          // has subscribed to a topic since it connected
+	oauth2     bool          // subscribed to topicOAuth2
+	auth       string        // "collectionId/recordId" of the first authenticated subscription; "" = guest
 }
 
 // rtEvent is one server-sent event.
@@ -103,11 +116,25 @@ type rtEvent struct {
 	data []byte
 }
 
-func newRealtime(idle time.Duration, max, maxPerAddr int) *realtime {
+func newRealtime(idle time.Duration, max, maxPerAddr, maxPerGroup int) *realtime {
 	return &realtime{
-		idle: idle, max: max, maxPerAddr: maxPerAddr, rand: authn.NewRandom(nil),
-		clients: map[string]*rtClient{}, perAddr: map[string]int{}, servers: map[*http.Server]bool{},
+		idle: idle, max: max, maxPerAddr: maxPerAddr, maxPerGroup: maxPerGroup, rand: authn.NewRandom(nil),
+		clients: map[string]*rtClient{}, perAddr: map[string]int{}, perGroup: map[string]int{},
+		order: list.New(), servers: map[*http.Server]bool{},
 	}
+}
+
+// clientGroup is the group of a client address as ratelimit.ClientKey
+// yields it: its IPv4 /24 or its IPv6 /48, the blocks one party usually
+// holds together; any other key is a group of its own.
+func clientGroup(addr string) string {
+	if a, err := netip.ParseAddr(addr); err == nil && a.Is4() {
+		return netip.PrefixFrom(a, 24).Masked().String()
+	}
+	if p, err := netip.ParsePrefix(addr); err == nil && p.Addr().Is6() && p.Bits() >= 48 {
+		return netip.PrefixFrom(p.Addr(), 48).Masked().String()
+	}
+	return addr
 }
 
 // register opens a stream for a client at addr, served by srv (nil if
@@ -132,21 +159,78 @@ func (h *realtime) register(srv *http.Server, addr string, log func(msg string, 
 			srv.RegisterOnShutdown(func() { h.shutdown(srv) })
 		}
 	}
-	if len(h.clients) >= h.max || h.perAddr[addr] >= h.maxPerAddr {
-		if refused, ok := h.logs.event(); ok {
-			log("realtime connection cap reached: refusing new streams with 503", "cap", h.max, "perClient", h.maxPerAddr,
-				"open", len(h.clients), "refused", refused, "lastClient", addr, "atClientShare", h.perAddr[addr] >= h.maxPerAddr)
-		}
-		return nil, newError(http.StatusServiceUnavailable, msgRealtimeFull, nil)
-	}
 	if _, dup := h.clients[id]; dup {
 		// 40 characters of 62: only a broken source of randomness repeats.
 		return nil, newError(http.StatusInternalServerError, msgBadRequest, nil)
 	}
-	c := &rtClient{id: id, addr: addr, srv: srv, msgs: make(chan rtEvent, clientQueue), end: make(chan struct{})}
+	group := clientGroup(addr)
+	if err := h.makeRoomLocked(addr, group, log); err != nil {
+		return nil, err
+	}
+	c := &rtClient{id: id, addr: addr, group: group, srv: srv, msgs: make(chan rtEvent, clientQueue), end: make(chan struct{})}
+	c.elem = h.order.PushBack(c)
 	h.clients[id] = c
 	h.perAddr[addr]++
+	h.perGroup[group]++
 	return c, nil
+}
+
+// makeRoomLocked makes room for a stream of addr in group, ending another
+// stream if the hub is full, or refuses it with 503: over the address's or
+// the group's cap, or with no stream to end. The caller holds h.mu.
+func (h *realtime) makeRoomLocked(addr, group string, log func(msg string, args ...any)) error {
+	atShare := h.perAddr[addr] >= h.maxPerAddr || h.perGroup[group] >= h.maxPerGroup
+	var victim *rtClient
+	if !atShare && len(h.clients) >= h.max {
+		victim = h.victimLocked(group)
+	}
+	if atShare || len(h.clients) >= h.max && victim == nil {
+		if refused, ok := h.logs.event(); ok {
+			log("realtime connection cap reached: refusing new streams with 503", "cap", h.max, "perClient", h.maxPerAddr,
+				"perGroup", h.maxPerGroup, "open", len(h.clients), "refused", refused, "lastClient", addr, "atClientShare", atShare)
+		}
+		return newError(http.StatusServiceUnavailable, msgRealtimeFull, nil)
+	}
+	if victim != nil {
+		if n, ok := h.evicted.event(); ok {
+			log("realtime connection cap reached: ending old streams to make room for other clients", "cap", h.max,
+				"ended", n, "lastEnded", victim.addr, "subscribed", victim.subscribed, "lastClient", addr)
+		}
+		h.endLocked(victim)
+		h.forgetLocked(victim)
+	}
+	return nil
+}
+
+// victimLocked returns the stream to end to make room for a client of
+// group, nil if none: the oldest that has not subscribed to anything
+// since it connected, of another group; or else the oldest of the group
+// that holds the most streams, if that group still holds more than group
+// does once it is gone. The caller holds h.mu.
+func (h *realtime) victimLocked(group string) *rtClient {
+	largest, most := "", 0
+	for g, n := range h.perGroup {
+		if n > most {
+			largest, most = g, n
+		}
+	}
+	if most <= h.perGroup[group]+1 {
+		largest = "" // no group would hold more than group after
+	}
+	var oldestOfLargest *rtClient
+	for e := h.order.Front(); e != nil; e = e.Next() {
+		c := e.Value.(*rtClient)
+		if c.group == group {
+			continue
+		}
+		if !c.subscribed {
+			return c
+		}
+		if oldestOfLargest == nil && c.group == largest {
+			oldestOfLargest = c
+		}
+	}
+	return oldestOfLargest
 }
 
 // unregister forgets c, whose stream has ended.
@@ -154,12 +238,20 @@ func (h *realtime) unregister(c *rtClient) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.endLocked(c)
-	if h.clients[c.id] != c {
-		return
+	if h.clients[c.id] == c {
+		h.forgetLocked(c)
 	}
+}
+
+// forgetLocked frees the slot of c, an open client. The caller holds h.mu.
+func (h *realtime) forgetLocked(c *rtClient) {
 	delete(h.clients, c.id)
+	h.order.Remove(c.elem)
 	if h.perAddr[c.addr]--; h.perAddr[c.addr] <= 0 {
 		delete(h.perAddr, c.addr)
+	}
+	if h.perGroup[c.group]--; h.perGroup[c.group] <= 0 {
+		delete(h.perGroup, c.group)
 	}
 }
 
@@ -218,6 +310,7 @@ func (h *realtime) subscribe(id, auth string, topics []string) error {
 	}
 	c.auth = auth
 	c.oauth2 = false
+	c.subscribed = c.subscribed || len(topics) > 0
 	for _, t := range topics {
 		if t == topicOAuth2 {
 			c.oauth2 = true

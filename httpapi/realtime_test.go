@@ -211,41 +211,166 @@ func waitOpen(t *testing.T, s *Server, n int) {
 	waitFor(t, fmt.Sprintf("%d streams open", n), func() bool { return s.realtime.open() == n })
 }
 
-// TestRealtimeCap: the streams are bounded in all and per client address
-// (here loopback addresses), and a closed stream frees its slot.
+// TestRealtimeCap: the streams are bounded in all, per client address
+// and per group of addresses (here loopback addresses, all in one /24,
+// so a full hub gives no slot away), and a closed stream frees its slot.
+// (Per group is new with issue 20: each case sets the group cap.)
 func TestRealtimeCap(t *testing.T) {
 	tests := []struct {
-		name           string
-		max, perClient int
-		open           []string // addresses whose streams open
-		refused        string   // the address refused next
+		name                     string
+		max, perClient, perGroup int
+		open                     []string // addresses whose streams open
+		refused                  string   // the address refused next
 	}{
-		{"in all", 2, 2, []string{"127.0.0.1", "127.0.0.1"}, "127.0.0.2"},
-		{"per client", 4, 1, []string{"127.0.0.1", "127.0.0.2"}, "127.0.0.1"},
+		{"in all", 2, 2, 2, []string{"127.0.0.1", "127.0.0.1"}, "127.0.0.2"},
+		{"per client", 4, 1, 4, []string{"127.0.0.1", "127.0.0.2"}, "127.0.0.1"},
+		{"per group", 4, 2, 2, []string{"127.0.0.1", "127.0.0.2"}, "127.0.0.3"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnvWith(t, Config{MaxRealtime: tt.max, MaxRealtimePerClient: tt.perClient}, HTTPConfig{})
+			e := newEnvWith(t, Config{MaxRealtime: tt.max, MaxRealtimePerClient: tt.perClient, MaxRealtimePerGroup: tt.perGroup}, HTTPConfig{})
 			var streams []*sseClient
 			for _, ip := range tt.open {
 				streams = append(streams, openStream(t, e.srv.URL, ip))
 			}
-			c, res := dialStream(t, e.srv.URL, tt.refused)
-			body, _ := io.ReadAll(res.Body)
-			c.close()
-			want := `{"data":{},"message":"Too many realtime connections, try again later.","status":503}`
-			if got := strings.TrimSpace(string(body)); res.StatusCode != 503 || got != want {
-				t.Errorf("stream over the cap = %d %s, want 503 %s", res.StatusCode, got, want)
-			}
-			// Closing the stream of the same address frees the slot.
-			for i, ip := range tt.open {
-				if ip == tt.refused || tt.max == len(tt.open) {
-					streams[i].close()
-					break
-				}
-			}
+			wantFull(t, e.srv.URL, tt.refused)
+			// Closing a stream of the same group frees the slot.
+			streams[0].close()
 			waitOpen(t, e.api, len(tt.open)-1)
 			openStream(t, e.srv.URL, tt.refused)
+		})
+	}
+}
+
+// wantFull asserts that a stream from localIP is refused with 503.
+func wantFull(t *testing.T, base, localIP string) {
+	t.Helper()
+	c, res := dialStream(t, base, localIP)
+	body, _ := io.ReadAll(res.Body)
+	c.close()
+	want := `{"data":{},"message":"Too many realtime connections, try again later.","status":503}`
+	if got := strings.TrimSpace(string(body)); res.StatusCode != 503 || got != want {
+		t.Errorf("stream from %s over the cap = %d %s, want 503 %s", localIP, res.StatusCode, got, want)
+	}
+}
+
+// TestRealtimeEvict: a full hub gives a client of another group the slot
+// of the oldest stream that never subscribed, or else of the oldest
+// stream of the group that holds the most; never a slot of the client's
+// own group, nor one of a group no larger than its own.
+func TestRealtimeEvict(t *testing.T) {
+	tests := []struct {
+		name       string
+		open       []string // addresses whose streams open, in order
+		subscribed []bool   // whether each subscribes to a topic
+		newcomer   string
+		ended      int // the index of the stream that ends; -1 = 503
+	}{
+		{"oldest idle", []string{"127.0.1.1", "127.0.1.2", "127.0.2.1"}, []bool{true, false, false}, "127.0.3.1", 1},
+		{"not its own group", []string{"127.0.1.1", "127.0.2.1", "127.0.2.2"}, []bool{true, false, true}, "127.0.1.9", 1},
+		{"own group only", []string{"127.0.1.1", "127.0.1.2", "127.0.1.3"}, []bool{false, false, false}, "127.0.1.9", -1},
+		{"largest group", []string{"127.0.1.1", "127.0.2.1", "127.0.2.2"}, []bool{true, true, true}, "127.0.3.1", 1},
+		{"no larger group", []string{"127.0.1.1", "127.0.2.1", "127.0.3.1"}, []bool{true, true, true}, "127.0.4.1", -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnvWith(t, Config{MaxRealtime: len(tt.open), MaxRealtimePerClient: 4, MaxRealtimePerGroup: 4}, HTTPConfig{})
+			var streams []*sseClient
+			for i, ip := range tt.open {
+				c := openStream(t, e.srv.URL, ip)
+				if tt.subscribed[i] {
+					e.subscribe(c.id, "", "topic")
+				}
+				streams = append(streams, c)
+			}
+			if tt.ended < 0 {
+				wantFull(t, e.srv.URL, tt.newcomer)
+				return
+			}
+			openStream(t, e.srv.URL, tt.newcomer)
+			streams[tt.ended].wantEnd(5 * time.Second)
+			if got := e.api.realtime.open(); got != len(tt.open) {
+				t.Errorf("%d streams open, want %d", got, len(tt.open))
+			}
+		})
+	}
+}
+
+// TestRealtimeFloodSignIn: streams from a few addresses in a few /24s
+// fill every slot, idle or subscribed, and a new client still opens its
+// stream, subscribes to @oauth2 and completes the popup flow, while the
+// flood goes on (issue 20).
+func TestRealtimeFloodSignIn(t *testing.T) {
+	tests := []struct {
+		name                           string
+		groups, addrsPerGroup, perAddr int
+		defaults                       bool     // the default caps of 1,024 slots; else caps that fit the flood
+		topics                         []string // what each flood stream subscribes to; nil = nothing
+	}{
+		{"idle flood", 3, 2, 8, false, nil},
+		{"subscribed flood", 3, 2, 8, false, []string{"@oauth2"}},
+		// The default caps: 1,024 slots, 16 per address, 64 per /24.
+		{"subscribed flood of every default slot", 16, 4, 16, true, []string{"x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			total := tt.groups * tt.addrsPerGroup * tt.perAddr
+			cfg := Config{MaxRealtime: total, MaxRealtimePerClient: tt.perAddr, MaxRealtimePerGroup: tt.addrsPerGroup * tt.perAddr}
+			if tt.defaults {
+				cfg = Config{MaxRealtime: total}
+			}
+			e := newEnvWith(t, cfg, HTTPConfig{})
+			if h := e.api.realtime; tt.defaults && (h.maxPerAddr != tt.perAddr || h.maxPerGroup != tt.addrsPerGroup*tt.perAddr) {
+				t.Fatalf("default caps %d per address, %d per group; the flood assumes %d and %d", h.maxPerAddr, h.maxPerGroup, tt.perAddr, tt.addrsPerGroup*tt.perAddr)
+			}
+			var flood []string
+			for g := range tt.groups {
+				for a := range tt.addrsPerGroup {
+					flood = append(flood, fmt.Sprintf("127.0.%d.%d", g+1, a+1))
+				}
+			}
+			for _, ip := range flood {
+				for range tt.perAddr {
+					c := openStream(t, e.srv.URL, ip)
+					if tt.topics != nil {
+						e.subscribe(c.id, "", tt.topics...)
+					}
+				}
+			}
+			waitOpen(t, e.api, total)
+			// The flood's addresses are at their share: no more of theirs.
+			for _, ip := range flood {
+				wantFull(t, e.srv.URL, ip)
+			}
+
+			start := time.Now()
+			c := openStream(t, e.srv.URL, "127.0.100.1")
+			e.subscribe(c.id, "", "@oauth2")
+			t.Logf("%s of %d streams: the new client's stream and subscription took %v", tt.name, total, time.Since(start))
+
+			// More of the flood, from a new /24, while the popup is open.
+			openStream(t, e.srv.URL, "127.0.200.1")
+			res, err := e.srv.Client().Get(e.srv.URL + "/api/oauth2-redirect?state=" + c.id + "&code=abc")
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			ev, err := c.next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := (sseEvent{ID: c.id, Event: "@oauth2", Data: `{"state":"` + c.id + `","code":"abc"}`}); ev != want {
+				t.Errorf("event = %+v, want %+v", ev, want)
+			}
+			if got, want := res.Request.URL.Path, "/api/oauth2-redirect-success"; got != want {
+				t.Errorf("the popup ended on %s, want %s", got, want)
+			}
+			if took := time.Since(start); took > 5*time.Second {
+				t.Errorf("the sign-in took %v during the flood, want under 5s", took)
+			}
+			if got := e.api.realtime.open(); got != total {
+				t.Errorf("%d streams open, want %d", got, total)
+			}
 		})
 	}
 }
@@ -297,4 +422,21 @@ func TestRealtimeShutdown(t *testing.T) {
 	e.api.EndStreams()
 	c3.wantEnd(2 * time.Second)
 	openStream(t, e.srv.URL, "")
+}
+
+// TestClientGroup: the groups of client addresses as ratelimit.ClientKey
+// yields them.
+func TestClientGroup(t *testing.T) {
+	tests := []struct{ addr, want string }{
+		{"203.0.113.7", "203.0.113.0/24"},
+		{"203.0.114.7", "203.0.114.0/24"},
+		{"2001:db8:1:2::/64", "2001:db8:1::/48"},
+		{"2001:db8:1:ffff::/64", "2001:db8:1::/48"},
+		{"not an address", "not an address"},
+	}
+	for _, tt := range tests {
+		if got := clientGroup(tt.addr); got != tt.want {
+			t.Errorf("clientGroup(%q) = %q, want %q", tt.addr, got, tt.want)
+		}
+	}
 }

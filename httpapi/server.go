@@ -90,8 +90,12 @@ type Config struct {
 	// a connection for as long as it is open.
 	MaxRealtime int
 	// MaxRealtimePerClient bounds the streams of one client address (an
-	// IPv6 /64) at once; 0 = an eighth of MaxRealtime.
+	// IPv6 /64) at once; 0 = a 64th of MaxRealtime.
 	MaxRealtimePerClient int
+	// MaxRealtimePerGroup bounds the streams of one group of client
+	// addresses (an IPv4 /24, an IPv6 /48) at once; 0 = a 16th of
+	// MaxRealtime, and never less than MaxRealtimePerClient.
+	MaxRealtimePerGroup int
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -173,9 +177,13 @@ func NewServer(cfg Config) *Server {
 	}
 	maxRTPer := cfg.MaxRealtimePerClient
 	if maxRTPer <= 0 {
-		maxRTPer = max(maxRT/8, 1)
+		maxRTPer = max(maxRT/64, 1)
 	}
-	s.realtime = newRealtime(orDefault(cfg.RealtimeIdle, DefaultRealtimeIdle), maxRT, maxRTPer)
+	maxRTGroup := cfg.MaxRealtimePerGroup
+	if maxRTGroup <= 0 {
+		maxRTGroup = max(maxRT/16, maxRTPer)
+	}
+	s.realtime = newRealtime(orDefault(cfg.RealtimeIdle, DefaultRealtimeIdle), maxRT, maxRTPer, maxRTGroup)
 	// The settings as they are; the caller applies every change.
 	s.ApplySettings(cfg.Settings.Get())
 	s.addRoutes()
