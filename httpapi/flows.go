@@ -202,7 +202,8 @@ func emailField(b *body, key string) (string, error) {
 // request-password-reset: the collection (refused as closed says) and the
 // record of the body's email, or, for an email no record has (found
 // false), a placeholder that gets the same work (a token signed, a mail
-// rendered) and no mail.
+// rendered) and no mail. The client's mail limit is counted for both, so
+// its 429 tells nothing about the email.
 func (s *Server) flowRequest(r *http.Request, closed closedWhen) (c *authn.Collection, rec *authn.Record, found bool, err error) {
 	c, b, err := s.authBody(r, closed)
 	if err != nil {
@@ -212,10 +213,25 @@ func (s *Server) flowRequest(r *http.Request, closed closedWhen) (c *authn.Colle
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if err := s.allowMailClient(r); err != nil {
+		return nil, nil, false, err
+	}
 	if rec, found = s.auth.FindByEmail(c, email); !found {
 		rec = placeholderRecord(c, email)
 	}
 	return c, rec, found, nil
+}
+
+// quietMailTarget counts a mail to rec's email against the per-target
+// limit and reports whether it may be sent; over the limit the mail is not
+// sent (and logged), and the request still gets its 204: a 429 here,
+// counted only for existing records, would tell which emails have one.
+func (s *Server) quietMailTarget(kind string, c *authn.Collection, rec *authn.Record) bool {
+	if s.allowMailTarget(rec.Email) {
+		return true
+	}
+	s.log.Warn("mail not sent: its address is over the mail limit", "mail", kind, "collection", c.Name, "record", rec.ID)
+	return false
 }
 
 // handleRequestVerification handles POST /api/collections/{collection}/request-verification.
@@ -227,7 +243,8 @@ func (s *Server) handleRequestVerification(w http.ResponseWriter, r *http.Reques
 		return err
 	}
 	now := s.now()
-	send := found && !target.Verified && !s.flows.recent(resendKey("verification", c, target), now)
+	send := found && !target.Verified && !s.flows.recent(resendKey("verification", c, target), now) &&
+		s.quietMailTarget("verification", c, target)
 	token, err := s.auth.NewVerificationToken(c, target)
 	if err != nil {
 		return err
@@ -316,7 +333,8 @@ func (s *Server) handleRequestPasswordReset(w http.ResponseWriter, r *http.Reque
 		return err
 	}
 	now := s.now()
-	send := found && !s.flows.recent(resendKey("passwordReset", c, target), now)
+	send := found && !s.flows.recent(resendKey("passwordReset", c, target), now) &&
+		s.quietMailTarget("password reset", c, target)
 	token, err := s.auth.NewPasswordResetToken(c, target)
 	if err != nil {
 		return err
@@ -410,6 +428,14 @@ func (s *Server) handleRequestEmailChange(w http.ResponseWriter, r *http.Request
 	}
 	if ferr != nil {
 		return errValidation(msgValidationFailed, validation.Errors{"newEmail": ferr})
+	}
+	// The caller is signed in, and the answer above already tells a taken
+	// address: the limits may answer 429.
+	if err := s.allowMailClient(r); err != nil {
+		return err
+	}
+	if !s.allowMailTarget(newEmail) {
+		return s.errMailTarget()
 	}
 	token, err := s.auth.NewEmailChangeToken(c, st.rec, newEmail)
 	if err != nil {

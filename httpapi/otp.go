@@ -45,6 +45,14 @@ func (s *Server) handleRequestOTP(w http.ResponseWriter, r *http.Request) error 
 	if err != nil {
 		return err
 	}
+	// Both limits count the request whether or not a record has the
+	// email, so their 429 tells nothing about it.
+	if err := s.allowMailClient(r); err != nil {
+		return err
+	}
+	if !s.allowMailTarget(email) {
+		return s.errMailTarget()
+	}
 	var id string
 	if rec, ok := s.auth.FindByEmail(c, email); ok {
 		id, _, err = s.auth.RequestOTP(c, rec, func(otpID, code string) error {

@@ -96,6 +96,11 @@ type Config struct {
 	// addresses (an IPv4 /24, an IPv6 /48) at once; 0 = a 16th of
 	// MaxRealtime, and never less than MaxRealtimePerClient.
 	MaxRealtimePerGroup int
+	// MailPerClient and MailPerTarget limit the mail-sending requests
+	// (request-otp, request-password-reset, request-verification,
+	// request-email-change) per client address and per target address; a
+	// zero MaxRequests = DefaultMailPerClient, DefaultMailPerTarget.
+	MailPerClient, MailPerTarget ratelimit.Rule
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -123,6 +128,7 @@ type Server struct {
 	handler     http.Handler
 	login       *ratelimit.Guard        // the password-login throttle
 	otpAttempts *ratelimit.Limiter      // the OTP attempt limit (otpAttemptRule)
+	mailLimits  mailLimits              // the mail-sending requests' limits (maillimit.go)
 	applied     atomic.Pointer[applied] // the server's part of the settings (ApplySettings)
 	restarter   Restarter
 	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
@@ -171,6 +177,7 @@ func NewServer(cfg Config) *Server {
 	}
 	s.login = ratelimit.NewGuard(policy, s.now)
 	s.otpAttempts = ratelimit.NewLimiter(ratelimit.DefaultMaxWindows, s.now)
+	s.mailLimits = newMailLimits(cfg.MailPerClient, cfg.MailPerTarget, s.now)
 	maxRT := cfg.MaxRealtime
 	if maxRT <= 0 {
 		maxRT = max(MaxConns()/realtimeShareOfConns, 1)

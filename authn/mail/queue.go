@@ -13,8 +13,15 @@ import (
 )
 
 // DefaultQueueSize is how many mails may wait for the worker of a Queue;
-// past it, a new mail is dropped (and logged).
+// past it, a mail is dropped (and logged): the newest of the recipient
+// with the longest backlog.
 const DefaultQueueSize = 256
+
+// DefaultPerRecipient is how many mails to one recipient may wait in a
+// Queue; past it, a new mail to that recipient is dropped (and logged).
+// A real user asks for a mail or two at a time; a flood aimed at one
+// address (or at a few) so stays in its own lane.
+const DefaultPerRecipient = 8
 
 var (
 	// ErrQueueFull is returned by Queue.Send when the queue holds
@@ -47,6 +54,10 @@ type QueueConfig struct {
 	Logger *slog.Logger
 	// Size is the queue's capacity; 0 = DefaultQueueSize.
 	Size int
+	// PerRecipient bounds the mails waiting for one recipient (the
+	// lower-cased addresses of To); 0 = DefaultPerRecipient, and never
+	// more than Size.
+	PerRecipient int
 	// Now is the clock of the Date header and the outbox names; nil =
 	// time.Now.
 	Now func() time.Time
@@ -56,20 +67,32 @@ type QueueConfig struct {
 }
 
 // Queue is the server's Sender. Send only checks and enqueues a mail; one
-// worker delivers them in order through the transport of the moment. So
-// an API answer never waits for SMTP, and its timing tells nothing of
-// whether a mail was sent. A failed delivery is logged at error level
-// with its reason; the API client never learns of it.
+// worker delivers them through the transport of the moment. So an API
+// answer never waits for SMTP, and its timing tells nothing of whether a
+// mail was sent. A failed delivery is logged at error level with its
+// reason; the API client never learns of it.
+//
+// The queue is fair per recipient: each recipient's mails wait in their
+// own lane, in order, and the worker takes one mail from each lane in
+// turn. A lane holds at most PerRecipient mails, and when the queue is
+// full the mail dropped is the newest of the longest lane, so a flood of
+// mails to some addresses delays and drops only their own mails, never
+// another person's.
 type Queue struct {
 	cfg    QueueConfig
 	log    *slog.Logger
 	now    func() time.Time
-	ch     chan *Message
+	size   int             // capacity
+	perRcp int             // capacity of one lane
 	ctx    context.Context // ends deliveries when Close gives up
 	cancel context.CancelFunc
 	done   chan struct{}
 
 	mu     sync.Mutex
+	ready  *sync.Cond // signalled on a new mail and on Close
+	lanes  map[string][]*Message
+	order  []string // the lanes' keys, in the worker's turn
+	n      int      // mails waiting
 	closed bool
 }
 
@@ -81,7 +104,13 @@ func NewQueue(cfg QueueConfig) *Queue {
 	if size <= 0 {
 		size = DefaultQueueSize
 	}
-	q := &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, ch: make(chan *Message, size), done: make(chan struct{})}
+	per := cfg.PerRecipient
+	if per <= 0 {
+		per = DefaultPerRecipient
+	}
+	q := &Queue{cfg: cfg, log: cfg.Logger, now: cfg.Now, size: size, perRcp: min(per, size),
+		lanes: map[string][]*Message{}, done: make(chan struct{})}
+	q.ready = sync.NewCond(&q.mu)
 	if q.log == nil {
 		q.log = slog.New(slog.DiscardHandler)
 	}
@@ -96,25 +125,82 @@ func NewQueue(cfg QueueConfig) *Queue {
 // Send checks m, fills its From from the transport when it is zero, and
 // enqueues a copy: it returns before the mail is delivered. It returns
 // ErrHeaderInjection or ErrInvalidMessage for a message that cannot be
-// sent, ErrQueueFull (already logged) when the queue is full, and
-// ErrClosed once Close has begun.
+// sent, ErrQueueFull (already logged) when the mail is dropped (its
+// recipient's lane is full, or the queue is full and no other lane is
+// longer), and ErrClosed once Close has begun. When the queue is full and
+// another lane is longer, that lane's newest mail is dropped (and logged)
+// instead.
 func (q *Queue) Send(ctx context.Context, m *Message) error {
 	cp, err := q.prepare(m)
 	if err != nil {
 		return err
 	}
+	k := strings.ToLower(recipients(cp))
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return ErrClosed
 	}
-	select {
-	case q.ch <- cp:
-		return nil
-	default:
-		q.log.Error("mail: queue full: mail dropped", "to", recipients(cp), "queueSize", cap(q.ch))
+	if q.n >= q.size {
+		long := q.longest()
+		if len(q.lanes[long]) <= len(q.lanes[k])+1 {
+			q.log.Error("mail: queue full: mail dropped", "to", recipients(cp), "queueSize", q.size)
+			return ErrQueueFull
+		}
+		lane := q.lanes[long]
+		q.log.Error("mail: queue full: newest mail of the longest backlog dropped", "to", recipients(lane[len(lane)-1]), "queueSize", q.size)
+		q.lanes[long] = lane[:len(lane)-1]
+		q.n--
+	}
+	if len(q.lanes[k]) >= q.perRcp {
+		q.log.Error("mail: recipient's backlog full: mail dropped", "to", recipients(cp), "perRecipient", q.perRcp)
 		return ErrQueueFull
 	}
+	if len(q.lanes[k]) == 0 {
+		q.order = append(q.order, k)
+	}
+	q.lanes[k] = append(q.lanes[k], cp)
+	q.n++
+	q.ready.Signal()
+	return nil
+}
+
+// longest returns the key of the longest lane (the first in turn among
+// equals). The caller holds mu; there are at most size lanes.
+func (q *Queue) longest() string {
+	best := ""
+	for _, k := range q.order {
+		if len(q.lanes[k]) > len(q.lanes[best]) {
+			best = k
+		}
+	}
+	return best
+}
+
+// next waits for a mail and takes it from the lane whose turn it is; it
+// returns nil once the queue is closed and empty.
+func (q *Queue) next() *Message {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.n == 0 && !q.closed {
+		q.ready.Wait()
+	}
+	if q.n == 0 {
+		return nil
+	}
+	k := q.order[0]
+	q.order = q.order[1:]
+	lane := q.lanes[k]
+	m := lane[0]
+	lane[0] = nil
+	if lane = lane[1:]; len(lane) > 0 {
+		q.lanes[k] = lane
+		q.order = append(q.order, k)
+	} else {
+		delete(q.lanes, k)
+	}
+	q.n--
+	return m
 }
 
 // SendNow delivers m at once, on the caller's goroutine, through the
@@ -159,7 +245,7 @@ func (q *Queue) deliver(ctx context.Context, m *Message) (path string, err error
 func (q *Queue) work() {
 	defer close(q.done)
 	abandoned := 0
-	for m := range q.ch {
+	for m := q.next(); m != nil; m = q.next() {
 		if q.ctx.Err() != nil {
 			abandoned++
 			continue
@@ -188,7 +274,7 @@ func (q *Queue) Close(ctx context.Context) error {
 	first := !q.closed
 	if first {
 		q.closed = true
-		close(q.ch)
+		q.ready.Broadcast()
 	}
 	q.mu.Unlock()
 	defer q.cancel()

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/mail"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -193,5 +196,76 @@ func TestQueueSendRefusesInvalid(t *testing.T) {
 	}
 	if n := len(list(t, e.dir)); n != 0 {
 		t.Errorf("outbox holds %d mails, want 0", n)
+	}
+}
+
+// TestQueueFairPerRecipient holds the worker on a first mail and floods the
+// queue: one address far past its lane, then ten addresses past the whole
+// queue. Each lane stays bounded, and a real user's mail sent during the
+// flood is queued (a flood mail gives way) and delivered.
+func TestQueueFairPerRecipient(t *testing.T) {
+	release := make(chan struct{})
+	var held atomic.Bool
+	e := &queueEnv{log: &logBuffer{}, dir: t.TempDir()}
+	e.q = strongmail.NewQueue(strongmail.QueueConfig{
+		Transport: func() strongmail.Transport {
+			if held.CompareAndSwap(false, true) {
+				<-release // the worker's first delivery waits for the flood
+			}
+			return strongmail.Transport{From: sender}
+		},
+		Outbox:       &strongmail.Outbox{Dir: e.dir},
+		Logger:       slog.New(slog.NewTextHandler(e.log, nil)),
+		Size:         16,
+		PerRecipient: 4,
+		Now:          func() time.Time { return testDate },
+	})
+	to := func(addr string) *strongmail.Message {
+		m := testMessage()
+		m.To = []mail.Address{{Address: addr}}
+		return m
+	}
+	if err := e.q.Send(t.Context(), to("first@example.com")); err != nil {
+		t.Fatalf("Send first = %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !held.Load() && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	accepted := map[string]int{}
+	send := func(addr string) {
+		if err := e.q.Send(t.Context(), to(addr)); err == nil {
+			accepted[addr]++
+		} else if !errors.Is(err, strongmail.ErrQueueFull) {
+			t.Fatalf("Send to %s = %v", addr, err)
+		}
+	}
+	for range 50 {
+		send("Flood@example.com")
+	}
+	if n := accepted["Flood@example.com"]; n != 4 {
+		t.Errorf("one address's flood: %d mails queued, want its lane's 4", n)
+	}
+	for i := range 200 {
+		send(fmt.Sprintf("flood%d@example.com", i%10))
+	}
+	send("real@example.com")
+	if accepted["real@example.com"] != 1 {
+		t.Fatalf("the real user's mail was dropped during the flood")
+	}
+	close(release)
+	e.close(t)
+	real := 0
+	for _, name := range list(t, e.dir) {
+		b, err := os.ReadFile(filepath.Join(e.dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), "real@example.com") {
+			real++
+		}
+	}
+	if n := len(list(t, e.dir)); real != 1 || n != 1+16 {
+		t.Errorf("outbox: %d mails, %d to the real user; want 17 (the first and a full queue), 1", n, real)
 	}
 }
