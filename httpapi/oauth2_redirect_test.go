@@ -19,6 +19,32 @@ var noRedirect = &http.Client{
 // performs it, with the provider's part played by the test: connect,
 // subscribe to @oauth2, the provider's redirect with state = client id,
 // the event, and the page the popup ends on.
+// completePopup is the end of the popup flow for the stream c subscribed
+// to @oauth2: the provider sends the popup back to the redirect route
+// (state = c's id), the browser follows the redirect; c must get the
+// @oauth2 event and the popup must end on the success route. It returns
+// the last response and its page.
+func completePopup(t *testing.T, e *env, c *sseClient) (*http.Response, []byte) {
+	t.Helper()
+	res, err := e.srv.Client().Get(e.srv.URL + "/api/oauth2-redirect?state=" + c.id + "&code=abc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	ev, err := c.next()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (sseEvent{ID: c.id, Event: "@oauth2", Data: `{"state":"` + c.id + `","code":"abc"}`}); ev != want {
+		t.Errorf("event = %+v, want %+v", ev, want)
+	}
+	if got, want := res.Request.URL.Path, "/api/oauth2-redirect-success"; got != want {
+		t.Errorf("the popup ended on %s, want %s", got, want)
+	}
+	return res, page
+}
+
 func TestOAuth2PopupFlow(t *testing.T) {
 	e := newEnv(t)
 	c := openStream(t, e.srv.URL, "")
@@ -32,24 +58,7 @@ func TestOAuth2PopupFlow(t *testing.T) {
 	}
 	e.subscribe(c.id, "", "@oauth2")
 
-	// The provider sends the popup back; the browser follows the redirect.
-	res, err := e.srv.Client().Get(e.srv.URL + "/api/oauth2-redirect?state=" + c.id + "&code=abc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-
-	ev, err := c.next()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := (sseEvent{ID: c.id, Event: "@oauth2", Data: `{"state":"` + c.id + `","code":"abc"}`}); ev != want {
-		t.Errorf("event = %+v, want %+v", ev, want)
-	}
-	if got, want := res.Request.URL.Path, "/api/oauth2-redirect-success"; got != want {
-		t.Errorf("the popup ended on %s, want %s", got, want)
-	}
+	res, page := completePopup(t, e, c)
 	if res.StatusCode != 200 || string(page) != string(oauth2Pages[oauth2SuccessLocation]) {
 		t.Errorf("success page = %d %q", res.StatusCode, page)
 	}
