@@ -187,6 +187,8 @@ func TestConformance(t *testing.T) {
 			ts := startServer(t, t.TempDir(), map[string]string{
 				"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
 				"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
+				// The suite's OAuth2 provider is on 127.0.0.1.
+				"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
 			})
 			report := conformance.Run(t.Context(), conformance.Config{
 				BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
