@@ -94,7 +94,7 @@ type dialFunc = func(ctx context.Context, network, addr string) (net.Conn, error
 // A dial function of t's own (DialContext, DialTLSContext or their
 // deprecated forms) still makes the connections: the check then runs on
 // the address it connected to, and a refused connection is closed at once,
-// before anything is sent on it. A connection without an IP address (a
+// before a request is sent on it. A connection without an IP address (a
 // pipe or Unix socket such a function made) is that function's choice,
 // and passes.
 func guardTransport(t *http.Transport) *http.Transport {

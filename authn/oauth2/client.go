@@ -57,7 +57,8 @@ type Options struct {
 	// Unless AllowPrivate, the Client uses a clone of an *http.Transport
 	// whose connections refuse private addresses (see ErrPrivateAddress;
 	// the transport's own dial functions, if any, still connect, and the
-	// check runs on the address connected to). Any other RoundTripper is
+	// check runs on the address connected to, before a request is sent).
+	// Any other RoundTripper is
 	// trusted to choose its connections itself: the Client cannot see
 	// them, and no address is refused.
 	Transport http.RoundTripper
