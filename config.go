@@ -37,6 +37,7 @@ func settings() []setting {
 		{"", "STRONGBOX_BCRYPT_COST", strconv.Itoa(authn.DefaultCost), "", "bcrypt cost of new password hashes (4 makes tests fast; keep 10+ in production)"},
 		{"", "STRONGBOX_LOGS_MAX_MB", strconv.Itoa(logstore.DefaultMaxBytes >> 20), "", "cap on stored request logs: past it the oldest segments are deleted"},
 		{"", "STRONGBOX_BACKUP_MAX_UPLOAD_MB", strconv.Itoa(int(app.DefaultMaxUpload >> 20)), "", "largest archive a backup upload may send"},
+		{"", "STRONGBOX_OAUTH2_ALLOW_PRIVATE", "", "off", "1 allows OAuth2 provider URLs on loopback, link-local and private addresses (a provider on your own network)"},
 	}
 }
 
@@ -118,6 +119,20 @@ func envMiB(getenv func(string) string, key string) (int64, error) {
 		return 0, fmt.Errorf("%s=%q is not a size in MiB", key, v)
 	}
 	return n << 20, nil
+}
+
+// envBool returns the environment variable key as a boolean (1, true,
+// 0, false, as strconv.ParseBool reads them); false when it is unset.
+func envBool(getenv func(string) string, key string) (bool, error) {
+	v := getenv(key)
+	if v == "" {
+		return false, nil
+	}
+	b, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%s=%q: want 1 or 0", key, v)
+	}
+	return b, nil
 }
 
 func envOr(getenv func(string) string, key, def string) string {

@@ -187,6 +187,8 @@ func TestConformance(t *testing.T) {
 			ts := startServer(t, t.TempDir(), map[string]string{
 				"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
 				"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
+				// The suite's OAuth2 provider is on 127.0.0.1.
+				"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
 			})
 			report := conformance.Run(t.Context(), conformance.Config{
 				BaseURL: ts.base, Email: "conformance@localhost", Password: "conformance-password",
@@ -550,6 +552,7 @@ func TestCommandLine(t *testing.T) {
 		{"backup restore no data dir", []string{"backup", "restore", "a.zip", "--dir", filepath.Join(dir, "nope")}, "does not exist", ""},
 		{"backup restore help", []string{"backup", "restore", "--help"}, "", "usage: strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]\n  -dir string"},
 		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]\n  -dir string"},
+		{"serve help names STRONGBOX_OAUTH2_ALLOW_PRIVATE", []string{"serve", "--help"}, "", "STRONGBOX_OAUTH2_ALLOW_PRIVATE  1 allows OAuth2 provider URLs on loopback, link-local and private addresses"},
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
 		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
@@ -586,6 +589,19 @@ func TestCommandLine(t *testing.T) {
 	// Nothing above touched the data dir: no command ran past its arguments.
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("data dir holds %d entries after refused commands", len(entries))
+	}
+}
+
+// TestServeBadAllowPrivate: a value of STRONGBOX_OAUTH2_ALLOW_PRIVATE
+// that is not a boolean stops serve before it touches the data dir.
+func TestServeBadAllowPrivate(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "data")
+	err := run(t.Context(), []string{"serve", "--http", "127.0.0.1:0", "--dir", dir}, envOf("STRONGBOX_OAUTH2_ALLOW_PRIVATE", "yes"), io.Discard, io.Discard)
+	if want := `STRONGBOX_OAUTH2_ALLOW_PRIVATE="yes": want 1 or 0`; err == nil || err.Error() != want {
+		t.Errorf("serve = %v, want %s", err, want)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Errorf("the data dir exists after the refused start: %v", err)
 	}
 }
 

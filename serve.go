@@ -34,6 +34,10 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 	if err != nil {
 		return err
 	}
+	allowPrivate, err := envBool(c.getenv, "STRONGBOX_OAUTH2_ALLOW_PRIVATE")
+	if err != nil {
+		return err
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(c.getenv)
 	var noExec error
@@ -48,6 +52,9 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 		SuperuserEmail:    c.getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: c.getenv("STRONGBOX_SUPERUSER_PASSWORD"),
 		NoExec:            noExec,
+		// Provider URLs are a superuser's input: by default they may
+		// not lead into the server's own network.
+		OAuth2AllowPrivate: allowPrivate,
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
 			if err := c.printLogin(c.stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {

@@ -152,7 +152,7 @@ var oauth2Requirements = []*Requirement{
 				return err
 			}
 			if err := expectErrorEmptyData(r, http.StatusBadRequest, msgOAuth2User); err != nil {
-				return fmt.Errorf("%w%s", err, p.refused())
+				return fmt.Errorf("%w%s", err, p.why(r))
 			}
 			return nil
 		}),
@@ -493,7 +493,7 @@ func (c *Client) oauth2SignIn(ctx context.Context, p *oauthProvider, u *oauthUse
 		})
 	}
 	if err := checkAuthResult(r, "users", "", u.Email); err != nil {
-		return "", fmt.Errorf("%w%s", err, p.refused())
+		return "", fmt.Errorf("%w%s", err, p.why(r))
 	}
 	if v, _ := getBool(rec, "verified"); !v {
 		return "", Mismatch("record.verified true (its email is the provider's verified one)", r.String())

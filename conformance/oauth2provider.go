@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"net/http"
 	"strings"
 
 	"strongbox/conformance/oauth2provider"
@@ -78,6 +79,24 @@ func (p *oauthProvider) refused() string {
 		return ""
 	}
 	return " (the suite's provider refused: " + strings.Join(why, "; ") + ")"
+}
+
+// why explains a sign-in that failed with the answer r: why the provider
+// refused requests, or, when it refused none and r is the token step's
+// 400, that the server may not have reached the provider at all. A server
+// that refuses provider URLs on loopback and private addresses, as
+// strongbox does unless STRONGBOX_OAUTH2_ALLOW_PRIVATE=1, cannot reach the
+// suite's provider on 127.0.0.1 (or on a private --oauth2-host).
+func (p *oauthProvider) why(r *response) string {
+	if why := p.refused(); why != "" {
+		return why
+	}
+	if r == nil || r.status != http.StatusBadRequest || r.exchange().Message != msgOAuth2Token {
+		return ""
+	}
+	return " (the suite's provider refused nothing: did the server reach it at " + p.base + "? A server that " +
+		"refuses OAuth2 provider URLs on loopback and private addresses cannot; strongbox needs " +
+		"STRONGBOX_OAUTH2_ALLOW_PRIVATE=1 for it)"
 }
 
 // pkceChallenge is the S256 challenge of verifier: base64url(SHA-256),

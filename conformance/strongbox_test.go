@@ -31,9 +31,17 @@ const (
 )
 
 // startStrongbox serves strongbox on 127.0.0.1:0 over a data dir of its
-// own, with the superuser testEmail, and stops it when the test ends. It
-// returns the base URL.
+// own, with the superuser testEmail and OAuth2 provider URLs allowed on
+// private addresses (the suite's provider is on 127.0.0.1), and stops it
+// when the test ends. It returns the base URL.
 func startStrongbox(t testing.TB) string {
+	t.Helper()
+	return startStrongboxWith(t, true)
+}
+
+// startStrongboxWith is startStrongbox with private OAuth2 provider
+// addresses allowed or not, as strongbox's STRONGBOX_OAUTH2_ALLOW_PRIVATE.
+func startStrongboxWith(t testing.TB, oauth2AllowPrivate bool) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
@@ -44,6 +52,7 @@ func startStrongbox(t testing.TB) string {
 		OnReady:   func(r app.Ready) { ready <- r.Addr },
 		NoExec:    errors.New("strongbox serves inside the conformance tests"),
 		MailDrain: time.Second, ShutdownTimeout: 5 * time.Second,
+		OAuth2AllowPrivate: oauth2AllowPrivate,
 	})
 	go func() { done <- srv.Run(ctx) }()
 	select {

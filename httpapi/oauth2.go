@@ -147,6 +147,9 @@ func (s *Server) exchangeOAuth2(ctx context.Context, in *oauth2Request) (*oauth2
 	ctx, cancel := context.WithTimeout(ctx, exchangeTimeout)
 	user, err := s.oauth2.Exchange(ctx, cfg, in.code, verifier, in.redirectURL)
 	cancel()
+	if errors.Is(err, oauth2.ErrPrivateAddress) {
+		s.logPrivateProvider(err)
+	}
 	switch {
 	case errors.Is(err, oauth2.ErrUser):
 		return nil, errBadRequest(msgOAuth2User, err)
@@ -156,6 +159,22 @@ func (s *Server) exchangeOAuth2(ctx context.Context, in *oauth2Request) (*oauth2
 		return nil, errBadRequest(msgOAuth2User, errors.New("the provider named no user id"))
 	}
 	return user, nil
+}
+
+// logPrivateProvider tells the server's log why sign-ins with a provider
+// fail: its URLs lead to a private address, which the client refuses
+// (oauth2.ErrPrivateAddress). The client sees only the 400 of the failed
+// step, like any provider failure; it is a configuration matter, so the
+// log says how to allow it. One line every capLogEvery at most, with the
+// count: anyone can ask for sign-ins.
+func (s *Server) logPrivateProvider(err error) {
+	s.privateLogMu.Lock()
+	refused, ok := s.privateLog.event()
+	s.privateLogMu.Unlock()
+	if ok {
+		s.log.Warn("OAuth2 sign-in refused: the provider's address is private; set STRONGBOX_OAUTH2_ALLOW_PRIVATE=1 to allow it",
+			"refused", refused, "err", err)
+	}
 }
 
 // resolveOAuth2 finds, links or creates the record of c that the

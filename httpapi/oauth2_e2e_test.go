@@ -25,8 +25,9 @@ func newOAuth2E2E(t *testing.T) *oauth2E2E {
 	t.Helper()
 	p := oauth2provider.Start(t)
 	var e *env
-	// The client's clock is the server's, so meta.expiry is exact.
-	client := oauth2.NewClient(oauth2.Options{Now: func() time.Time { return e.clock.Now() }, Timeout: 10 * time.Second})
+	// The client's clock is the server's, so meta.expiry is exact; it
+	// allows the provider's private address, 127.0.0.1.
+	client := oauth2.NewClient(oauth2.Options{Now: func() time.Time { return e.clock.Now() }, Timeout: 10 * time.Second, AllowPrivate: true})
 	e = newEnvWith(t, Config{OAuth2: client}, HTTPConfig{})
 	p.RedirectURIs = []string{e.srv.URL + "/api/oauth2-redirect"}
 	body := map[string]any{"oauth2": map[string]any{"enabled": true, "providers": []any{map[string]any{

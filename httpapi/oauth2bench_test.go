@@ -48,7 +48,7 @@ func newOAuth2Bench(b *testing.B) *oauth2Bench {
 	}}}); err != nil {
 		b.Fatal(err)
 	}
-	api := NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, OAuth2: oauth2.NewClient(oauth2.Options{})})
+	api := NewServer(Config{Auth: auth, Logs: logs, Settings: set, Now: clk.Now, OAuth2: oauth2.NewClient(oauth2.Options{AllowPrivate: true})})
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config, srv.Listener = NewHTTPServer(api, srv.Listener, HTTPConfig{})
 	srv.Start()

@@ -140,6 +140,9 @@ type Server struct {
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
+
+	privateLogMu sync.Mutex
+	privateLog   logEvery // OAuth2 sign-ins refused for a provider on a private address
 }
 
 // NewServer builds the API with its routes and middleware.

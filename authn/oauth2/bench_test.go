@@ -20,7 +20,7 @@ import (
 //	go test -run - -bench Exchange ./authn/oauth2/
 func BenchmarkExchange(b *testing.B) {
 	p := oauth2provider.Start(b)
-	c := oauth2.NewClient(oauth2.Options{})
+	c := oauth2.NewClient(oauth2.Options{AllowPrivate: true}) // the provider is on 127.0.0.1
 	user := obj(`{"sub":"1093","name":"Ada","email":"ada@example.com","email_verified":true}`)
 	const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"
 	cases := []struct {

@@ -52,8 +52,21 @@ var (
 // Options configures a Client; the zero value is usable.
 type Options struct {
 	// Transport sends the requests; nil = a clone of
-	// http.DefaultTransport. The Client sets its own redirect policy.
+	// http.DefaultTransport (which takes its proxy from the environment,
+	// HTTPS_PROXY and the like). The Client sets its own redirect policy.
+	// Unless AllowPrivate, the Client uses a clone of an *http.Transport
+	// whose connections refuse private addresses (see ErrPrivateAddress;
+	// the transport's own dial functions, if any, still connect, and the
+	// check runs on the address connected to, before a request is sent).
+	// Any other RoundTripper is
+	// trusted to choose its connections itself: the Client cannot see
+	// them, and no address is refused.
 	Transport http.RoundTripper
+	// AllowPrivate lets provider requests connect to loopback,
+	// unspecified, link-local, private and shared (CGNAT) addresses: a
+	// provider on the server's own network, or a test's on 127.0.0.1.
+	// false (the default) refuses them, with ErrPrivateAddress.
+	AllowPrivate bool
 	// Timeout bounds one Exchange; 0 = DefaultTimeout.
 	Timeout time.Duration
 	// MaxBody bounds each response body; 0 = DefaultMaxBody.
@@ -110,7 +123,15 @@ func NewClient(o Options) *Client {
 		// idle connections per host that a burst does not pay a new TLS
 		// handshake for each (the default keeps 2).
 		t.MaxIdleConnsPerHost = 32
+		if !o.AllowPrivate {
+			// The guard's own dialer connects instead (the same
+			// timeouts), checking each address before it connects.
+			t.DialContext = nil
+		}
 		o.Transport = t
+	}
+	if t, ok := o.Transport.(*http.Transport); ok && !o.AllowPrivate {
+		o.Transport = guardTransport(t)
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -547,6 +568,12 @@ func (c *Client) keys(ctx context.Context, u string, refresh bool) (map[string]*
 // do sends req and reads at most maxBody bytes of the answer.
 func (c *Client) do(req *http.Request) (int, http.Header, []byte, error) {
 	resp, err := c.hc.Do(req)
+	var ue *url.Error
+	if errors.Is(err, ErrPrivateAddress) && errors.As(err, &ue) {
+		// The refusal without the *url.Error around it, which would name
+		// the whole URL, its query too.
+		err = ue.Err
+	}
 	if err != nil {
 		return 0, nil, nil, err
 	}

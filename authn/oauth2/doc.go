@@ -3,7 +3,9 @@
 // (their endpoints, scopes and user-info mapping), the authorization URL
 // with PKCE, the code exchange, the user-info fetch and the validation of
 // an OpenID Connect id_token. Every outbound call is bounded in time and
-// size and refuses redirects to other hosts.
+// size, refuses redirects to other hosts and, unless the Client allows
+// them, connections to loopback, link-local and private addresses
+// (ErrPrivateAddress).
 //
 // The pieces, in the order a sign-in uses them:
 //   - collection save: package authn checks a collection's

@@ -40,11 +40,6 @@ var (
 	ErrInRequest = errors.New("app: restart with a request's context: answer the request, then restart with a context of its own")
 )
 
-// providers talks to the OAuth2 providers of every handler the process
-// builds: one client, so that restarts keep its connections and the
-// providers' cached signing keys (30 s per exchange, 1 MiB per answer).
-var providers = oauth2.NewClient(oauth2.Options{})
-
 // Config configures a Server.
 type Config struct {
 	Options // the data dir and its stores
@@ -93,6 +88,12 @@ type Config struct {
 	// exchange (tests trust their sink's certificate with it); nil = the
 	// system roots.
 	MailTLSConfig *tls.Config
+
+	// OAuth2AllowPrivate lets the OAuth2 provider URLs a superuser
+	// configures reach loopback, link-local and private addresses (a
+	// provider on the server's own network, or a test's on 127.0.0.1);
+	// false refuses them (oauth2.Options.AllowPrivate).
+	OAuth2AllowPrivate bool
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -136,6 +137,12 @@ type Server struct {
 	// follows the settings of the open stores (mail.go).
 	mail          *strongmail.Queue
 	mailTransport atomic.Pointer[strongmail.Transport]
+
+	// providers talks to the OAuth2 providers for every API the server
+	// builds: one client, so that restarts keep its connections and the
+	// providers' cached signing keys (30 s per exchange, 1 MiB per
+	// answer).
+	providers *oauth2.Client
 }
 
 const (
@@ -163,7 +170,8 @@ func New(cfg Config) *Server {
 		cfg.MailDrain = DefaultMailDrain
 	}
 	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
-	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now}
+	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now,
+		providers: oauth2.NewClient(oauth2.Options{AllowPrivate: cfg.OAuth2AllowPrivate})}
 	s.auto = newAutoBackups(s)
 	return s
 }
@@ -312,7 +320,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 func (s *Server) useStores(st *Stores) http.Handler {
 	api := httpapi.NewServer(httpapi.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
-		Backups: backups{s}, Mail: s.mail, OAuth2: providers,
+		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers,
 	})
 	s.unfollow = s.subscribeSettings(st, api)
 	s.capMu.Lock()

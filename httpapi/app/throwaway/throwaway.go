@@ -39,17 +39,20 @@ func (s *Server) Stop() { s.stop() }
 // URL once it serves.
 type ServeFunc func(ctx context.Context, args []string, getenv func(string) string, ready func(base string)) error
 
-// env is the environment of a throwaway server: its first superuser, and
-// a cheap bcrypt cost unless the user set one in getenv.
+// env is the environment of a throwaway server: its first superuser, a
+// cheap bcrypt cost unless the user set one in getenv, and OAuth2
+// provider URLs allowed on private addresses, the suite's provider being
+// on this host (127.0.0.1, or the --oauth2-host address).
 func env(getenv func(string) string, password string) map[string]string {
 	cost := getenv("STRONGBOX_BCRYPT_COST")
 	if cost == "" {
 		cost = "4"
 	}
 	return map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL":    Email,
-		"STRONGBOX_SUPERUSER_PASSWORD": password,
-		"STRONGBOX_BCRYPT_COST":        cost,
+		"STRONGBOX_SUPERUSER_EMAIL":      Email,
+		"STRONGBOX_SUPERUSER_PASSWORD":   password,
+		"STRONGBOX_BCRYPT_COST":          cost,
+		"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
 	}
 }
 
