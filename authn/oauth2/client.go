@@ -275,14 +275,14 @@ func (c *Client) tokenOnce(ctx context.Context, cfg Config, form url.Values, s a
 		}
 		return token{}, false, err
 	}
-	if e := tokenField(vals, "error"); e != "" || status >= 400 {
-		return token{}, status == http.StatusUnauthorized || e == "invalid_client", providerError("token endpoint", status, e, tokenField(vals, "error_description"))
+	if e := str(vals, "error"); e != "" || status >= 400 {
+		return token{}, status == http.StatusUnauthorized || e == "invalid_client", providerError("token endpoint", status, e, str(vals, "error_description"))
 	}
-	tok = token{access: tokenField(vals, "access_token"), refresh: tokenField(vals, "refresh_token"), idToken: tokenField(vals, "id_token"), fields: vals}
+	tok = token{access: str(vals, "access_token"), refresh: str(vals, "refresh_token"), idToken: str(vals, "id_token"), fields: vals}
 	if tok.access == "" {
 		return token{}, false, errors.New("token endpoint answered no access_token")
 	}
-	if n, err := strconv.ParseInt(tokenField(vals, "expires_in"), 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(str(vals, "expires_in"), 10, 64); err == nil && n > 0 {
 		tok.expiry = c.now().Add(time.Duration(n) * time.Second).UTC()
 	}
 	return tok, false, nil
@@ -309,17 +309,6 @@ func decodeTokenBody(contentType string, body []byte) (map[string]any, error) {
 		return nil, fmt.Errorf("token endpoint answered %w", err)
 	}
 	return raw, nil
-}
-
-// tokenField is the string or number vals[key] as a string, else "".
-func tokenField(vals map[string]any, key string) string {
-	switch v := vals[key].(type) {
-	case string:
-		return v
-	case json.Number:
-		return v.String()
-	}
-	return ""
 }
 
 // decodeObject decodes one JSON object, numbers as json.Number.

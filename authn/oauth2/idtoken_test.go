@@ -202,7 +202,7 @@ func TestDecodeTokenBody(t *testing.T) {
 			vals, err := decodeTokenBody(tt.ct, []byte(tt.body))
 			got := map[string]string{} // the string and number fields
 			for k := range vals {
-				if v := tokenField(vals, k); v != "" {
+				if v := str(vals, k); v != "" {
 					got[k] = v
 				}
 			}
@@ -238,8 +238,8 @@ func FuzzDecodeTokenBody(f *testing.F) {
 		}
 		var m map[string]any
 		if json.Unmarshal([]byte(body), &m) == nil {
-			if s, ok := m["access_token"].(string); ok && tokenField(vals, "access_token") != s {
-				t.Fatalf("access_token = %q, want %q", tokenField(vals, "access_token"), s)
+			if s, ok := m["access_token"].(string); ok && str(vals, "access_token") != s {
+				t.Fatalf("access_token = %q, want %q", str(vals, "access_token"), s)
 			}
 		}
 	})

@@ -27,36 +27,15 @@ func oidcUser(raw map[string]any) User {
 	return u
 }
 
-// githubUser: GitHub lets a user publish only a verified address as the
-// profile email, so it is trusted; without one the client reads the
-// emails API (preset.emails).
-func githubUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "login"),
-		Email:     str(raw, "email"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
-
-// gitlabUser: `email` is the account's primary email, which GitLab
-// requires to be confirmed before sign-in.
-func gitlabUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "username"),
-		Email:     str(raw, "email"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
+var (
+	// githubUser: GitHub lets a user publish only a verified address as
+	// the profile email, so it is trusted; without one the client reads
+	// the emails API (preset.emails).
+	githubUser = fields{id: "id", name: "name", username: "login", avatar: "avatar_url", email: "email", trusted: true}.user
+	// gitlabUser: `email` is the account's primary email, which GitLab
+	// requires to be confirmed before sign-in.
+	gitlabUser = fields{id: "id", name: "name", username: "username", avatar: "avatar_url", email: "email", trusted: true}.user
+)
 
 // microsoftUser: Graph's `mail` is whatever the tenant set and is not
 // verified (the "nOAuth" account takeover), so it is never trusted:
@@ -91,322 +70,143 @@ func discordUser(raw map[string]any) User {
 	return u
 }
 
-// bitbucketUser: the user JSON has no email; the emails API gives it
-// (bitbucketEmails).
-func bitbucketUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "uuid"),
-		Name:      str(raw, "display_name"),
-		Username:  str(raw, "username"),
-		AvatarURL: str(sub(raw, "links", "avatar"), "href"),
-		Raw:       raw,
-	}
+// fields maps a user JSON by its keys, each a dotted path (see sub):
+// the object at `at`, then in it the id, name, username and avatar URL,
+// and the email when every flag of verified is JSON true there, or always
+// when trusted (a provider that only ever returns verified addresses).
+// A mapping without email leaves the address to an emails API, or
+// untrusted.
+type fields struct {
+	at, id, name, username, avatar, email string
+	verified                              []string
+	trusted                               bool
 }
 
-// boxUser: `login` is the account's address, but nothing in the answer
-// says it was confirmed. PocketBase trusts it; strongbox does not.
-func boxUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
+func (f fields) user(raw map[string]any) User {
+	o := raw
+	if f.at != "" {
+		o = sub(raw, strings.Split(f.at, ".")...)
 	}
-}
-
-// facebookUser: Graph's `email` carries no verified flag. PocketBase
-// trusts it; strongbox does not.
-func facebookUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		AvatarURL: str(sub(raw, "picture", "data"), "url"),
-		Raw:       raw,
+	u := User{ID: at(o, f.id), Name: at(o, f.name), Username: at(o, f.username), AvatarURL: at(o, f.avatar), Raw: raw}
+	ok := f.email != "" && (f.trusted || len(f.verified) > 0)
+	for _, flag := range f.verified {
+		keys := strings.Split(flag, ".")
+		ok = ok && sub(o, keys[:len(keys)-1]...)[keys[len(keys)-1]] == true
 	}
-}
-
-// giteaUser: the profile `email` carries no verified flag (a Gitea
-// instance may not confirm addresses). PocketBase trusts it; strongbox
-// takes the primary verified address of the emails API instead.
-func giteaUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "full_name"),
-		Username:  str(raw, "login"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-}
-
-// giteeUser: as gitea, the profile `email` is not trusted (PocketBase
-// takes it when it looks like an address); the emails API gives the
-// primary confirmed one (giteeEmails).
-func giteeUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "login"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-}
-
-// instagramUser: no email. The id is `user_id` (the professional
-// account's), as PocketBase takes it.
-func instagramUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "user_id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "username"),
-		AvatarURL: str(raw, "profile_picture_url"),
-		Raw:       raw,
-	}
-}
-
-// kakaoUser: email only when Kakao says it is both valid and verified.
-func kakaoUser(raw map[string]any) User {
-	props, acct := sub(raw, "properties"), sub(raw, "kakao_account")
-	u := User{
-		ID:        str(raw, "id"),
-		Username:  str(props, "nickname"),
-		AvatarURL: str(props, "profile_image"),
-		Raw:       raw,
-	}
-	if acct["is_email_valid"] == true && acct["is_email_verified"] == true {
-		u.Email, u.EmailVerified = str(acct, "email"), true
+	if ok {
+		u.Email = at(o, f.email)
+		u.EmailVerified = u.Email != ""
 	}
 	return u
 }
 
-// larkUser: no email; the id is the union_id, the same across a
-// developer's apps.
-func larkUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	return User{
-		ID:        str(d, "union_id"),
-		Name:      str(d, "name"),
-		AvatarURL: str(d, "avatar_url"),
-		Raw:       raw,
+// at reads the dotted path p in o as str does; "" for an empty path.
+func at(o map[string]any, p string) string {
+	if p == "" {
+		return ""
 	}
+	keys := strings.Split(p, ".")
+	return str(sub(o, keys[:len(keys)-1]...), keys[len(keys)-1])
 }
 
-// linearUser: the viewer of the GraphQL answer; its `email` carries no
-// verified flag. PocketBase trusts it; strongbox does not.
-func linearUser(raw map[string]any) User {
-	v := sub(raw, "data", "viewer")
-	return User{
-		ID:        str(v, "id"),
-		Name:      str(v, "name"),
-		Username:  str(v, "displayName"),
-		AvatarURL: str(v, "avatarUrl"),
-		Raw:       raw,
-	}
-}
-
-// livechatUser: email only when `email_verified`.
-func livechatUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "account_id"),
-		Name:      str(raw, "name"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-	if raw["email_verified"] == true {
-		u.Email, u.EmailVerified = str(raw, "email"), true
-	}
-	return u
-}
+// The mappings of the presets beyond the first ones. PocketBase trusts
+// some emails that carry no verified flag (box's login, facebook's,
+// linear's, notion's, vk's, yandex's, the profile emails of gitea and
+// gitee, bitbucket's primary email); strongbox does not.
+var (
+	// bitbucketUser: no email; the emails API gives a confirmed one.
+	bitbucketUser = fields{id: "uuid", name: "display_name", username: "username", avatar: "links.avatar.href"}.user
+	// boxUser: `login` is the account's address, with no verified flag.
+	boxUser = fields{id: "id", name: "name", avatar: "avatar_url"}.user
+	// facebookUser: Graph's `email` has no verified flag.
+	facebookUser = fields{id: "id", name: "name", avatar: "picture.data.url"}.user
+	// giteaUser: the profile `email` has no verified flag (an instance
+	// may not confirm addresses); the emails API gives a verified one.
+	giteaUser = fields{id: "id", name: "full_name", username: "login", avatar: "avatar_url"}.user
+	// giteeUser: as gitea; the emails API gives a confirmed one.
+	giteeUser = fields{id: "id", name: "name", username: "login", avatar: "avatar_url"}.user
+	// instagramUser: no email; the id is `user_id`, the professional
+	// account's, as PocketBase takes it.
+	instagramUser = fields{id: "user_id", name: "name", username: "username", avatar: "profile_picture_url"}.user
+	// kakaoUser: email only when Kakao says it is valid and verified.
+	kakaoUser = fields{id: "id", username: "properties.nickname", avatar: "properties.profile_image",
+		email: "kakao_account.email", verified: []string{"kakao_account.is_email_valid", "kakao_account.is_email_verified"}}.user
+	// larkUser: no email; the id is the union_id, the same across a
+	// developer's apps.
+	larkUser = fields{at: "data", id: "union_id", name: "name", avatar: "avatar_url"}.user
+	// linearUser: the GraphQL viewer; its `email` has no verified flag.
+	linearUser = fields{at: "data.viewer", id: "id", name: "name", username: "displayName", avatar: "avatarUrl"}.user
+	// livechatUser: email only when `email_verified`.
+	livechatUser = fields{id: "account_id", name: "name", avatar: "avatar_url", email: "email", verified: []string{"email_verified"}}.user
+	// mondayUser: the GraphQL `me`; email only when `is_verified`.
+	mondayUser = fields{at: "data.me", id: "id", name: "name", avatar: "photo_small", email: "email", verified: []string{"is_verified"}}.user
+	// notionUser: the person who owns the integration's bot; their
+	// `email` has no verified flag.
+	notionUser = fields{at: "bot.owner.user", id: "id", name: "name", avatar: "avatar_url"}.user
+	// patreonUser: a JSON:API document; email only when
+	// `is_email_verified`.
+	patreonUser = fields{at: "data", id: "id", name: "attributes.full_name", username: "attributes.vanity", avatar: "attributes.image_url",
+		email: "attributes.email", verified: []string{"attributes.is_email_verified"}}.user
+	// planningcenterUser: a JSON:API document; no email.
+	planningcenterUser = fields{at: "data", id: "id", name: "attributes.name", avatar: "attributes.avatar"}.user
+	// spotifyUser: no email (the preset's scope does not ask for it); the
+	// avatar is the first image.
+	spotifyUser = fields{id: "id", name: "display_name", avatar: "images.url"}.user
+	// traktUser: the settings' `user`; no email.
+	traktUser = fields{at: "user", id: "ids.uuid", name: "name", username: "username", avatar: "images.avatar.full"}.user
+	// twitchUser: the first of `data`. Twitch documents `email` as the
+	// user's verified address (sent with the user:read:email scope).
+	twitchUser = fields{at: "data", id: "id", name: "display_name", username: "login", avatar: "profile_image_url", email: "email", trusted: true}.user
+	// twitterUser: `confirmed_email` is, as its name says, only ever a
+	// confirmed address.
+	twitterUser = fields{at: "data", id: "id", name: "name", username: "username", avatar: "profile_image_url", email: "confirmed_email", trusted: true}.user
+)
 
 // mailcowUser: mailcow is the mail server itself: `email` is the mailbox
 // the user signed in to, on the server the collection names, so it is
 // trusted as an OIDC provider's email_verified is. The username is the
 // mailbox's local part, as PocketBase cuts it.
 func mailcowUser(raw map[string]any) User {
-	u := User{
-		ID:       str(raw, "id"),
-		Name:     str(raw, "full_name"),
-		Username: str(raw, "username"),
-		Email:    str(raw, "email"),
-		Raw:      raw,
-	}
+	u := fields{id: "id", name: "full_name", username: "username", email: "email", trusted: true}.user(raw)
 	u.Username, _, _ = strings.Cut(u.Username, "@")
-	u.EmailVerified = u.Email != ""
 	return u
-}
-
-// mondayUser: the `me` of the GraphQL answer; email only when
-// `is_verified`.
-func mondayUser(raw map[string]any) User {
-	me := sub(raw, "data", "me")
-	u := User{
-		ID:        str(me, "id"),
-		Name:      str(me, "name"),
-		AvatarURL: str(me, "photo_small"),
-		Raw:       raw,
-	}
-	if me["is_verified"] == true {
-		u.Email, u.EmailVerified = str(me, "email"), true
-	}
-	return u
-}
-
-// notionUser: the person who owns the integration's bot; their `email`
-// carries no verified flag. PocketBase trusts it; strongbox does not.
-func notionUser(raw map[string]any) User {
-	owner := sub(raw, "bot", "owner", "user")
-	return User{
-		ID:        str(owner, "id"),
-		Name:      str(owner, "name"),
-		AvatarURL: str(owner, "avatar_url"),
-		Raw:       raw,
-	}
-}
-
-// patreonUser: a JSON:API document; email only when
-// `is_email_verified`.
-func patreonUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	attr := sub(d, "attributes")
-	u := User{
-		ID:        str(d, "id"),
-		Name:      str(attr, "full_name"),
-		Username:  str(attr, "vanity"),
-		AvatarURL: str(attr, "image_url"),
-		Raw:       raw,
-	}
-	if attr["is_email_verified"] == true {
-		u.Email, u.EmailVerified = str(attr, "email"), true
-	}
-	return u
-}
-
-// planningcenterUser: a JSON:API document; no email.
-func planningcenterUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	attr := sub(d, "attributes")
-	return User{
-		ID:        str(d, "id"),
-		Name:      str(attr, "name"),
-		AvatarURL: str(attr, "avatar"),
-		Raw:       raw,
-	}
-}
-
-// spotifyUser: no email (the preset's scope does not ask for it); the
-// avatar is the first image.
-func spotifyUser(raw map[string]any) User {
-	return User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "display_name"),
-		AvatarURL: str(sub(raw, "images"), "url"),
-		Raw:       raw,
-	}
 }
 
 // stravaUser: no email; the name is first and last name. An id of 0 is
 // no id, as in PocketBase.
 func stravaUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "id"),
-		Name:      strings.TrimSpace(str(raw, "firstname") + " " + str(raw, "lastname")),
-		Username:  str(raw, "username"),
-		AvatarURL: str(raw, "profile"),
-		Raw:       raw,
-	}
+	u := fields{id: "id", username: "username", avatar: "profile"}.user(raw)
+	u.Name = strings.TrimSpace(str(raw, "firstname") + " " + str(raw, "lastname"))
 	if u.ID == "0" {
 		u.ID = ""
 	}
 	return u
 }
 
-// traktUser: the `user` of the settings; no email.
-func traktUser(raw map[string]any) User {
-	user := sub(raw, "user")
-	return User{
-		ID:        str(sub(user, "ids"), "uuid"),
-		Name:      str(user, "name"),
-		Username:  str(user, "username"),
-		AvatarURL: str(sub(user, "images", "avatar"), "full"),
-		Raw:       raw,
-	}
-}
-
-// twitchUser: the first of `data`. Twitch documents `email` as the
-// user's verified address (sent only with the user:read:email scope), so
-// it is trusted.
-func twitchUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	u := User{
-		ID:        str(d, "id"),
-		Name:      str(d, "display_name"),
-		Username:  str(d, "login"),
-		Email:     str(d, "email"),
-		AvatarURL: str(d, "profile_image_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
-
-// twitterUser: `confirmed_email` is, as its name says, only a confirmed
-// address, so it is trusted.
-func twitterUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	u := User{
-		ID:        str(d, "id"),
-		Name:      str(d, "name"),
-		Username:  str(d, "username"),
-		Email:     str(d, "confirmed_email"),
-		AvatarURL: str(d, "profile_image_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
-
-// vkUser: the first of `response`. The email comes with the token
-// (preset.tokenFields puts it in Raw) and carries no verified flag.
-// PocketBase trusts it; strongbox does not.
+// vkUser: the first of `response`; the name is first and last name. The
+// email comes with the token (preset.tokenFields puts it in Raw) and has
+// no verified flag: not trusted.
 func vkUser(raw map[string]any) User {
+	u := fields{at: "response", id: "id", username: "screen_name", avatar: "photo_max"}.user(raw)
 	r := sub(raw, "response")
-	return User{
-		ID:        str(r, "id"),
-		Name:      strings.TrimSpace(str(r, "first_name") + " " + str(r, "last_name")),
-		Username:  str(r, "screen_name"),
-		AvatarURL: str(r, "photo_max"),
-		Raw:       raw,
-	}
+	u.Name = strings.TrimSpace(str(r, "first_name") + " " + str(r, "last_name"))
+	return u
 }
 
 // wakatimeUser: the `data` object; email only when
 // `is_email_confirmed`, the photo only when public.
 func wakatimeUser(raw map[string]any) User {
-	d := sub(raw, "data")
-	u := User{
-		ID:       str(d, "id"),
-		Name:     str(d, "display_name"),
-		Username: str(d, "username"),
-		Raw:      raw,
-	}
-	if d["is_email_confirmed"] == true {
-		u.Email, u.EmailVerified = str(d, "email"), true
-	}
-	if d["photo_public"] == true {
+	u := fields{at: "data", id: "id", name: "display_name", username: "username", email: "email", verified: []string{"is_email_confirmed"}}.user(raw)
+	if d := sub(raw, "data"); d["photo_public"] == true {
 		u.AvatarURL = str(d, "photo")
 	}
 	return u
 }
 
-// yandexUser: `default_email` carries no verified flag. PocketBase
-// trusts it; strongbox does not. The avatar URL is built from the avatar
-// id, as Yandex documents it.
+// yandexUser: `default_email` has no verified flag: not trusted. The
+// avatar URL is built from the avatar id, as Yandex documents it.
 func yandexUser(raw map[string]any) User {
-	u := User{
-		ID:       str(raw, "id"),
-		Name:     str(raw, "real_name"),
-		Username: str(raw, "login"),
-		Raw:      raw,
-	}
+	u := fields{id: "id", name: "real_name", username: "login"}.user(raw)
 	if id := str(raw, "default_avatar_id"); id != "" && raw["is_avatar_empty"] != true {
 		u.AvatarURL = "https://avatars.yandex.net/get-yapic/" + url.PathEscape(id) + "/islands-200"
 	}
@@ -418,20 +218,20 @@ func yandexUser(raw map[string]any) User {
 var (
 	// githubEmails: GET <userInfoURL>/emails, a list of {email, primary,
 	// verified} (GitHub, and Gitea with the same shape).
-	githubEmails = &emailsAPI{url: appendPath("/emails"), primary: func(v any) string {
+	githubEmails = &emailsAPI{url: emailsAt("emails", true), primary: func(v any) string {
 		return pick(v, func(m map[string]any) bool { return m["primary"] == true && m["verified"] == true })
 	}}
 	// bitbucketEmails: GET <userInfoURL>/emails, a page of {email,
 	// is_primary, is_confirmed}. PocketBase takes the primary one,
 	// confirmed or not; strongbox only a confirmed one.
-	bitbucketEmails = &emailsAPI{url: appendPath("/emails"), primary: func(v any) string {
+	bitbucketEmails = &emailsAPI{url: emailsAt("emails", true), primary: func(v any) string {
 		m, _ := v.(map[string]any)
 		return pick(m["values"], func(m map[string]any) bool { return m["is_primary"] == true && m["is_confirmed"] == true })
 	}}
 	// giteeEmails: GET emails beside the user endpoint (/api/v5/emails),
 	// a list of {email, state, scope}: state "confirmed" and "primary" in
 	// the scope.
-	giteeEmails = &emailsAPI{url: sibling("emails"), primary: func(v any) string {
+	giteeEmails = &emailsAPI{url: emailsAt("emails", false), primary: func(v any) string {
 		return pick(v, func(m map[string]any) bool {
 			scope, _ := m["scope"].([]any)
 			return m["state"] == "confirmed" && slices.Contains(scope, any("primary"))
@@ -439,28 +239,17 @@ var (
 	}}
 )
 
-// appendPath is an emailsAPI url: the user-info URL's path with p
-// appended (its query dropped).
-func appendPath(p string) func(string) string {
+// emailsAt is an emailsAPI url: name under the user-info URL's path
+// (under: …/user → …/user/emails) or beside its last segment
+// (…/api/v5/user → …/api/v5/emails), without the user-info URL's query.
+func emailsAt(name string, under bool) func(string) string {
 	return func(userInfoURL string) string {
 		u, err := url.Parse(userInfoURL)
 		if err != nil {
 			return ""
 		}
-		u.RawQuery, u.Fragment = "", ""
-		u.Path = strings.TrimSuffix(u.Path, "/") + p
-		u.RawPath = ""
-		return u.String()
-	}
-}
-
-// sibling is an emailsAPI url: name beside the user-info URL's last path
-// segment (…/api/v5/user → …/api/v5/emails).
-func sibling(name string) func(string) string {
-	return func(userInfoURL string) string {
-		u, err := url.Parse(userInfoURL)
-		if err != nil {
-			return ""
+		if under && !strings.HasSuffix(u.Path, "/") {
+			u.Path, u.RawPath = u.Path+"/", ""
 		}
 		return u.ResolveReference(&url.URL{Path: name}).String()
 	}
