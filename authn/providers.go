@@ -12,8 +12,9 @@ import (
 // the providers PocketBase v0.31.0 registers, so
 // that a collection definition moved from PocketBase is accepted as it is.
 // Sorted. The endpoints and user-info mapping of each live in package
-// authn/oauth2; a name without a preset there (or with a preset whose URLs
-// are not all configured) fails at sign-in, not here.
+// authn/oauth2, which has a preset for every one of these names (a test
+// there keeps the two lists equal); a preset whose URLs are not all
+// configured (mailcow, oidc) fails at sign-in, not here.
 var ProviderNames = []string{
 	"apple", "bitbucket", "box", "discord", "facebook", "gitea", "gitee", "github", "gitlab",
 	"google", "instagram2", "kakao", "lark", "linear", "livechat", "mailcow", "microsoft",

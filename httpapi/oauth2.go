@@ -133,8 +133,9 @@ func bindOAuth2(r *http.Request, b *body, c *authn.Collection) (*oauth2Request, 
 func (s *Server) exchangeOAuth2(ctx context.Context, in *oauth2Request) (*oauth2.User, error) {
 	cfg := oauth2Config(in.provider)
 	if !oauth2.Known(cfg.Name) {
-		// A registered name strongbox has no preset for: PocketBase
-		// answers that it cannot init the provider.
+		// A name strongbox has no preset for, as PocketBase answers a
+		// name it does not register. Every name a collection can save has
+		// a preset, so this guards only against the lists drifting apart.
 		return nil, newError(http.StatusInternalServerError, "Failed to init provider "+cfg.Name+".", nil)
 	}
 	verifier := in.verifier

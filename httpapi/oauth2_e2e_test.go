@@ -23,6 +23,13 @@ type oauth2E2E struct {
 
 func newOAuth2E2E(t *testing.T) *oauth2E2E {
 	t.Helper()
+	return newOAuth2E2EWith(t, "oidc", "Loopback")
+}
+
+// newOAuth2E2EWith is newOAuth2E2E with the provider name (a preset) and
+// its displayName ("" = the preset's).
+func newOAuth2E2EWith(t *testing.T, name, displayName string) *oauth2E2E {
+	t.Helper()
 	p := oauth2provider.Start(t)
 	var e *env
 	// The client's clock is the server's, so meta.expiry is exact; it
@@ -31,7 +38,7 @@ func newOAuth2E2E(t *testing.T) *oauth2E2E {
 	e = newEnvWith(t, Config{OAuth2: client}, HTTPConfig{})
 	p.RedirectURIs = []string{e.srv.URL + "/api/oauth2-redirect"}
 	body := map[string]any{"oauth2": map[string]any{"enabled": true, "providers": []any{map[string]any{
-		"name": "oidc", "displayName": "Loopback", "clientId": p.ClientID, "clientSecret": p.ClientSecret,
+		"name": name, "displayName": displayName, "clientId": p.ClientID, "clientSecret": p.ClientSecret,
 		"authURL": p.URL + oauth2provider.PathAuthorize, "tokenURL": p.URL + oauth2provider.PathToken,
 		"userInfoURL": p.URL + oauth2provider.PathUserInfo,
 	}}}}
@@ -265,5 +272,54 @@ func TestOAuth2EndToEnd(t *testing.T) {
 	wantHops := []string{pp.redirectURL + "?error=access_denied&state=" + pp.state, e.srv.URL + "/api/oauth2-redirect-failure"}
 	if len(pp.hops) != 3 || pp.hops[1] != wantHops[0] || pp.hops[2] != wantHops[1] || pp.page != string(oauth2Pages[oauth2FailureLocation]) {
 		t.Errorf("popup went through %q, ending on %q; want the provider, then %q and the failure page", pp.hops, pp.page, wantHops)
+	}
+}
+
+// TestOAuth2PresetEndToEnd: a preset other than oidc (twitch, whose user
+// JSON is a `data` list and whose API wants the client id as Client-Id)
+// through the real client and the loopback provider: auth-methods lists
+// it with the preset's displayName, PKCE and scope, and auth-with-oauth2
+// signs its user up with the verified email Twitch gives.
+func TestOAuth2PresetEndToEnd(t *testing.T) {
+	e := newOAuth2E2EWith(t, "twitch", "")
+	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
+	var methods struct {
+		OAuth2 struct {
+			Providers []providerInfo `json:"providers"`
+		} `json:"oauth2"`
+	}
+	if err := json.Unmarshal(res.Body, &methods); err != nil || res.Status != 200 || len(methods.OAuth2.Providers) != 1 {
+		t.Fatalf("auth-methods = %d %s, want the twitch provider", res.Status, res.Body)
+	}
+	pi := methods.OAuth2.Providers[0]
+	if pi.Name != "twitch" || pi.DisplayName != "Twitch" || pi.CodeChallengeMethod != "S256" || pi.CodeChallenge != oauth2.Challenge(pi.CodeVerifier) ||
+		!strings.HasPrefix(pi.AuthURL, e.p.URL+oauth2provider.PathAuthorize+"?client_id=client-id&code_challenge="+pi.CodeChallenge+"&") ||
+		!strings.Contains(pi.AuthURL, "&scope=user%3Aread%3Aemail&") {
+		t.Fatalf("auth-methods provider = %+v", pi)
+	}
+	redirectURL := e.srv.URL + "/api/oauth2-redirect"
+	code := e.p.Grant(oauth2provider.Grant{Challenge: pi.CodeChallenge, RedirectURI: redirectURL, User: map[string]any{"data": []any{map[string]any{
+		"id": "141981764", "login": "twitchdev", "display_name": "TwitchDev", "email": "tw@example.com",
+		"profile_image_url": "https://img.test/tw.png"}}}})
+	res = e.do("POST", "/api/collections/users/auth-with-oauth2", "",
+		map[string]any{"provider": "twitch", "code": code, "codeVerifier": pi.CodeVerifier, "redirectURL": redirectURL, "createData": map[string]any{}})
+	var got struct {
+		Record map[string]any `json:"record"`
+		Meta   map[string]any `json:"meta"`
+	}
+	if err := json.Unmarshal(res.Body, &got); err != nil || res.Status != 200 {
+		t.Fatalf("auth-with-oauth2 = %d %s, want 200", res.Status, res.Body)
+	}
+	for k, want := range map[string]any{"id": "141981764", "name": "TwitchDev", "username": "twitchdev", "email": "tw@example.com",
+		"avatarURL": "https://img.test/tw.png", "isNew": true} {
+		if got.Meta[k] != want {
+			t.Errorf("meta.%s = %v, want %v", k, got.Meta[k], want)
+		}
+	}
+	if got.Record["email"] != "tw@example.com" || got.Record["verified"] != true {
+		t.Errorf("record = %v, want a verified record with tw@example.com", got.Record)
+	}
+	if refused := e.p.Refused(); len(refused) > 0 {
+		t.Errorf("the provider refused %q", refused)
 	}
 }

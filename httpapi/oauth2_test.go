@@ -99,13 +99,20 @@ func TestAuthWithOAuth2Errors(t *testing.T) {
 			}
 		})
 	}
-	// A name PocketBase registers but strongbox has no preset for.
+	// Every name PocketBase registers has a preset: spotify, which once
+	// answered 500 "Failed to init provider spotify.", reaches the
+	// exchange (whose refusal of the code is the token error), with the
+	// verifier since spotify uses PKCE. PocketBase answers that 500 only
+	// for a name it does not register, which a collection cannot save.
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"oauth2":{"providers":[{"name":"spotify","clientId":"c","clientSecret":"s"}]}}`); res.Status != 200 {
 		t.Fatal(res.Status, string(res.Body))
 	}
-	res := e.do("POST", "/api/collections/users/auth-with-oauth2", "", `{"provider":"spotify","code":"c","redirectURL":"x"}`)
-	if want := `{"data":{},"message":"Failed to init provider spotify.","status":500}`; res.Status != 500 || strings.TrimSpace(string(res.Body)) != want {
-		t.Errorf("provider without a preset = %d %s, want 500 %s", res.Status, res.Body, want)
+	res := e.do("POST", "/api/collections/users/auth-with-oauth2", "", `{"provider":"spotify","code":"c","codeVerifier":"v","redirectURL":"x"}`)
+	if want := `{"data":{},"message":"Failed to fetch OAuth2 token.","status":400}`; res.Status != 400 || strings.TrimSpace(string(res.Body)) != want {
+		t.Errorf("spotify = %d %s, want 400 %s", res.Status, res.Body, want)
+	}
+	if last := fx.calls[len(fx.calls)-1]; last != "spotify c v x" {
+		t.Errorf("exchange call = %q, want spotify's", last)
 	}
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"oauth2":{"enabled":false}}`); res.Status != 200 {
 		t.Fatal(res.Status, string(res.Body))

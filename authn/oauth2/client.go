@@ -175,10 +175,12 @@ func sameOrigin(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// token is what the token endpoint answered.
+// token is what the token endpoint answered: the fields the client uses,
+// and all of them (fields) for a preset's tokenFields.
 type token struct {
 	access, refresh, idToken string
 	expiry                   time.Time
+	fields                   map[string]any
 }
 
 // Exchange implements Exchanger: the code exchange at cfg's token URL
@@ -294,29 +296,30 @@ func (c *Client) tokenOnce(ctx context.Context, cfg Config, form url.Values, s a
 		}
 		return token{}, false, err
 	}
-	if e := vals["error"]; e != "" || status >= 400 {
-		return token{}, status == http.StatusUnauthorized || e == "invalid_client", providerError("token endpoint", status, e, vals["error_description"])
+	if e := str(vals, "error"); e != "" || status >= 400 {
+		return token{}, status == http.StatusUnauthorized || e == "invalid_client", providerError("token endpoint", status, e, str(vals, "error_description"))
 	}
-	tok = token{access: vals["access_token"], refresh: vals["refresh_token"], idToken: vals["id_token"]}
+	tok = token{access: str(vals, "access_token"), refresh: str(vals, "refresh_token"), idToken: str(vals, "id_token"), fields: vals}
 	if tok.access == "" {
 		return token{}, false, errors.New("token endpoint answered no access_token")
 	}
-	if n, err := strconv.ParseInt(vals["expires_in"], 10, 64); err == nil && n > 0 {
+	if n, err := strconv.ParseInt(str(vals, "expires_in"), 10, 64); err == nil && n > 0 {
 		tok.expiry = c.now().Add(time.Duration(n) * time.Second).UTC()
 	}
 	return tok, false, nil
 }
 
-// decodeTokenBody reads a token response: JSON (RFC 6749 §5.1) or, for
-// providers that ignore Accept, form-encoded; values as strings.
-func decodeTokenBody(contentType string, body []byte) (map[string]string, error) {
+// decodeTokenBody reads a token response: JSON (RFC 6749 §5.1, numbers
+// as json.Number) or, for providers that ignore Accept, form-encoded
+// (values as strings).
+func decodeTokenBody(contentType string, body []byte) (map[string]any, error) {
 	mt, _, _ := mime.ParseMediaType(contentType)
-	out := map[string]string{}
 	if mt == "application/x-www-form-urlencoded" || mt == "text/plain" {
 		q, err := url.ParseQuery(string(body))
 		if err != nil {
 			return nil, errors.New("token endpoint answered a malformed form")
 		}
+		out := map[string]any{}
 		for k := range q {
 			out[k] = q.Get(k)
 		}
@@ -326,15 +329,7 @@ func decodeTokenBody(contentType string, body []byte) (map[string]string, error)
 	if err != nil {
 		return nil, fmt.Errorf("token endpoint answered %w", err)
 	}
-	for k, v := range raw {
-		switch v := v.(type) {
-		case string:
-			out[k] = v
-		case json.Number:
-			out[k] = v.String()
-		}
-	}
-	return out, nil
+	return raw, nil
 }
 
 // decodeObject decodes one JSON object, numbers as json.Number.
@@ -379,10 +374,23 @@ func clean(s string) string {
 	return s
 }
 
-// userInfo fetches the user JSON with the access token as Bearer and maps
-// it; github without a profile email also reads the emails API.
+// userInfo fetches the user JSON with the access token as Bearer (a GET,
+// or the preset's GraphQL query as a POST, with the preset's headers),
+// adds the preset's token fields, refuses an inactive account and maps
+// it; when the mapping found no trusted email, the preset's emails API
+// may give one.
 func (c *Client) userInfo(ctx context.Context, cfg Config, p *preset, tok token) (User, error) {
-	raw, err := c.getJSON(ctx, cfg.UserInfoURL, tok.access, "user-info endpoint")
+	method, body, h := http.MethodGet, []byte(nil), http.Header{}
+	if p.query != "" {
+		method, body = http.MethodPost, graphQL(p.query)
+		h.Set("Content-Type", "application/json")
+	}
+	if p.headers != nil {
+		for k, v := range p.headers(cfg) {
+			h[http.CanonicalHeaderKey(k)] = v
+		}
+	}
+	raw, err := c.fetchJSON(ctx, method, cfg.UserInfoURL, body, h, tok.access, "user-info endpoint")
 	if err != nil {
 		return User{}, err
 	}
@@ -390,42 +398,61 @@ func (c *Client) userInfo(ctx context.Context, cfg Config, p *preset, tok token)
 	if !ok {
 		return User{}, errors.New("user-info endpoint answered no JSON object")
 	}
+	for _, k := range p.tokenFields {
+		if v, ok := tok.fields[k]; ok && obj[k] == nil {
+			obj[k] = v
+		}
+	}
+	if p.active != nil && !p.active(obj) {
+		return User{}, errors.New("the user's account is not active")
+	}
 	u := p.user(obj)
-	if p.emails && u.Email == "" {
-		u.Email, u.EmailVerified = c.primaryEmail(ctx, strings.TrimSuffix(cfg.UserInfoURL, "/")+"/emails", tok.access)
+	if p.emails != nil && u.Email == "" {
+		u.Email = c.primaryEmail(ctx, p.emails, cfg.UserInfoURL, tok.access)
+		u.EmailVerified = u.Email != ""
 	}
 	return u, nil
 }
 
-// primaryEmail reads GitHub's emails API and returns the primary verified
-// address. Any failure (401/403/404 when the scope is missing) means no
-// email, as in PocketBase: the sign-in goes on without one.
-func (c *Client) primaryEmail(ctx context.Context, u, access string) (string, bool) {
-	raw, err := c.getJSON(ctx, u, access, "emails endpoint")
+// graphQL is the JSON body of a GraphQL query.
+func graphQL(query string) []byte {
+	b, _ := json.Marshal(map[string]string{"query": query})
+	return b
+}
+
+// primaryEmail reads the emails API of api and returns its primary
+// verified address. Any failure (401/403/404 when the scope is missing)
+// means no email, as in PocketBase: the sign-in goes on without one.
+func (c *Client) primaryEmail(ctx context.Context, api *emailsAPI, userInfoURL, access string) string {
+	raw, err := c.getJSON(ctx, api.url(userInfoURL), access, "emails endpoint")
 	if err != nil {
-		return "", false
+		return ""
 	}
-	list, _ := raw.([]any)
-	for _, e := range list {
-		m, _ := e.(map[string]any)
-		if m != nil && m["primary"] == true && m["verified"] == true {
-			if addr := str(m, "email"); addr != "" {
-				return addr, true
-			}
-		}
-	}
-	return "", false
+	return api.primary(raw)
 }
 
 // getJSON GETs u with a Bearer token and decodes the JSON answer
 // (numbers as json.Number); a status of 400 or more is an error.
 func (c *Client) getJSON(ctx context.Context, u, access, what string) (any, error) {
+	return c.fetchJSON(ctx, http.MethodGet, u, nil, nil, access, what)
+}
+
+// fetchJSON sends a request (body, when not nil, with the headers h)
+// with a Bearer token and decodes the JSON answer as getJSON does.
+func (c *Client) fetchJSON(ctx context.Context, method, u string, body []byte, h http.Header, access, what string) (any, error) {
 	if _, err := validation.HTTPURL(u); err != nil {
 		return nil, fmt.Errorf("oauth2: %w", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u, rd)
 	if err != nil {
 		return nil, err
+	}
+	for k, v := range h {
+		req.Header[k] = v
 	}
 	req.Header.Set("Accept", "application/json")
 	if access != "" {

@@ -270,8 +270,8 @@ func TestExchangeErrors(t *testing.T) {
 			return config(p, "google"), oauth2provider.Grant{User: obj(`{"name":"x"}`)}, ""
 		}, false, oauth2.ErrUser, nil, "the user has no id"},
 		{"unknown provider", func(p *oauth2provider.Provider) (oauth2.Config, oauth2provider.Grant, string) {
-			return config(p, "facebook"), oauth2provider.Grant{User: user}, ""
-		}, false, oauth2.ErrProvider, nil, `"facebook"`},
+			return config(p, "instagram"), oauth2provider.Grant{User: user}, ""
+		}, false, oauth2.ErrProvider, nil, `"instagram"`},
 		{"token URL not http", func(p *oauth2provider.Provider) (oauth2.Config, oauth2provider.Grant, string) {
 			c := config(p, "google")
 			c.TokenURL = "file:///etc/passwd"

@@ -199,7 +199,13 @@ func TestDecodeTokenBody(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := decodeTokenBody(tt.ct, []byte(tt.body))
+			vals, err := decodeTokenBody(tt.ct, []byte(tt.body))
+			got := map[string]string{} // the string and number fields
+			for k := range vals {
+				if v := str(vals, k); v != "" {
+					got[k] = v
+				}
+			}
 			if (err != nil) != (tt.want == nil) || (tt.want != nil && !maps.Equal(got, tt.want)) {
 				t.Errorf("decodeTokenBody(%q, %q) = %v, %v; want %v", tt.ct, tt.body, got, err, tt.want)
 			}
@@ -232,8 +238,8 @@ func FuzzDecodeTokenBody(f *testing.F) {
 		}
 		var m map[string]any
 		if json.Unmarshal([]byte(body), &m) == nil {
-			if s, ok := m["access_token"].(string); ok && vals["access_token"] != s {
-				t.Fatalf("access_token = %q, want %q", vals["access_token"], s)
+			if s, ok := m["access_token"].(string); ok && str(vals, "access_token") != s {
+				t.Fatalf("access_token = %q, want %q", str(vals, "access_token"), s)
 			}
 		}
 	})

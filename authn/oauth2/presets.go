@@ -3,13 +3,14 @@ package oauth2
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
+	"net/http"
 	"slices"
-	"strings"
 )
 
 // preset is a built-in provider: its endpoints, scopes, PKCE default and
 // how its user JSON maps to a User, after PocketBase v0.31.0's providers.
+// The user is read with GET <userInfoURL> and the access token as Bearer
+// unless the fields below say more.
 type preset struct {
 	displayName string
 	authURL     string
@@ -29,17 +30,42 @@ type preset struct {
 	// (apple posts the code to the redirect URL).
 	formPost bool
 	// bodyAuth: the token endpoint takes the client credentials in the
-	// body only (apple), so Basic is not tried first.
+	// body only, so Basic is not tried first: apple, and box, instagram2,
+	// strava, twitch and vk, whose endpoints refuse Basic without the
+	// invalid_client that makes the client retry (golang.org/x/oauth2
+	// long sent the credentials in the body to these hosts for that).
 	bodyAuth bool
-	// emails: when the user JSON has no email, GET <userInfoURL>/emails
-	// and take the primary verified one (github).
-	emails bool
+	// headers: more headers of the user-info request (notion's API
+	// version, the client id that trakt and twitch want).
+	headers func(cfg Config) http.Header
+	// query: the user-info request is a POST of this GraphQL query as
+	// JSON (linear, monday).
+	query string
+	// tokenFields: fields of the token response put into the user JSON
+	// when it has none of that name, before the mapping (instagram's
+	// permissions, vk's email).
+	tokenFields []string
+	// active reports whether the user JSON is of an account that may sign
+	// in; PocketBase refuses the others ("not active"). nil: every one.
+	active func(raw map[string]any) bool
+	// emails: when the mapping found no trusted email, a second call for
+	// the primary verified address (github, gitea, gitee, bitbucket).
+	emails *emailsAPI
 	// user maps the provider's user JSON (or id_token claims) to a User.
 	user func(raw map[string]any) User
 }
 
-// presets are the built-in providers. PocketBase v0.31.0 registers more
-// names; these are the ones strongbox knows how to talk to.
+// emailsAPI is a provider's list of the user's addresses.
+type emailsAPI struct {
+	// url is the endpoint, from the resolved userInfoURL (so that it
+	// follows a collection's override).
+	url func(userInfoURL string) string
+	// primary returns the primary verified address of the answer, or "".
+	primary func(v any) string
+}
+
+// presets are the built-in providers: every name PocketBase v0.31.0
+// registers (authn.ProviderNames).
 var presets = map[string]*preset{
 	"google": {
 		displayName: "Google",
@@ -57,7 +83,7 @@ var presets = map[string]*preset{
 		userInfoURL: "https://api.github.com/user",
 		scopes:      []string{"read:user", "user:email"},
 		pkce:        true,
-		emails:      true,
+		emails:      githubEmails,
 		user:        githubUser,
 	},
 	"gitlab": {
@@ -103,6 +129,232 @@ var presets = map[string]*preset{
 	"oidc":  oidcPreset(),
 	"oidc2": oidcPreset(),
 	"oidc3": oidcPreset(),
+	"bitbucket": {
+		displayName: "Bitbucket",
+		authURL:     "https://bitbucket.org/site/oauth2/authorize",
+		tokenURL:    "https://bitbucket.org/site/oauth2/access_token",
+		userInfoURL: "https://api.bitbucket.org/2.0/user",
+		scopes:      []string{"account"},
+		active:      equals("account_status", "active"),
+		emails:      bitbucketEmails,
+		user:        bitbucketUser,
+	},
+	"box": {
+		displayName: "Box",
+		authURL:     "https://account.box.com/api/oauth2/authorize",
+		tokenURL:    "https://api.box.com/oauth2/token",
+		userInfoURL: "https://api.box.com/2.0/users/me",
+		scopes:      []string{"root_readonly"},
+		pkce:        true,
+		bodyAuth:    true,
+		active:      equals("status", "active"),
+		user:        boxUser,
+	},
+	"facebook": {
+		displayName: "Facebook",
+		authURL:     "https://www.facebook.com/v3.2/dialog/oauth",
+		tokenURL:    "https://graph.facebook.com/v3.2/oauth/access_token",
+		userInfoURL: "https://graph.facebook.com/me?fields=name,email,picture.type(large)",
+		scopes:      []string{"email"},
+		pkce:        true,
+		user:        facebookUser,
+	},
+	"gitea": {
+		displayName: "Gitea",
+		authURL:     "https://gitea.com/login/oauth/authorize",
+		tokenURL:    "https://gitea.com/login/oauth/access_token",
+		userInfoURL: "https://gitea.com/api/v1/user",
+		scopes:      []string{"read:user", "user:email"},
+		pkce:        true,
+		emails:      githubEmails, // Gitea's list has GitHub's shape
+		user:        giteaUser,
+	},
+	"gitee": {
+		displayName: "Gitee",
+		authURL:     "https://gitee.com/oauth/authorize",
+		tokenURL:    "https://gitee.com/oauth/token",
+		userInfoURL: "https://gitee.com/api/v5/user",
+		scopes:      []string{"user_info", "emails"},
+		pkce:        true,
+		emails:      giteeEmails,
+		user:        giteeUser,
+	},
+	"instagram2": {
+		displayName: "Instagram",
+		authURL:     "https://www.instagram.com/oauth/authorize",
+		tokenURL:    "https://api.instagram.com/oauth/access_token",
+		userInfoURL: "https://graph.instagram.com/me?fields=id,username,account_type,user_id,name,profile_picture_url,followers_count,follows_count,media_count",
+		scopes:      []string{"instagram_business_basic"},
+		pkce:        true,
+		bodyAuth:    true,
+		tokenFields: []string{"permissions"},
+		user:        instagramUser,
+	},
+	"kakao": {
+		displayName: "Kakao",
+		authURL:     "https://kauth.kakao.com/oauth/authorize",
+		tokenURL:    "https://kauth.kakao.com/oauth/token",
+		userInfoURL: "https://kapi.kakao.com/v2/user/me",
+		scopes:      []string{"account_email", "profile_nickname", "profile_image"},
+		pkce:        true,
+		user:        kakaoUser,
+	},
+	"lark": {
+		displayName: "Lark",
+		authURL:     "https://accounts.feishu.cn/open-apis/authen/v1/authorize",
+		tokenURL:    "https://open.feishu.cn/open-apis/authen/v2/oauth/token",
+		userInfoURL: "https://open.feishu.cn/open-apis/authen/v1/user_info",
+		pkce:        true,
+		user:        larkUser,
+	},
+	"linear": {
+		displayName: "Linear",
+		authURL:     "https://linear.app/oauth/authorize",
+		tokenURL:    "https://api.linear.app/oauth/token",
+		userInfoURL: "https://api.linear.app/graphql",
+		scopes:      []string{"read"},
+		// No PKCE: Linear answers an error when it is sent.
+		query:  "query Me { viewer { id displayName name email avatarUrl active } }",
+		active: func(raw map[string]any) bool { return sub(raw, "data", "viewer")["active"] == true },
+		user:   linearUser,
+	},
+	"livechat": {
+		displayName: "LiveChat",
+		authURL:     "https://accounts.livechat.com/",
+		tokenURL:    "https://accounts.livechat.com/token",
+		userInfoURL: "https://accounts.livechat.com/v2/accounts/me",
+		// No scopes: LiveChat takes them from the app's settings.
+		pkce: true,
+		user: livechatUser,
+	},
+	"mailcow": {
+		// Self-hosted: no endpoints of its own, like oidc.
+		displayName: "mailcow",
+		scopes:      []string{"profile"},
+		pkce:        true,
+		active:      equals("active", "1"),
+		user:        mailcowUser,
+	},
+	"monday": {
+		displayName: "monday.com",
+		authURL:     "https://auth.monday.com/oauth2/authorize",
+		tokenURL:    "https://auth.monday.com/oauth2/token",
+		userInfoURL: "https://api.monday.com/v2",
+		scopes:      []string{"me:read"},
+		pkce:        true,
+		query:       "query { me { id enabled name email is_verified photo_small }}",
+		active:      func(raw map[string]any) bool { return sub(raw, "data", "me")["enabled"] == true },
+		user:        mondayUser,
+	},
+	"notion": {
+		displayName: "Notion",
+		authURL:     "https://api.notion.com/v1/oauth/authorize",
+		tokenURL:    "https://api.notion.com/v1/oauth/token",
+		userInfoURL: "https://api.notion.com/v1/users/me",
+		pkce:        true,
+		headers:     constHeader("Notion-Version", "2022-06-28"),
+		user:        notionUser,
+	},
+	"patreon": {
+		displayName: "Patreon",
+		authURL:     "https://www.patreon.com/oauth2/authorize",
+		tokenURL:    "https://www.patreon.com/api/oauth2/token",
+		userInfoURL: "https://www.patreon.com/api/oauth2/v2/identity?fields%5Buser%5D=full_name,email,vanity,image_url,is_email_verified",
+		scopes:      []string{"identity", "identity[email]"},
+		pkce:        true,
+		user:        patreonUser,
+	},
+	"planningcenter": {
+		displayName: "Planning Center",
+		authURL:     "https://api.planningcenteronline.com/oauth/authorize",
+		tokenURL:    "https://api.planningcenteronline.com/oauth/token",
+		userInfoURL: "https://api.planningcenteronline.com/people/v2/me",
+		scopes:      []string{"people"},
+		pkce:        true,
+		active:      func(raw map[string]any) bool { return str(sub(raw, "data", "attributes"), "status") == "active" },
+		user:        planningcenterUser,
+	},
+	"spotify": {
+		displayName: "Spotify",
+		authURL:     "https://accounts.spotify.com/authorize",
+		tokenURL:    "https://accounts.spotify.com/api/token",
+		userInfoURL: "https://api.spotify.com/v1/me",
+		scopes:      []string{"user-read-private"},
+		pkce:        true,
+		user:        spotifyUser,
+	},
+	"strava": {
+		displayName: "Strava",
+		authURL:     "https://www.strava.com/oauth/authorize",
+		tokenURL:    "https://www.strava.com/api/v3/oauth/token",
+		userInfoURL: "https://www.strava.com/api/v3/athlete",
+		scopes:      []string{"profile:read_all"},
+		pkce:        true,
+		bodyAuth:    true,
+		user:        stravaUser,
+	},
+	"trakt": {
+		displayName: "Trakt",
+		authURL:     "https://trakt.tv/oauth/authorize",
+		tokenURL:    "https://api.trakt.tv/oauth/token",
+		userInfoURL: "https://api.trakt.tv/users/settings",
+		pkce:        true,
+		headers: func(cfg Config) http.Header {
+			return http.Header{"Content-Type": {"application/json"}, "Trakt-Api-Key": {cfg.ClientID}, "Trakt-Api-Version": {"2"}}
+		},
+		user: traktUser,
+	},
+	"twitch": {
+		displayName: "Twitch",
+		authURL:     "https://id.twitch.tv/oauth2/authorize",
+		tokenURL:    "https://id.twitch.tv/oauth2/token",
+		userInfoURL: "https://api.twitch.tv/helix/users",
+		scopes:      []string{"user:read:email"},
+		pkce:        true,
+		bodyAuth:    true,
+		headers:     func(cfg Config) http.Header { return http.Header{"Client-Id": {cfg.ClientID}} },
+		user:        twitchUser,
+	},
+	"twitter": {
+		displayName: "X/Twitter",
+		authURL:     "https://x.com/i/oauth2/authorize",
+		tokenURL:    "https://api.x.com/2/oauth2/token",
+		userInfoURL: "https://api.x.com/2/users/me?user.fields=id,name,username,profile_image_url,confirmed_email",
+		// offline.access (a refresh token) is left out, as PocketBase
+		// leaves it out.
+		scopes: []string{"users.read", "users.email", "tweet.read"},
+		pkce:   true,
+		user:   twitterUser,
+	},
+	"vk": {
+		displayName: "ВКонтакте",
+		authURL:     "https://oauth.vk.com/authorize",
+		tokenURL:    "https://oauth.vk.com/access_token",
+		userInfoURL: "https://api.vk.com/method/users.get?fields=photo_max,screen_name&v=5.131",
+		scopes:      []string{"email"},
+		// No PKCE: VK answers an error when it is sent.
+		bodyAuth:    true,
+		tokenFields: []string{"email"},
+		user:        vkUser,
+	},
+	"wakatime": {
+		displayName: "WakaTime",
+		authURL:     "https://wakatime.com/oauth/authorize",
+		tokenURL:    "https://wakatime.com/oauth/token",
+		userInfoURL: "https://wakatime.com/api/v1/users/current",
+		scopes:      []string{"email"},
+		pkce:        true,
+		user:        wakatimeUser,
+	},
+	"yandex": {
+		displayName: "Yandex",
+		authURL:     "https://oauth.yandex.com/authorize",
+		tokenURL:    "https://oauth.yandex.com/token",
+		userInfoURL: "https://login.yandex.ru/info",
+		scopes:      []string{"login:email", "login:avatar", "login:info"},
+		pkce:        true,
+		user:        yandexUser,
+	},
 }
 
 // oidcPreset is the generic OpenID Connect provider: no endpoints of its
@@ -115,6 +367,17 @@ func oidcPreset() *preset {
 		pkce:        true,
 		user:        oidcUser,
 	}
+}
+
+// constHeader is a headers func of one fixed header.
+func constHeader(key, value string) func(Config) http.Header {
+	return func(Config) http.Header { return http.Header{key: {value}} }
+}
+
+// equals is an active func: the user JSON's key has the value (a string,
+// or a number in its JSON spelling).
+func equals(key, value string) func(map[string]any) bool {
+	return func(raw map[string]any) bool { return str(raw, key) == value }
 }
 
 // Known reports whether name is a provider strongbox knows.
@@ -197,112 +460,4 @@ func parseExtra(raw json.RawMessage) (extra, error) {
 		return e, fmt.Errorf("oauth2: extra: %w", err)
 	}
 	return e, nil
-}
-
-// The user mappings. Each keeps the whole JSON as Raw. Email is filled
-// only when the provider says it is verified (EmailVerified), except where
-// the provider only ever returns verified addresses (noted per mapping).
-
-// oidcUser maps OpenID Connect standard claims (google, apple, oidc):
-// email only when email_verified is true (or "true", as apple sends it).
-func oidcUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "sub"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "preferred_username"),
-		AvatarURL: str(raw, "picture"),
-		Raw:       raw,
-	}
-	if truthy(raw["email_verified"]) {
-		u.Email, u.EmailVerified = str(raw, "email"), true
-	}
-	return u
-}
-
-// githubUser: GitHub lets a user publish only a verified address as the
-// profile email, so it is trusted; without one the client reads the
-// emails API (preset.emails).
-func githubUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "login"),
-		Email:     str(raw, "email"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
-
-// gitlabUser: `email` is the account's primary email, which GitLab
-// requires to be confirmed before sign-in.
-func gitlabUser(raw map[string]any) User {
-	u := User{
-		ID:        str(raw, "id"),
-		Name:      str(raw, "name"),
-		Username:  str(raw, "username"),
-		Email:     str(raw, "email"),
-		AvatarURL: str(raw, "avatar_url"),
-		Raw:       raw,
-	}
-	u.EmailVerified = u.Email != ""
-	return u
-}
-
-// microsoftUser: Graph's `mail` is whatever the tenant set and is not
-// verified (the "nOAuth" account takeover), so it is never trusted:
-// EmailVerified stays false.
-func microsoftUser(raw map[string]any) User {
-	return User{
-		ID:    str(raw, "id"),
-		Name:  str(raw, "displayName"),
-		Email: str(raw, "mail"),
-		Raw:   raw,
-	}
-}
-
-// discordUser: email only when `verified`; the avatar is built from the
-// CDN path Discord documents.
-func discordUser(raw map[string]any) User {
-	u := User{
-		ID:       str(raw, "id"),
-		Name:     str(raw, "global_name"),
-		Username: str(raw, "username"),
-		Raw:      raw,
-	}
-	if u.Name == "" {
-		u.Name = u.Username
-	}
-	if a := str(raw, "avatar"); a != "" && u.ID != "" {
-		u.AvatarURL = "https://cdn.discordapp.com/avatars/" + url.PathEscape(u.ID) + "/" + url.PathEscape(a) + ".png"
-	}
-	if truthy(raw["verified"]) {
-		u.Email, u.EmailVerified = str(raw, "email"), true
-	}
-	return u
-}
-
-// str reads raw[key] as a string: strings as they are, numbers (decoded
-// as json.Number) in their JSON spelling, anything else as "".
-func str(raw map[string]any, key string) string {
-	switch v := raw[key].(type) {
-	case string:
-		return strings.TrimSpace(v)
-	case json.Number:
-		return v.String()
-	}
-	return ""
-}
-
-// truthy is a JSON true or the string "true" (apple sends booleans as
-// strings in its id_token).
-func truthy(v any) bool {
-	switch v := v.(type) {
-	case bool:
-		return v
-	case string:
-		return v == "true"
-	}
-	return false
 }

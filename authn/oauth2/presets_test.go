@@ -8,12 +8,14 @@ import (
 )
 
 func TestKnown(t *testing.T) {
-	for _, name := range []string{"google", "github", "gitlab", "microsoft", "discord", "apple", "oidc", "oidc2", "oidc3"} {
+	for _, name := range []string{"google", "github", "gitlab", "microsoft", "discord", "apple", "oidc", "oidc2", "oidc3", "facebook", "instagram2", "mailcow", "yandex"} {
 		if !Known(name) {
 			t.Errorf("Known(%q) = false, want true", name)
 		}
 	}
-	for _, name := range []string{"", "Google", "oidc4", "facebook"} {
+	// instagram is the name of PocketBase's old provider, no longer
+	// registered (instagram2 is).
+	for _, name := range []string{"", "Google", "oidc4", "instagram"} {
 		if Known(name) {
 			t.Errorf("Known(%q) = true, want false", name)
 		}
