@@ -268,12 +268,18 @@ func (g *Guard) advance(a *Attempt, now time.Time) {
 		}
 		l.inFlight++
 		a.held++
-		if until, ok := g.known.get(a.keys[pairStep]); a.held == 1 && ok && now.Before(*until) {
+		if a.held == 1 && g.isKnown(a.keys[pairStep], now) {
 			a.need = 1
 		}
 	}
 	a.decided = true
 	close(a.ready)
+}
+
+// isKnown reports whether pair logged in within Policy.KnownFor.
+func (g *Guard) isKnown(pair key, now time.Time) bool {
+	until, ok := g.known.get(pair)
+	return ok && now.Before(*until)
 }
 
 // refuse decides a as refused, giving back its places (see release). The
