@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 )
 
 // The violations of the rate limits and the login throttle (ratelimits.go),
@@ -18,6 +20,86 @@ var (
 
 func loginRoute(r *http.Request) bool {
 	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/auth-with-password")
+}
+
+// throttledLogin selects the logins of the throttle checks: users'
+// password logins that name their client address (loginFrom).
+func throttledLogin(r *http.Request) bool {
+	return route(http.MethodPost, "/api/collections/users/auth-with-password")(r) && r.Header.Get(clientAddrHeader) != ""
+}
+
+// loginIdentity returns the identity a password login names.
+func loginIdentity(r *http.Request) string {
+	id, _ := bodyJSON(r)["identity"].(string)
+	return id
+}
+
+// refuseConcurrentLogins is a throttle that counts the logins of an
+// identity in flight as failures, as strongbox's did before issue 20:
+// a login arriving while another of the same identity is in flight answers
+// 429. So that the logins of a check overlap however the front schedules
+// them, a login waits (up to a second) for the next one of its identity
+// before it goes on.
+func refuseConcurrentLogins() mutation {
+	var mu sync.Mutex
+	inFlight := map[string]int{}
+	arrived := map[string]chan struct{}{}
+	return when(throttledLogin, func(x *front, w http.ResponseWriter, r *http.Request) {
+		id := loginIdentity(r)
+		mu.Lock()
+		if inFlight[id] > 0 {
+			if ch := arrived[id]; ch != nil {
+				close(ch)
+				delete(arrived, id)
+			}
+			mu.Unlock()
+			envelopeAnswer(http.StatusTooManyRequests, msgTooManyLogins).write(w)
+			return
+		}
+		inFlight[id]++
+		next := make(chan struct{})
+		arrived[id] = next
+		mu.Unlock()
+		timer := time.NewTimer(time.Second)
+		select {
+		case <-next:
+		case <-timer.C:
+		}
+		timer.Stop()
+		res := x.forward(r)
+		mu.Lock()
+		inFlight[id]--
+		if arrived[id] == next {
+			delete(arrived, id)
+		}
+		mu.Unlock()
+		res.write(w)
+	})
+}
+
+// lockIdentityAfter is a throttle that locks an identity out of every
+// address after n failed logins, as strongbox's did before issue 20 (n
+// 20): later logins of it answer 429 without being tried.
+func lockIdentityAfter(n int) mutation {
+	var mu sync.Mutex
+	failed := map[string]int{}
+	return when(throttledLogin, func(x *front, w http.ResponseWriter, r *http.Request) {
+		id := loginIdentity(r)
+		mu.Lock()
+		locked := failed[id] >= n
+		mu.Unlock()
+		if locked {
+			envelopeAnswer(http.StatusTooManyRequests, msgTooManyLogins).write(w)
+			return
+		}
+		res := x.forward(r)
+		if res.status == http.StatusBadRequest {
+			mu.Lock()
+			failed[id]++
+			mu.Unlock()
+		}
+		res.write(w)
+	})
 }
 
 // superuserToken reports whether r carries a token of _superusers (by the
@@ -96,4 +178,6 @@ var rateLimitsMutators = []mutator{
 		}
 		res.write(w)
 	})},
+	{"refuse-concurrent-logins", []string{"LOGIN-THROTTLE-003"}, refuseConcurrentLogins()},
+	{"lock-identity-after-20", []string{"LOGIN-THROTTLE-004"}, lockIdentityAfter(20)},
 }

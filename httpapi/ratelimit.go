@@ -15,8 +15,10 @@ import (
 	"strongbox/httpapi/ratelimit"
 )
 
-// msgTooManyLogins answers a password login the login throttle refuses.
-// PocketBase has no such throttle; the message is strongbox's own.
+// msgTooManyLogins answers a password login the login throttle refuses
+// because failures reached a limit. PocketBase has no such throttle; the
+// message is strongbox's own. A login whose turn did not come in time gets
+// PocketBase's rate-limit answer, msgTooManyRequests, instead.
 const msgTooManyLogins = "Too many failed login attempts, please try again later."
 
 // rateLimiter is the limiter of enabled rateLimits settings: the rules
@@ -139,19 +141,26 @@ type loginAttempt struct{ a *ratelimit.Attempt }
 
 // beginLogin applies the login throttle (ratelimit.DefaultPolicy unless
 // Config.LoginPolicy says otherwise) to a password login, whatever the
-// rateLimits settings say: it refuses an attempt the throttle blocks with
-// 429 and a Retry-After header, before any password hashing is done, and
-// otherwise returns the attempt, whose end records the outcome; the
-// handler defers its abandon, for the paths that never get there (a panic).
-// Not the request's context: net/http cancels it when the client merely
-// half-closes its side after sending the body, and a check that still runs
-// and answers must still count. The password never reaches the throttle.
+// rateLimits settings say, before any password hashing is done: the
+// attempt waits its turn if need be, then either goes ahead, and the
+// returned attempt's end records the outcome, or is refused with 429 and
+// a Retry-After header: msgTooManyLogins when failures reached a limit,
+// msgTooManyRequests when its turn did not come in time. The handler
+// defers the attempt's abandon, for the paths that never get to its end (a
+// panic); not the request's context, which net/http cancels when the
+// client merely half-closes its side after sending the body, while a check
+// that still runs and answers must still count. That cancellation does end
+// a wait for a turn, as a refusal: a half-closed client is never let
+// through early. The password never reaches the throttle.
 func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
 	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	a, wait := s.login.Begin(c.ID, identity, client)
-	if a == nil {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(wait.Seconds())), 10))
-		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", wait.Round(time.Second)))
+	a, no := s.login.Begin(r.Context(), c.ID, identity, client)
+	if no != nil {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(no.RetryAfter.Seconds())), 10))
+		if !no.Locked {
+			return nil, newError(http.StatusTooManyRequests, msgTooManyRequests, fmt.Errorf("httpapi: login waited too long for its turn (retry in %v)", no.RetryAfter.Round(time.Second)))
+		}
+		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", no.RetryAfter.Round(time.Second)))
 	}
 	return &loginAttempt{a}, nil
 }

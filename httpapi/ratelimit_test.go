@@ -266,21 +266,37 @@ func TestLoginThrottleResetAndCaps(t *testing.T) {
 			t.Fatalf("round %d: right password = %d, want 200", round, got)
 		}
 	}
-	// Those failures still count towards the identity's cap: start afresh.
+	// Those failures still count towards the identity's: start afresh.
 	e.clock.Add(15 * time.Minute)
-	// Twenty failures spread over four addresses block the identity from
-	// every address where it never logged in, but not from its own.
-	for i := range 20 {
-		ip := []string{"192.0.2.1", "192.0.2.2", "192.0.2.3", "192.0.2.4"}[i/5]
-		if got := login(ip, "wrong-password"); got != 400 {
-			t.Fatalf("failure %d from %s = %d, want 400", i, ip, got)
+	// Twenty-five failures spread over five addresses slow the identity
+	// down (a check a second: the clock moves a second before each), but do
+	// not lock the right password out of a new address.
+	fails := 0
+	failFrom := func(n int) {
+		t.Helper()
+		for range n {
+			e.clock.Add(time.Second)
+			ip := fmt.Sprintf("192.0.2.%d", 1+fails/5)
+			if got := login(ip, "wrong-password"); got != 400 {
+				t.Fatalf("failure %d from %s = %d, want 400", fails+1, ip, got)
+			}
+			fails++
 		}
 	}
-	if res := e.doFrom("192.0.2.99", "POST", path, "", map[string]string{"identity": "u1@example.com", "password": "password1"}); strings.TrimSpace(string(res.Body)) != tooManyLoginsBody {
-		t.Errorf("login from a new address after 20 failures = %d %s, want 429 %s", res.Status, res.Body, tooManyLoginsBody)
+	failFrom(25)
+	e.clock.Add(time.Second)
+	if got := login("192.0.2.98", "password1"); got != 200 {
+		t.Errorf("login from a new address after 25 failures over 5 addresses = %d, want 200", got)
 	}
-	if got := login("198.51.100.1", "password1"); got != 200 {
-		t.Errorf("login from the user's known address = %d, want 200", got)
+	// A hundred lock it there, but not at its known addresses.
+	failFrom(75)
+	if res := e.doFrom("192.0.2.99", "POST", path, "", map[string]string{"identity": "u1@example.com", "password": "password1"}); strings.TrimSpace(string(res.Body)) != tooManyLoginsBody {
+		t.Errorf("login from a new address after 100 failures = %d %s, want 429 %s", res.Status, res.Body, tooManyLoginsBody)
+	}
+	for _, ip := range []string{"198.51.100.1", "192.0.2.98"} {
+		if got := login(ip, "password1"); got != 200 {
+			t.Errorf("login from the user's known address %s = %d, want 200", ip, got)
+		}
 	}
 	// The throttle is on with rateLimits disabled (the default) and does not
 	// depend on them: superusers log in as usual.
@@ -290,37 +306,68 @@ func TestLoginThrottleResetAndCaps(t *testing.T) {
 	e.login("_superusers", suEmail, suPassword)
 }
 
-// TestLoginThrottleConcurrent sends many wrong passwords at once: however
-// they interleave, no more than the pair's limit are tried (the others get
-// 429), since attempts in flight count until they end.
-func TestLoginThrottleConcurrent(t *testing.T) {
-	e := newEnv(t)
-	e.signUp("u1@example.com", "password1")
-	const n = 40
-	statuses := make(chan int, n)
+// loginsAtOnce sends n password logins of identity at once, each on a
+// connection of its own, and returns their answers.
+func (e *env) loginsAtOnce(n int, identity, password string) []*response {
+	body, _ := json.Marshal(map[string]string{"identity": identity, "password": password})
+	answers := make([]*response, n)
 	var wg sync.WaitGroup
-	for range n {
+	for i := range n {
 		wg.Go(func() {
-			req, _ := http.NewRequest("POST", e.srv.URL+"/api/collections/users/auth-with-password",
-				strings.NewReader(`{"identity":"u1@example.com","password":"wrong-password"}`))
-			req.Header.Set("Content-Type", "application/json")
-			res, err := e.srv.Client().Do(req)
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			res.Body.Close()
-			statuses <- res.StatusCode
+			answers[i] = e.do("POST", "/api/collections/users/auth-with-password", "", string(body))
 		})
 	}
 	wg.Wait()
-	close(statuses)
+	return answers
+}
+
+// TestLoginThrottleConcurrent sends 100 wrong passwords at once: however
+// they interleave, no more than the pair's limit are checked, since
+// attempts in flight hold their place until they end; the others wait,
+// then are refused as failed too often.
+func TestLoginThrottleConcurrent(t *testing.T) {
+	e := newEnv(t)
+	e.signUp("u1@example.com", "password1")
+	const n = 100
+	before := e.hasher.Checks()
 	count := map[int]int{}
-	for st := range statuses {
-		count[st]++
+	for _, res := range e.loginsAtOnce(n, "u1@example.com", "wrong-password") {
+		count[res.Status]++
+		if res.Status == 429 && strings.TrimSpace(string(res.Body)) != tooManyLoginsBody {
+			t.Errorf("429 body = %s, want %s", res.Body, tooManyLoginsBody)
+		}
 	}
-	if count[400] > 5 || count[400]+count[429] != n {
-		t.Errorf("statuses %v: want at most 5 × 400 and the rest 429", count)
+	checks := e.hasher.Checks() - before
+	t.Logf("%d wrong passwords at once: %d checked, statuses %v", n, checks, count)
+	if checks > 5 || count[400] != int(checks) || count[400]+count[429] != n {
+		t.Errorf("%d checks, statuses %v: want at most 5 checks, as many 400 and the rest 429", checks, count)
+	}
+}
+
+// TestLoginThrottleConcurrentRight: sixteen clients at one address signing
+// one user in over and over with the right password are never refused,
+// however many are in flight.
+func TestLoginThrottleConcurrentRight(t *testing.T) {
+	e := newEnv(t)
+	e.signUp("u1@example.com", "password1")
+	const clients, rounds = 16, 5
+	count := map[int]int{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range clients {
+		wg.Go(func() {
+			for range rounds {
+				res := e.do("POST", "/api/collections/users/auth-with-password", "",
+					map[string]string{"identity": "u1@example.com", "password": "password1"})
+				mu.Lock()
+				count[res.Status]++
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if count[200] != clients*rounds {
+		t.Errorf("statuses %v, want %d × 200", count, clients*rounds)
 	}
 }
 

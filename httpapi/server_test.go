@@ -46,6 +46,7 @@ type env struct {
 	srv      *httptest.Server
 	api      *Server
 	auth     *authn.Store
+	hasher   *authn.Hasher // the auth store's
 	logs     *logstore.Store
 	settings *settings.Store
 	clock    *clock
@@ -129,7 +130,7 @@ func newEnvSeeded(t *testing.T, cfg Config, hc HTTPConfig, fsys journal.FS, seed
 	// A request the server never answers fails the test with the client's
 	// timeout error instead of hanging it until go test's timeout.
 	srv.Client().Timeout = 30 * time.Second
-	e := &env{t: t, srv: srv, api: api, auth: auth, logs: logs, settings: set, clock: clk, dir: dir}
+	e := &env{t: t, srv: srv, api: api, auth: auth, hasher: hasher, logs: logs, settings: set, clock: clk, dir: dir}
 	e.su = e.login("_superusers", suEmail, suPassword)
 	return e
 }

@@ -1,6 +1,7 @@
 package ratelimit_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -38,17 +39,18 @@ func ExampleLimiter_Allow() {
 func ExampleGuard() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := ratelimit.NewGuard(ratelimit.DefaultPolicy, func() time.Time { return now })
+	ctx := context.Background()
 	for range 5 {
-		a, _ := g.Begin("users", "ann@example.com", "198.51.100.7")
+		a, _ := g.Begin(ctx, "users", "ann@example.com", "198.51.100.7")
 		// … the password was wrong:
 		a.Failed()
 	}
-	a, wait := g.Begin("users", "ann@example.com", "198.51.100.7")
-	fmt.Println(a != nil, wait)
-	a, _ = g.Begin("users", "ann@example.com", "203.0.113.9")
+	a, no := g.Begin(ctx, "users", "ann@example.com", "198.51.100.7")
+	fmt.Println(a != nil, no.Locked, no.RetryAfter)
+	a, _ = g.Begin(ctx, "users", "ann@example.com", "203.0.113.9")
 	fmt.Println(a != nil)
 	a.Succeeded()
 	// Output:
-	// false 15m0s
+	// false true 15m0s
 	// true
 }
