@@ -140,6 +140,7 @@ type Server struct {
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery // requests refused for a full or failing disk
+	storageSeen  string   // the degraded stores last seen (noteStorage), under storageLogMu
 }
 
 // NewServer builds the API with its routes and middleware.
