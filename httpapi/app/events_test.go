@@ -1,10 +1,8 @@
 package app
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -13,46 +11,26 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"strongbox/conformance/smtpsink"
 )
 
-// syncBuffer is a bytes.Buffer safe for concurrent writes (the server's
-// stderr).
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // eventsServer is a server whose stderr the test reads, with a superuser
 // token and a helper that calls the API expecting a status.
 type eventsServer struct {
 	*testServer
-	stderr *syncBuffer
+	stderr *logBuffer
 	token  string
 	t      *testing.T
 }
 
 func startEventsServer(t *testing.T, edit func(*Config)) *eventsServer {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &logBuffer{}
 	ts := startServer(t, t.TempDir(), func(c *Config) {
-		c.Logger = slog.New(slog.NewTextHandler(stderr, nil))
+		c.Logger = stderr.logger()
 		c.Version = "v9.9.9-test"
 		if edit != nil {
 			edit(c)
@@ -144,6 +122,18 @@ func TestEventsInLogStore(t *testing.T) {
 	}
 	if all := len(es.events("")); total != all {
 		t.Errorf("stats count %d entries, the list %d", total, all)
+	}
+
+	// logs.minLevel applies to the events from the change on.
+	es.call("PATCH", "/api/settings", `{"logs":{"minLevel":5}}`, 200)
+	es.call("POST", "/api/backups/cf_missing.zip/restore", "", 400)
+	es.call("PATCH", "/api/settings", `{"logs":{"minLevel":4}}`, 200)
+	es.call("POST", "/api/backups/cf_missing.zip/restore", "", 400)
+	if got := es.events(`message = "backup restore failed"`); len(got) != 2 {
+		t.Errorf("%d restore failures stored, want 2 (none while minLevel was 5)", len(got))
+	}
+	if got := es.events(`message = "settings changed"`); len(got) != 1 {
+		t.Errorf("%d settings changes stored, want 1 (info is below minLevel 5, then 4)", len(got))
 	}
 }
 
