@@ -199,11 +199,12 @@ func TestEventsHoldNoSecrets(t *testing.T) {
 	es.call("PATCH", "/api/settings", `{"smtp":{"enabled":true}}`, 200)
 	es.call("POST", "/api/collections/users/records", `{"email":"v@example.com","password":"user-password-1","passwordConfirm":"user-password-1"}`, 200)
 	es.call("POST", "/api/collections/users/request-password-reset", `{"email":"v@example.com"}`, 204)
+	es.call("POST", "/api/settings/test/email", `{"email":"to@example.com","template":"otp"}`, 400)
 	failed := waitEvents(t, es, `message = "mail: send failed"`)
 	if d, _ := failed[0]["data"].(map[string]any); !strings.Contains(fmt.Sprint(d["err"]), "535") {
 		t.Errorf("mail: send failed without the server's reason: %v", d)
 	}
-	wantEvents := []string{"settings changed", "collection updated", "oauth2: provider error", "backup restore failed", "backup created", "backup deleted"}
+	wantEvents := []string{"settings changed", "collection updated", "mail: test email failed", "oauth2: provider error", "backup restore failed", "backup created", "backup deleted"}
 	all := es.events("")
 	var got []string
 	for _, e := range all {
