@@ -153,23 +153,22 @@ func (s *Server) storageHealth() (degraded []string, full bool) {
 // noteStorage logs a change of the stores that cannot save changes, as
 // storageHealth sees them (on a health check, and on a write refused for
 // storage): a warning naming them when storage degrades or other stores
-// fail, and one when every store saves changes again.
+// fail, and one when every store saves changes again. While nothing
+// changes it costs an atomic load (health checks call it).
 func (s *Server) noteStorage(degraded []string, full bool) {
 	now := strings.Join(degraded, ",")
 	if now != "" && full {
 		now += " (full)"
 	}
-	s.storageLogMu.Lock()
-	was := s.storageSeen
-	s.storageSeen = now
-	s.storageLogMu.Unlock()
-	switch {
-	case now == was:
-	case now == "":
-		s.log.Info("storage recovered: every store saves changes again", "was", was)
-	default:
-		s.log.Warn("storage degraded: stores cannot save changes", "stores", degraded, "full", full)
+	was := s.storageSeen.Load()
+	if was == nil && now == "" || was != nil && *was == now || !s.storageSeen.CompareAndSwap(was, &now) {
+		return // unchanged, or another request noted the change
 	}
+	if now == "" {
+		s.log.Info("storage recovered: every store saves changes again", "was", *was)
+		return
+	}
+	s.log.Warn("storage degraded: stores cannot save changes", "stores", degraded, "full", full)
 }
 
 // renderError writes err as the JSON error envelope, unless the response has

@@ -139,8 +139,8 @@ type Server struct {
 	realtime    *realtime        // the realtime streams (realtime.go)
 
 	storageLogMu sync.Mutex
-	storageLog   logEvery // requests refused for a full or failing disk
-	storageSeen  string   // the degraded stores last seen (noteStorage), under storageLogMu
+	storageLog   logEvery               // requests refused for a full or failing disk
+	storageSeen  atomic.Pointer[string] // the degraded stores last seen (noteStorage); nil: none yet
 }
 
 // NewServer builds the API with its routes and middleware.
