@@ -106,8 +106,14 @@ func TestEventsInLogStore(t *testing.T) {
 			}
 		}
 	}
-	if d, _ := byMsg["settings changed"]["data"].(map[string]any); d["superuserId"] == "" || d["superuserId"] == nil {
+	audit := byMsg["settings changed"]
+	if d, _ := audit["data"].(map[string]any); d["superuserId"] == "" || d["superuserId"] == nil {
 		t.Errorf("settings changed: no superuserId in %v", d)
+	}
+	var one map[string]any
+	json.Unmarshal(es.call("GET", fmt.Sprintf("/api/logs/%v", audit["id"]), "", 200), &one)
+	if mustJSON(one) != mustJSON(audit) {
+		t.Errorf("GET /api/logs/{id} = %v, listed as %v", one, audit)
 	}
 	// level > 0 selects the failure among every entry, the request
 	// logs' included; stats count the events with the request logs.
