@@ -528,7 +528,8 @@ func TestLogsSkippedWhenLoggingOff(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range []string{"LOG-ENTRY-001", "LOG-LIST-001", "LOG-FILTER-001", "LOG-STATS-001", "LOG-SECRET-001", "LOG-SECRET-002"} {
+	for _, id := range []string{"LOG-ENTRY-001", "LOG-LIST-001", "LOG-FILTER-001", "LOG-STATS-001", "LOG-SECRET-001", "LOG-SECRET-002",
+		"LOG-EVENT-001", "LOG-EVENT-002", "LOG-EVENT-003", "LOG-TEXT-001"} {
 		if res := outcomes[id]; res.Outcome != Skip {
 			t.Errorf("%s: %v, want SKIP", id, res.Outcome)
 		}

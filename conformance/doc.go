@@ -23,7 +23,10 @@
 // per identity and client by default; HTTP-PATH-001, HTTP-RAW-001 and -002:
 // the error envelope even where net/http would answer by itself, checked on
 // raw connections; HTTP-LIMIT-002: a 2 MiB body to an auth action is
-// refused; PocketBase fails them. Issue 20's LOGIN-THROTTLE-003 and -004:
+// refused; LOG-EVENT-001..003: the server's own events in the log store,
+// an audit entry for a settings change and no secret in any entry;
+// LOG-TEXT-001: no CR LF in a request log's message; PocketBase fails
+// them. Issue 20's LOGIN-THROTTLE-003 and -004:
 // that throttle does not refuse the right password for logins in progress
 // or for failures from other clients; PocketBase, with no throttle,
 // passes them).

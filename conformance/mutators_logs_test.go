@@ -1,12 +1,14 @@
 package conformance
 
 import (
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The violations of the logs API (logs_*.go), committed by mutations in
@@ -374,6 +376,78 @@ var logsMutators = []mutator{
 	{"fields-no-star", []string{"LOG-FIELDS-005"}, filterExcerpt(regexp.MustCompile(`\*,?`), "")},
 	{"log-token", []string{"LOG-SECRET-001", "LOG-SECRET-002"}, unredact(false)},
 	{"log-secret-names", []string{"LOG-SECRET-002"}, unredact(true)},
+	{"events-not-stored", []string{"LOG-EVENT-001", "LOG-EVENT-002", "LOG-EVENT-003"}, dropEvents()},
+	{"events-as-info", []string{"LOG-EVENT-001"}, editEntries(func(e map[string]any) {
+		if d, _ := e["data"].(map[string]any); d["type"] != "request" {
+			e["level"] = 0.0
+		}
+	})},
+	{"audit-anonymous", []string{"LOG-EVENT-002"}, editData(func(d map[string]any) {
+		for k, v := range d {
+			if v == testEmail {
+				delete(d, k)
+			}
+		}
+	})},
+	{"event-leaks-secret", []string{"LOG-EVENT-003"}, leakClientSecret()},
+	{"message-crlf", []string{"LOG-TEXT-001"}, editEntries(func(e map[string]any) {
+		if msg, ok := e["message"].(string); ok {
+			e["message"] = strings.NewReplacer("%0D", "\r", "%0A", "\n", "%0d", "\r", "%0a", "\n").Replace(msg)
+		}
+	})},
+}
+
+// dropEvents lists only the request logs: the server's own events vanish
+// from every list answer.
+func dropEvents() mutation {
+	return editObject(logsList, func(_ *http.Request, m map[string]any) {
+		items, _ := m["items"].([]any)
+		m["items"] = slices.DeleteFunc(slices.Clone(items), func(it any) bool {
+			e, _ := it.(map[string]any)
+			d, _ := e["data"].(map[string]any)
+			return d["type"] != "request"
+		})
+	})
+}
+
+// reClientSecret finds a clientSecret in a request body.
+var reClientSecret = regexp.MustCompile(`"clientSecret"\s*:\s*"([^"]+)"`)
+
+// leakClientSecret remembers the clientSecret a collection update sends
+// and shows it in the data of the first entry of every list answer.
+func leakClientSecret() mutation {
+	var mu sync.Mutex
+	var secret string
+	return func(x *front, w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/api/collections/") {
+			rewind(r)
+			b, _ := io.ReadAll(r.Body)
+			if m := reClientSecret.FindSubmatch(b); m != nil {
+				mu.Lock()
+				secret = string(m[1])
+				mu.Unlock()
+			}
+		}
+		if !logsList(r) {
+			x.pass(w, r)
+			return
+		}
+		mu.Lock()
+		leak := secret
+		mu.Unlock()
+		res := x.forward(r)
+		if m := res.object(); m != nil && leak != "" {
+			if items, _ := m["items"].([]any); len(items) > 0 {
+				if e, _ := items[0].(map[string]any); e != nil {
+					if d, _ := e["data"].(map[string]any); d != nil {
+						d["cfLeak"] = leak
+					}
+				}
+			}
+			res.setJSON(m)
+		}
+		res.write(w)
+	}
 }
 
 // filterExcerpt rewrites the fields parameter of logs requests.

@@ -59,6 +59,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,
+	logEventRequirements,
 	backupRequirements,
 ), stricterReadings)
 

@@ -66,24 +66,25 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 	// a restore most often wants. dir.Exists refuses a key that is not one.
 	if !dir.Exists(key) {
 		release()
-		return errBadRequest(msgRestoreMissing, nil)
+		return s.restoreRefused(r, key, "no backup by that key", errBadRequest(msgRestoreMissing, nil))
 	}
 	if err := b.CanRestore(); err != nil {
 		release()
-		return errBadRequest(err.Error(), err)
+		return s.restoreRefused(r, key, err.Error(), errBadRequest(err.Error(), err))
 	}
 	if _, err := dir.Verify(key, b.Limits()); err != nil {
 		release()
 		if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {
-			return errBadRequest(msgRestoreInvalid+ae.Reason+".", err)
+			return s.restoreRefused(r, key, ae.Reason, errBadRequest(msgRestoreInvalid+ae.Reason+".", err))
 		}
 		if errors.Is(err, backup.ErrNotFound) {
 			// Deleted meanwhile, or not a regular file (a folder or a
 			// symbolic link by that name).
-			return errBadRequest(msgRestoreMissing, err)
+			return s.restoreRefused(r, key, "no backup by that key", errBadRequest(msgRestoreMissing, err))
 		}
-		return errBadRequest(msgRestoreUnread, err)
+		return s.restoreRefused(r, key, err.Error(), errBadRequest(msgRestoreUnread, err))
 	}
+	s.log.Info("backup restore started", auditAttrs(r, "key", key)...)
 	log := s.log
 	go func() {
 		defer release()
@@ -94,4 +95,11 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		}
 	}()
 	return noContent(w)
+}
+
+// restoreRefused logs a restore refused for the archive key (the reason,
+// in words) as a warning of the audit trail, and returns answer.
+func (s *Server) restoreRefused(r *http.Request, key, reason string, answer error) error {
+	s.log.Warn("backup restore failed", auditAttrs(r, "key", key, "reason", reason)...)
+	return answer
 }

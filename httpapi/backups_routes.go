@@ -130,9 +130,10 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 			// An upload took the name meanwhile.
 			return errValidation(msgValidationFailed, validation.Errors{"name": validation.BackupNameExists()})
 		}
-		s.log.Error("backup create failed", "key", key, "err", err)
+		s.log.Error("backup create failed", auditAttrs(r, "key", key, "err", err)...)
 		return errBadRequest(msgBackupCreateFailed, err)
 	}
+	s.log.Info("backup created", auditAttrs(r, "key", key)...)
 	// Free the lock before answering: a client that reads the 204 may
 	// start the next operation at once.
 	release()
@@ -200,6 +201,7 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 	_, err = dir.Put(r.Context(), name, io.MultiReader(bytes.NewReader(head), part), maxSize, s.backups.Limits())
 	switch {
 	case err == nil:
+		s.log.Info("backup uploaded", auditAttrs(r, "key", name)...)
 		return noContent(w)
 	case errors.Is(err, backup.ErrExists):
 		return uploadInvalid(validation.BackupFileExists())
@@ -207,6 +209,7 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 		return uploadReadError(w, &http.MaxBytesError{Limit: maxSize}, maxSize)
 	}
 	if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {
+		s.log.Warn("backup upload failed", auditAttrs(r, "key", name, "reason", ae.Reason)...)
 		return uploadInvalid(validation.InvalidBackup(ae.Reason))
 	}
 	if r.Context().Err() != nil {
@@ -217,7 +220,7 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 	if e := uploadReadError(w, err, maxSize); e != nil {
 		return e
 	}
-	s.log.Error("backup upload failed", "key", name, "err", err)
+	s.log.Error("backup upload failed", auditAttrs(r, "key", name, "err", err)...)
 	return errBadRequest(msgBackupUploadFailed, err)
 }
 
@@ -304,11 +307,12 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 	err := s.backups.Dir().Delete(key)
 	switch {
 	case err == nil:
+		s.log.Info("backup deleted", auditAttrs(r, "key", key)...)
 		return noContent(w)
 	case errors.Is(err, backup.ErrNotFound), errors.Is(err, backup.ErrInvalidName):
 		return errBadRequest(msgBackupDeleteMissing, err)
 	}
-	s.log.Error("backup delete failed", "key", key, "err", err)
+	s.log.Error("backup delete failed", auditAttrs(r, "key", key, "err", err)...)
 	return errBadRequest(msgBackupDeleteFailed, err)
 }
 

@@ -115,6 +115,7 @@ func (s *Server) handleCollectionCreate(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return collectionError("Failed to create collection.", err)
 	}
+	s.log.Info("collection created", auditAttrs(r, "collection", c.Name, "collectionId", c.ID)...)
 	return writeJSON(w, r, http.StatusOK, c.Public())
 }
 
@@ -143,12 +144,16 @@ func (s *Server) handleCollectionUpdate(w http.ResponseWriter, r *http.Request) 
 	if err != nil {
 		return err
 	}
+	before, _ := json.Marshal(c) // every field, secrets too: only the keys are logged
 	c, err = s.auth.UpdateCollection(c, in)
 	if errors.Is(err, authn.ErrNotFound) {
 		return errNotFound(err)
 	}
 	if err != nil {
 		return collectionError("Failed to update collection.", err)
+	}
+	if keys := changedKeys(before, c, "updated"); len(keys) > 0 {
+		s.log.Info("collection updated", auditAttrs(r, "collection", c.Name, "collectionId", c.ID, "changed", keys)...)
 	}
 	return writeJSON(w, r, http.StatusOK, c.Public())
 }
@@ -170,5 +175,6 @@ func (s *Server) handleCollectionDelete(w http.ResponseWriter, r *http.Request) 
 	case err != nil:
 		return err
 	}
+	s.log.Info("collection deleted", auditAttrs(r, "collection", c.Name, "collectionId", c.ID)...)
 	return noContent(w)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"strongbox/authn"
 	"strongbox/authn/validation"
@@ -145,7 +146,29 @@ func (s *Server) storageHealth() (degraded []string, full bool) {
 			full = full && errors.Is(err, journal.ErrStorageFull)
 		}
 	}
+	s.noteStorage(degraded, full)
 	return degraded, full
+}
+
+// noteStorage logs a change of the stores that cannot save changes, as
+// storageHealth sees them (on a health check, and on a write refused for
+// storage): a warning naming them when storage degrades or other stores
+// fail, and one when every store saves changes again. While nothing
+// changes it costs an atomic load (health checks call it).
+func (s *Server) noteStorage(degraded []string, full bool) {
+	now := strings.Join(degraded, ",")
+	if now != "" && full {
+		now += " (full)"
+	}
+	was := s.storageSeen.Load()
+	if was == nil && now == "" || was != nil && *was == now || !s.storageSeen.CompareAndSwap(was, &now) {
+		return // unchanged, or another request noted the change
+	}
+	if now == "" {
+		s.log.Info("storage recovered: every store saves changes again", "was", *was)
+		return
+	}
+	s.log.Warn("storage degraded: stores cannot save changes", "stores", degraded, "full", full)
 }
 
 // renderError writes err as the JSON error envelope, unless the response has
@@ -162,6 +185,7 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 		// A full or failing disk refuses every write until it recovers:
 		// one line every capLogEvery at most, with the count, not one per request
 		// (the stores log when a failure starts and ends).
+		s.storageHealth()
 		s.storageLogMu.Lock()
 		refused, ok := s.storageLog.event()
 		s.storageLogMu.Unlock()

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -167,12 +169,42 @@ func (s *Server) logRequest(r *http.Request, st *state) {
 	}
 	// The message is derived from the logged (truncated) URL, so the store
 	// can rebuild it instead of keeping a second copy.
-	msg := req.URL
-	if u, err := url.PathUnescape(req.URL); err == nil {
-		msg = logText(u)
-	}
-	s.logs.Add(logstore.Entry{Level: level, Message: req.Method + " " + msg, Request: req})
+	s.logs.Add(logstore.Entry{Level: level, Message: req.Method + " " + messageURL(req.URL), Request: req})
 }
+
+// messageURL is the logged URL u as a request log's message shows it:
+// unescaped, as PocketBase v0.31.0 writes it ("GET /api/a b" for
+// /api/a%20b), but for the characters that are not printable (control
+// characters such as a CR or LF sent as %0D%0A, line separators, format
+// characters), which stay percent-encoded as %XX escapes (uppercase hex)
+// of their UTF-8 bytes. A message is thus one line of text that cannot
+// show a forged log line to a reader of plain text; PocketBase stores the
+// CR LF itself. A URL with an invalid escape is its own message.
+func messageURL(u string) string {
+	d, err := url.PathUnescape(u)
+	if err != nil {
+		return u
+	}
+	d = logText(d)
+	if !strings.ContainsFunc(d, unprintable) {
+		return d
+	}
+	var b strings.Builder
+	for _, r := range d {
+		if !unprintable(r) {
+			b.WriteRune(r)
+			continue
+		}
+		for _, c := range []byte(string(r)) {
+			fmt.Fprintf(&b, "%%%02X", c)
+		}
+	}
+	return b.String()
+}
+
+// unprintable reports whether a log message escapes r: every character
+// strconv.IsPrint refuses but the space.
+func unprintable(r rune) bool { return r != ' ' && !strconv.IsPrint(r) }
 
 // errorDetails is the cause of a failed request for the log: per-field
 // messages of a validation failure, or the internal error's text.

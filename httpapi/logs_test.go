@@ -354,3 +354,32 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestLogMessageEscapes: a request log's message shows the URL unescaped,
+// as PocketBase does, but for the characters that are not printable,
+// which stay percent-encoded: a CR LF sent as %0d%0a cannot start a forged
+// line in a plain-text view of the logs.
+func TestLogMessageEscapes(t *testing.T) {
+	e := newEnv(t)
+	tests := []struct{ path, message string }{
+		{"/api/esc1/a%20b?m=1", "GET /api/esc1/a b?m=1"},
+		{"/api/esc2/caf%C3%A9?m=1", "GET /api/esc2/café?m=1"},
+		{"/api/esc3/zzcrlf%0d%0aX:%20y?m=1", "GET /api/esc3/zzcrlf%0D%0AX: y?m=1"},
+		{"/api/esc4/a%00b%09c%7Fd%E2%80%A8e%C2%85f?m=1", "GET /api/esc4/a%00b%09c%7Fd%E2%80%A8e%C2%85f?m=1"},
+		{"/api/esc5/x%0A?m=%zz", "GET /api/esc5/x%0A?m=%zz"}, // an invalid escape: the URL as it is
+	}
+	for _, tt := range tests {
+		e.doRaw("GET", tt.path, "", "", nil)
+	}
+	for _, tt := range tests {
+		seg := strings.Split(tt.path, "/")[2]
+		items := e.listLogs(`data.url ~ "/api/` + seg + `/"`)
+		if len(items) != 1 {
+			t.Errorf("%s: %d entries", tt.path, len(items))
+			continue
+		}
+		if got := items[0]["message"]; got != tt.message {
+			t.Errorf("%s: message %q, want %q", tt.path, got, tt.message)
+		}
+	}
+}

@@ -153,9 +153,9 @@ func (s *Server) exchangeOAuth2(ctx context.Context, in *oauth2Request) (*oauth2
 	}
 	switch {
 	case errors.Is(err, oauth2.ErrUser):
-		return nil, errBadRequest(msgOAuth2User, err)
+		return nil, errBadRequest(msgOAuth2User, s.providerFailed(cfg, err))
 	case err != nil:
-		return nil, errBadRequest(msgOAuth2Token, err)
+		return nil, errBadRequest(msgOAuth2Token, s.providerFailed(cfg, err))
 	case user == nil || user.ID == "":
 		return nil, errBadRequest(msgOAuth2User, errors.New("the provider named no user id"))
 	}

@@ -139,7 +139,8 @@ type Server struct {
 	realtime    *realtime        // the realtime streams (realtime.go)
 
 	storageLogMu sync.Mutex
-	storageLog   logEvery // requests refused for a full or failing disk
+	storageLog   logEvery               // requests refused for a full or failing disk
+	storageSeen  atomic.Pointer[string] // the degraded stores last seen (noteStorage); nil: none yet
 
 	privateLogMu sync.Mutex
 	privateLog   logEvery // OAuth2 sign-ins refused for a provider on a private address

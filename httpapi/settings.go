@@ -43,12 +43,19 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 	if err := checkJSONShape(r, b); err != nil {
 		return err
 	}
-	v, err := s.settings.Update(func(next *settings.Settings) error { return decodeSettings(b, next) })
+	var before []byte
+	v, err := s.settings.Update(func(next *settings.Settings) error {
+		before, _ = json.Marshal(next) // the settings this change edits
+		return decodeSettings(b, next)
+	})
 	if data := validationData(err); data != nil {
 		return errValidation("An error occurred while saving the new settings.", data)
 	}
 	if err != nil {
 		return err
+	}
+	if keys := changedKeys(before, v); len(keys) > 0 {
+		s.log.Info("settings changed", auditAttrs(r, "changed", keys)...)
 	}
 	return writeJSON(w, r, http.StatusOK, v.Public())
 }

@@ -98,6 +98,7 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	vars[strongmail.VarRecordPrefix+"email"] = email
 	m := s.mailFromTemplate(t, email, vars)
 	if err := s.sendNow(r, m); err != nil {
+		s.log.Warn("mail: test email failed", auditAttrs(r, "template", tpl, "err", err)...)
 		return errBadRequest("Failed to send the test email: "+err.Error()+".", err)
 	}
 	return noContent(w)

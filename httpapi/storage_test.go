@@ -173,3 +173,32 @@ func TestStorageFullLogsOnce(t *testing.T) {
 		t.Errorf("a refused write was logged as a failed request:\n%s", log.String())
 	}
 }
+
+// TestStorageLogsDegradedAndRecovered: the server's log says once when
+// storage degrades (naming the stores) and once when it recovers.
+func TestStorageLogsDegradedAndRecovered(t *testing.T) {
+	var log syncLog
+	fsys := journaltest.New()
+	e := newEnvOn(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}, HTTPConfig{}, fsys)
+	e.do("GET", "/api/health", "", nil)
+	fsys.SetFree(0)
+	for range 3 {
+		e.do("POST", "/api/collections/users/records", "", map[string]string{
+			"email": "u@example.com", "password": "password123", "passwordConfirm": "password123"})
+		e.do("GET", "/api/health", "", nil)
+	}
+	fsys.SetFree(-1)
+	e.clock.Add(time.Second) // the auth store probes the disk at most once a second
+	for range 2 {
+		e.do("GET", "/api/health", "", nil)
+	}
+	out := log.String()
+	for msg, n := range map[string]int{
+		`level=WARN msg="storage degraded: stores cannot save changes" stores=[auth] full=true`: 1,
+		`level=INFO msg="storage recovered: every store saves changes again" was="auth (full)"`: 1,
+	} {
+		if got := strings.Count(out, msg); got != n {
+			t.Errorf("%d lines %s, want %d:\n%s", got, msg, n, out)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"strongbox/backup"
 	"strongbox/httpapi"
 	"strongbox/httpapi/app/settings"
+	"strongbox/logstore"
 	"strongbox/logstore/journal"
 )
 
@@ -108,7 +109,7 @@ type Ready struct {
 // documentation).
 type Server struct {
 	cfg  Config
-	log  *slog.Logger
+	log  *slog.Logger // the server's events: stderr (Config.Logger) and events
 	gate *gate
 	wrap func(http.Handler) http.Handler // tests: wraps each API built
 
@@ -143,6 +144,10 @@ type Server struct {
 	// providers' cached signing keys (30 s per exchange, 1 MiB per
 	// answer).
 	providers *oauth2.Client
+
+	// events is the log store the server's events go to besides stderr
+	// (logstore.Handler): the open store, nil while none is open.
+	events atomic.Pointer[logstore.Store]
 }
 
 const (
@@ -159,9 +164,9 @@ func New(cfg Config) *Server {
 	if cfg.RestartHold <= 0 {
 		cfg.RestartHold = DefaultRestartHold
 	}
-	log := cfg.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	base := cfg.Logger
+	if base == nil {
+		base = slog.New(slog.DiscardHandler)
 	}
 	if cfg.MaxUpload <= 0 {
 		cfg.MaxUpload = DefaultMaxUpload
@@ -170,8 +175,14 @@ func New(cfg Config) *Server {
 		cfg.MailDrain = DefaultMailDrain
 	}
 	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
-	s := &Server{cfg: cfg, log: log, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now,
+	s := &Server{cfg: cfg, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now,
 		providers: oauth2.NewClient(oauth2.Options{AllowPrivate: cfg.OAuth2AllowPrivate})}
+	// The server's events go to stderr and, while the stores are open, to
+	// the log store, as PocketBase keeps its own; so do the warnings of
+	// the auth and settings stores. The log store's own warnings go to
+	// stderr only: it logs a full queue while it holds the queue.
+	s.log = slog.New(logstore.NewHandler(base.Handler(), s.events.Load))
+	s.cfg.eventLog = s.log
 	s.auto = newAutoBackups(s)
 	return s
 }
@@ -235,6 +246,7 @@ func (s *Server) Run(ctx context.Context) error {
 		errs = append(errs, serveErr)
 		srv.Close()
 	} else {
+		s.log.Info("server stopping", "version", s.cfg.Version)
 		s.log.Info("shutting down: waiting for in-flight requests")
 		shutdownCtx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		defer cancel()
@@ -311,6 +323,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	s.state = running
 	s.gate.open(s.useStores(st))
 	srv, capped := s.serving.set(s.gate, ln, s.log)
+	s.log.Info("server started", "version", s.cfg.Version, "addr", ln.Addr().String())
 	return srv, capped, lock, login, pending, nil
 }
 
@@ -326,6 +339,7 @@ func (s *Server) useStores(st *Stores) http.Handler {
 	s.capMu.Lock()
 	s.stores = st
 	s.capMu.Unlock()
+	s.events.Store(st.Logs)
 	var h http.Handler = api
 	if s.wrap != nil {
 		h = s.wrap(h)
@@ -363,6 +377,9 @@ func (s *Server) subscribeSettings(st *Stores, api *httpapi.Server) (unsubscribe
 // and closes them, if any. The caller holds life and has closed the gate
 // (or stopped serving).
 func (s *Server) closeStores() error {
+	// The events logged from now on go to stderr only: a closed store
+	// would drop them.
+	s.events.Store(nil)
 	if s.unfollow != nil {
 		s.unfollow()
 		s.unfollow = nil

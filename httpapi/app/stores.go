@@ -21,6 +21,11 @@ type Options struct {
 	BcryptSlots  int          // concurrent bcrypt computations; 0 = one per CPU
 	LogsMaxBytes int64        // cap on stored request logs; 0 = logstore's default
 	Logger       *slog.Logger // the stores' log; nil = discard
+
+	// eventLog, if set, is the log of the auth and settings stores
+	// instead of Logger: a running Server's events (Server.log), which
+	// the log store keeps too. The log store's own log is Logger.
+	eventLog *slog.Logger
 }
 
 // Stores are the open stores of a data dir.
@@ -90,10 +95,14 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: opts.Logger}); err != nil {
+	events := opts.Logger
+	if opts.eventLog != nil {
+		events = opts.eventLog
+	}
+	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: events}); err != nil {
 		return nil, err
 	}
-	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: opts.Logger}); err != nil {
+	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: events}); err != nil {
 		return nil, err
 	}
 	if withLogs {
