@@ -58,12 +58,9 @@ type popup struct {
 	verifier, redirectURL string
 }
 
-// sdkPopup runs authWithOAuth2({provider:"oidc"}) of the PocketBase JS SDK
-// (v0.26) up to the code: auth-methods; the realtime stream and its
-// client id; the subscription to @oauth2; the provider's URL with the
-// client id as state and redirect_uri = <base>/api/oauth2-redirect, opened
-// in a popup that follows every redirect; and the event the stream gets.
-func (e *oauth2E2E) sdkPopup(t *testing.T) popup {
+// onlyProvider reads auth-methods of users and returns its one OAuth2
+// provider; name is what the test expects, for the failure message.
+func (e *oauth2E2E) onlyProvider(t *testing.T, name string) providerInfo {
 	t.Helper()
 	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
 	var methods struct {
@@ -72,9 +69,19 @@ func (e *oauth2E2E) sdkPopup(t *testing.T) popup {
 		} `json:"oauth2"`
 	}
 	if err := json.Unmarshal(res.Body, &methods); err != nil || res.Status != 200 || len(methods.OAuth2.Providers) != 1 {
-		t.Fatalf("auth-methods = %d %s, want the oidc provider", res.Status, res.Body)
+		t.Fatalf("auth-methods = %d %s, want the %s provider", res.Status, res.Body, name)
 	}
-	pi := methods.OAuth2.Providers[0]
+	return methods.OAuth2.Providers[0]
+}
+
+// sdkPopup runs authWithOAuth2({provider:"oidc"}) of the PocketBase JS SDK
+// (v0.26) up to the code: auth-methods; the realtime stream and its
+// client id; the subscription to @oauth2; the provider's URL with the
+// client id as state and redirect_uri = <base>/api/oauth2-redirect, opened
+// in a popup that follows every redirect; and the event the stream gets.
+func (e *oauth2E2E) sdkPopup(t *testing.T) popup {
+	t.Helper()
+	pi := e.onlyProvider(t, "oidc")
 	if pi.Name != "oidc" || pi.DisplayName != "Loopback" || pi.CodeChallengeMethod != "S256" ||
 		pi.CodeChallenge != oauth2.Challenge(pi.CodeVerifier) ||
 		!strings.HasPrefix(pi.AuthURL, e.p.URL+oauth2provider.PathAuthorize+"?client_id=client-id&") ||
@@ -282,16 +289,7 @@ func TestOAuth2EndToEnd(t *testing.T) {
 // signs its user up with the verified email Twitch gives.
 func TestOAuth2PresetEndToEnd(t *testing.T) {
 	e := newOAuth2E2EWith(t, "twitch", "")
-	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
-	var methods struct {
-		OAuth2 struct {
-			Providers []providerInfo `json:"providers"`
-		} `json:"oauth2"`
-	}
-	if err := json.Unmarshal(res.Body, &methods); err != nil || res.Status != 200 || len(methods.OAuth2.Providers) != 1 {
-		t.Fatalf("auth-methods = %d %s, want the twitch provider", res.Status, res.Body)
-	}
-	pi := methods.OAuth2.Providers[0]
+	pi := e.onlyProvider(t, "twitch")
 	if pi.Name != "twitch" || pi.DisplayName != "Twitch" || pi.CodeChallengeMethod != "S256" || pi.CodeChallenge != oauth2.Challenge(pi.CodeVerifier) ||
 		!strings.HasPrefix(pi.AuthURL, e.p.URL+oauth2provider.PathAuthorize+"?client_id=client-id&code_challenge="+pi.CodeChallenge+"&") ||
 		!strings.Contains(pi.AuthURL, "&scope=user%3Aread%3Aemail&") {
@@ -301,7 +299,7 @@ func TestOAuth2PresetEndToEnd(t *testing.T) {
 	code := e.p.Grant(oauth2provider.Grant{Challenge: pi.CodeChallenge, RedirectURI: redirectURL, User: map[string]any{"data": []any{map[string]any{
 		"id": "141981764", "login": "twitchdev", "display_name": "TwitchDev", "email": "tw@example.com",
 		"profile_image_url": "https://img.test/tw.png"}}}})
-	res = e.do("POST", "/api/collections/users/auth-with-oauth2", "",
+	res := e.do("POST", "/api/collections/users/auth-with-oauth2", "",
 		map[string]any{"provider": "twitch", "code": code, "codeVerifier": pi.CodeVerifier, "redirectURL": redirectURL, "createData": map[string]any{}})
 	var got struct {
 		Record map[string]any `json:"record"`
