@@ -184,7 +184,6 @@ func (s *Store) Stats(filter string) ([]HourStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	const hourMs = 60 * 60 * 1000
 	parts := make([]map[int64]int, 0, 4)
 	var pmu sync.Mutex
 	x.parallel(func(chunks []*chunk) {
@@ -207,15 +206,28 @@ func (s *Store) Stats(filter string) ([]HourStat, error) {
 			m = f.matcher(x)
 		}
 		for _, c := range chunks {
-			if m == nil {
-				for _, ms := range c.created[:c.n] {
-					add(ms)
+			v := allMatch
+			if m != nil {
+				v, _, _ = m.judge(c)
+			}
+			switch {
+			case v == noneMatch:
+				continue
+			case v == allMatch && c.sealed:
+				// A sealed chunk has its counts per hour.
+				for _, h := range c.hours {
+					counts[h.hour] += h.n
+				}
+				continue
+			case v == allMatch:
+				for i := range c.n {
+					add(c.createdAt(i))
 				}
 				continue
 			}
 			for i, ok := range m.fill(c) {
 				if ok {
-					add(c.created[i])
+					add(c.createdAt(i))
 				}
 			}
 		}

@@ -461,7 +461,7 @@ func TestRewriteTimes(t *testing.T) {
 					}
 					var seqs []int64
 					each(s.idx.chunks, false, func(r row) bool {
-						if pred.pred(r) {
+						if pred.match(r) {
 							seqs = append(seqs, r.seq())
 						}
 						return true
@@ -484,13 +484,12 @@ func TestRewriteTimes(t *testing.T) {
 // TestTopK checks the heap against a full sort on random data.
 func TestTopK(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	c := &chunk{n: chunkSize}
+	c := &chunk{n: chunkSize, created: timeCol{wide: make([]int64, chunkSize)}}
 	for i := range chunkSize {
-		c.created[i] = r.Int64N(100)
-		c.seq[i] = uint32(i)
+		c.created.wide[i] = r.Int64N(100)
 	}
 	less := func(a, b row) int {
-		if x := cmp.Compare(a.c.created[a.i], b.c.created[b.i]); x != 0 {
+		if x := cmp.Compare(a.c.createdAt(a.i), b.c.createdAt(b.i)); x != 0 {
 			return x
 		}
 		return cmp.Compare(a.i, b.i)
