@@ -48,6 +48,7 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 		SuperuserEmail:    c.getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: c.getenv("STRONGBOX_SUPERUSER_PASSWORD"),
 		NoExec:            noExec,
+		MemoryLimit:       ready == nil, // a process of its own
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
 			if err := c.printLogin(c.stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {

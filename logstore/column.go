@@ -3,6 +3,7 @@ package logstore
 import (
 	"math"
 	"slices"
+	"unsafe"
 )
 
 // The columns of a chunk are narrow: a chunk holds at most chunkSize
@@ -300,4 +301,35 @@ func (c *chunk) hourCounts(lo, hi int) []hourCount {
 		out = append(out, hourCount{cur, n})
 	}
 	return slices.Clip(out)
+}
+
+// bytes returns about the heap bytes c's columns take: its arrays'
+// capacities, or for the chunk being filled (in the builder's arrays)
+// about what it will take once sealed.
+func (c *chunk) bytes() int64 {
+	if !c.sealed {
+		return int64(40*c.n) + int64(unsafe.Sizeof(*c))
+	}
+	n := 4*cap(c.seqs) + 4*cap(c.off) + 4*cap(c.created.rel) + 8*cap(c.created.wide) +
+		4*cap(c.exec.ns) + 16*cap(c.exec.side) + cap(c.flags) +
+		2*cap(c.xrows) + int(unsafe.Sizeof(extra{}))*cap(c.extras) + 16*cap(c.hours) + int(unsafe.Sizeof(*c))
+	for k := range c.d {
+		d := &c.d[k]
+		n += 4*cap(d.vals) + cap(d.u8) + 2*cap(d.u16) + 2*cap(d.counts)
+	}
+	return int64(n)
+}
+
+// IndexBytes returns about the heap bytes the in-memory index takes: its
+// columns, and its dictionary's strings with their slot and map entry.
+// The server sizes the Go memory limit from it (see httpapi/app).
+func (s *Store) IndexBytes() int64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	x := s.idx
+	n := x.dict.bytes + 64*int64(len(x.dict.strs))
+	for _, c := range x.chunks {
+		n += c.bytes()
+	}
+	return n
 }

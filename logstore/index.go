@@ -130,8 +130,9 @@ func (r row) extra() *extra {
 // row's flags say how to derive it from the method and url columns, so a
 // request does not pay for its url twice.
 type dict struct {
-	strs []string
-	dom  [numDomains]map[string]uint32
+	strs  []string
+	dom   [numDomains]map[string]uint32
+	bytes int64 // the strings' bytes
 }
 
 // domain is a lookup domain of the dictionary.
@@ -174,6 +175,7 @@ func (d *dict) intern(dom domain, b []byte) uint32 {
 	s := string(b)
 	id := uint32(len(d.strs))
 	d.strs = append(d.strs, s)
+	d.bytes += int64(len(s))
 	m[s] = id
 	return id
 }
@@ -189,6 +191,7 @@ func (d *dict) internString(dom domain, s string) uint32 {
 	}
 	id := uint32(len(d.strs))
 	d.strs = append(d.strs, s)
+	d.bytes += int64(len(s))
 	m[s] = id
 	return id
 }

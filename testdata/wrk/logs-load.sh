@@ -20,9 +20,7 @@ set -eu
 bin=$1
 n=$2
 root=${ROOT:-${TMPDIR:-/tmp}/strongbox-logs-load}
-port=${PORT:-18391}
 dur=${DURATION:-20s}
-base=http://127.0.0.1:$port
 export STRONGBOX_LOGS_MAX_MB=${STRONGBOX_LOGS_MAX_MB:-16384}
 export STRONGBOX_SUPERUSER_EMAIL=load@example.com STRONGBOX_SUPERUSER_PASSWORD=load-test-password
 export STRONGBOX_BCRYPT_COST=4
@@ -38,10 +36,12 @@ cp -r "$root/seed-$n" "$run"
 sync
 
 start=$(date +%s%N)
-"$bin" serve --dir "$run" --http "127.0.0.1:$port" >"$root/serve.log" 2>&1 &
+"$bin" serve --dir "$run" --http 127.0.0.1:0 >"$root/serve.log" 2>&1 &
 pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$run"' EXIT
-until curl -fs "$base/api/health" >/dev/null; do
+base=
+until [ -n "$base" ] && curl -fs "$base/api/health" >/dev/null; do
+	base=$(grep -o 'http://127\.0\.0\.1:[0-9]*' "$root/serve.log" | head -1)
 	kill -0 $pid || { cat "$root/serve.log"; exit 1; }
 	sleep 0.02
 done
