@@ -22,7 +22,9 @@ import (
 // seeded once into os.TempDir()/strongbox-logstore-bench-N and kept for the
 // next run (reseeded when retention has dropped some of it; delete the
 // directory to reclaim its disk, about 220 bytes a log). Each query
-// reports its median time as p50-ms besides the mean of ns/op.
+// reports its median time as p50-ms besides the mean of ns/op, and the
+// process's CPU time per query as cpu-ms (on all cores: a machine shared
+// with other work inflates it less than the elapsed times).
 
 var benchQueries = []struct {
 	name  string
@@ -93,6 +95,7 @@ func BenchmarkListQueries(b *testing.B) {
 	for _, bq := range benchQueries {
 		b.Run(bq.name, func(b *testing.B) {
 			var times []time.Duration
+			cpu := processCPU()
 			for b.Loop() {
 				t0 := time.Now()
 				var v any
@@ -110,8 +113,10 @@ func BenchmarkListQueries(b *testing.B) {
 				}
 				times = append(times, time.Since(t0))
 			}
+			cpu = processCPU() - cpu
 			slices.Sort(times)
 			b.ReportMetric(float64(times[len(times)/2].Nanoseconds())/1e6, "p50-ms")
+			b.ReportMetric(float64(cpu.Nanoseconds())/1e6/float64(len(times)), "cpu-ms")
 		})
 	}
 }

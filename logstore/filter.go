@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -234,6 +235,7 @@ type partMatcher struct {
 	// keys, -2 when not yet looked up.
 	sc     *chunk
 	mslots []int8
+	uw     []uint32 // the memo words of chunk sc's urls, by local id
 }
 
 func (f *filter) matcher(x *index) *matcher {
@@ -480,6 +482,13 @@ var zeros [chunkSize]uint8
 func memoFill[I uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I) {
 	all := !m.p.reqOnly || c.others == 0
 	loc, pred := m.loc, m.pred
+	if all && !slices.ContainsFunc(loc, func(t int8) bool { return t < 0 || t > 1 }) {
+		// Every value's answer is known: a lookup per row.
+		for i, id := range ids {
+			out[i] = loc[id] == 1
+		}
+		return
+	}
 	for i, id := range ids {
 		t := loc[id]
 		if t < 0 && (all || c.flags[i]&rowOther == 0) {
@@ -495,40 +504,71 @@ func memoFill[I uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I) {
 
 // fillMsg is fill for memoMsg. An interned message is memoised by its
 // dictionary id; a derived one by its url id and its (method, derivation)
-// key.
+// key, read through the chunk's urls (msgChunk).
 func (m *partMatcher) fillMsg(c *chunk, out []bool) {
+	m.msgChunk(c)
 	tab, pred, size := m.tab, m.pred, uint(len(m.tab.words))
 	msgs, methods, urls, flags := &c.d[colMessage], &c.d[colMethod], &c.d[colURL], c.flags[:c.n]
-	if m.sc != c {
-		m.sc = c
-		m.mslots = slices.Grow(m.mslots[:0], 2*len(methods.vals))[:2*len(methods.vals)]
-		for i := range m.mslots {
-			m.mslots[i] = -2
-		}
-	}
+	uw := m.uw
 	for i := range out {
 		f := flags[i]
-		j, k := msgs.at(i), 0
-		if f&msgFlags != 0 && f&rowOther == 0 { // derived
-			j = urls.at(i)
-			s := 2 * methods.local(i)
-			if f&flagUnescMsg != 0 {
-				s++
+		if f&msgFlags == 0 || f&rowOther != 0 { // interned
+			j := msgs.at(i)
+			if uint(j) >= size {
+				out[i] = pred(row{c, i})
+				continue
 			}
-			if k = int(m.mslots[s]); k == -2 {
-				k = m.tab.slot(uint64(methods.vals[s/2])<<8 | uint64(f&msgFlags))
-				m.mslots[s] = int8(k)
+			t := tab.get(int(j), 0)
+			if t < 0 {
+				t = m.eval(c, i)
+				tab.set(int(j), 0, t)
 			}
-		}
-		if k < 0 || uint(j) >= size {
-			out[i] = pred(row{c, i})
+			out[i] = t == 1
 			continue
 		}
-		t := tab.get(int(j), k)
-		if t < 0 {
-			t = m.eval(c, i)
-			tab.set(int(j), k, t)
+		s := 2 * methods.local(i)
+		if f&flagUnescMsg != 0 {
+			s++
 		}
-		out[i] = t == 1
+		k := int(m.mslots[s])
+		if k == -2 {
+			k = m.tab.slot(uint64(methods.vals[s/2])<<8 | uint64(f&msgFlags))
+			m.mslots[s] = int8(k)
+		}
+		u := urls.local(i)
+		t := int8(uw[u]>>(2*uint(k))&3) - 1 // k < 0 shifts all out: t = -1
+		switch {
+		case t == 0 || t == 1:
+			out[i] = t == 1
+		case k < 0 || t == 2:
+			out[i] = pred(row{c, i})
+		default:
+			t = m.eval(c, i)
+			tab.set(int(urls.vals[u]), k, t)
+			uw[u] |= uint32(t+1) << (2 * k)
+			out[i] = t == 1
+		}
+	}
+}
+
+// msgChunk prepares fillMsg for chunk c: the memo words of its urls, and
+// its (method, derivation) keys' slots, -2 until looked up.
+func (m *partMatcher) msgChunk(c *chunk) {
+	if m.sc == c {
+		return
+	}
+	m.sc = c
+	methods, urls := c.d[colMethod].vals, c.d[colURL].vals
+	m.mslots = slices.Grow(m.mslots[:0], 2*len(methods))[:2*len(methods)]
+	for i := range m.mslots {
+		m.mslots[i] = -2
+	}
+	m.uw = slices.Grow(m.uw[:0], len(urls))[:len(urls)]
+	words := m.tab.words
+	for j, u := range urls {
+		m.uw[j] = math.MaxUint32 // 3 in every slot: evaluate row by row
+		if int(u) < len(words) {
+			m.uw[j] = words[u].Load()
+		}
 	}
 }
