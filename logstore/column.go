@@ -84,78 +84,144 @@ func (d *dcol) seal(n int) {
 	}
 }
 
-// colBuilder finds the local id of a value in the column of the chunk
-// being filled: an open-addressing hash table of value<<32 | local id+1,
-// with the last value looked up remembered (runs are common).
-type colBuilder struct {
-	slots  []uint64
+// groups are the columns of distinct values that share their local ids:
+// a local id names a combination of values (level, status, method and
+// auth of a request: a few dozen per chunk, so one byte for the four),
+// and each member has the combination's value at its index in vals. The
+// other columns are groups of one (the pair of IPs has nearly as many
+// combinations as rows).
+var groups = [...][]int{
+	{dLevel, dStatus, int(colMethod), int(colAuth)},
+	{int(colRemoteIP)}, {int(colUserIP)}, {int(colMessage)}, {int(colURL)}, {int(colReferer)}, {int(colUserAgent)},
+}
+
+// groupBuilder finds the local id of a combination of values of a group's
+// columns in the chunk being filled: an open-addressing hash table of
+// local id+1, with the last combination looked up remembered (runs are
+// common).
+type groupBuilder struct {
+	cols   []int
+	slots  []uint16
 	used   int
-	lastV  uint32
 	lastID uint16
 	last   bool
 }
 
-// id returns the local id of v in d, adding v to d.vals when new.
-func (b *colBuilder) id(d *dcol, v uint32) uint16 {
-	if b.last && v == b.lastV {
+func (b *groupBuilder) hash(v *[numDcols]uint32) int {
+	h := uint64(0)
+	for _, k := range b.cols {
+		h = (h ^ uint64(v[k])) * 0x9E3779B97F4A7C15
+	}
+	return int(h >> 33)
+}
+
+// same reports whether local id id of c has the values v.
+func (b *groupBuilder) same(c *chunk, id uint16, v *[numDcols]uint32) bool {
+	for _, k := range b.cols {
+		if c.d[k].vals[id] != v[k] {
+			return false
+		}
+	}
+	return true
+}
+
+// id returns the local id of the group's values in v, adding them to the
+// members' vals when new.
+func (b *groupBuilder) id(c *chunk, v *[numDcols]uint32) uint16 {
+	if b.last && b.same(c, b.lastID, v) {
 		return b.lastID
 	}
 	if 2*(b.used+1) > len(b.slots) {
-		b.grow()
+		b.grow(c)
 	}
 	mask := len(b.slots) - 1
-	i := hashID(v) & mask
+	i := b.hash(v) & mask
 	for ; b.slots[i] != 0; i = (i + 1) & mask {
-		if s := b.slots[i]; uint32(s>>32) == v {
-			b.lastV, b.lastID, b.last = v, uint16(s)-1, true
-			return b.lastID
+		if id := b.slots[i] - 1; b.same(c, id, v) {
+			b.lastID, b.last = id, true
+			return id
 		}
 	}
-	id := uint16(len(d.vals))
-	d.vals = append(d.vals, v)
-	b.slots[i] = uint64(v)<<32 | uint64(id) + 1
+	id := uint16(len(c.d[b.cols[0]].vals))
+	for _, k := range b.cols {
+		c.d[k].vals = append(c.d[k].vals, v[k])
+	}
+	b.slots[i] = id + 1
 	b.used++
-	b.lastV, b.lastID, b.last = v, id, true
+	b.lastID, b.last = id, true
 	return id
 }
 
-func (b *colBuilder) grow() {
-	old := b.slots
-	b.slots = make([]uint64, max(16, 2*len(old)))
+func (b *groupBuilder) grow(c *chunk) {
+	b.slots = make([]uint16, max(16, 2*len(b.slots)))
+	b.rehash(c)
+}
+
+// rehash enters every combination of c into the (empty) table.
+func (b *groupBuilder) rehash(c *chunk) {
 	mask := len(b.slots) - 1
-	for _, s := range old {
-		if s == 0 {
-			continue
+	var v [numDcols]uint32
+	n := len(c.d[b.cols[0]].vals)
+	for id := range n {
+		for _, k := range b.cols {
+			v[k] = c.d[k].vals[id]
 		}
-		i := hashID(uint32(s>>32)) & mask
+		i := b.hash(&v) & mask
 		for b.slots[i] != 0 {
 			i = (i + 1) & mask
 		}
-		b.slots[i] = s
+		b.slots[i] = uint16(id) + 1
+	}
+	b.used = n
+}
+
+// reset empties b and enters the combinations of c (after its values were
+// remapped).
+func (b *groupBuilder) reset(c *chunk) {
+	clear(b.slots)
+	b.last = false
+	if 2*len(c.d[b.cols[0]].vals) > len(b.slots) {
+		b.slots = make([]uint16, 4*len(c.d[b.cols[0]].vals))
+	}
+	b.rehash(c)
+}
+
+// add appends the local id of the group's values in v to c.
+func (b *groupBuilder) add(c *chunk, v *[numDcols]uint32) {
+	lead := &c.d[b.cols[0]]
+	lead.u16 = append(lead.u16, b.id(c, v))
+	for _, k := range b.cols[1:] {
+		c.d[k].u16 = lead.u16
 	}
 }
 
-// reset empties b and enters the values of d (after they were remapped).
-func (b *colBuilder) reset(d *dcol) {
-	clear(b.slots)
-	b.used, b.last = 0, false
-	vals := d.vals
-	d.vals = d.vals[:0]
-	for _, v := range vals {
-		b.id(d, v)
+// seal seals the group's columns of c's n rows: they share the leader's
+// local ids.
+func (b *groupBuilder) seal(c *chunk, n int) {
+	lead := &c.d[b.cols[0]]
+	lead.seal(n)
+	for _, k := range b.cols[1:] {
+		d := &c.d[k]
+		d.vals = slices.Clip(slices.Clone(d.vals))
+		d.u8, d.u16, d.counts = lead.u8, lead.u16, lead.counts
 	}
 }
 
 // timeCol holds the creation times of a chunk's rows (Unix ms): offsets
-// from base while they fit in 32 bits, else the times themselves.
+// from base while they fit in 32 bits (in 24 once sealed, when they span
+// less than 4.6 hours), else the times themselves.
 type timeCol struct {
 	base int64
 	rel  []uint32
+	rel3 []byte
 	wide []int64
 }
 
 func (t *timeCol) at(i int) int64 {
-	if t.wide != nil {
+	switch {
+	case t.rel3 != nil:
+		return t.base + int64(u24(t.rel3, i))
+	case t.wide != nil:
 		return t.wide[i]
 	}
 	return t.base + int64(t.rel[i])
@@ -179,6 +245,41 @@ func (t *timeCol) add(n int, ms int64) {
 		t.rel = nil
 	}
 	t.wide = append(t.wide, ms)
+}
+
+// seal moves the times of n rows to arrays of their own.
+func (t *timeCol) seal(n int) {
+	if t.wide != nil {
+		t.wide = slices.Clip(t.wide)
+		return
+	}
+	lo := slices.Min(t.rel[:n])
+	t.base += int64(lo)
+	t.rel3, t.rel = pack24(t.rel[:n], lo)
+}
+
+// pack24 returns vals less lo in 3 bytes each when they all fit, else in
+// a copy of their own.
+func pack24(vals []uint32, lo uint32) ([]byte, []uint32) {
+	if slices.Max(vals)-lo >= 1<<24 {
+		out := slices.Clone(vals)
+		for i := range out {
+			out[i] -= lo
+		}
+		return nil, out
+	}
+	b := make([]byte, 3*len(vals))
+	for i, v := range vals {
+		v -= lo
+		b[3*i], b[3*i+1], b[3*i+2] = byte(v), byte(v>>8), byte(v>>16)
+	}
+	return b, nil
+}
+
+// u24 returns the i-th 3-byte value of b.
+func u24(b []byte, i int) uint32 {
+	b = b[3*i : 3*i+3]
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16
 }
 
 // execWide marks an execution time kept in execCol.side.
@@ -221,25 +322,25 @@ func (e *execCol) add(i int, v float64) {
 // in the builder's arrays until the chunk is sealed, and the builder is
 // then reused for the next chunk.
 type chunkBuilder struct {
-	cols    [numDcols]colBuilder
-	ids     [numDcols][chunkSize]uint16
-	off     [chunkSize]uint32
-	rel     [chunkSize]uint32
-	ns      [chunkSize]uint32
-	flags   [chunkSize]uint8
-	hasRows bool
+	groups [len(groups)]groupBuilder
+	ids    [len(groups)][chunkSize]uint16
+	off    [chunkSize]uint32
+	rel    [chunkSize]uint32
+	ns     [chunkSize]uint32
+	flags  [chunkSize]uint8
 }
 
 // start makes c a new chunk filled in b's arrays.
 func (b *chunkBuilder) start(c *chunk) {
-	for k := range c.d {
-		if b.hasRows {
-			clear(b.cols[k].slots)
-			b.cols[k].used, b.cols[k].last = 0, false
+	for g := range groups {
+		gb := &b.groups[g]
+		gb.cols = groups[g]
+		clear(gb.slots)
+		gb.used, gb.last = 0, false
+		for _, k := range gb.cols {
+			c.d[k].u16 = b.ids[g][:0]
 		}
-		c.d[k].u16 = b.ids[k][:0]
 	}
-	b.hasRows = true
 	c.off = b.off[:0]
 	c.created.rel = b.rel[:0]
 	c.exec.ns = b.ns[:0]
@@ -254,16 +355,15 @@ func (c *chunk) seal() {
 	}
 	c.sealed = true
 	n := c.n
-	for k := range c.d {
-		c.d[k].seal(n)
+	var b groupBuilder
+	for _, g := range groups {
+		b.cols = g
+		b.seal(c, n)
 	}
-	c.off = slices.Clone(c.off[:n])
+	c.offBase = slices.Min(c.off[:n])
+	c.off3, c.off = pack24(c.off[:n], c.offBase)
 	c.flags = slices.Clone(c.flags[:n])
-	if c.created.wide != nil {
-		c.created.wide = slices.Clip(c.created.wide)
-	} else {
-		c.created.rel = slices.Clone(c.created.rel[:n])
-	}
+	c.created.seal(n)
 	c.exec.ns = slices.Clone(c.exec.ns[:n])
 	c.exec.side = slices.Clip(c.exec.side)
 	if c.seqs != nil {
@@ -310,12 +410,16 @@ func (c *chunk) bytes() int64 {
 	if !c.sealed {
 		return int64(40*c.n) + int64(unsafe.Sizeof(*c))
 	}
-	n := 4*cap(c.seqs) + 4*cap(c.off) + 4*cap(c.created.rel) + 8*cap(c.created.wide) +
-		4*cap(c.exec.ns) + 16*cap(c.exec.side) + cap(c.flags) +
-		2*cap(c.xrows) + int(unsafe.Sizeof(extra{}))*cap(c.extras) + 16*cap(c.hours) + int(unsafe.Sizeof(*c))
-	for k := range c.d {
-		d := &c.d[k]
-		n += 4*cap(d.vals) + cap(d.u8) + 2*cap(d.u16) + 2*cap(d.counts)
+	n := 4*cap(c.seqs) + 4*cap(c.off) + cap(c.off3) + 4*cap(c.created.rel) + cap(c.created.rel3) +
+		8*cap(c.created.wide) + 4*cap(c.exec.ns) + 16*cap(c.exec.side) + cap(c.flags) +
+		2*cap(c.xrows) + int(unsafe.Sizeof(extra{}))*cap(c.extras) + 16*cap(c.hours) + int(unsafe.Sizeof(*c)) +
+		64*len(c.attrs)
+	for _, g := range groups {
+		d := &c.d[g[0]] // the members share its local ids
+		n += cap(d.u8) + 2*cap(d.u16) + 2*cap(d.counts)
+		for _, k := range g {
+			n += 4 * cap(c.d[k].vals)
+		}
 	}
 	return int64(n)
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,6 +60,14 @@ func TestColumnEdgeValues(t *testing.T) {
 			e := req("GET", "/t", 200)
 			e.Created = times[i%len(times)]
 			return e
+		}},
+		{name: "times hours apart", n: 30, entry: func(i int) Entry {
+			e := req("GET", "/h", 200)
+			e.Created = t0.Add(time.Duration(i%3) * 5 * time.Hour)
+			return e
+		}},
+		{name: "frames spanning more than 16 MiB", n: 12, entry: func(i int) Entry {
+			return req("GET", "/"+strings.Repeat("x", 2<<20)+fmt.Sprint(i), 200)
 		}},
 		{name: "one value per column", n: 300, entry: func(int) Entry { return req("GET", "/same", 200) }},
 		{name: "256 and 257 urls", n: 513, entry: func(i int) Entry {

@@ -238,8 +238,8 @@ func (x *index) attr(r row, keys []string) (any, bool) {
 }
 
 func otherAttrs(r row) any {
-	if e := r.extra(); e != nil && e.attrs != nil {
-		return e.attrs
+	if a := r.c.attrs[uint16(r.i)]; a != nil {
+		return a
 	}
 	return nil
 }

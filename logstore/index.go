@@ -44,15 +44,18 @@ type chunk struct {
 	sealed bool
 
 	seqs    []uint32 // sequence number - seq0; nil while row i has seq0+i
-	off     []uint32 // frame offset in the segment file
+	off     []uint32 // frame offset in the segment file - offBase (offAt)
+	off3    []byte   // sealed: the same in 3 bytes, when that fits
+	offBase uint32   // 0 while the chunk fills
 	created timeCol
 	exec    execCol
 	d       [numDcols]dcol // string columns (dictionary ids, by strCol), level, status
 	flags   []uint8
 
-	// Rows with an extra (authId, error, attributes), in row order.
+	// Request logs with an extra (authId, error), in row order.
 	xrows  []uint16
 	extras []extra
+	attrs  map[uint16]map[string]any // other logs: the decoded data, by row
 
 	minCreated, maxCreated int64
 	hours                  []hourCount // sealed: rows per hour
@@ -95,13 +98,19 @@ func (c *chunk) rowSeq(i int) int64 {
 	return c.seq0 + int64(c.seqs[i])
 }
 
-// extra holds the rarer parts of a row: the authId and error of a request
-// log, or the attributes of another log.
+// offAt returns the frame offset of row i.
+func (c *chunk) offAt(i int) uint32 {
+	if c.off3 != nil {
+		return c.offBase + u24(c.off3, i)
+	}
+	return c.offBase + c.off[i]
+}
+
+// extra holds the rarer parts of a request log: its authId and error.
 type extra struct {
-	authID  uint32         // dictionary id
-	errMsg  uint32         // dictionary id
-	details uint32         // dictionary id of the details JSON text
-	attrs   map[string]any // other logs: the decoded data object
+	authID  uint32 // dictionary id
+	errMsg  uint32 // dictionary id
+	details uint32 // dictionary id of the details JSON text
 }
 
 // row addresses one row of the index; it is the T of the compiled filters.
@@ -297,7 +306,10 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 		x.others++
 		c.exec.add(i, 0)
 		if attrs != nil {
-			ex = &extra{attrs: attrs}
+			if c.attrs == nil {
+				c.attrs = map[uint16]map[string]any{}
+			}
+			c.attrs[uint16(i)] = attrs
 			for k, v := range attrs {
 				x.attrKinds[k] |= kindBit(v)
 			}
@@ -306,10 +318,8 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 		vals[dStatus] = uint32(r.status)
 		c.exec.add(i, r.execTime)
 	}
-	b := x.bld
-	for k, v := range vals {
-		d := &c.d[k]
-		d.u16 = append(d.u16, b.cols[k].id(d, v))
+	for g := range x.bld.groups {
+		x.bld.groups[g].add(c, &vals)
 	}
 	if ex != nil {
 		c.xrows = append(c.xrows, uint16(i))
@@ -570,8 +580,8 @@ func (x *index) compactDict() {
 	x.forgetMemos()
 	if n := len(x.chunks); n > 0 && !x.chunks[n-1].sealed {
 		c := x.chunks[n-1]
-		for k := range c.d {
-			x.bld.cols[k].reset(&c.d[k])
+		for g := range x.bld.groups {
+			x.bld.groups[g].reset(c)
 		}
 	}
 }

@@ -120,13 +120,13 @@ func (s *Store) Get(id string) (Entry, error) {
 // readEntry reads the entry of row r from its segment, reusing buf.
 func (s *Store) readEntry(r row, buf []byte) (Entry, []byte, error) {
 	seg := r.c.seg
-	p, err := seg.f.ReadFrameInto(buf, int64(r.c.off[r.i]))
+	p, err := seg.f.ReadFrameInto(buf, int64(r.c.offAt(r.i)))
 	if err != nil {
 		return Entry{}, buf, fmt.Errorf("logstore: read entry: %w", err)
 	}
 	var rec record
 	if err := decodeRecord(p, &rec); err != nil {
-		return Entry{}, p, fmt.Errorf("logstore: read entry %s at %d: %w", seg.path, r.c.off[r.i], err)
+		return Entry{}, p, fmt.Errorf("logstore: read entry %s at %d: %w", seg.path, r.c.offAt(r.i), err)
 	}
 	return rec.entry(seg.key), p, nil
 }
