@@ -11,8 +11,8 @@ import (
 )
 
 // The in-memory index holds, column by column, what filtering, sorting and
-// stats need: about 70 bytes per request log plus the dictionary of distinct
-// strings. Full entries stay on disk; the index keeps each row's frame
+// stats need: about 29 bytes per request log, the dictionary of distinct
+// strings included (narrow columns, see column.go). Full entries stay on disk; the index keeps each row's frame
 // offset so that the rows of a returned page are read back from their
 // segment.
 
