@@ -1,6 +1,8 @@
 package logstore
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -268,4 +270,70 @@ func TestSortCreatedUnordered(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzColumns: the narrow encodings give back every value put in, as the
+// chunk fills and once it is sealed: times (offsets, 3 or 4 bytes, or
+// wide), execution times (nanoseconds or the side table) and frame
+// offsets.
+func FuzzColumns(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
+	f.Add(bytes.Repeat([]byte{0xff}, 64))
+	f.Add([]byte("0123456789abcdef0123456789abcdef"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		const stride = 17
+		n := min(len(data)/stride, chunkSize)
+		var b chunkBuilder
+		c := &chunk{}
+		b.start(c)
+		times, execs, offs := make([]int64, n), make([]float64, n), make([]uint32, n)
+		for i := range n {
+			p := data[i*stride:]
+			ms := int64(binary.LittleEndian.Uint64(p))
+			switch p[16] % 4 { // mostly near the first time, as in a log
+			case 0, 1:
+				ms = int64(p[0]) << (p[1] % 40)
+			case 2:
+				ms = min(max(ms, minCreatedMs), maxCreatedMs)
+			}
+			times[i] = ms
+			execs[i] = math.Float64frombits(binary.LittleEndian.Uint64(p[8:]))
+			if p[16]%3 == 0 {
+				execs[i] = float64(binary.LittleEndian.Uint32(p[8:])) / 1e6
+			}
+			offs[i] = uint32(i)*uint32(p[2]) + uint32(p[3])<<(p[4]%24)
+			if i > 0 {
+				offs[i] = max(offs[i], offs[i-1])
+			}
+			c.created.add(i, ms)
+			c.exec.add(i, execs[i])
+			c.off = append(c.off, offs[i])
+			c.flags = append(c.flags, 0)
+			c.n++
+		}
+		check := func(when string) {
+			for i := range n {
+				if got := c.createdAt(i); got != times[i] {
+					t.Fatalf("%s: time %d = %d, want %d", when, i, got, times[i])
+				}
+				if got := c.execAt(i); !sameFloat(got, execs[i]) && !(math.IsNaN(got) && math.IsNaN(execs[i])) {
+					t.Fatalf("%s: execTime %d = %v, want %v", when, i, got, execs[i])
+				}
+				if got := c.offAt(i); got != offs[i] {
+					t.Fatalf("%s: offset %d = %d, want %d", when, i, got, offs[i])
+				}
+			}
+		}
+		check("filling")
+		if n > 0 {
+			var vals [numDcols]uint32
+			for range n {
+				for g := range b.groups {
+					b.groups[g].add(c, &vals)
+				}
+			}
+			c.seal()
+			check("sealed")
+		}
+	})
 }
