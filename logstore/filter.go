@@ -32,7 +32,8 @@ import (
 // row. The language's && and || are two-valued, so the join is exact.
 type filter struct {
 	parts []*part
-	and   bool // the parts are joined by && (else ||)
+	and   bool   // the parts are joined by && (else ||)
+	src   string // the whole filter, for the counts kept (index.chunkCounts)
 }
 
 // part is one term of a filter.
@@ -105,7 +106,7 @@ func compileFilter(x *index, src string, withRowid bool, now time.Time) (*filter
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalidFilter, err)
 	}
-	f := &filter{parts: []*part{whole}, and: true}
+	f := &filter{parts: []*part{whole}, and: true, src: fmt.Sprint(withRowid, " ", e)}
 	b, ok := e.(*filterlang.Binary)
 	if !ok || whole.memo != memoNone || !memoOn {
 		return f, nil
@@ -212,10 +213,11 @@ const (
 // matcher evaluates a filter chunk by chunk. Each scanning goroutine has
 // its own (the memo tables fill as it goes).
 type matcher struct {
-	and   bool
-	parts []*partMatcher
-	out   [chunkSize]bool
-	tmp   [chunkSize]bool
+	and    bool
+	parts  []*partMatcher
+	counts *chunkCounts // of f's matches per sealed chunk; nil: not kept
+	out    [chunkSize]bool
+	tmp    [chunkSize]bool
 }
 
 // partMatcher evaluates one part.
@@ -239,7 +241,7 @@ type partMatcher struct {
 }
 
 func (f *filter) matcher(x *index) *matcher {
-	m := &matcher{and: f.and}
+	m := &matcher{and: f.and, counts: x.chunkCounts(f.src)}
 	for _, p := range f.parts {
 		m.parts = append(m.parts, p.matcher(x))
 	}
@@ -274,6 +276,17 @@ func (m *partMatcher) eval(c *chunk, i int) int8 {
 // visiting its rows: none, all, or some (then n is their number when
 // counted).
 func (m *matcher) judge(c *chunk) (v verdict, n int, counted bool) {
+	if m.counts != nil && c.sealed {
+		if n, ok := m.counts.get(c); ok {
+			switch n {
+			case 0:
+				return noneMatch, 0, true
+			case c.n:
+				return allMatch, n, true
+			}
+			return someMatch, n, true
+		}
+	}
 	if len(m.parts) == 1 {
 		return m.parts[0].judge(c)
 	}
@@ -313,8 +326,23 @@ func neutralCount(v verdict, c *chunk) int {
 	return 0
 }
 
-// fill evaluates the filter on every row of c and returns the results.
+// fill evaluates the filter on every row of c and returns the results,
+// keeping their number for a sealed chunk (chunkCounts).
 func (m *matcher) fill(c *chunk) []bool {
+	out := m.fillRows(c)
+	if m.counts != nil && c.sealed {
+		n := 0
+		for _, ok := range out {
+			if ok {
+				n++
+			}
+		}
+		m.counts.put(c, n)
+	}
+	return out
+}
+
+func (m *matcher) fillRows(c *chunk) []bool {
 	out := m.out[:c.n]
 	if len(m.parts) == 1 {
 		m.parts[0].fill(c, out)

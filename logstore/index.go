@@ -232,9 +232,11 @@ type index struct {
 	rows   int
 	others int // rows that are not request logs
 
-	// The memo tables of filter parts, kept for later queries (memo.go).
+	// The memo tables of filter parts and the counts of filters' matches
+	// per chunk, kept for later queries (memo.go).
 	memoMu sync.Mutex
 	memos  map[string]*memoTable
+	counts map[string]*chunkCounts
 }
 
 func newIndex() *index {
@@ -479,6 +481,7 @@ func (x *index) drop(gone map[*segment]bool) {
 		}
 		return false
 	})
+	x.forgetMemos() // they refer to the dropped chunks
 	for seq, id := range x.foreignBySeq {
 		if _, ok := x.find(seq); !ok {
 			delete(x.foreignBySeq, seq)

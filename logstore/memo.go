@@ -95,9 +95,52 @@ func (x *index) memo(src string, size int) *memoTable {
 	return nt
 }
 
-// forgetMemos drops the memo tables, when dictionary ids change.
+// forgetMemos drops the memo tables and the counts of matches, when
+// dictionary ids change or chunks are dropped.
 func (x *index) forgetMemos() {
 	x.memoMu.Lock()
-	x.memos = nil
+	x.memos, x.counts = nil, nil
 	x.memoMu.Unlock()
+}
+
+// chunkCounts holds the number of rows of each sealed chunk that a filter
+// matches, as its scans found them: a sealed chunk never changes, so a
+// later query with the same filter counts it without visiting its rows
+// (a page further on, or the same page again, asks for the same filter
+// with a new page). It is safe for concurrent use.
+type chunkCounts struct {
+	mu sync.Mutex
+	n  map[*chunk]int32
+}
+
+func (cc *chunkCounts) get(c *chunk) (int, bool) {
+	cc.mu.Lock()
+	n, ok := cc.n[c]
+	cc.mu.Unlock()
+	return int(n), ok
+}
+
+func (cc *chunkCounts) put(c *chunk, n int) {
+	cc.mu.Lock()
+	cc.n[c] = int32(n)
+	cc.mu.Unlock()
+}
+
+// chunkCounts returns the counts of matches per chunk of the filter src
+// (nil for one that may depend on the time).
+func (x *index) chunkCounts(src string) *chunkCounts {
+	if strings.Contains(src, "@") {
+		return nil
+	}
+	x.memoMu.Lock()
+	defer x.memoMu.Unlock()
+	cc := x.counts[src]
+	if cc == nil {
+		if x.counts == nil || len(x.counts) >= maxMemos {
+			x.counts = map[string]*chunkCounts{}
+		}
+		cc = &chunkCounts{n: map[*chunk]int32{}}
+		x.counts[src] = cc
+	}
+	return cc
 }
