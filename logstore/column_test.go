@@ -243,7 +243,7 @@ func TestSortCreatedUnordered(t *testing.T) {
 		for _, filter := range []string{"", "data.status = 404", `data.url ~ "3" && data.status = 200`} {
 			want := slices.Clone(entries)
 			for i := range want {
-				want[i].ID = fmt.Sprint(i) // insertion order
+				want[i].ID = fmt.Sprint("unordered-", i) // the key of the reference's data
 			}
 			want = slices.DeleteFunc(want, func(e Entry) bool { return !matches(t, filter, e) })
 			slices.SortStableFunc(want, func(a, b Entry) int {
@@ -336,4 +336,59 @@ func FuzzColumns(f *testing.F) {
 			check("sealed")
 		}
 	})
+}
+
+// TestCountsKept: the matches per chunk that a filter's scans keep give
+// the same totals and pages as a fresh scan, as rows are added and after
+// retention drops chunks.
+func TestCountsKept(t *testing.T) {
+	old := chunkRows
+	chunkRows = 5
+	t.Cleanup(func() { chunkRows = old })
+	c, h := newClock(), &logRecorder{}
+	s := mustOpen(t, t.TempDir(), testOptions(c, h))
+	filters := []string{`data.url ~ "1" && data.status = 200`, `message ~ "GET /2"`, "data.status >= 400"}
+	var live []Entry
+	add := func(n int) {
+		for i := range n {
+			e := req([]string{"GET", "POST"}[i%2], fmt.Sprintf("/%d", i%13), []int{200, 404, 200}[i%3])
+			e.Created = c.Now()
+			s.Add(e)
+			e.ID = fmt.Sprint("kept-", len(live)) // the key of the reference's data
+			live = append(live, e)
+		}
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when string) {
+		t.Helper()
+		for _, f := range filters {
+			want := 0
+			for _, e := range live {
+				if matches(t, f, e) {
+					want++
+				}
+			}
+			for range 2 { // the second time from the counts kept
+				for _, page := range []int{1, 3} {
+					p, err := s.List(Query{Filter: f, Page: page, PerPage: 4})
+					if err != nil || p.TotalItems != want {
+						t.Errorf("%s: %q: %d items, %v; want %d", when, f, p.TotalItems, err, want)
+					}
+				}
+			}
+		}
+	}
+	add(103)
+	check("first day")
+	c.Add(24 * time.Hour)
+	add(51)
+	check("second day")
+	c.Add(5 * 24 * time.Hour)
+	if err := s.SetRetention(5, 0); err != nil {
+		t.Fatal(err)
+	}
+	live = live[103:]
+	check("after retention")
 }

@@ -259,7 +259,8 @@ func sortValue(e Entry, name string, seq int64) sval {
 var sortFilters = []string{"", "level >= 0", "level > 0", "data.status >= 400",
 	`data.url ~ "api" && data.status = 200`, `data.status = 200 || level < 0`}
 
-// matches evaluates filter on e with the naive resolver.
+// matches evaluates filter on e with the naive resolver (e.ID keys its
+// data in dataCache).
 func matches(t *testing.T, filter string, e Entry) bool {
 	if filter == "" {
 		return true
