@@ -85,13 +85,13 @@ func (d *dcol) seal(n int) {
 }
 
 // groups are the columns of distinct values that share their local ids:
-// a local id names a combination of values (level, status, method and
-// auth of a request: a few dozen per chunk, so one byte for the four),
+// a local id names a combination of values (level, status, method, auth
+// and flags of a request: a few dozen per chunk, so one byte for the five),
 // and each member has the combination's value at its index in vals. The
 // other columns are groups of one (the pair of IPs has nearly as many
 // combinations as rows).
 var groups = [...][]int{
-	{dLevel, dStatus, int(colMethod), int(colAuth)},
+	{dLevel, dStatus, int(colMethod), int(colAuth), dFlags},
 	{int(colRemoteIP)}, {int(colUserIP)}, {int(colMessage)}, {int(colURL)}, {int(colReferer)}, {int(colUserAgent)},
 }
 
@@ -327,7 +327,6 @@ type chunkBuilder struct {
 	off    [chunkSize]uint32
 	rel    [chunkSize]uint32
 	ns     [chunkSize]uint32
-	flags  [chunkSize]uint8
 }
 
 // start makes c a new chunk filled in b's arrays.
@@ -344,7 +343,6 @@ func (b *chunkBuilder) start(c *chunk) {
 	c.off = b.off[:0]
 	c.created.rel = b.rel[:0]
 	c.exec.ns = b.ns[:0]
-	c.flags = b.flags[:0]
 }
 
 // seal compacts c's columns into arrays of their own, exactly sized, and
@@ -362,7 +360,6 @@ func (c *chunk) seal() {
 	}
 	c.offBase = slices.Min(c.off[:n])
 	c.off3, c.off = pack24(c.off[:n], c.offBase)
-	c.flags = slices.Clone(c.flags[:n])
 	c.created.seal(n)
 	c.exec.ns = slices.Clone(c.exec.ns[:n])
 	c.exec.side = slices.Clip(c.exec.side)
@@ -411,7 +408,7 @@ func (c *chunk) bytes() int64 {
 		return int64(40*c.n) + int64(unsafe.Sizeof(*c))
 	}
 	n := 4*cap(c.seqs) + 4*cap(c.off) + cap(c.off3) + 4*cap(c.created.rel) + cap(c.created.rel3) +
-		8*cap(c.created.wide) + 4*cap(c.exec.ns) + 16*cap(c.exec.side) + cap(c.flags) +
+		8*cap(c.created.wide) + 4*cap(c.exec.ns) + 16*cap(c.exec.side) +
 		2*cap(c.xrows) + int(unsafe.Sizeof(extra{}))*cap(c.extras) + 16*cap(c.hours) + int(unsafe.Sizeof(*c)) +
 		64*len(c.attrs)
 	for _, g := range groups {

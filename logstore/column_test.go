@@ -308,7 +308,6 @@ func FuzzColumns(f *testing.F) {
 			c.created.add(i, ms)
 			c.exec.add(i, execs[i])
 			c.off = append(c.off, offs[i])
-			c.flags = append(c.flags, 0)
 			c.n++
 		}
 		check := func(when string) {

@@ -154,8 +154,8 @@
 // distinct values of each column of values (level, status and the
 // dictionary ids), and a row holds a local id into it: no byte when the
 // chunk has one value, one byte up to 256, else two (a chunk has at most
-// 8,192 rows). Level, status, method and auth share one local id, naming
-// their combination (a few dozen per chunk). Times are offsets from a base
+// 8,192 rows). Level, status, method, auth and the flags share one local
+// id, naming their combination (a few dozen per chunk). Times are offsets from a base
 // of the chunk, in 3 bytes when the chunk spans less than 4.6 hours, else
 // 4, else the times themselves; frame offsets likewise; an execution time
 // is its nanoseconds in 4 bytes when that gives the same float64 back (all
@@ -176,11 +176,11 @@
 // and url columns when a filter, a sort or an entry needs it, so a request
 // does not hold its url twice.
 //
-// Memory: about 25 bytes per row, plus the tables of values (per chunk, 4
+// Memory: about 24 bytes per row, plus the tables of values (per chunk, 4
 // bytes a distinct value: those of url and the IPs count), plus the
 // dictionary: per distinct string its bytes (rounded up to the allocator's
 // size class) and about 50 to 80 bytes of slice slot and map entry. With a
-// realistic mix, where strings repeat, that is 29 bytes per request log at
+// realistic mix, where strings repeat, that is 28 bytes per request log at
 // a million entries (TestHeapPerEntry); in the worst case, every request
 // with its own long url, User-Agent and Referer, it is those strings plus
 // about 850 bytes (TestHeapUniqueStrings). Every string in the dictionary

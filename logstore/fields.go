@@ -115,7 +115,7 @@ func (x *index) dataField(path string) field {
 				get = func(r row) (float64, bool) { return r.c.execAt(r.i), true }
 			case exec:
 				get = func(r row) (float64, bool) {
-					if r.c.flags[r.i]&rowOther == 0 {
+					if r.c.flagsAt(r.i)&rowOther == 0 {
 						return r.c.execAt(r.i), true
 					}
 					return other(r)
@@ -124,7 +124,7 @@ func (x *index) dataField(path string) field {
 				get = func(r row) (float64, bool) { return float64(r.c.statusAt(r.i)), true }
 			default:
 				get = func(r row) (float64, bool) {
-					if r.c.flags[r.i]&rowOther == 0 {
+					if r.c.flagsAt(r.i)&rowOther == 0 {
 						return float64(r.c.statusAt(r.i)), true
 					}
 					return other(r)
@@ -144,7 +144,7 @@ func (x *index) dataField(path string) field {
 			}
 			return field{Type: filterlang.TypeString, JSON: true, Str: func(r row) (string, bool) {
 				c := r.c
-				if c.flags[r.i]&rowOther == 0 {
+				if c.flagsAt(r.i)&rowOther == 0 {
 					if ip && c.strAt(colRemoteIP, r.i) == 0 && c.strAt(colUserIP, r.i) == 0 {
 						return "", false // logIP off: no IP keys
 					}
@@ -158,7 +158,7 @@ func (x *index) dataField(path string) field {
 				break
 			}
 			return field{Type: filterlang.TypeString, JSON: true, Str: func(r row) (string, bool) {
-				if r.c.flags[r.i]&rowOther == 0 {
+				if r.c.flagsAt(r.i)&rowOther == 0 {
 					return x.reqString(r, top)
 				}
 				s, ok := otherAttr(r, keys).(string)
@@ -187,11 +187,11 @@ func (x *index) reqString(r row, key string) (string, bool) {
 	case "type":
 		return "request", true
 	case "authId":
-		if c.flags[i]&flagAuthID != 0 {
+		if c.flagsAt(i)&flagAuthID != 0 {
 			return x.dict.strs[r.extra().authID], true
 		}
 	case "error":
-		if c.flags[i]&flagError != 0 {
+		if c.flagsAt(i)&flagError != 0 {
 			return x.dict.strs[r.extra().errMsg], true
 		}
 	case "remoteIP", "userIP":
@@ -209,7 +209,7 @@ func (x *index) reqString(r row, key string) (string, bool) {
 
 // attr returns the value at data.<keys...> of row r as a generic JSON value.
 func (x *index) attr(r row, keys []string) (any, bool) {
-	if r.c.flags[r.i]&rowOther != 0 {
+	if r.c.flagsAt(r.i)&rowOther != 0 {
 		return lookupPath(otherAttrs(r), keys)
 	}
 	top := keys[0]
@@ -220,7 +220,7 @@ func (x *index) attr(r row, keys []string) (any, bool) {
 	case "execTime":
 		v = r.c.execAt(r.i)
 	case "details":
-		if r.c.flags[r.i]&flagError == 0 {
+		if r.c.flagsAt(r.i)&flagError == 0 {
 			return nil, false
 		}
 		v = decodeDetails(x.dict.strs[r.extra().details])
@@ -330,7 +330,7 @@ func (x *index) memData(r row) Entry {
 		Created: fromMs(c.createdAt(i)),
 		Level:   int(c.levelAt(i)),
 	}
-	if c.flags[i]&rowOther != 0 {
+	if c.flagsAt(i)&rowOther != 0 {
 		if a, ok := otherAttrs(r).(map[string]any); ok {
 			e.Attrs = a
 		}
@@ -344,7 +344,7 @@ func (x *index) memData(r row) Entry {
 	}
 	if ex := r.extra(); ex != nil {
 		e.Request.AuthID = x.dict.strs[ex.authID]
-		if c.flags[i]&flagError != 0 {
+		if c.flagsAt(i)&flagError != 0 {
 			e.Request.Error = x.dict.strs[ex.errMsg]
 			e.Request.Details = decodeDetails(x.dict.strs[ex.details])
 		}

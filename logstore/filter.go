@@ -233,8 +233,8 @@ type partMatcher struct {
 
 	konst bool
 
-	// memoMsg: the slots of chunk sc's (method local id, derivation)
-	// keys, -2 when not yet looked up.
+	// memoMsg: the memo slot of each combination of method and flags of
+	// chunk sc (see groups), or slotNone, slotInterned.
 	sc     *chunk
 	mslots []int8
 	uw     []uint32 // the memo words of chunk sc's urls, by local id
@@ -519,10 +519,10 @@ func memoFill[I uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I) {
 	}
 	for i, id := range ids {
 		t := loc[id]
-		if t < 0 && (all || c.flags[i]&rowOther == 0) {
+		if t < 0 && (all || c.flagsAt(i)&rowOther == 0) {
 			t = m.learn(c, i, int(id))
 		}
-		if t <= 1 && (all || c.flags[i]&rowOther == 0) {
+		if t <= 1 && (all || c.flagsAt(i)&rowOther == 0) {
 			out[i] = t == 1
 		} else {
 			out[i] = pred(row{c, i})
@@ -532,15 +532,49 @@ func memoFill[I uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I) {
 
 // fillMsg is fill for memoMsg. An interned message is memoised by its
 // dictionary id; a derived one by its url id and its (method, derivation)
-// key, read through the chunk's urls (msgChunk).
+// key, read through the chunk's urls and combinations of method and flags
+// (msgChunk).
 func (m *partMatcher) fillMsg(c *chunk, out []bool) {
 	m.msgChunk(c)
+	cls := &c.d[dFlags] // its local ids name the combinations (groups)
+	switch {
+	case cls.u8 != nil:
+		fillMsgURLs(m, c, out, cls.u8)
+	case cls.u16 != nil:
+		fillMsgURLs(m, c, out, cls.u16[:c.n])
+	default:
+		fillMsgURLs(m, c, out, zeros[:c.n])
+	}
+}
+
+// fillMsgURLs is fillMsg for the combinations' local ids ids.
+func fillMsgURLs[I uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I) {
+	urls := &c.d[colURL]
+	switch {
+	case urls.u8 != nil:
+		fillMsgRows(m, c, out, ids, urls.u8)
+	case urls.u16 != nil:
+		fillMsgRows(m, c, out, ids, urls.u16[:c.n])
+	default:
+		fillMsgRows(m, c, out, ids, zeros[:c.n])
+	}
+}
+
+// Slots of msgChunk's combinations that are not message memo slots.
+const (
+	slotNone     = -1 // a derived message whose key has no slot: row by row
+	slotInterned = -2 // an interned message: memoised by its id
+)
+
+// fillMsgRows is fillMsg for the combinations' local ids ids and the
+// urls' local ids uids: a loop of its own for each of their widths.
+func fillMsgRows[I, U uint8 | uint16](m *partMatcher, c *chunk, out []bool, ids []I, uids []U) {
 	tab, pred, size := m.tab, m.pred, uint(len(m.tab.words))
-	msgs, methods, urls, flags := &c.d[colMessage], &c.d[colMethod], &c.d[colURL], c.flags[:c.n]
-	uw := m.uw
-	for i := range out {
-		f := flags[i]
-		if f&msgFlags == 0 || f&rowOther != 0 { // interned
+	msgs, urls, uw, slots := &c.d[colMessage], &c.d[colURL], m.uw, m.mslots
+	uids = uids[:len(ids)]
+	for i, cl := range ids {
+		k := int(slots[cl])
+		if k == slotInterned {
 			j := msgs.at(i)
 			if uint(j) >= size {
 				out[i] = pred(row{c, i})
@@ -554,16 +588,7 @@ func (m *partMatcher) fillMsg(c *chunk, out []bool) {
 			out[i] = t == 1
 			continue
 		}
-		s := 2 * methods.local(i)
-		if f&flagUnescMsg != 0 {
-			s++
-		}
-		k := int(m.mslots[s])
-		if k == -2 {
-			k = m.tab.slot(uint64(methods.vals[s/2])<<8 | uint64(f&msgFlags))
-			m.mslots[s] = int8(k)
-		}
-		u := urls.local(i)
+		u := uids[i]
 		t := int8(uw[u]>>(2*uint(k))&3) - 1 // k < 0 shifts all out: t = -1
 		switch {
 		case t == 0 || t == 1:
@@ -580,16 +605,20 @@ func (m *partMatcher) fillMsg(c *chunk, out []bool) {
 }
 
 // msgChunk prepares fillMsg for chunk c: the memo words of its urls, and
-// its (method, derivation) keys' slots, -2 until looked up.
+// the memo slot of each combination of method and flags.
 func (m *partMatcher) msgChunk(c *chunk) {
 	if m.sc == c {
 		return
 	}
 	m.sc = c
-	methods, urls := c.d[colMethod].vals, c.d[colURL].vals
-	m.mslots = slices.Grow(m.mslots[:0], 2*len(methods))[:2*len(methods)]
-	for i := range m.mslots {
-		m.mslots[i] = -2
+	methods, flags, urls := c.d[colMethod].vals, c.d[dFlags].vals, c.d[colURL].vals
+	m.mslots = slices.Grow(m.mslots[:0], len(flags))[:len(flags)]
+	for j, fv := range flags {
+		f := uint8(fv)
+		m.mslots[j] = slotInterned
+		if f&msgFlags != 0 && f&rowOther == 0 {
+			m.mslots[j] = int8(m.tab.slot(uint64(methods[j])<<8 | uint64(f&msgFlags)))
+		}
 	}
 	m.uw = slices.Grow(m.uw[:0], len(urls))[:len(urls)]
 	words := m.tab.words

@@ -11,7 +11,7 @@ import (
 )
 
 // The in-memory index holds, column by column, what filtering, sorting and
-// stats need: about 29 bytes per request log, the dictionary of distinct
+// stats need: about 28 bytes per request log, the dictionary of distinct
 // strings included (narrow columns, see column.go). Full entries stay on disk; the index keeps each row's frame
 // offset so that the rows of a returned page are read back from their
 // segment.
@@ -25,7 +25,7 @@ const (
 // tests that want many chunks from few rows.
 var chunkRows = chunkSize
 
-// rowOther marks a row that is not a request log, in chunk.flags; the other
+// rowOther marks a row that is not a request log, in its flags; the other
 // bits are the record flags (flagForeignID, flagAuthID, flagError, and
 // flagDerivedMsg or flagUnescMsg for a message that is not interned).
 const rowOther byte = 1 << 7
@@ -49,8 +49,7 @@ type chunk struct {
 	offBase uint32   // 0 while the chunk fills
 	created timeCol
 	exec    execCol
-	d       [numDcols]dcol // string columns (dictionary ids, by strCol), level, status
-	flags   []uint8
+	d       [numDcols]dcol // string columns (dictionary ids, by strCol), level, status, flags
 
 	// Request logs with an extra (authId, error), in row order.
 	xrows  []uint16
@@ -81,12 +80,14 @@ const (
 const (
 	dLevel = int(numStrCols) + iota
 	dStatus
+	dFlags // the record flags and rowOther
 	numDcols
 )
 
 func (c *chunk) createdAt(i int) int64          { return c.created.at(i) }
 func (c *chunk) levelAt(i int) int32            { return int32(c.d[dLevel].at(i)) }
 func (c *chunk) statusAt(i int) int32           { return int32(c.d[dStatus].at(i)) }
+func (c *chunk) flagsAt(i int) uint8            { return uint8(c.d[dFlags].at(i)) }
 func (c *chunk) execAt(i int) float64           { return c.exec.at(i) }
 func (c *chunk) strAt(col strCol, i int) uint32 { return c.d[col].at(i) }
 
@@ -299,9 +300,8 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	if r.kind == kindOther {
 		flags |= rowOther
 	}
-	c.flags = append(c.flags, flags)
 	var vals [numDcols]uint32
-	vals[dLevel] = uint32(r.level)
+	vals[dLevel], vals[dFlags] = uint32(r.level), uint32(flags)
 	ex := x.addStrings(c, r, &vals)
 	if r.kind == kindOther {
 		c.others++
@@ -531,7 +531,7 @@ func (x *index) find(seq int64) (row, bool) {
 // method and url columns (allocating).
 func (x *index) message(r row) string {
 	c, i := r.c, r.i
-	if f := c.flags[i] & msgFlags; f != 0 && c.flags[i]&rowOther == 0 {
+	if f := c.flagsAt(i) & msgFlags; f != 0 && c.flagsAt(i)&rowOther == 0 {
 		return deriveMessage(f, x.dict.strs[c.strAt(colMethod, i)], x.dict.strs[c.strAt(colURL, i)])
 	}
 	return x.dict.strs[c.strAt(colMessage, i)]
@@ -539,7 +539,7 @@ func (x *index) message(r row) string {
 
 // id returns the id of row r.
 func (x *index) id(r row) string {
-	if r.c.flags[r.i]&flagForeignID != 0 {
+	if r.c.flagsAt(r.i)&flagForeignID != 0 {
 		return x.foreignBySeq[r.seq()]
 	}
 	id := makeID(r.seq(), r.c.seg.key)

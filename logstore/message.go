@@ -27,7 +27,7 @@ type msgScratch struct {
 // message returns the message of row r, as index.message does.
 func (ms *msgScratch) message(x *index, r row) string {
 	c, i := r.c, r.i
-	f := c.flags[i]
+	f := c.flagsAt(i)
 	if f&msgFlags == 0 || f&rowOther != 0 {
 		return x.dict.strs[c.strAt(colMessage, i)]
 	}
@@ -65,7 +65,7 @@ func (c *msgCache) unescaped(x *index, url uint32) string {
 // parts, without building it.
 func (c *msgCache) msgParts(x *index, r row) [3]string {
 	rc, i := r.c, r.i
-	f := rc.flags[i]
+	f := rc.flagsAt(i)
 	if f&msgFlags == 0 || f&rowOther != 0 {
 		return [3]string{x.dict.strs[rc.strAt(colMessage, i)]}
 	}
@@ -83,7 +83,7 @@ func (c *msgCache) msgParts(x *index, r row) [3]string {
 func (x *index) messageCmp() func(a, b row) int {
 	c := new(msgCache)
 	return func(a, b row) int {
-		fa, fb := a.c.flags[a.i], b.c.flags[b.i]
+		fa, fb := a.c.flagsAt(a.i), b.c.flagsAt(b.i)
 		if fa&(msgFlags|rowOther) == flagDerivedMsg && fb&(msgFlags|rowOther) == flagDerivedMsg {
 			// Both "METHOD URL" with the same method: the urls decide.
 			ma, mb := a.c.strAt(colMethod, a.i), b.c.strAt(colMethod, b.i)

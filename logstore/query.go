@@ -106,7 +106,7 @@ func (s *Store) Get(id string) (Entry, error) {
 		if !ok {
 			return Entry{}, ErrNotFound
 		}
-		if r, ok = x.find(seq); !ok || r.c.flags[r.i]&flagForeignID != 0 {
+		if r, ok = x.find(seq); !ok || r.c.flagsAt(r.i)&flagForeignID != 0 {
 			return Entry{}, ErrNotFound
 		}
 		if d := makeID(seq, r.c.seg.key); string(d[:]) != id {

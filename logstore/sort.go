@@ -161,7 +161,7 @@ func (x *index) dataCmp(keys []string) func(a, b row) int {
 
 // idBytes returns the id of row r without allocating.
 func (x *index) idBytes(r row) [idLen]byte {
-	if r.c.flags[r.i]&flagForeignID != 0 {
+	if r.c.flagsAt(r.i)&flagForeignID != 0 {
 		var id [idLen]byte
 		copy(id[:], x.foreignBySeq[r.seq()])
 		return id
@@ -221,7 +221,7 @@ func (x *index) sortGetter(keys []string) func(r row) sval {
 		return req
 	}
 	return func(r row) sval {
-		if r.c.flags[r.i]&rowOther != 0 {
+		if r.c.flagsAt(r.i)&rowOther != 0 {
 			return svalOf(otherAttr(r, keys))
 		}
 		return req(r)
