@@ -97,26 +97,36 @@ var groups = [...][]int{
 
 // groupBuilder finds the local id of a combination of values of a group's
 // columns in the chunk being filled: an open-addressing hash table of
-// local id+1, with the last combination looked up remembered (runs are
+// key<<16 | local id+1, where the key is the value itself for a group of
+// one and a 48-bit hash of the values otherwise (a match is then checked
+// against the values), with the last key looked up remembered (runs are
 // common).
 type groupBuilder struct {
-	cols   []int
-	slots  []uint16
-	used   int
-	lastID uint16
-	last   bool
+	cols    []int
+	slots   []uint64
+	used    int
+	lastKey uint64
+	lastID  uint16
+	last    bool
 }
 
-func (b *groupBuilder) hash(v *[numDcols]uint32) int {
+// key returns the table key of the group's values in v.
+func (b *groupBuilder) key(v *[numDcols]uint32) uint64 {
+	if len(b.cols) == 1 {
+		return uint64(v[b.cols[0]])
+	}
 	h := uint64(0)
 	for _, k := range b.cols {
 		h = (h ^ uint64(v[k])) * 0x9E3779B97F4A7C15
 	}
-	return int(h >> 33)
+	return h >> 16
 }
 
 // same reports whether local id id of c has the values v.
 func (b *groupBuilder) same(c *chunk, id uint16, v *[numDcols]uint32) bool {
+	if len(b.cols) == 1 {
+		return true // the key is the value
+	}
 	for _, k := range b.cols {
 		if c.d[k].vals[id] != v[k] {
 			return false
@@ -128,71 +138,72 @@ func (b *groupBuilder) same(c *chunk, id uint16, v *[numDcols]uint32) bool {
 // id returns the local id of the group's values in v, adding them to the
 // members' vals when new.
 func (b *groupBuilder) id(c *chunk, v *[numDcols]uint32) uint16 {
-	if b.last && b.same(c, b.lastID, v) {
+	key := b.key(v)
+	if b.last && key == b.lastKey && b.same(c, b.lastID, v) {
 		return b.lastID
 	}
 	if 2*(b.used+1) > len(b.slots) {
-		b.grow(c)
+		b.grow()
 	}
 	mask := len(b.slots) - 1
-	i := b.hash(v) & mask
+	i := int(key*0x9E3779B97F4A7C15>>33) & mask
 	for ; b.slots[i] != 0; i = (i + 1) & mask {
-		if id := b.slots[i] - 1; b.same(c, id, v) {
-			b.lastID, b.last = id, true
-			return id
+		if s := b.slots[i]; s>>16 == key && b.same(c, uint16(s)-1, v) {
+			b.lastKey, b.lastID, b.last = key, uint16(s)-1, true
+			return b.lastID
 		}
 	}
 	id := uint16(len(c.d[b.cols[0]].vals))
 	for _, k := range b.cols {
 		c.d[k].vals = append(c.d[k].vals, v[k])
 	}
-	b.slots[i] = id + 1
+	b.slots[i] = key<<16 | uint64(id) + 1
 	b.used++
-	b.lastID, b.last = id, true
+	b.lastKey, b.lastID, b.last = key, id, true
 	return id
 }
 
-func (b *groupBuilder) grow(c *chunk) {
-	b.slots = make([]uint16, max(16, 2*len(b.slots)))
-	b.rehash(c)
+func (b *groupBuilder) grow() {
+	old := b.slots
+	b.slots = make([]uint64, max(16, 2*len(old)))
+	for _, s := range old {
+		if s != 0 {
+			b.put(s)
+		}
+	}
 }
 
-// rehash enters every combination of c into the (empty) table.
-func (b *groupBuilder) rehash(c *chunk) {
+func (b *groupBuilder) put(s uint64) {
 	mask := len(b.slots) - 1
-	var v [numDcols]uint32
-	n := len(c.d[b.cols[0]].vals)
-	for id := range n {
-		for _, k := range b.cols {
-			v[k] = c.d[k].vals[id]
-		}
-		i := b.hash(&v) & mask
-		for b.slots[i] != 0 {
-			i = (i + 1) & mask
-		}
-		b.slots[i] = uint16(id) + 1
+	i := int((s>>16)*0x9E3779B97F4A7C15>>33) & mask
+	for b.slots[i] != 0 {
+		i = (i + 1) & mask
 	}
-	b.used = n
+	b.slots[i] = s
 }
 
 // reset empties b and enters the combinations of c (after its values were
 // remapped).
 func (b *groupBuilder) reset(c *chunk) {
+	n := len(c.d[b.cols[0]].vals)
 	clear(b.slots)
-	b.last = false
-	if 2*len(c.d[b.cols[0]].vals) > len(b.slots) {
-		b.slots = make([]uint16, 4*len(c.d[b.cols[0]].vals))
+	if 2*n > len(b.slots) {
+		b.slots = make([]uint64, 4*n)
 	}
-	b.rehash(c)
+	b.used, b.last = n, false
+	var v [numDcols]uint32
+	for id := range n {
+		for _, k := range b.cols {
+			v[k] = c.d[k].vals[id]
+		}
+		b.put(b.key(&v)<<16 | uint64(id) + 1)
+	}
 }
 
-// add appends the local id of the group's values in v to c.
+// add sets the local id of the group's values in v for c's last row.
 func (b *groupBuilder) add(c *chunk, v *[numDcols]uint32) {
-	lead := &c.d[b.cols[0]]
-	lead.u16 = append(lead.u16, b.id(c, v))
-	for _, k := range b.cols[1:] {
-		c.d[k].u16 = lead.u16
-	}
+	// The members' u16 are the builder's array, whole (chunkBuilder.start).
+	c.d[b.cols[0]].u16[c.n-1] = b.id(c, v)
 }
 
 // seal seals the group's columns of c's n rows: they share the leader's
@@ -337,7 +348,7 @@ func (b *chunkBuilder) start(c *chunk) {
 		clear(gb.slots)
 		gb.used, gb.last = 0, false
 		for _, k := range gb.cols {
-			c.d[k].u16 = b.ids[g][:0]
+			c.d[k].u16 = b.ids[g][:] // rows past c.n are not read
 		}
 	}
 	c.off = b.off[:0]
