@@ -335,6 +335,7 @@ func (e *execCol) add(i int, v float64) {
 type chunkBuilder struct {
 	groups [len(groups)]groupBuilder
 	ids    [len(groups)][chunkSize]uint16
+	vals   [numDcols][chunkSize]uint32
 	off    [chunkSize]uint32
 	rel    [chunkSize]uint32
 	ns     [chunkSize]uint32
@@ -349,6 +350,7 @@ func (b *chunkBuilder) start(c *chunk) {
 		gb.used, gb.last = 0, false
 		for _, k := range gb.cols {
 			c.d[k].u16 = b.ids[g][:] // rows past c.n are not read
+			c.d[k].vals = b.vals[k][:0]
 		}
 	}
 	c.off = b.off[:0]

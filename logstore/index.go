@@ -302,7 +302,7 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	}
 	var vals [numDcols]uint32
 	vals[dLevel], vals[dFlags] = uint32(r.level), uint32(flags)
-	ex := x.addStrings(c, r, &vals)
+	ex, hasEx := x.addStrings(r, &vals)
 	if r.kind == kindOther {
 		c.others++
 		x.others++
@@ -323,9 +323,9 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	for g := range x.bld.groups {
 		x.bld.groups[g].add(c, &vals)
 	}
-	if ex != nil {
+	if hasEx {
 		c.xrows = append(c.xrows, uint16(i))
-		c.extras = append(c.extras, *ex)
+		c.extras = append(c.extras, ex)
 	}
 	return nil
 }
@@ -355,11 +355,11 @@ func (x *index) rowChunk(seg *segment, seq int64) *chunk {
 
 // addStrings sets the dictionary ids of record r's strings in vals and
 // returns the extra of a request log that has one.
-func (x *index) addStrings(c *chunk, r *record, vals *[numDcols]uint32) *extra {
+func (x *index) addStrings(r *record, vals *[numDcols]uint32) (extra, bool) {
 	d := &x.dict
 	vals[colMessage] = d.intern(domMessage, r.message)
 	if r.kind == kindOther {
-		return nil
+		return extra{}, false
 	}
 	vals[colMethod] = d.intern(domMethod, r.method)
 	vals[colURL] = d.intern(domURL, r.url)
@@ -375,13 +375,13 @@ func (x *index) addStrings(c *chunk, r *record, vals *[numDcols]uint32) *extra {
 	// A derived message (flagDerivedMsg, flagUnescMsg, kept in the row's
 	// flags) is not interned: x.message derives it when a query needs it.
 	if r.flags&(flagAuthID|flagError) != 0 {
-		return &extra{
+		return extra{
 			authID:  d.intern(domText, r.authID),
 			errMsg:  d.intern(domText, r.errMsg),
 			details: d.intern(domText, r.details),
-		}
+		}, true
 	}
-	return nil
+	return extra{}, false
 }
 
 // sealAll seals every chunk (at Open: rows added later start a chunk).

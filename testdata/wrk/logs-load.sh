@@ -8,7 +8,8 @@
 # It seeds N synthetic request logs once (`strongbox logs seed`, cached in
 # $ROOT/seed-N; ROOT defaults to $TMPDIR/strongbox-logs-load), copies them
 # to a fresh data dir, serves it, and prints:
-#   startup   seconds from exec until GET /api/health answers
+#   startup   time from exec until GET /api/health answers, and the CPU
+#             time the server used until then
 #   rss0      VmRSS once it answers
 #   on        wrk -t2 -c16 -d${DURATION:-20s} on /api/health, logging on
 #   rss       VmRSS at the end of that load, and the logs stored then
@@ -46,9 +47,12 @@ until [ -n "$base" ] && curl -fs "$base/api/health" >/dev/null; do
 	sleep 0.02
 done
 up=$(date +%s%N)
+# CPU seconds (user + system) the server used until then: less noisy than
+# the elapsed time on a shared machine.
+cpu=$(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f", ($14 + $15) / hz}' /proc/$pid/stat)
 rss() { awk '/^VmRSS/ {printf "%.1f MB", $2/1024}' /proc/$pid/status; }
 echo "logs seeded: $n"
-echo "startup: $(( (up - start) / 1000000 )) ms"
+echo "startup: $(( (up - start) / 1000000 )) ms ($cpu s of CPU)"
 echo "rss0: $(rss)"
 
 reqs() { wrk -t2 -c16 -d"$dur" "$base/api/health" | awk '/Requests\/sec/ {print $2}'; }
