@@ -36,7 +36,9 @@ func (c cli) logs(args []string) error {
 	}
 	defer lock.Unlock()
 	start := time.Now()
-	if err := logstore.Seed(filepath.Join(cfg.Dir, "logs"), *n, logstore.Options{}); err != nil {
+	// The size cap applies as it will when the server opens the store
+	// (STRONGBOX_LOGS_MAX_MB): seeding past the default cap needs it raised.
+	if err := logstore.Seed(filepath.Join(cfg.Dir, "logs"), *n, logstore.Options{MaxBytes: cfg.LogsMaxBytes}); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.stdout, "Added %d synthetic request logs to %s in %s.\n", *n, filepath.Join(cfg.Dir, "logs"), time.Since(start).Round(time.Millisecond))

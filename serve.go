@@ -55,6 +55,7 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 		// Provider URLs are a superuser's input: by default they may
 		// not lead into the server's own network.
 		OAuth2AllowPrivate: allowPrivate,
+		MemoryLimit:        ready == nil, // a process of its own
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()
 			if err := c.printLogin(c.stdout, base, cfg.Dir, r.Login); err != nil && r.Login.Password != "" {

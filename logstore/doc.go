@@ -145,27 +145,49 @@
 // column: created, level, status, execTime, the frame's offset, the
 // sequence number, the flags, and dictionary ids for method, auth, url,
 // referer, remoteIP, userIP, userAgent and message (each distinct string is
-// held once), plus a reference to the rarer parts (authId, error and
-// details; the decoded data of other logs). That is about 70 bytes per
-// request log and lets filters, sorts and stats run without decoding
-// anything; List reads only the entries of the page it returns back from
-// their segments.
+// held once, in the dictionary), plus the rarer parts (authId, error and
+// details; the decoded data of other logs). That lets filters, sorts and
+// stats run without decoding anything; List reads only the entries of the
+// page it returns back from their segments.
+//
+// The columns are narrow (column.go). A chunk has its own table of the
+// distinct values of each column of values (level, status and the
+// dictionary ids), and a row holds a local id into it: no byte when the
+// chunk has one value, one byte up to 256, else two (a chunk has at most
+// 8,192 rows). Level, status, method, auth and the flags share one local
+// id, naming their combination (a few dozen per chunk). Times are offsets from a base
+// of the chunk, in 3 bytes when the chunk spans less than 4.6 hours, else
+// 4, else the times themselves; frame offsets likewise; an execution time
+// is its nanoseconds in 4 bytes when that gives the same float64 back (all
+// the request logger's under 4.3 s), else, exact, in a side table; the
+// sequence numbers are implicit while they run without a gap. The chunk
+// being filled holds 2-byte ids and 4-byte offsets in a builder's arrays
+// and is compacted once, when it is sealed: full, or at Open (every
+// chunk; rows added later start a new one).
+//
+// A sealed chunk keeps summaries: its oldest and newest time, the rows per
+// hour, and with at most 256 combinations or values the rows of each; its
+// tables of values are the sets of levels, statuses, methods … it holds.
+// A query uses them to skip a chunk, or to count its matches without
+// visiting its rows (see Queries).
 //
 // The message of a request log is interned only when it is not derived
 // (flag bits 1 and 4 above): a derived message is rebuilt from the method
 // and url columns when a filter, a sort or an entry needs it, so a request
 // does not hold its url twice.
 //
-// Memory: about 70 bytes per row, plus the dictionary: per distinct string
-// its bytes (rounded up to the allocator's size class) and about 50 to 80
-// bytes of slice slot and map entry. With a realistic mix, where strings
-// repeat, that is 76 bytes per request log at a million entries
-// (TestHeapPerEntry); in the worst case, every request with its own long
-// url, User-Agent and Referer, it is those strings plus about 800 bytes
-// (TestHeapUniqueStrings). Every string in the dictionary is stored in a
-// segment, so the index stays within about the segments' total size plus
-// 70 bytes a row (the decoded attributes of other logs, which the server
-// itself writes, excepted): MaxBytes bounds it.
+// Memory: about 24 bytes per row, plus the tables of values (per chunk, 4
+// bytes a distinct value: those of url and the IPs count), plus the
+// dictionary: per distinct string its bytes (rounded up to the allocator's
+// size class) and about 50 to 80 bytes of slice slot and map entry. With a
+// realistic mix, where strings repeat, that is 28 bytes per request log at
+// a million entries (TestHeapPerEntry); in the worst case, every request
+// with its own long url, User-Agent and Referer, it is those strings plus
+// about 850 bytes (TestHeapUniqueStrings). Every string in the dictionary
+// is stored in a segment, so the index stays within about the segments'
+// total size plus 40 bytes a row (the decoded attributes of other logs,
+// which the server itself writes, excepted): MaxBytes bounds it.
+// Store.IndexBytes estimates it, for the server's memory limit.
 //
 // # Queries
 //
@@ -173,16 +195,30 @@
 // read the columns directly: data.status reads the status column, data.url
 // the dictionary, and only the attributes of other logs come from a map
 // (data.status is still bound as a number column while no other log has a
-// non-number "status"). message derives the messages that are not
-// interned into a buffer of the scan, without allocating. Comparisons of created with a string or a date
-// macro are rewritten to integer comparisons of the time (the fixed-width
-// time text sorts like the time). A filter that reads a single column with
-// few distinct values (level, message, data.status, data.method, data.auth,
-// data.url, data.referer, data.userAgent) is evaluated once per distinct
-// value rather than once per row (for a derived message, once per url and
-// method). Scans run on all cores, one range of
-// chunks each; a sorted page keeps its rows in a bounded heap (top-k), and
-// insertion order (or a leading rowid key) takes the first matches met.
+// non-number "status"). message derives the messages that are not interned
+// into a buffer of the scan, without allocating. Comparisons of created
+// with a string or a date macro are rewritten to integer comparisons of
+// the time (the fixed-width time text sorts like the time).
+//
+// A filter whose top level is a run of && (or of ||) is split into its
+// terms. A term that reads a single column of values (level, message,
+// data.status, data.method, data.auth, data.url, data.referer,
+// data.userAgent) is evaluated once per distinct value rather than once
+// per row (for a derived message, once per url and method), into a memo
+// table the scans of a query share and later queries of the same term
+// reuse (memo.go; dropped when the dictionary is compacted). Per chunk the
+// memo is read through the chunk's table of values: a chunk none of whose
+// values match is skipped, one all of whose values match is taken whole,
+// and the matches of a sealed chunk with few values are counted from its
+// counts per value, so totalItems stays exact without visiting rows that
+// cannot change it. The terms' answers are joined row by row otherwise.
+//
+// Scans run on all cores, one range of chunks each; a sorted page keeps
+// its rows in a bounded heap (top-k), and insertion order (or a leading
+// rowid key) takes the first matches met, then only counts. A sort led by
+// created skips the chunks whose oldest or newest time cannot enter the
+// full heap (so sort=-created over millions of rows visits a chunk or
+// two); stats without a filter add up the chunks' rows per hour.
 // Sort keys compare straight from the columns (strings by dictionary id
 // first), without building values; a sort led by a dictionary column
 // (data.url, data.userAgent …) finds the page's values among the first row

@@ -53,15 +53,15 @@ func resolver(x *index, withRowid bool, ms *msgScratch) filterlang.Resolver[row]
 			}}, true
 		case "created", "updated":
 			return field{Type: filterlang.TypeString, Str: func(r row) (string, bool) {
-				return formatMs(r.c.created[r.i]), true
+				return formatMs(r.c.createdAt(r.i)), true
 			}}, true
 		case msField:
 			return field{Type: filterlang.TypeNumber, Num: func(r row) (float64, bool) {
-				return float64(r.c.created[r.i]), true
+				return float64(r.c.createdAt(r.i)), true
 			}}, true
 		case "level":
 			return field{Type: filterlang.TypeNumber, Num: func(r row) (float64, bool) {
-				return float64(r.c.level[r.i]), true
+				return float64(r.c.levelAt(r.i)), true
 			}}, true
 		case "message":
 			return field{Type: filterlang.TypeString, Str: func(r row) (string, bool) {
@@ -112,20 +112,20 @@ func (x *index) dataField(path string) field {
 			var get func(r row) (float64, bool)
 			switch exec := top == "execTime"; {
 			case exec && x.others == 0:
-				get = func(r row) (float64, bool) { return r.c.execTime[r.i], true }
+				get = func(r row) (float64, bool) { return r.c.execAt(r.i), true }
 			case exec:
 				get = func(r row) (float64, bool) {
-					if r.c.flags[r.i]&rowOther == 0 {
-						return r.c.execTime[r.i], true
+					if r.c.flagsAt(r.i)&rowOther == 0 {
+						return r.c.execAt(r.i), true
 					}
 					return other(r)
 				}
 			case x.others == 0:
-				get = func(r row) (float64, bool) { return float64(r.c.status[r.i]), true }
+				get = func(r row) (float64, bool) { return float64(r.c.statusAt(r.i)), true }
 			default:
 				get = func(r row) (float64, bool) {
-					if r.c.flags[r.i]&rowOther == 0 {
-						return float64(r.c.status[r.i]), true
+					if r.c.flagsAt(r.i)&rowOther == 0 {
+						return float64(r.c.statusAt(r.i)), true
 					}
 					return other(r)
 				}
@@ -139,16 +139,16 @@ func (x *index) dataField(path string) field {
 			ip := top == "remoteIP" || top == "userIP"
 			if x.others == 0 && !ip {
 				return field{Type: filterlang.TypeString, JSON: true, Str: func(r row) (string, bool) {
-					return x.dict.strs[r.c.str[col][r.i]], true
+					return x.dict.strs[r.c.strAt(col, r.i)], true
 				}}
 			}
 			return field{Type: filterlang.TypeString, JSON: true, Str: func(r row) (string, bool) {
 				c := r.c
-				if c.flags[r.i]&rowOther == 0 {
-					if ip && c.str[colRemoteIP][r.i] == 0 && c.str[colUserIP][r.i] == 0 {
+				if c.flagsAt(r.i)&rowOther == 0 {
+					if ip && c.strAt(colRemoteIP, r.i) == 0 && c.strAt(colUserIP, r.i) == 0 {
 						return "", false // logIP off: no IP keys
 					}
-					return x.dict.strs[c.str[col][r.i]], true
+					return x.dict.strs[c.strAt(col, r.i)], true
 				}
 				s, ok := otherAttr(r, keys).(string)
 				return s, ok
@@ -158,7 +158,7 @@ func (x *index) dataField(path string) field {
 				break
 			}
 			return field{Type: filterlang.TypeString, JSON: true, Str: func(r row) (string, bool) {
-				if r.c.flags[r.i]&rowOther == 0 {
+				if r.c.flagsAt(r.i)&rowOther == 0 {
 					return x.reqString(r, top)
 				}
 				s, ok := otherAttr(r, keys).(string)
@@ -187,21 +187,21 @@ func (x *index) reqString(r row, key string) (string, bool) {
 	case "type":
 		return "request", true
 	case "authId":
-		if c.flags[i]&flagAuthID != 0 {
+		if c.flagsAt(i)&flagAuthID != 0 {
 			return x.dict.strs[r.extra().authID], true
 		}
 	case "error":
-		if c.flags[i]&flagError != 0 {
+		if c.flagsAt(i)&flagError != 0 {
 			return x.dict.strs[r.extra().errMsg], true
 		}
 	case "remoteIP", "userIP":
-		if c.str[colRemoteIP][i] == 0 && c.str[colUserIP][i] == 0 {
+		if c.strAt(colRemoteIP, i) == 0 && c.strAt(colUserIP, i) == 0 {
 			return "", false
 		}
-		return x.dict.strs[c.str[reqStrCols[key]][i]], true
+		return x.dict.strs[c.strAt(reqStrCols[key], i)], true
 	default:
 		if col, ok := reqStrCols[key]; ok {
-			return x.dict.strs[c.str[col][i]], true
+			return x.dict.strs[c.strAt(col, i)], true
 		}
 	}
 	return "", false
@@ -209,18 +209,18 @@ func (x *index) reqString(r row, key string) (string, bool) {
 
 // attr returns the value at data.<keys...> of row r as a generic JSON value.
 func (x *index) attr(r row, keys []string) (any, bool) {
-	if r.c.flags[r.i]&rowOther != 0 {
+	if r.c.flagsAt(r.i)&rowOther != 0 {
 		return lookupPath(otherAttrs(r), keys)
 	}
 	top := keys[0]
 	var v any
 	switch top {
 	case "status":
-		v = float64(r.c.status[r.i])
+		v = float64(r.c.statusAt(r.i))
 	case "execTime":
-		v = r.c.execTime[r.i]
+		v = r.c.execAt(r.i)
 	case "details":
-		if r.c.flags[r.i]&flagError == 0 {
+		if r.c.flagsAt(r.i)&flagError == 0 {
 			return nil, false
 		}
 		v = decodeDetails(x.dict.strs[r.extra().details])
@@ -238,8 +238,8 @@ func (x *index) attr(r row, keys []string) (any, bool) {
 }
 
 func otherAttrs(r row) any {
-	if e := r.extra(); e != nil && e.attrs != nil {
-		return e.attrs
+	if a := r.c.attrs[uint16(r.i)]; a != nil {
+		return a
 	}
 	return nil
 }
@@ -327,24 +327,24 @@ func (x *index) memEntry(r row) Entry {
 func (x *index) memData(r row) Entry {
 	c, i := r.c, r.i
 	e := Entry{
-		Created: fromMs(c.created[i]),
-		Level:   int(c.level[i]),
+		Created: fromMs(c.createdAt(i)),
+		Level:   int(c.levelAt(i)),
 	}
-	if c.flags[i]&rowOther != 0 {
+	if c.flagsAt(i)&rowOther != 0 {
 		if a, ok := otherAttrs(r).(map[string]any); ok {
 			e.Attrs = a
 		}
 		return e
 	}
-	s := func(col strCol) string { return x.dict.strs[c.str[col][i]] }
+	s := func(col strCol) string { return x.dict.strs[c.strAt(col, i)] }
 	e.Request = &Request{
-		Auth: s(colAuth), ExecTime: c.execTime[i], Method: s(colMethod), Referer: s(colReferer),
-		RemoteIP: s(colRemoteIP), Status: int(c.status[i]), URL: s(colURL),
+		Auth: s(colAuth), ExecTime: c.execAt(i), Method: s(colMethod), Referer: s(colReferer),
+		RemoteIP: s(colRemoteIP), Status: int(c.statusAt(i)), URL: s(colURL),
 		UserAgent: s(colUserAgent), UserIP: s(colUserIP),
 	}
 	if ex := r.extra(); ex != nil {
 		e.Request.AuthID = x.dict.strs[ex.authID]
-		if c.flags[i]&flagError != 0 {
+		if c.flagsAt(i)&flagError != 0 {
 			e.Request.Error = x.dict.strs[ex.errMsg]
 			e.Request.Details = decodeDetails(x.dict.strs[ex.details])
 		}

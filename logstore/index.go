@@ -11,8 +11,8 @@ import (
 )
 
 // The in-memory index holds, column by column, what filtering, sorting and
-// stats need: about 70 bytes per request log plus the dictionary of distinct
-// strings. Full entries stay on disk; the index keeps each row's frame
+// stats need: about 28 bytes per request log, the dictionary of distinct
+// strings included (narrow columns, see column.go). Full entries stay on disk; the index keeps each row's frame
 // offset so that the rows of a returned page are read back from their
 // segment.
 
@@ -25,29 +25,39 @@ const (
 // tests that want many chunks from few rows.
 var chunkRows = chunkSize
 
-// rowOther marks a row that is not a request log, in chunk.flags; the other
+// rowOther marks a row that is not a request log, in its flags; the other
 // bits are the record flags (flagForeignID, flagAuthID, flagError, and
 // flagDerivedMsg or flagUnescMsg for a message that is not interned).
 const rowOther byte = 1 << 7
 
-// chunk holds up to chunkSize consecutive rows of one segment. Fixed-size
-// arrays keep each column contiguous (a filter on status reads 4 bytes per
-// row, not a whole row) and cost no slice headers or growth slack.
+// chunk holds up to chunkSize consecutive rows of one segment, column by
+// column (a filter on status reads a byte per row, not a whole row), in
+// the narrow encodings of column.go. The last chunk of the index is filled
+// in the arrays of the index's chunkBuilder; every other one is sealed:
+// compacted once, with summaries that let a query skip it or count its
+// matches without visiting its rows.
 type chunk struct {
 	seg    *segment
 	n      int   // rows used
 	seq0   int64 // sequence number of row 0
 	others int   // rows that are not request logs
+	sealed bool
 
-	seq      [chunkSize]uint32 // sequence number - seq0
-	off      [chunkSize]uint32 // frame offset in the segment file
-	created  [chunkSize]int64  // Unix ms
-	execTime [chunkSize]float64
-	level    [chunkSize]int32
-	status   [chunkSize]int32
-	str      [numStrCols][chunkSize]uint32 // dictionary ids, by strCol
-	ext      [chunkSize]uint32             // 1 + index into seg.extras; 0 = none
-	flags    [chunkSize]uint8
+	seqs    []uint32 // sequence number - seq0; nil while row i has seq0+i
+	off     []uint32 // frame offset in the segment file - offBase (offAt)
+	off3    []byte   // sealed: the same in 3 bytes, when that fits
+	offBase uint32   // 0 while the chunk fills
+	created timeCol
+	exec    execCol
+	d       [numDcols]dcol // string columns (dictionary ids, by strCol), level, status, flags
+
+	// Request logs with an extra (authId, error), in row order.
+	xrows  []uint16
+	extras []extra
+	attrs  map[uint16]map[string]any // other logs: the decoded data, by row
+
+	minCreated, maxCreated int64
+	hours                  []hourCount // sealed: rows per hour
 }
 
 // strCol numbers the dictionary-encoded string columns of a chunk.
@@ -65,16 +75,43 @@ const (
 	numStrCols
 )
 
-// rowSeq returns the sequence number (rowid) of row i.
-func (c *chunk) rowSeq(i int) int64 { return c.seq0 + int64(c.seq[i]) }
+// The other columns of distinct values, after the string columns in
+// chunk.d.
+const (
+	dLevel = int(numStrCols) + iota
+	dStatus
+	dFlags // the record flags and rowOther
+	numDcols
+)
 
-// extra holds the rarer parts of a row: the authId and error of a request
-// log, or the attributes of another log.
+func (c *chunk) createdAt(i int) int64          { return c.created.at(i) }
+func (c *chunk) levelAt(i int) int32            { return int32(c.d[dLevel].at(i)) }
+func (c *chunk) statusAt(i int) int32           { return int32(c.d[dStatus].at(i)) }
+func (c *chunk) flagsAt(i int) uint8            { return uint8(c.d[dFlags].at(i)) }
+func (c *chunk) execAt(i int) float64           { return c.exec.at(i) }
+func (c *chunk) strAt(col strCol, i int) uint32 { return c.d[col].at(i) }
+
+// rowSeq returns the sequence number (rowid) of row i.
+func (c *chunk) rowSeq(i int) int64 {
+	if c.seqs == nil {
+		return c.seq0 + int64(i)
+	}
+	return c.seq0 + int64(c.seqs[i])
+}
+
+// offAt returns the frame offset of row i.
+func (c *chunk) offAt(i int) uint32 {
+	if c.off3 != nil {
+		return c.offBase + u24(c.off3, i)
+	}
+	return c.offBase + c.off[i]
+}
+
+// extra holds the rarer parts of a request log: its authId and error.
 type extra struct {
-	authID  uint32         // dictionary id
-	errMsg  uint32         // dictionary id
-	details uint32         // dictionary id of the details JSON text
-	attrs   map[string]any // other logs: the decoded data object
+	authID  uint32 // dictionary id
+	errMsg  uint32 // dictionary id
+	details uint32 // dictionary id of the details JSON text
 }
 
 // row addresses one row of the index; it is the T of the compiled filters.
@@ -86,8 +123,9 @@ type row struct {
 func (r row) seq() int64 { return r.c.rowSeq(r.i) }
 
 func (r row) extra() *extra {
-	if x := r.c.ext[r.i]; x != 0 {
-		return &r.c.seg.extras[x-1]
+	c := r.c
+	if j, ok := slices.BinarySearch(c.xrows, uint16(r.i)); ok {
+		return &c.extras[j]
 	}
 	return nil
 }
@@ -102,8 +140,9 @@ func (r row) extra() *extra {
 // row's flags say how to derive it from the method and url columns, so a
 // request does not pay for its url twice.
 type dict struct {
-	strs []string
-	dom  [numDomains]map[string]uint32
+	strs  []string
+	dom   [numDomains]map[string]uint32
+	bytes int64 // the strings' bytes
 }
 
 // domain is a lookup domain of the dictionary.
@@ -146,6 +185,7 @@ func (d *dict) intern(dom domain, b []byte) uint32 {
 	s := string(b)
 	id := uint32(len(d.strs))
 	d.strs = append(d.strs, s)
+	d.bytes += int64(len(s))
 	m[s] = id
 	return id
 }
@@ -161,6 +201,7 @@ func (d *dict) internString(dom domain, s string) uint32 {
 	}
 	id := uint32(len(d.strs))
 	d.strs = append(d.strs, s)
+	d.bytes += int64(len(s))
 	m[s] = id
 	return id
 }
@@ -178,6 +219,7 @@ const (
 type index struct {
 	dict   dict
 	chunks []*chunk // in row (sequence) order
+	bld    *chunkBuilder
 
 	// foreign maps caller-supplied ids to sequence numbers, and back.
 	foreign      map[string]int64
@@ -190,6 +232,12 @@ type index struct {
 
 	rows   int
 	others int // rows that are not request logs
+
+	// The memo tables of filter parts and the counts of filters' matches
+	// per chunk, kept for later queries (memo.go).
+	memoMu sync.Mutex
+	memos  map[string]*memoTable
+	counts map[string]*chunkCounts
 }
 
 func newIndex() *index {
@@ -222,14 +270,7 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 		x.foreign[id] = r.seq
 		x.foreignBySeq[r.seq] = id
 	}
-	var c *chunk
-	if n := len(x.chunks); n > 0 {
-		c = x.chunks[n-1]
-	}
-	if c == nil || c.seg != seg || c.n == chunkRows || r.seq-c.seq0 > math.MaxUint32 {
-		c = &chunk{seg: seg, seq0: r.seq}
-		x.chunks = append(x.chunks, c)
-	}
+	c := x.rowChunk(seg, r.seq)
 	i := c.n
 	c.n++
 	x.rows++
@@ -238,58 +279,116 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 	if seg.rows == 1 || r.created > seg.maxCreated {
 		seg.maxCreated = r.created
 	}
-	c.seq[i] = uint32(r.seq - c.seq0)
-	c.off[i] = uint32(off)
-	c.created[i] = r.created
-	c.level[i] = r.level
-	c.flags[i] = r.flags
-	d := &x.dict
+	if c.seqs != nil || r.seq != c.seq0+int64(i) {
+		if c.seqs == nil {
+			c.seqs = make([]uint32, i, chunkSize)
+			for j := range c.seqs {
+				c.seqs[j] = uint32(j)
+			}
+		}
+		c.seqs = append(c.seqs, uint32(r.seq-c.seq0))
+	}
+	if i == 0 || r.created < c.minCreated {
+		c.minCreated = r.created
+	}
+	if i == 0 || r.created > c.maxCreated {
+		c.maxCreated = r.created
+	}
+	c.off = append(c.off, uint32(off))
+	c.created.add(i, r.created)
+	flags := r.flags
 	if r.kind == kindOther {
-		c.flags[i] |= rowOther
+		flags |= rowOther
+	}
+	var vals [numDcols]uint32
+	vals[dLevel], vals[dFlags] = uint32(r.level), uint32(flags)
+	ex, hasEx := x.addStrings(r, &vals)
+	if r.kind == kindOther {
 		c.others++
 		x.others++
-		c.status[i], c.execTime[i] = 0, 0
-		for k := range c.str {
-			c.str[k][i] = 0
-		}
-		c.str[colMessage][i] = d.intern(domMessage, r.message)
-		c.ext[i] = 0
+		c.exec.add(i, 0)
 		if attrs != nil {
-			seg.extras = append(seg.extras, extra{attrs: attrs})
-			c.ext[i] = uint32(len(seg.extras))
+			if c.attrs == nil {
+				c.attrs = map[uint16]map[string]any{}
+			}
+			c.attrs[uint16(i)] = attrs
 			for k, v := range attrs {
 				x.attrKinds[k] |= kindBit(v)
 			}
 		}
-		return nil
+	} else {
+		vals[dStatus] = uint32(r.status)
+		c.exec.add(i, r.execTime)
 	}
-	c.status[i] = r.status
-	c.execTime[i] = r.execTime
-	method, url := d.intern(domMethod, r.method), d.intern(domURL, r.url)
-	c.str[colMethod][i] = method
-	c.str[colURL][i] = url
-	c.str[colAuth][i] = d.intern(domAuth, r.auth)
-	c.str[colReferer][i] = d.intern(domReferer, r.referer)
+	for g := range x.bld.groups {
+		x.bld.groups[g].add(c, &vals)
+	}
+	if hasEx {
+		c.xrows = append(c.xrows, uint16(i))
+		c.extras = append(c.extras, ex)
+	}
+	return nil
+}
+
+// rowChunk returns the chunk the row with sequence number seq of seg goes
+// to: the last one, or a new one (sealing the last) when that is full,
+// sealed, of another segment or too far behind.
+func (x *index) rowChunk(seg *segment, seq int64) *chunk {
+	var c *chunk
+	if n := len(x.chunks); n > 0 {
+		c = x.chunks[n-1]
+	}
+	if c != nil && !c.sealed && c.seg == seg && c.n < chunkRows && seq-c.seq0 <= math.MaxUint32 {
+		return c
+	}
+	if c != nil {
+		c.seal()
+	}
+	if x.bld == nil {
+		x.bld = new(chunkBuilder)
+	}
+	c = &chunk{seg: seg, seq0: seq}
+	x.bld.start(c)
+	x.chunks = append(x.chunks, c)
+	return c
+}
+
+// addStrings sets the dictionary ids of record r's strings in vals and
+// returns the extra of a request log that has one.
+func (x *index) addStrings(r *record, vals *[numDcols]uint32) (extra, bool) {
+	d := &x.dict
+	vals[colMessage] = d.intern(domMessage, r.message)
+	if r.kind == kindOther {
+		return extra{}, false
+	}
+	vals[colMethod] = d.intern(domMethod, r.method)
+	vals[colURL] = d.intern(domURL, r.url)
+	vals[colAuth] = d.intern(domAuth, r.auth)
+	vals[colReferer] = d.intern(domReferer, r.referer)
 	ip := d.intern(domIP, r.remoteIP)
-	c.str[colRemoteIP][i] = ip
+	vals[colRemoteIP] = ip
 	if !bytes.Equal(r.userIP, r.remoteIP) {
 		ip = d.intern(domIP, r.userIP)
 	}
-	c.str[colUserIP][i] = ip
-	c.str[colUserAgent][i] = d.intern(domUserAgent, r.userAgent)
+	vals[colUserIP] = ip
+	vals[colUserAgent] = d.intern(domUserAgent, r.userAgent)
 	// A derived message (flagDerivedMsg, flagUnescMsg, kept in the row's
 	// flags) is not interned: x.message derives it when a query needs it.
-	c.str[colMessage][i] = d.intern(domMessage, r.message)
-	c.ext[i] = 0
 	if r.flags&(flagAuthID|flagError) != 0 {
-		seg.extras = append(seg.extras, extra{
+		return extra{
 			authID:  d.intern(domText, r.authID),
 			errMsg:  d.intern(domText, r.errMsg),
 			details: d.intern(domText, r.details),
-		})
-		c.ext[i] = uint32(len(seg.extras))
+		}, true
 	}
-	return nil
+	return extra{}, false
+}
+
+// sealAll seals every chunk (at Open: rows added later start a chunk).
+func (x *index) sealAll() {
+	for _, c := range x.chunks {
+		c.seal()
+	}
 }
 
 func kindBit(v any) uint8 {
@@ -308,7 +407,7 @@ func kindBit(v any) uint8 {
 
 // merge appends the rows of the partial indexes ys, of later segments in
 // order, to x: their strings are interned into x's dictionary and their
-// columns remapped (in parallel).
+// chunks' tables of values remapped (in parallel).
 func (x *index) merge(ys []*index) {
 	remaps := make([][]uint32, len(ys))
 	for k, y := range ys {
@@ -325,18 +424,7 @@ func (x *index) merge(ys []*index) {
 		remap := remaps[k]
 		wg.Go(func() {
 			for _, c := range y.chunks {
-				for k := range c.str {
-					col := c.str[k][:c.n]
-					for i, id := range col {
-						col[i] = remap[id]
-					}
-				}
-			}
-			for _, s := range y.segments() {
-				for i := range s.extras {
-					e := &s.extras[i]
-					e.authID, e.errMsg, e.details = remap[e.authID], remap[e.errMsg], remap[e.details]
-				}
+				c.remap(func(_ domain, id uint32) uint32 { return remap[id] })
 			}
 		})
 	}
@@ -354,6 +442,21 @@ func (x *index) merge(ys []*index) {
 		for k, v := range y.attrKinds {
 			x.attrKinds[k] |= v
 		}
+	}
+}
+
+// remap replaces the dictionary ids of c's string columns and extras by
+// fn(domain of the id, id).
+func (c *chunk) remap(fn func(dom domain, id uint32) uint32) {
+	for k := range numStrCols {
+		vals, dom := c.d[k].vals, colDomain[k]
+		for j, id := range vals {
+			vals[j] = fn(dom, id)
+		}
+	}
+	for j := range c.extras {
+		e := &c.extras[j]
+		e.authID, e.errMsg, e.details = fn(domText, e.authID), fn(domText, e.errMsg), fn(domText, e.details)
 	}
 }
 
@@ -378,6 +481,7 @@ func (x *index) drop(gone map[*segment]bool) {
 		}
 		return false
 	})
+	x.forgetMemos() // they refer to the dropped chunks
 	for seq, id := range x.foreignBySeq {
 		if _, ok := x.find(seq); !ok {
 			delete(x.foreignBySeq, seq)
@@ -410,7 +514,13 @@ func (x *index) find(seq int64) (row, bool) {
 		return row{}, false
 	}
 	d := uint32(seq - c.seq0)
-	i, ok := slices.BinarySearch(c.seq[:c.n], d)
+	if c.seqs == nil {
+		if int64(d) < int64(c.n) {
+			return row{c, int(d)}, true
+		}
+		return row{}, false
+	}
+	i, ok := slices.BinarySearch(c.seqs[:c.n], d)
 	if !ok {
 		return row{}, false
 	}
@@ -421,15 +531,15 @@ func (x *index) find(seq int64) (row, bool) {
 // method and url columns (allocating).
 func (x *index) message(r row) string {
 	c, i := r.c, r.i
-	if f := c.flags[i] & msgFlags; f != 0 && c.flags[i]&rowOther == 0 {
-		return deriveMessage(f, x.dict.strs[c.str[colMethod][i]], x.dict.strs[c.str[colURL][i]])
+	if f := c.flagsAt(i) & msgFlags; f != 0 && c.flagsAt(i)&rowOther == 0 {
+		return deriveMessage(f, x.dict.strs[c.strAt(colMethod, i)], x.dict.strs[c.strAt(colURL, i)])
 	}
-	return x.dict.strs[c.str[colMessage][i]]
+	return x.dict.strs[c.strAt(colMessage, i)]
 }
 
 // id returns the id of row r.
 func (x *index) id(r row) string {
-	if r.c.flags[r.i]&flagForeignID != 0 {
+	if r.c.flagsAt(r.i)&flagForeignID != 0 {
 		return x.foreignBySeq[r.seq()]
 	}
 	id := makeID(r.seq(), r.c.seg.key)
@@ -445,26 +555,15 @@ func (x *index) compactDict() {
 	}
 	used := make([]bool, len(old))
 	live := 0
-	mark := func(id uint32) {
+	mark := func(_ domain, id uint32) uint32 {
 		if !used[id] {
 			used[id] = true
 			live++
 		}
+		return id
 	}
 	for _, c := range x.chunks {
-		for k := range c.str {
-			for _, id := range c.str[k][:c.n] {
-				mark(id)
-			}
-		}
-	}
-	segs := x.segments()
-	for _, s := range segs {
-		for _, e := range s.extras {
-			mark(e.authID)
-			mark(e.errMsg)
-			mark(e.details)
-		}
+		c.remap(mark)
 	}
 	if live*2 > len(old) {
 		return
@@ -478,18 +577,14 @@ func (x *index) compactDict() {
 		return remap[id]
 	}
 	for _, c := range x.chunks {
-		for k := range c.str {
-			col, dom := c.str[k][:c.n], colDomain[k]
-			for i, id := range col {
-				col[i] = move(dom, id)
-			}
-		}
-	}
-	for _, s := range segs {
-		for i := range s.extras {
-			e := &s.extras[i]
-			e.authID, e.errMsg, e.details = move(domText, e.authID), move(domText, e.errMsg), move(domText, e.details)
-		}
+		c.remap(move)
 	}
 	x.dict = nd
+	x.forgetMemos()
+	if n := len(x.chunks); n > 0 && !x.chunks[n-1].sealed {
+		c := x.chunks[n-1]
+		for g := range x.bld.groups {
+			x.bld.groups[g].reset(c)
+		}
+	}
 }

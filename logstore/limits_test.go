@@ -444,9 +444,9 @@ func TestMessageMemoManyMethods(t *testing.T) {
 // sort, on random, sorted and reversed input.
 func TestBufTopK(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
-	c := &chunk{n: chunkSize}
+	c := &chunk{n: chunkSize, created: timeCol{wide: make([]int64, chunkSize)}}
 	less := func(a, b row) int {
-		if x := cmp.Compare(a.c.created[a.i], b.c.created[b.i]); x != 0 {
+		if x := cmp.Compare(a.c.createdAt(a.i), b.c.createdAt(b.i)); x != 0 {
 			return x
 		}
 		return cmp.Compare(a.i, b.i)
@@ -455,13 +455,13 @@ func TestBufTopK(t *testing.T) {
 		for i := range chunkSize {
 			switch order {
 			case "random":
-				c.created[i] = r.Int64N(1 << 40)
+				c.created.wide[i] = r.Int64N(1 << 40)
 			case "sorted":
-				c.created[i] = int64(i)
+				c.created.wide[i] = int64(i)
 			case "reversed":
-				c.created[i] = int64(-i)
+				c.created.wide[i] = int64(-i)
 			default:
-				c.created[i] = r.Int64N(3)
+				c.created.wide[i] = r.Int64N(3)
 			}
 		}
 		for _, k := range []int{0, 1, 2, 3, 10, 100, 1500, chunkSize, chunkSize + 1} {

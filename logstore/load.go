@@ -109,9 +109,10 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 		return nil, fmt.Errorf("logstore: open %s: %w", s.dir, err)
 	}
 	seg.f = f
+	x.sealAll()
 	seg.day = floorDiv(clampMs(s.now()), dayMs)
 	if len(x.chunks) > 0 {
-		seg.day = floorDiv(x.chunks[0].created[0], dayMs)
+		seg.day = floorDiv(x.chunks[0].createdAt(0), dayMs)
 	}
 	return x, nil
 }

@@ -27,11 +27,11 @@ type msgScratch struct {
 // message returns the message of row r, as index.message does.
 func (ms *msgScratch) message(x *index, r row) string {
 	c, i := r.c, r.i
-	f := c.flags[i]
+	f := c.flagsAt(i)
 	if f&msgFlags == 0 || f&rowOther != 0 {
-		return x.dict.strs[c.str[colMessage][i]]
+		return x.dict.strs[c.strAt(colMessage, i)]
 	}
-	ms.buf = appendMessage(ms.buf[:0], f&msgFlags, x.dict.strs[c.str[colMethod][i]], x.dict.strs[c.str[colURL][i]])
+	ms.buf = appendMessage(ms.buf[:0], f&msgFlags, x.dict.strs[c.strAt(colMethod, i)], x.dict.strs[c.strAt(colURL, i)])
 	return unsafe.String(unsafe.SliceData(ms.buf), len(ms.buf))
 }
 
@@ -65,15 +65,15 @@ func (c *msgCache) unescaped(x *index, url uint32) string {
 // parts, without building it.
 func (c *msgCache) msgParts(x *index, r row) [3]string {
 	rc, i := r.c, r.i
-	f := rc.flags[i]
+	f := rc.flagsAt(i)
 	if f&msgFlags == 0 || f&rowOther != 0 {
-		return [3]string{x.dict.strs[rc.str[colMessage][i]]}
+		return [3]string{x.dict.strs[rc.strAt(colMessage, i)]}
 	}
-	method, url := x.dict.strs[rc.str[colMethod][i]], ""
+	method, url := x.dict.strs[rc.strAt(colMethod, i)], ""
 	if f&flagUnescMsg != 0 {
-		url = c.unescaped(x, rc.str[colURL][i])
+		url = c.unescaped(x, rc.strAt(colURL, i))
 	} else {
-		url = x.dict.strs[rc.str[colURL][i]]
+		url = x.dict.strs[rc.strAt(colURL, i)]
 	}
 	return [3]string{method, " ", url}
 }
@@ -83,11 +83,11 @@ func (c *msgCache) msgParts(x *index, r row) [3]string {
 func (x *index) messageCmp() func(a, b row) int {
 	c := new(msgCache)
 	return func(a, b row) int {
-		fa, fb := a.c.flags[a.i], b.c.flags[b.i]
+		fa, fb := a.c.flagsAt(a.i), b.c.flagsAt(b.i)
 		if fa&(msgFlags|rowOther) == flagDerivedMsg && fb&(msgFlags|rowOther) == flagDerivedMsg {
 			// Both "METHOD URL" with the same method: the urls decide.
-			ma, mb := a.c.str[colMethod][a.i], b.c.str[colMethod][b.i]
-			ua, ub := a.c.str[colURL][a.i], b.c.str[colURL][b.i]
+			ma, mb := a.c.strAt(colMethod, a.i), b.c.strAt(colMethod, b.i)
+			ua, ub := a.c.strAt(colURL, a.i), b.c.strAt(colURL, b.i)
 			if ma == mb {
 				if ua == ub {
 					return 0

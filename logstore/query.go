@@ -106,7 +106,7 @@ func (s *Store) Get(id string) (Entry, error) {
 		if !ok {
 			return Entry{}, ErrNotFound
 		}
-		if r, ok = x.find(seq); !ok || r.c.flags[r.i]&flagForeignID != 0 {
+		if r, ok = x.find(seq); !ok || r.c.flagsAt(r.i)&flagForeignID != 0 {
 			return Entry{}, ErrNotFound
 		}
 		if d := makeID(seq, r.c.seg.key); string(d[:]) != id {
@@ -120,13 +120,13 @@ func (s *Store) Get(id string) (Entry, error) {
 // readEntry reads the entry of row r from its segment, reusing buf.
 func (s *Store) readEntry(r row, buf []byte) (Entry, []byte, error) {
 	seg := r.c.seg
-	p, err := seg.f.ReadFrameInto(buf, int64(r.c.off[r.i]))
+	p, err := seg.f.ReadFrameInto(buf, int64(r.c.offAt(r.i)))
 	if err != nil {
 		return Entry{}, buf, fmt.Errorf("logstore: read entry: %w", err)
 	}
 	var rec record
 	if err := decodeRecord(p, &rec); err != nil {
-		return Entry{}, p, fmt.Errorf("logstore: read entry %s at %d: %w", seg.path, r.c.off[r.i], err)
+		return Entry{}, p, fmt.Errorf("logstore: read entry %s at %d: %w", seg.path, r.c.offAt(r.i), err)
 	}
 	return rec.entry(seg.key), p, nil
 }
@@ -184,7 +184,6 @@ func (s *Store) Stats(filter string) ([]HourStat, error) {
 	if err != nil {
 		return nil, err
 	}
-	const hourMs = 60 * 60 * 1000
 	parts := make([]map[int64]int, 0, 4)
 	var pmu sync.Mutex
 	x.parallel(func(chunks []*chunk) {
@@ -207,15 +206,28 @@ func (s *Store) Stats(filter string) ([]HourStat, error) {
 			m = f.matcher(x)
 		}
 		for _, c := range chunks {
-			if m == nil {
-				for _, ms := range c.created[:c.n] {
-					add(ms)
+			v := allMatch
+			if m != nil {
+				v, _, _ = m.judge(c)
+			}
+			switch {
+			case v == noneMatch:
+				continue
+			case v == allMatch && c.sealed:
+				// A sealed chunk has its counts per hour.
+				for _, h := range c.hours {
+					counts[h.hour] += h.n
+				}
+				continue
+			case v == allMatch:
+				for i := range c.n {
+					add(c.createdAt(i))
 				}
 				continue
 			}
 			for i, ok := range m.fill(c) {
 				if ok {
-					add(c.created[i])
+					add(c.createdAt(i))
 				}
 			}
 		}

@@ -46,7 +46,7 @@ func fixture(t *testing.T, n int) (dir, seg string, entries []Entry, offs []int6
 	s.mu.RLock()
 	for _, c := range s.idx.chunks {
 		for i := range c.n {
-			offs = append(offs, int64(c.off[i]))
+			offs = append(offs, int64(c.offAt(i)))
 		}
 	}
 	seg = s.segs[0].path

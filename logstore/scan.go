@@ -63,11 +63,22 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 			if o.reverse {
 				c = chunks[len(chunks)-1-ci]
 			}
-			if m == nil {
+			v, n, counted := allMatch, c.n, true
+			if m != nil {
+				v, n, counted = m.judge(c)
+			}
+			if v == noneMatch {
+				continue
+			}
+			// A chunk whose times cannot enter the heap is only counted.
+			beaten := o.leadCreated && len(h.rows) == h.k && h.k > 0 && h.excludes(c)
+			if beaten && counted {
+				total += n
+				continue
+			}
+			if v == allMatch {
 				total += c.n
-				for i := range c.n {
-					h.offer(row{c, i})
-				}
+				offerRange(&h, c, o.reverse)
 				continue
 			}
 			match := m.fill(c)
@@ -75,14 +86,18 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 				for i := c.n - 1; i >= 0; i-- {
 					if match[i] {
 						total++
-						h.offer(row{c, i})
+						if !beaten {
+							h.offer(row{c, i})
+						}
 					}
 				}
 			} else {
 				for i, ok := range match {
 					if ok {
 						total++
-						h.offer(row{c, i})
+						if !beaten {
+							h.offer(row{c, i})
+						}
 					}
 				}
 			}
@@ -102,6 +117,19 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 		rows = rows[:k]
 	}
 	return rows, total
+}
+
+// offerRange offers every row of c to h (newest first with reverse).
+func offerRange(h *topK, c *chunk, reverse bool) {
+	if reverse {
+		for i := c.n - 1; i >= 0; i-- {
+			h.offer(row{c, i})
+		}
+		return
+	}
+	for i := range c.n {
+		h.offer(row{c, i})
+	}
 }
 
 // selectDict serves an order whose first key is a dictionary column
@@ -128,11 +156,12 @@ func (x *index) selectDict(f *filter, o *order, k int) ([]row, int) {
 		if f != nil {
 			m = f.matcher(x)
 		}
+		var buf [chunkSize]uint32
 		for _, c := range chunks {
-			ids := &c.str[col]
+			ids := c.d[col].decode(&buf, c.n)
 			if m == nil {
 				n += c.n
-				for i, id := range ids[:c.n] {
+				for i, id := range ids {
 					if w, b := id/64, uint64(1)<<(id%64); seen[w]&b == 0 {
 						seen[w] |= b
 						h.offer(row{c, i})
@@ -161,7 +190,7 @@ func (x *index) selectDict(f *filter, o *order, k int) ([]row, int) {
 	best := make([]uint64, words)
 	var ranks idRanks // of the best values, 0 the first
 	for _, r := range reps {
-		id := r.c.str[col][r.i]
+		id := r.c.strAt(col, r.i)
 		if best[id/64]&(1<<(id%64)) == 0 && ranks.n < k {
 			best[id/64] |= 1 << (id % 64)
 			ranks.add(id)
@@ -171,17 +200,18 @@ func (x *index) selectDict(f *filter, o *order, k int) ([]row, int) {
 	// heap's integer lead, so a row of a worse value than the heap's worst
 	// costs an integer comparison.
 	parts = parts[:0]
-	lead := func(r row) int64 { return int64(ranks.rank(r.c.str[col][r.i])) }
+	lead := func(r row) int64 { return int64(ranks.rank(r.c.strAt(col, r.i))) }
 	x.parallel(func(chunks []*chunk) {
 		h := topK{k: k, cmp: o.compare, lead: lead, tieLoses: len(o.keys) == 1}
 		var m *matcher
 		if f != nil {
 			m = f.matcher(x)
 		}
+		var buf [chunkSize]uint32
 		for _, c := range chunks {
-			ids := &c.str[col]
+			ids := c.d[col].decode(&buf, c.n)
 			if m == nil {
-				for i, id := range ids[:c.n] {
+				for i, id := range ids {
 					if best[id/64]&(1<<(id%64)) != 0 {
 						h.offer(row{c, i})
 					}
@@ -253,7 +283,8 @@ type scanned struct {
 
 // scanFirst returns the first k rows of chunks matching f (nil: all) in
 // scan order and, with count, the number of matches; without count it
-// stops at the k-th.
+// stops at the k-th. Once it has k rows, a chunk whose matches are counted
+// without visiting its rows (see matcher.judge) is not visited.
 func (x *index) scanFirst(chunks []*chunk, f *filter, reverse bool, k int, count bool) scanned {
 	out := scanned{rows: make([]row, 0, min(k, 1024))}
 	var m *matcher
@@ -261,18 +292,24 @@ func (x *index) scanFirst(chunks []*chunk, f *filter, reverse bool, k int, count
 		m = f.matcher(x)
 	}
 	for ci := range chunks {
-		if !count && len(out.rows) >= k {
+		full := len(out.rows) >= k
+		if !count && full {
 			break
 		}
 		c := chunks[ci]
 		if reverse {
 			c = chunks[len(chunks)-1-ci]
 		}
-		if m == nil {
-			for j := range c.n {
-				if len(out.rows) >= k {
-					break
-				}
+		v, n, counted := allMatch, c.n, true
+		if m != nil {
+			v, n, counted = m.judge(c)
+		}
+		if v == noneMatch || (full && counted) {
+			out.total += n
+			continue
+		}
+		if v == allMatch {
+			for j := range min(c.n, k-len(out.rows)) {
 				i := j
 				if reverse {
 					i = c.n - 1 - j

@@ -29,9 +29,8 @@ type segment struct {
 	// Guarded by Store.mu (written with Store.wmu held as well).
 	lastSeq    int64 // last indexed sequence number; firstSeq-1 when empty
 	rows       int
-	maxCreated int64   // newest Created of its rows (Unix ms)
-	day        int64   // UTC day it holds entries of, for rotation
-	extras     []extra // see chunk.ext
+	maxCreated int64 // newest Created of its rows (Unix ms)
+	day        int64 // UTC day it holds entries of, for rotation
 }
 
 // segmentName is the file name of the segment whose first record has

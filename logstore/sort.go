@@ -17,6 +17,9 @@ type order struct {
 	// rowid): the heap rejects most rows by comparing it alone.
 	lead     func(r row) int64
 	leadDesc bool
+	// leadCreated: the lead is the creation time, so a chunk whose
+	// minimum and maximum times cannot beat the heap's worst is skipped.
+	leadCreated bool
 	// scan direction: newest rows first
 	reverse bool
 	// sequential: the scan meets rows in result order (insertion order or
@@ -65,9 +68,10 @@ func (x *index) sortOrder(src string) (*order, error) {
 	o.leadDesc = first.Desc
 	switch first.Name {
 	case "created", "updated":
-		o.lead = func(r row) int64 { return r.c.created[r.i] }
+		o.lead = func(r row) int64 { return r.c.createdAt(r.i) }
+		o.leadCreated = true
 	case "level":
-		o.lead = func(r row) int64 { return int64(r.c.level[r.i]) }
+		o.lead = func(r row) int64 { return int64(r.c.levelAt(r.i)) }
 	}
 	if path, ok := strings.CutPrefix(first.Name, "data."); ok && x.others == 0 {
 		switch path {
@@ -113,9 +117,9 @@ func (x *index) sortCmp(name string) (func(a, b row) int, bool) {
 			return bytes.Compare(ia[:], ib[:])
 		}, true
 	case "created", "updated":
-		return func(a, b row) int { return cmp.Compare(a.c.created[a.i], b.c.created[b.i]) }, true
+		return func(a, b row) int { return cmp.Compare(a.c.createdAt(a.i), b.c.createdAt(b.i)) }, true
 	case "level":
-		return func(a, b row) int { return cmp.Compare(a.c.level[a.i], b.c.level[b.i]) }, true
+		return func(a, b row) int { return cmp.Compare(a.c.levelAt(a.i), b.c.levelAt(b.i)) }, true
 	case "message":
 		return x.messageCmp(), true
 	}
@@ -137,13 +141,13 @@ func (x *index) dataCmp(keys []string) func(a, b row) int {
 	if len(keys) == 1 && x.others == 0 {
 		switch key := keys[0]; key {
 		case "status":
-			return func(a, b row) int { return cmp.Compare(a.c.status[a.i], b.c.status[b.i]) }
+			return func(a, b row) int { return cmp.Compare(a.c.statusAt(a.i), b.c.statusAt(b.i)) }
 		case "execTime":
-			return func(a, b row) int { return cmp.Compare(a.c.execTime[a.i], b.c.execTime[b.i]) }
+			return func(a, b row) int { return cmp.Compare(a.c.execAt(a.i), b.c.execAt(b.i)) }
 		case "auth", "method", "referer", "url", "userAgent":
 			col, strs := reqStrCols[key], x.dict.strs
 			return func(a, b row) int {
-				ia, ib := a.c.str[col][a.i], b.c.str[col][b.i]
+				ia, ib := a.c.strAt(col, a.i), b.c.strAt(col, b.i)
 				if ia == ib {
 					return 0
 				}
@@ -157,7 +161,7 @@ func (x *index) dataCmp(keys []string) func(a, b row) int {
 
 // idBytes returns the id of row r without allocating.
 func (x *index) idBytes(r row) [idLen]byte {
-	if r.c.flags[r.i]&flagForeignID != 0 {
+	if r.c.flagsAt(r.i)&flagForeignID != 0 {
 		var id [idLen]byte
 		copy(id[:], x.foreignBySeq[r.seq()])
 		return id
@@ -197,12 +201,12 @@ func (x *index) sortGetter(keys []string) func(r row) sval {
 	if len(keys) == 1 {
 		switch key := keys[0]; key {
 		case "status":
-			req = func(r row) sval { return sval{class: 1, num: float64(r.c.status[r.i])} }
+			req = func(r row) sval { return sval{class: 1, num: float64(r.c.statusAt(r.i))} }
 		case "execTime":
-			req = func(r row) sval { return sval{class: 1, num: r.c.execTime[r.i]} }
+			req = func(r row) sval { return sval{class: 1, num: r.c.execAt(r.i)} }
 		case "auth", "method", "referer", "url", "userAgent":
 			col, strs := reqStrCols[key], x.dict.strs
-			req = func(r row) sval { return sval{class: 2, str: strs[r.c.str[col][r.i]]} }
+			req = func(r row) sval { return sval{class: 2, str: strs[r.c.strAt(col, r.i)]} }
 		case "details":
 		default:
 			req = func(r row) sval {
@@ -217,7 +221,7 @@ func (x *index) sortGetter(keys []string) func(r row) sval {
 		return req
 	}
 	return func(r row) sval {
-		if r.c.flags[r.i]&rowOther != 0 {
+		if r.c.flagsAt(r.i)&rowOther != 0 {
 			return svalOf(otherAttr(r, keys))
 		}
 		return req(r)

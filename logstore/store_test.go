@@ -439,8 +439,8 @@ func TestRetentionAndRotation(t *testing.T) {
 		days := map[int64]bool{}
 		for _, ch := range s.idx.chunks {
 			if ch.seg == seg {
-				for _, ms := range ch.created[:ch.n] {
-					days[floorDiv(ms, dayMs)] = true
+				for i := range ch.n {
+					days[floorDiv(ch.createdAt(i), dayMs)] = true
 				}
 			}
 		}

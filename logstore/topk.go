@@ -70,6 +70,15 @@ func (h *topK) offer(r row) {
 	}
 }
 
+// excludes reports whether no row of c can enter the full heap, whose lead
+// is the creation time: c's times all rank after the worst row's.
+func (h *topK) excludes(c *chunk) bool {
+	if h.leadDesc {
+		return c.maxCreated < h.topLead || (h.tieLoses && c.maxCreated == h.topLead)
+	}
+	return c.minCreated > h.topLead || (h.tieLoses && c.minCreated == h.topLead)
+}
+
 // bufTopK keeps the k smallest rows offered (by cmp), like topK, for inputs
 // where many rows beat the k-th best so far (distinct values met in
 // order): it collects the rows that beat the threshold (the k-th best at

@@ -72,6 +72,10 @@ type Config struct {
 	// inside another program, such as a test): restore refuses with it.
 	NoExec error
 
+	// MemoryLimit, set by a process that runs this one server, sizes the
+	// Go runtime's memory limit from the log store's index (memlimit.go).
+	MemoryLimit bool
+
 	// Version is the strongbox version, recorded in the manifest of every
 	// archive the server creates.
 	Version string
@@ -202,6 +206,11 @@ func (s *Server) Run(ctx context.Context) error {
 	<-s.life
 	if err != nil {
 		return err
+	}
+	if s.cfg.MemoryLimit {
+		done := make(chan struct{})
+		defer close(done)
+		go s.followMemory(done)
 	}
 	var serveErr error
 	for first := true; ; first = false {
