@@ -174,7 +174,7 @@ func New(cfg Config) *Server {
 	if cfg.MailDrain <= 0 {
 		cfg.MailDrain = DefaultMailDrain
 	}
-	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
+	cfg.BackupLimits = withStoresCheck(cfg.BackupLimits.WithDefaults(), cfg.Dir)
 	s := &Server{cfg: cfg, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now,
 		providers: oauth2.NewClient(oauth2.Options{AllowPrivate: cfg.OAuth2AllowPrivate})}
 	// The server's events go to stderr and, while the stores are open, to

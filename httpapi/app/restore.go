@@ -380,10 +380,11 @@ func RestoreOffline(opts Options, key string) (err error) {
 	if !dir.Exists(key) {
 		return fmt.Errorf("%w: %s", backup.ErrNotFound, key)
 	}
-	if _, err := dir.Verify(key, backup.Limits{}); err != nil {
+	limits := withStoresCheck(backup.Limits{}, opts.Dir)
+	if _, err := dir.Verify(key, limits); err != nil {
 		return err
 	}
-	if err := swapIn(opts.Dir, dir, key, backup.Limits{}, log); err != nil {
+	if err := swapIn(opts.Dir, dir, key, limits, log); err != nil {
 		if _, rerr := backup.Recover(opts.Dir); rerr != nil {
 			return errors.Join(err, fmt.Errorf("undo the swap (run the command again, or start the server, to finish it): %w", rerr))
 		}
