@@ -120,6 +120,10 @@ type Server struct {
 	stores   *Stores // the open stores; nil after a failed reopen
 	unfollow func()  // ends the subscriptions to the settings of stores (subscribeSettings)
 	downErr  error   // why stores is nil
+	// notRestored is why the data of a restore did not open at start, so
+	// that the start rolled it back (openRecovered); Run logs it once the
+	// old data serves.
+	notRestored error
 	serving  serving // the http.Server and listener, for a restore to close (restore.go)
 
 	// capMu is held for reading by a backup while it captures the stores,
@@ -211,6 +215,7 @@ func (s *Server) Run(ctx context.Context) error {
 			if s.cfg.OnReady != nil {
 				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
 			}
+			s.reportNotRestored(pending.Key)
 			if pending.Pending {
 				s.life <- struct{}{} // no restart or restore meanwhile
 				s.confirmRestore(pending)
@@ -305,7 +310,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, errors.Join(err, lock.Unlock())
 	}
-	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
+	st, pending, notRestored, err := openRecovered(s.cfg.Options, true, s.log)
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, errors.Join(err, bdir.Close(), lock.Unlock())
 	}
@@ -318,7 +323,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, err
 	}
-	s.bdir = bdir
+	s.bdir, s.notRestored = bdir, notRestored
 	s.startMail()
 	s.state = running
 	s.gate.open(s.useStores(st))
