@@ -124,7 +124,7 @@ type Server struct {
 	// that the start rolled it back (openRecovered); Run logs it once the
 	// old data serves.
 	notRestored error
-	serving  serving // the http.Server and listener, for a restore to close (restore.go)
+	serving     serving // the http.Server and listener, for a restore to close (restore.go)
 
 	// capMu is held for reading by a backup while it captures the stores,
 	// and for writing while stores is closed or replaced: a capture never

@@ -45,7 +45,7 @@ import (
 const (
 	authFile     = "auth.journal"
 	settingsFile = "settings.journal"
-	logsDir         = "logs"
+	logsDir      = "logs"
 )
 
 // requiredFiles are the stores a data dir needs, by file.
