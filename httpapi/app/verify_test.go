@@ -156,7 +156,9 @@ func TestVerifyOpensStores(t *testing.T) {
 		reason string // a regular expression; "" = accepted
 	}{
 		{"damaged auth journal", with(func(f map[string][]byte) { f["auth.journal"][midFrame] ^= 0xff }), damaged},
-		{"settings journal not a journal", with(func(f map[string][]byte) { f["settings.journal"] = []byte("not a journal, though the manifest's hash matches") }),
+		{"settings journal not a journal", with(func(f map[string][]byte) {
+			f["settings.journal"] = []byte("not a journal, though the manifest's hash matches")
+		}),
 			`settings.journal does not open as the server would open it: settings: journal: not a journal file: settings.journal`},
 		{"damaged segment header", with(func(f map[string][]byte) { copy(f[seg], "NOTJRNL!") }),
 			regexp.QuoteMeta(seg) + ` does not open as the server would open it: journal: not a journal file: ` + regexp.QuoteMeta(seg)},
@@ -178,7 +180,9 @@ func TestVerifyOpensStores(t *testing.T) {
 			code, body := uploadZip(t, es.testServer, es.token, key, data)
 			var up struct {
 				Message string
-				Data    struct{ File struct{ Code, Message string } }
+				Data    struct {
+					File struct{ Code, Message string }
+				}
 			}
 			json.Unmarshal(body, &up)
 			if tt.reason == "" {
