@@ -246,3 +246,49 @@ func TestVerifyOpensStores(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkVerifyArchive measures what opening the stores adds to Verify
+// on the archive STRONGBOX_BENCH_ARCHIVE (skipped when unset), made for
+// example by `strongbox logs seed --n 1000000` and `strongbox backup
+// create`: "manifest" checks the structure and every file's SHA-256,
+// "stores" that and the stores.
+func BenchmarkVerifyArchive(b *testing.B) {
+	path := os.Getenv("STRONGBOX_BENCH_ARCHIVE")
+	if path == "" {
+		b.Skip("STRONGBOX_BENCH_ARCHIVE is unset")
+	}
+	dataDir := b.TempDir()
+	d, err := backup.OpenDir(filepath.Join(dataDir, "backups"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if err := os.Link(path, filepath.Join(dataDir, "backups", "bench.zip")); err != nil {
+		b.Skipf("link the archive into the backups folder: %v", err)
+	}
+	var checking time.Duration // the time spent in the stores' check
+	stores := withStoresCheck(backup.Limits{}, dataDir)
+	check := stores.Check
+	stores.Check = func(f backup.Files) error {
+		t := time.Now()
+		defer func() { checking += time.Since(t) }()
+		return check(f)
+	}
+	for _, bb := range []struct {
+		name   string
+		limits backup.Limits
+	}{
+		{"manifest", backup.Limits{}},
+		{"stores", stores},
+	} {
+		b.Run(bb.name, func(b *testing.B) {
+			checking = 0
+			for b.Loop() {
+				if _, err := d.Verify("bench.zip", bb.limits); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(checking.Microseconds())/1000/float64(b.N), "check-ms/op")
+		})
+	}
+}
