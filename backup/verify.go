@@ -46,6 +46,42 @@ type Limits struct {
 	MaxRatio float64
 	// MaxFiles bounds the number of entries.
 	MaxFiles int
+	// Check, if set, is called by [Verify] (so by [Dir.Verify] and
+	// [Dir.Put]) once every entry has matched the manifest: it checks
+	// that the files make a data dir the server can open, which this
+	// package cannot tell, since it imports no store. An error matching
+	// [ErrInvalidArchive] (an [*ArchiveError], whose Reason names the
+	// archive's entries, never a server path) refuses the archive; any
+	// other error is a failure to check it. [Dir.Extract] does not call
+	// it: a restore extracts an archive it verified first.
+	Check func(Files) error
+}
+
+// Files are the files of an archive whose every entry matched its
+// manifest, as [Limits.Check] reads them.
+type Files struct {
+	// Manifest is the archive's manifest: its list names every file.
+	Manifest *Manifest
+	byName   map[string]*zip.File
+	sizes    map[string]int64 // as the manifest lists them
+}
+
+// Open returns the content of the listed file name, at most the size the
+// manifest lists (it was checked against it), or an [*ArchiveError] if
+// the manifest lists no such file.
+func (f Files) Open(name string) (io.ReadCloser, error) {
+	zf, ok := f.byName[name]
+	if !ok {
+		return nil, invalid("%q is not in %s", name, ManifestName)
+	}
+	rc, err := zf.Open()
+	if err != nil {
+		return nil, invalid("entry %q: %v", name, err)
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{io.LimitReader(rc, f.sizes[name]), rc}, nil
 }
 
 // DefaultLimits are the limits a zero [Limits] field takes.
@@ -105,7 +141,27 @@ func Verify(r io.ReaderAt, size int64, limits Limits) (*Manifest, error) {
 			return nil, fmt.Errorf("backup: %w", err)
 		}
 	}
+	if err := v.checkFiles(); err != nil {
+		return nil, fmt.Errorf("backup: %w", err)
+	}
 	return v.m, nil
+}
+
+// checkFiles runs the caller's Limits.Check on the verified entries.
+func (v *verifier) checkFiles() error {
+	if v.limits.Check == nil {
+		return nil
+	}
+	files := Files{Manifest: v.m, byName: make(map[string]*zip.File, len(v.entries)), sizes: make(map[string]int64, len(v.want))}
+	for _, f := range v.entries {
+		files.byName[f.Name] = f
+		files.sizes[f.Name] = v.want[f.Name].Size
+	}
+	err := v.limits.Check(files)
+	if err != nil && !errors.Is(err, ErrInvalidArchive) {
+		return fmt.Errorf("check the archive's files: %w", err)
+	}
+	return err
 }
 
 // verifier holds an archive whose structure and manifest are checked; its

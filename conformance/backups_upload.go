@@ -155,6 +155,48 @@ var backupsUploadRequirements = []*Requirement{
 			return nil
 		}),
 	},
+	{
+		ID:      "BKP-UPLOAD-008",
+		Source:  SourceStrongbox,
+		Section: "§4.2 POST /api/backups/upload; §7 row 3; strongbox promise: an archive that cannot restore is refused before it is kept",
+		Name:    "upload refuses an archive whose stores do not open",
+		Text: "POST /api/backups/upload of an archive the server made with a byte of auth.journal's first record changed " +
+			"(manifest.json listing the changed file's true size and SHA-256), and of an archive whose manifest.json lists " +
+			"no files, each answers 400 \"" + msgGenericBad + "\" with data.file.code validation_invalid_backup, " +
+			"and the list gains no archive.",
+		Run: backupsCheckSince(func(ctx context.Context, c *Client, before []backupEntry) error {
+			src := newBackupName()
+			if err := c.createBackup(ctx, src); err != nil {
+				return err
+			}
+			data, err := c.downloadBackup(ctx, src)
+			if err != nil {
+				return err
+			}
+			damaged, err := damageArchive(data, "auth.journal", journalFirstRecordByte)
+			if err != nil {
+				return err
+			}
+			for _, tc := range []struct {
+				what string
+				data []byte
+			}{
+				{"a damaged auth.journal whose manifest matches it", damaged},
+				{"an empty manifest", emptyArchive()},
+			} {
+				name := newBackupName()
+				c.cleanupBackup(name)
+				r, err := c.post(ctx, "/api/backups/upload", c.su, multipartFile(nil, "file", name, "application/zip", tc.data))
+				if err != nil {
+					return err
+				}
+				if err := expectFieldError(r, msgGenericBad, "file", codeInvalidBackup, ""); err != nil {
+					return fmt.Errorf("%s: %w", tc.what, err)
+				}
+			}
+			return c.expectNoNewBackups(ctx, append(before, backupEntry{Key: src}))
+		}),
+	},
 	backupGuard("BKP-UPLOAD-005", "POST", "/api/backups/upload", false),
 	backupGuard("BKP-UPLOAD-006", "POST", "/api/backups/upload", true),
 }

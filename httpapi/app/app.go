@@ -124,7 +124,11 @@ type Server struct {
 	stores   *Stores // the open stores; nil after a failed reopen
 	unfollow func()  // ends the subscriptions to the settings of stores (subscribeSettings)
 	downErr  error   // why stores is nil
-	serving  serving // the http.Server and listener, for a restore to close (restore.go)
+	// notRestored is why the data of a restore did not open at start, so
+	// that the start rolled it back (openRecovered); Run logs it once the
+	// old data serves.
+	notRestored error
+	serving     serving // the http.Server and listener, for a restore to close (restore.go)
 
 	// capMu is held for reading by a backup while it captures the stores,
 	// and for writing while stores is closed or replaced: a capture never
@@ -178,7 +182,7 @@ func New(cfg Config) *Server {
 	if cfg.MailDrain <= 0 {
 		cfg.MailDrain = DefaultMailDrain
 	}
-	cfg.BackupLimits = cfg.BackupLimits.WithDefaults()
+	cfg.BackupLimits = withStoresCheck(cfg.BackupLimits.WithDefaults(), cfg.Dir)
 	s := &Server{cfg: cfg, gate: newGate(cfg.RestartHold), life: make(chan struct{}, 1), now: time.Now,
 		providers: oauth2.NewClient(oauth2.Options{AllowPrivate: cfg.OAuth2AllowPrivate})}
 	// The server's events go to stderr and, while the stores are open, to
@@ -220,6 +224,7 @@ func (s *Server) Run(ctx context.Context) error {
 			if s.cfg.OnReady != nil {
 				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
 			}
+			s.reportNotRestored(pending.Key)
 			if pending.Pending {
 				s.life <- struct{}{} // no restart or restore meanwhile
 				s.confirmRestore(pending)
@@ -314,7 +319,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, errors.Join(err, lock.Unlock())
 	}
-	st, pending, err := openRecovered(s.cfg.Options, true, s.log)
+	st, pending, notRestored, err := openRecovered(s.cfg.Options, true, s.log)
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, errors.Join(err, bdir.Close(), lock.Unlock())
 	}
@@ -327,7 +332,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, err
 	}
-	s.bdir = bdir
+	s.bdir, s.notRestored = bdir, notRestored
 	s.startMail()
 	s.state = running
 	s.gate.open(s.useStores(st))

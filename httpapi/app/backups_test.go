@@ -20,8 +20,10 @@ func TestBackupsService(t *testing.T) {
 	if got := b.MaxUpload(); got != DefaultMaxUpload {
 		t.Errorf("MaxUpload() = %d, want %d", got, DefaultMaxUpload)
 	}
-	if got := b.Limits(); got != backup.DefaultLimits {
-		t.Errorf("Limits() = %+v, want %+v", got, backup.DefaultLimits)
+	if got := b.Limits(); got.Check == nil {
+		t.Error("Limits().Check = nil, want the check that opens an archive's stores")
+	} else if d := backup.DefaultLimits; got.MaxUncompressed != d.MaxUncompressed || got.MaxRatio != d.MaxRatio || got.MaxFiles != d.MaxFiles {
+		t.Errorf("Limits() = %+v, want %+v and a Check", got, backup.DefaultLimits)
 	}
 	dir, lock := b.Dir(), b.Lock()
 

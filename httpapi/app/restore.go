@@ -294,14 +294,16 @@ func (s *Server) serveAgain(log *slog.Logger) error {
 // confirmation, it opens them on the restored data and returns the
 // Recovery with Pending set: the caller commits it once it serves. If the
 // restored data does not open, it rolls back, logs why at error level,
-// and opens the old data.
-func openRecovered(opts Options, withLogs bool, log *slog.Logger) (*Stores, backup.Recovery, error) {
+// and opens the old data; then notOpened is why the restored data did not
+// open (Run logs it again once it serves, so that it reaches the log
+// store).
+func openRecovered(opts Options, withLogs bool, log *slog.Logger) (_ *Stores, _ backup.Recovery, notOpened, _ error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	r, err := backup.Recover(opts.Dir)
 	if err != nil {
-		return nil, r, fmt.Errorf("app: recover an interrupted restore: %w", err)
+		return nil, r, nil, fmt.Errorf("app: recover an interrupted restore: %w", err)
 	}
 	switch {
 	case r.Phase != "" && !r.Pending:
@@ -319,17 +321,31 @@ func openRecovered(opts Options, withLogs bool, log *slog.Logger) (*Stores, back
 		}
 		if err == nil {
 			log.Info("restore: the restored data opened", "key", r.Key, "took", time.Since(t))
-			return st, r, nil
+			return st, r, nil, nil
 		}
 		log.Error("restore: the restored data does not open; rolling back to the old data", "key", r.Key, "err", err)
 		if rerr := backup.Rollback(opts.Dir); rerr != nil {
-			return nil, r, fmt.Errorf("app: roll back the restore of %s: %w (after: %w)", r.Key, rerr, err)
+			return nil, r, nil, fmt.Errorf("app: roll back the restore of %s: %w (after: %w)", r.Key, rerr, err)
 		}
 		log.Error("restore: rolled back; the data dir holds the data it had before the restore", "key", r.Key)
-		r.Pending = false
+		r.Pending, notOpened = false, err
 	}
 	st, err := openStores(opts, withLogs)
-	return st, r, err
+	return st, r, notOpened, err
+}
+
+// reportNotRestored records, once the old data serves again, a restore
+// whose data did not open when this process started on it (it answered
+// 204 before it restarted, so no client was told): an error event, which
+// reaches the log store, where a superuser sees it, and stderr. key is
+// the archive's.
+func (s *Server) reportNotRestored(key string) {
+	if s.notRestored == nil {
+		return
+	}
+	s.log.Error("restore failed: the restored data did not open, so the data dir was rolled back and serves the data it had before the restore",
+		"key", key, "err", s.notRestored)
+	s.notRestored = nil
 }
 
 // confirmRestore deletes the old data of a restore whose data now serves.
@@ -380,10 +396,11 @@ func RestoreOffline(opts Options, key string) (err error) {
 	if !dir.Exists(key) {
 		return fmt.Errorf("%w: %s", backup.ErrNotFound, key)
 	}
-	if _, err := dir.Verify(key, backup.Limits{}); err != nil {
+	limits := withStoresCheck(backup.Limits{}, opts.Dir)
+	if _, err := dir.Verify(key, limits); err != nil {
 		return err
 	}
-	if err := swapIn(opts.Dir, dir, key, backup.Limits{}, log); err != nil {
+	if err := swapIn(opts.Dir, dir, key, limits, log); err != nil {
 		if _, rerr := backup.Recover(opts.Dir); rerr != nil {
 			return errors.Join(err, fmt.Errorf("undo the swap (run the command again, or start the server, to finish it): %w", rerr))
 		}

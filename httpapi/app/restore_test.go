@@ -335,8 +335,21 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			if tt.want == "Restored" && oldKept != nil {
 				t.Errorf("the old data was gone before the restored data served: %v", oldKept)
 			}
-			if got := ts2.appName(t, ts2.login(t)); got != tt.want {
+			token := ts2.login(t)
+			if got := ts2.appName(t, token); got != tt.want {
 				t.Errorf("appName = %q after the restart, want %q", got, tt.want)
+			}
+			if tt.want == "Acme" {
+				// The client got its 204 before the restart: the failure
+				// is recorded where a superuser sees it.
+				es := &eventsServer{testServer: ts2, stderr: &log, token: token, t: t}
+				got := waitEvents(t, es, `level = 8 && message ~ "restore failed: the restored data did not open"`)
+				if d, _ := got[0]["data"].(map[string]any); d["key"] != "r.zip" || d["err"] == nil {
+					t.Errorf("the failed restore's event: %v, want data.key r.zip and data.err", got[0])
+				}
+				if !strings.Contains(log.String(), `level=ERROR msg="restore failed: the restored data did not open`) {
+					t.Errorf("stderr lacks the failed restore:\n%s", log.String())
+				}
 			}
 			if err := ts2.stop(); err != nil {
 				t.Errorf("stop: %v", err)

@@ -71,7 +71,7 @@ func Open(opts Options, withLogs bool) (*Stores, error) {
 // pending confirmation whose data opens is committed at once, so no
 // restore remains in the dir.
 func openSettled(opts Options, withLogs bool, log *slog.Logger) (*Stores, error) {
-	st, pending, err := openRecovered(opts, withLogs, log)
+	st, pending, _, err := openRecovered(opts, withLogs, log)
 	if err != nil {
 		return nil, err
 	}
