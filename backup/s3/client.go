@@ -51,8 +51,8 @@ type Config struct {
 	// MaxRetries is how many times a failed idempotent step is tried
 	// again; 0 means 4, a negative value means none.
 	MaxRetries int
-	// Rand is the source of the backoff's jitter, in [0, 1); nil means
-	// math/rand/v2.
+	// Rand is the source of the backoff's jitter, in [0, 1), safe for
+	// concurrent use; nil means math/rand/v2.
 	Rand func() float64
 }
 
@@ -154,6 +154,9 @@ func defaultHTTPClient() *http.Client {
 	tr.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.TLSHandshakeTimeout = 10 * time.Second
 	tr.MaxIdleConnsPerHost = 4
+	// An archive is stored as it is: no transparent gzip that would make
+	// a Range count bytes of another representation.
+	tr.DisableCompression = true
 	return &http.Client{
 		Transport: tr,
 		// S3 answers a wrong region or addressing with a redirect whose

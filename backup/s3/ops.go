@@ -123,7 +123,9 @@ func objectFromHeader(key string, h http.Header, size int64) Object {
 // the object's metadata (Size is the whole object's). It asks for a Range
 // when off > 0 or n >= 0. A failure before the body is returned is
 // retried; one while the caller reads it is the caller's to handle. The
-// caller closes the body.
+// watchdog keeps running while the body is open: a caller that stops
+// reading for longer than Config.Timeout gets an error at its next read.
+// The caller closes the body.
 func (c *Client) Get(ctx context.Context, key string, off, n int64) (io.ReadCloser, Object, error) {
 	if err := validKey(key); err != nil {
 		return nil, Object{}, err
