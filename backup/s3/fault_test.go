@@ -31,8 +31,8 @@ const (
 // rule to each request: rule gets the request and how many requests of
 // the same step (method and kind) came before it.
 type faultProxy struct {
-	rp   *httputil.ReverseProxy
-	rule func(r *http.Request, nth int) fault
+	rp       *httputil.ReverseProxy
+	rule     func(r *http.Request, nth int) fault
 	mu       sync.Mutex
 	seen     map[string]int
 	injected int // faults applied
