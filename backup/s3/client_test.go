@@ -343,3 +343,35 @@ func sha256Hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// Requests are signed with the injected clock, the payload's hash and the
+// headers S3 checks.
+func TestRequestSigning(t *testing.T) {
+	var got http.Header
+	s := &script{answers: []func(http.ResponseWriter, *http.Request){func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+	}}}
+	when := time.Date(2026, 11, 27, 10, 15, 0, 0, time.FixedZone("CET", 3600))
+	c := newFakeClient(t, s, func(cfg *Config) { cfg.Now = func() time.Time { return when } })
+	if err := c.Put(context.Background(), "a b.zip", []byte("hello"), "application/zip"); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.requests()[0]; r != "PUT /b-1/a%20b.zip" {
+		t.Errorf("request %s", r)
+	}
+	want := map[string]string{
+		"X-Amz-Date":           "20261127T091500Z",
+		"X-Amz-Content-Sha256": sha256Hex([]byte("hello")),
+		"Content-Type":         "application/zip",
+	}
+	for k, v := range want {
+		if got.Get(k) != v {
+			t.Errorf("%s: %q, want %q", k, got.Get(k), v)
+		}
+	}
+	auth := got.Get("Authorization")
+	if !strings.HasPrefix(auth, "AWS4-HMAC-SHA256 Credential=AK/20261127/us-east-1/s3/aws4_request, "+
+		"SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date, Signature=") || strings.Contains(auth, testSecret) {
+		t.Errorf("Authorization %q", auth)
+	}
+}

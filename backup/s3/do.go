@@ -191,9 +191,10 @@ func (c *Client) newRequest(ctx context.Context, r *request, payloadHash string,
 	for k, vs := range r.header {
 		signedHeader[k] = vs
 	}
-	signedHeader.Set("X-Amz-Date", c.now().UTC().Format(amzDate))
+	now := c.now() // one reading: the header and the signature must agree
+	signedHeader.Set("X-Amz-Date", now.UTC().Format(amzDate))
 	signedHeader.Set("X-Amz-Content-Sha256", payloadHash)
-	s := c.creds.sign(r.method, path, r.query, signedHeader, payloadHash, c.now())
+	s := c.creds.sign(r.method, path, r.query, signedHeader, payloadHash, now)
 	for k, vs := range signedHeader {
 		if k != "Host" {
 			req.Header[k] = vs

@@ -89,13 +89,16 @@ func (c *Client) sendParts(ctx context.Context, key, id string, r io.Reader, fir
 			return false
 		}
 	})
+	if readErr != nil {
+		cancel(readErr) // no need to finish the part in flight
+	}
 	close(work)
 	<-finished
 	switch {
-	case sendErr != nil:
-		return Object{}, sendErr
 	case readErr != nil:
 		return Object{}, readErr
+	case sendErr != nil:
+		return Object{}, sendErr
 	case ctx.Err() != nil:
 		return Object{}, fmt.Errorf("s3: upload: %w", context.Cause(ctx))
 	}
