@@ -209,14 +209,14 @@ func TestRetries(t *testing.T) {
 // retry gets its answer.
 func TestTimeout(t *testing.T) {
 	s := &script{answers: []func(http.ResponseWriter, *http.Request){stall, status(200, emptyList)}}
-	c := newFakeClient(t, s, func(cfg *Config) { cfg.Timeout = 100 * time.Millisecond })
+	c := newFakeClient(t, s, func(cfg *Config) { cfg.Timeout = 300 * time.Millisecond })
 	if _, err := c.List(context.Background(), ""); err != nil {
 		t.Fatalf("List = %v", err)
 	}
 	s = &script{answers: []func(http.ResponseWriter, *http.Request){stall}}
-	c = newFakeClient(t, s, func(cfg *Config) { cfg.Timeout = 100 * time.Millisecond; cfg.MaxRetries = -1 })
+	c = newFakeClient(t, s, func(cfg *Config) { cfg.Timeout = 300 * time.Millisecond; cfg.MaxRetries = -1 })
 	_, err := c.List(context.Background(), "")
-	if err == nil || !strings.Contains(err.Error(), "s3: list: no progress within 100ms") {
+	if err == nil || !strings.Contains(err.Error(), "s3: list: no progress within 300ms") {
 		t.Fatalf("List = %v, want a timeout", err)
 	}
 }

@@ -82,6 +82,7 @@ func (g Gateway) run(t testing.TB, bin, addr string) error {
 		_ = cmd.Process.Kill()
 		<-exited
 	}
+	probe := &http.Client{Timeout: 2 * time.Second}
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(30 * time.Second)
@@ -95,7 +96,7 @@ func (g Gateway) run(t testing.TB, bin, addr string) error {
 		case <-tick.C:
 		}
 		// Any HTTP answer (an unsigned request is refused) means it serves.
-		resp, err := http.Get("http://" + addr + "/")
+		resp, err := probe.Get("http://" + addr + "/")
 		if err == nil {
 			resp.Body.Close()
 			t.Cleanup(stop)
