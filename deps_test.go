@@ -63,6 +63,11 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
 	"strongbox/backup": {},
+	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
+	// no knowledge of the server's routes.
+	"strongbox/backup/s3": {},
+	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
+	"strongbox/backup/s3/s3test": {},
 }
 
 // forbiddenStd lists standard packages a project package must not import.

@@ -1,0 +1,52 @@
+// Package s3 is a client of S3-compatible object storage (AWS S3, MinIO,
+// Ceph, Backblaze B2, Cloudflare R2, Wasabi, versitygw …) for the backup
+// archives: list, head, ranged get, small put, streamed multipart upload
+// and delete of the keys of one bucket. It imports only the standard
+// library and knows nothing of strongbox's routes.
+//
+// # Signing
+//
+// Requests are signed with AWS Signature Version 4, written by hand: the
+// canonical request (S3's URI encoding, each path segment encoded and "/"
+// kept, no normalization; the query sorted and encoded; the signed headers
+// lowercased and sorted), the string to sign, the signing key derived per
+// date, region and service, and the Authorization header. The payload is
+// always hashed: x-amz-content-sha256 carries the real SHA-256 of each
+// body, of each part of an upload too (a part is buffered, so hashing it
+// costs no extra read). The clock is [Config.Now].
+//
+// # Bounds
+//
+//   - Every request has a watchdog ([Config.Timeout]): it fails when that
+//     long passes without progress (the body being sent, the answer's
+//     headers, a read of the answer).
+//   - XML answers are read up to 1 MiB, error bodies up to 64 KiB.
+//   - Failed steps are retried with full-jitter exponential backoff
+//     ([Config.MaxRetries], [Config.Rand]) when that cannot do harm: List,
+//     Head, Get (until its body is returned), Put, UploadPart, Delete and
+//     AbortMultipartUpload on 5xx, 429 and connection errors;
+//     CreateMultipartUpload on 5xx and 429 only (after a lost answer an
+//     upload may exist whose id never arrived); CompleteMultipartUpload on
+//     5xx and connection errors. A whole Upload is never restarted.
+//   - [Client.Upload] holds at most two parts (one being sent, one being
+//     read), so memory does not grow with the archive, and aborts the
+//     multipart upload on any failure, so the bucket never keeps a partial
+//     or orphaned upload.
+//
+// # Errors
+//
+// An error answer is an [*Error] (status, S3 code, message, request id,
+// operation); a missing key is also [ErrNotFound] for errors.Is. A
+// connection error reads "s3: OP: dial tcp …". No error holds the secret
+// or a signature.
+//
+// # Keys
+//
+// A key is valid UTF-8 without control characters, at most 1024 bytes,
+// and has no empty, "." or ".." segment and no leading "/": S3 itself
+// would store such keys as they are, but a server or proxy that cleans
+// paths could turn them into another key, so the client refuses them
+// before sending anything.
+//
+// The package s3test starts a real S3 server (versitygw) for tests.
+package s3
