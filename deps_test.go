@@ -63,6 +63,9 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
 	"strongbox/backup": {},
+	// backuptest is a test helper: an in-memory S3 bucket, a
+	// backup.ObjectStore.
+	"strongbox/backup/backuptest": {"strongbox/backup"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -74,6 +77,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
+	"strongbox/backup/backuptest": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/httpapi/app/settings":         {"net/http"},

@@ -120,7 +120,7 @@ func TestAutoBackupRun(t *testing.T) {
 			var logBuf bytes.Buffer
 			var lock backup.Lock
 			fc := &fakeCreate{d: d, err: tt.createErr}
-			a := newSchedule(slog.New(slog.NewTextHandler(&logBuf, nil)), fixedNow, func() *backup.Dir { return d }, &lock, fc.create)
+			a := newSchedule(slog.New(slog.NewTextHandler(&logBuf, nil)), fixedNow, func() backup.Storage { return d.Storage() }, &lock, fc.create)
 			a.reload(settings.Settings{Backups: settings.Backups{Cron: "* * * * *", CronMaxKeep: tt.keep}})
 			if tt.busy {
 				release, _ := lock.TryLock(backup.KindRestore, "manual.zip")
@@ -160,7 +160,7 @@ func TestAutoBackupSchedule(t *testing.T) {
 		defer st.Close()
 		var lock backup.Lock
 		fc := &fakeCreate{d: d}
-		a := newSchedule(slog.New(slog.DiscardHandler), time.Now, func() *backup.Dir { return d }, &lock, fc.create)
+		a := newSchedule(slog.New(slog.DiscardHandler), time.Now, func() backup.Storage { return d.Storage() }, &lock, fc.create)
 		defer st.Subscribe(a.reload)()
 		a.start()
 		defer a.stop()

@@ -23,7 +23,7 @@ func TestBackupsService(t *testing.T) {
 	if got := b.Limits(); got != backup.DefaultLimits {
 		t.Errorf("Limits() = %+v, want %+v", got, backup.DefaultLimits)
 	}
-	dir, lock := b.Dir(), b.Lock()
+	dir, lock := ts.Server.bdir, b.Lock()
 
 	if _, err := b.Create(t.Context(), "before.zip"); err != nil {
 		t.Fatalf("Create before a restart: %v", err)
@@ -31,7 +31,7 @@ func TestBackupsService(t *testing.T) {
 	if err := ts.Restart(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if b.Dir() != dir || b.Lock() != lock {
+	if ts.Server.bdir != dir || b.Lock() != lock {
 		t.Error("the backups folder or lock changed across a restart")
 	}
 
