@@ -151,8 +151,6 @@ func (s *s3Storage) Create(ctx context.Context, key string, src Source, meta Met
 	if err := checkSource(key, src); err != nil {
 		return Info{}, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
 	go func() {
@@ -162,7 +160,6 @@ func (s *s3Storage) Create(ctx context.Context, key string, src Source, meta Met
 	}()
 	o, err := s.obj.Upload(ctx, key, pr, zipType)
 	pr.CloseWithError(cmpErr(err, io.ErrClosedPipe)) // stops the writer if the upload gave up
-	cancel()
 	// The side that failed first is the cause: the other fails with
 	// its error, through the pipe.
 	if werr := <-written; werr != nil && (err == nil || !errors.Is(werr, err)) {
