@@ -24,6 +24,7 @@ import (
 // and writes a small archive, or fails with err.
 type fakeCreate struct {
 	d   *backup.Dir
+	st  backup.Storage // where it creates; nil = d
 	err error
 
 	mu   sync.Mutex
@@ -40,7 +41,11 @@ func (f *fakeCreate) create(ctx context.Context, key string) (backup.Info, error
 	src := backup.Source{{Name: "auth.journal", Size: 1, Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("x")), nil
 	}}}
-	return f.d.Create(ctx, key, src, backup.Meta{Created: captureTime})
+	st := f.st
+	if st == nil {
+		st = f.d.Storage()
+	}
+	return st.Create(ctx, key, src, backup.Meta{Created: captureTime})
 }
 
 func (f *fakeCreate) created() []string {
