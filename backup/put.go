@@ -24,7 +24,25 @@ func (d *Dir) Put(ctx context.Context, key string, r io.Reader, maxSize int64, l
 	if d.Exists(key) {
 		return Info{}, fmt.Errorf("%w: %s", ErrExists, key)
 	}
-	fd, tmp, _, err := d.receive(ctx, key, r, maxSize, limits)
+	return d.received(ctx, key, r, maxSize, limits, func(fd *os.File, tmp string, _ int64) (Info, error) {
+		if err := fd.Close(); err != nil {
+			return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
+		}
+		if err := ctx.Err(); err != nil {
+			return Info{}, fmt.Errorf("backup: upload %s: %w", key, err)
+		}
+		if err := d.publishTemp(tmp, key); err != nil {
+			return Info{}, err
+		}
+		return d.Stat(key)
+	})
+}
+
+// received receives an upload into a temporary file ([Dir.receive]) and
+// hands it to keep, open, with its temporary name and length; whatever
+// keep does, the temporary file is removed after.
+func (d *Dir) received(ctx context.Context, key string, r io.Reader, maxSize int64, limits Limits, keep func(fd *os.File, tmp string, n int64) (Info, error)) (Info, error) {
+	fd, tmp, n, err := d.receive(ctx, key, r, maxSize, limits)
 	if err != nil {
 		return Info{}, err
 	}
@@ -32,16 +50,7 @@ func (d *Dir) Put(ctx context.Context, key string, r io.Reader, maxSize int64, l
 		fd.Close()
 		d.root.Remove(tmp)
 	}()
-	if err := fd.Close(); err != nil {
-		return Info{}, fmt.Errorf("backup: upload %s: %w", key, unpath(err))
-	}
-	if err := ctx.Err(); err != nil {
-		return Info{}, fmt.Errorf("backup: upload %s: %w", key, err)
-	}
-	if err := d.publishTemp(tmp, key); err != nil {
-		return Info{}, err
-	}
-	return d.Stat(key)
+	return keep(fd, tmp, n)
 }
 
 // receive streams r into a new temporary file of the folder (at most

@@ -200,22 +200,16 @@ func (s *s3Storage) Put(ctx context.Context, key string, r io.Reader, maxSize in
 	if err := s.free(ctx, key); err != nil {
 		return Info{}, err
 	}
-	fd, tmp, n, err := s.stage.receive(ctx, key, r, maxSize, limits)
-	if err != nil {
-		return Info{}, err
-	}
-	defer func() {
-		fd.Close()
-		s.stage.root.Remove(tmp)
-	}()
-	if err := s.free(ctx, key); err != nil {
-		return Info{}, err
-	}
-	o, err := s.obj.Upload(ctx, key, io.NewSectionReader(fd, 0, n), zipType)
-	if err != nil {
-		return Info{}, objectErr("upload", key, err)
-	}
-	return s.uploaded(ctx, key, o)
+	return s.stage.received(ctx, key, r, maxSize, limits, func(fd *os.File, _ string, n int64) (Info, error) {
+		if err := s.free(ctx, key); err != nil {
+			return Info{}, err
+		}
+		o, err := s.obj.Upload(ctx, key, io.NewSectionReader(fd, 0, n), zipType)
+		if err != nil {
+			return Info{}, objectErr("upload", key, err)
+		}
+		return s.uploaded(ctx, key, o)
+	})
 }
 
 // Fetch downloads the archive into a temporary file of the local backups
