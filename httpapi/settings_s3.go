@@ -17,8 +17,8 @@ import (
 const (
 	msgTestS3Failed   = "Failed to test the S3 filesystem."
 	msgTestS3Raw      = "Failed to test the S3 filesystem. Raw error: \n"
-	msgS3NotEnabled   = "S3 storage filesystem is not enabled"
-	msgS3StorageNoFS  = msgS3NotEnabled + " (strongbox stores no uploaded files, so it has no S3 file storage to test)"
+	msgS3NotEnabled   = "S3 storage filesystem is not enabled."
+	msgS3StorageNoFS  = "S3 storage filesystem is not enabled: strongbox stores no uploaded files, so it has no S3 file storage to test."
 	testS3Timeout     = 25 * time.Second
 	testS3Backups     = "backups"
 	testS3FileStorage = "storage"
