@@ -338,7 +338,10 @@ type ProbeError struct {
 	Err  error  // the client's error, unchanged
 }
 
+// Error is the step and the client's error.
 func (e *ProbeError) Error() string { return e.Step + ": " + e.Err.Error() }
+
+// Unwrap returns the client's error.
 func (e *ProbeError) Unwrap() error { return e.Err }
 
 // ProbeBucket checks that the bucket can be listed and written: it lists

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -293,4 +294,35 @@ func TestProbeBucket(t *testing.T) {
 			t.Errorf("probe failing at %s = %v", op, err)
 		}
 	}
+}
+
+func ExampleNewS3Storage() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "strongbox-example-")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	stage, err := backup.OpenDir(filepath.Join(dir, "backups"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer stage.Close()
+	bucket := &backuptest.Bucket{} // in production: the S3 client of backups.s3
+	st := backup.NewS3Storage(bucket, stage)
+	if _, err := st.Create(ctx, "nightly.zip", oneFile("auth.journal", "data"), backup.Meta{Version: "1.0.0"}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	bucket.Set("photos/cat.jpg", []byte("not an archive"))
+	list, _ := st.List(ctx)
+	for _, i := range list {
+		fmt.Println(i.Key)
+	}
+	fmt.Println(bucket.Keys())
+	// Output:
+	// nightly.zip
+	// [nightly.zip photos/cat.jpg]
 }

@@ -19,10 +19,10 @@ import (
 
 // errS3Disabled is TestS3's answer while backups.s3 is disabled (the
 // route refuses that case first).
-var errS3Disabled = errors.New("S3 storage of backups is not enabled")
+var errS3Disabled = errors.New("app: backups.s3 is not enabled")
 
 // errNoS3Client: backups.s3 is enabled but Options.ObjectStore is nil.
-var errNoS3Client = errors.New("S3 storage of backups is enabled, but this server has no S3 client")
+var errNoS3Client = errors.New("app: backups.s3 is enabled, but this server has no S3 client")
 
 // archiveStore is the storage of the archives in force, and the bucket
 // behind it (nil for the folder), or why the bucket cannot be used.
