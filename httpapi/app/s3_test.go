@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -198,4 +199,77 @@ func TestBackupCLIOnS3(t *testing.T) {
 		t.Errorf("the backups folder holds %q", got)
 	}
 	noPending(t, dir)
+}
+
+// TestRestoreFromS3: POST /api/backups/{key}/restore of an archive in the
+// bucket downloads it into the backups folder, verifies it, swaps it in
+// and restarts on it; a restore whose download fails answers 400 and
+// changes nothing.
+func TestRestoreFromS3(t *testing.T) {
+	dir := t.TempDir()
+	bucket := &backuptest.Bucket{}
+	var last settings.S3
+	calls := make(chan execCall, 1)
+	var ts *testServer
+	ts = startServer(t, dir, func(c *Config) {
+		c.ObjectStore = bucketOf(bucket, &last)
+		c.Exec = fakeExec(t, dir, func() string { return strings.TrimPrefix(ts.base, "http://") }, calls, nil)
+	}, nil)
+	token := ts.login(t)
+	if code, body, _ := ts.do(t, "PATCH", "/api/settings", token, enableS3); code != 200 {
+		t.Fatalf("enable S3: %d %s", code, body)
+	}
+	makeArchive(t, dir, "r.zip", "Restored", nil)
+	local := filepath.Join(dir, "backups", "r.zip")
+	data, err := os.ReadFile(local)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bucket.Set("r.zip", data)
+	if err := os.Remove(local); err != nil {
+		t.Fatal(err)
+	}
+
+	bucket.Fail = func(op, key string) error {
+		if op == "get" {
+			return errors.New("connection reset by peer")
+		}
+		return nil
+	}
+	code, body, _ := ts.do(t, "POST", "/api/backups/r.zip/restore", token, "")
+	if code != 400 || !strings.Contains(string(body), "The backup file could not be read.") {
+		t.Errorf("restore with a failing download: %d %s", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(dir, backup.WorkDir)); err == nil {
+		t.Error("a restore whose download failed started a swap")
+	}
+	if got := ts.appName(t, token); got != "Acme" {
+		t.Errorf("appName = %q after a failed restore", got)
+	}
+
+	bucket.Fail = nil
+	if code, body, _ := ts.do(t, "POST", "/api/backups/r.zip/restore", token, ""); code != 204 {
+		t.Fatalf("restore: %d %s", code, body)
+	}
+	select {
+	case <-calls:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the restore never re-executed the process")
+	}
+	if err := ts.stop(); err != nil {
+		t.Fatalf("Run after the exec: %v", err)
+	}
+	ts2 := startServer(t, dir, nil, nil)
+	if got := ts2.appName(t, ts2.login(t)); got != "Restored" {
+		t.Errorf("appName = %q after the restore, want Restored", got)
+	}
+	// The downloaded copy is gone (removed after the restore, or by the
+	// start's clean-up of temporary files).
+	ents, err := os.ReadDir(filepath.Join(dir, "backups"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		t.Errorf("the backups folder holds %s", e.Name())
+	}
 }
