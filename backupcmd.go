@@ -41,7 +41,7 @@ func (c cli) backup(ctx context.Context, args []string) error {
 	}
 	switch action {
 	case "list":
-		list, err := app.ListBackups(cfg.Dir)
+		list, err := app.ListBackups(ctx, cfg.Options)
 		if err != nil {
 			return err
 		}

@@ -68,6 +68,9 @@ var depsRules = map[string][]string{
 	"strongbox/backup/s3": {},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
+	// backuptest is a test helper: an in-memory S3 bucket, a
+	// backup.ObjectStore.
+	"strongbox/backup/backuptest": {"strongbox/backup"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -79,6 +82,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
+	"strongbox/backup/backuptest": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/httpapi/app/settings":         {"net/http"},

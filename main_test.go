@@ -248,6 +248,29 @@ func pendingStrongbox(t *testing.T) map[string]string {
 // child process, whose restore re-executes it for real: every one must
 // pass, none skipped, and the process must keep its PID.
 func TestConformanceDestructive(t *testing.T) {
+	conformanceDestructive(t, nil)
+}
+
+// s3Conformance, when set, returns the backups.s3 settings of a bucket on
+// a real S3 server (an S3 gateway the test starts, its client wired into
+// the binary), or skips the test: TestConformanceDestructiveOnS3 then runs
+// the backup requirements against a strongbox whose archives are there.
+// Nil until a real S3 client is wired into `strongbox serve`.
+var s3Conformance func(t *testing.T) map[string]any
+
+// TestConformanceDestructiveOnS3 is TestConformanceDestructive with the
+// archives on S3: backups.s3 enabled (PATCH /api/settings) before the run.
+func TestConformanceDestructiveOnS3(t *testing.T) {
+	if s3Conformance == nil {
+		t.Skip("no S3 server: s3Conformance is not set (a real S3 client and STRONGBOX_S3_GATEWAY are needed)")
+	}
+	conformanceDestructive(t, s3Conformance(t))
+}
+
+// conformanceDestructive runs the backup requirements, the full restore
+// included, against a child strongbox, with backups.s3 set to s3 first
+// when it is not nil.
+func conformanceDestructive(t *testing.T, s3 map[string]any) {
 	if runtime.GOOS == "windows" {
 		t.Skip("a full restore re-executes the server, which Windows cannot (no exec)")
 	}
@@ -256,6 +279,9 @@ func TestConformanceDestructive(t *testing.T) {
 	child, dir, _ := startChildServer(t, ctx,
 		"STRONGBOX_SUPERUSER_EMAIL=conformance@localhost", "STRONGBOX_SUPERUSER_PASSWORD=conformance-password")
 	pid := child.Cmd.Process.Pid
+	if s3 != nil {
+		enableBackupsS3(t, child.Base, "conformance@localhost", "conformance-password", s3)
+	}
 	report := conformance.Run(ctx, conformance.Config{
 		BaseURL: child.Base, Email: "conformance@localhost", Password: "conformance-password",
 		Only: "BKP-", Destructive: true, Profile: conformance.SourceStrongbox,
@@ -293,6 +319,32 @@ func TestConformanceDestructive(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, ".lock")); strings.TrimSpace(string(b)) != strconv.Itoa(pid) {
 		t.Errorf(".lock holds %q, want the PID %d", b, pid)
+	}
+}
+
+// enableBackupsS3 sets backups.s3 to s3, enabled, on the server at base,
+// as its superuser email.
+func enableBackupsS3(t *testing.T, base, email, password string, s3 map[string]any) {
+	t.Helper()
+	login, _ := json.Marshal(map[string]string{"identity": email, "password": password})
+	res, err := http.Post(base+"/api/collections/_superusers/auth-with-password", "application/json", bytes.NewReader(login))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var auth struct{ Token string }
+	json.NewDecoder(res.Body).Decode(&auth)
+	res.Body.Close()
+	s3["enabled"] = true
+	body, _ := json.Marshal(map[string]any{"backups": map[string]any{"s3": s3}})
+	req, _ := http.NewRequest(http.MethodPatch, base+"/api/settings", bytes.NewReader(body))
+	req.Header.Set("Authorization", auth.Token)
+	req.Header.Set("Content-Type", "application/json")
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("enabling backups.s3: %s", res.Status)
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package backup keeps the archives of the data directory: it writes,
 // stores (uploads), lists, deletes, verifies and extracts the zip files in
-// <data dir>/backups/, and nothing else.
+// <data dir>/backups/ or in an S3 bucket, and nothing else.
 //
 // It imports no store and knows nothing of HTTP. A caller that wants a
 // backup captures the stores itself and hands Create a [Source]: a list of
@@ -45,6 +45,20 @@
 // failed or cancelled create or upload removes its temporary file; a
 // temporary file left by a crash is removed by [Dir.CleanTemp], which the
 // server calls at start.
+//
+// # Storage
+//
+// The callers use a [Storage], never a [Dir] directly: [Dir.Storage] is
+// the folder, [NewS3Storage] a bucket reached through an [ObjectStore]
+// (the S3 client behind a small adapter). On a bucket, Create streams the
+// zip writer into a multipart upload (nothing on disk, the object visible
+// only once complete); Put receives and verifies an upload in a
+// temporary file of the folder before uploading it, so a refused upload
+// never reaches the bucket; Open reads by ranged GETs, for downloads with
+// Range; and Fetch downloads an archive into a temporary file of the
+// folder, which a restore verifies and extracts as it would a local one
+// ([Archive]). Keys are the same [ValidKey]s, each an object at the
+// bucket's root, so no key reaches another object.
 //
 // # Restore
 //

@@ -3,6 +3,7 @@ package backup
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -30,7 +31,12 @@ func (d *Dir) Extract(key, dst string, limits Limits) error {
 	if err != nil {
 		return keyErr("extract", key, err)
 	}
-	v, err := open(f, fi.Size(), limits)
+	return extractFrom(f, fi.Size(), key, dst, limits)
+}
+
+// extractFrom is Extract of the archive key held by r, of size bytes.
+func extractFrom(r io.ReaderAt, size int64, key, dst string, limits Limits) error {
+	v, err := open(r, size, limits)
 	if err != nil {
 		return fmt.Errorf("backup: extract %s: %w", key, err)
 	}

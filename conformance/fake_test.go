@@ -94,6 +94,8 @@ func fakeDefaultSettings() map[string]any {
 			map[string]any{"label": "/api/", "audience": "", "duration": 10.0, "maxRequests": 300.0}}},
 		"trustedProxy": map[string]any{"headers": []any{}, "useLeftmostIP": false},
 		"logs":         map[string]any{"maxDays": float64(5), "minLevel": float64(0), "logIP": true, "logAuthId": false},
+		"backups": map[string]any{"cron": "", "cronMaxKeep": float64(3), "s3": map[string]any{"enabled": false, "bucket": "",
+			"region": "", "endpoint": "", "accessKey": "", "forcePathStyle": false}},
 	}
 }
 
@@ -273,6 +275,8 @@ func (f *fakeServer) route(q *fakeReq) error {
 		return f.handleSettings(q)
 	case p == "/api/settings/test/email" && r.Method == "POST":
 		return f.handleTestEmail(q)
+	case p == pathTestS3 && r.Method == "POST":
+		return f.handleTestS3(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
 	case (p == "/api/logs" || strings.HasPrefix(p, "/api/logs/")) && r.Method == "GET":

@@ -58,6 +58,7 @@ func unknownPath(r *http.Request) bool {
 var (
 	settingsAny    = under("", "/api/settings")
 	testEmailRoute = route(http.MethodPost, "/api/settings/test/email")
+	testS3Route    = route(http.MethodPost, pathTestS3)
 )
 
 var errorsMutators = []mutator{
@@ -108,4 +109,14 @@ var errorsMutators = []mutator{
 	{"test-email-for-guests", []string{"SETTINGS-MAIL-001"}, acceptAll(testEmailRoute, 401)},
 	{"test-email-for-users", []string{"SETTINGS-MAIL-002"}, acceptAll(testEmailRoute, 403)},
 	{"test-email-accepts-blank", []string{"SETTINGS-MAIL-003"}, acceptAll(testEmailRoute, 400)},
+	{"s3-secret-shown", []string{"SETTINGS-S3-001"}, editObject(route(http.MethodGet, "/api/settings"), func(_ *http.Request, m map[string]any) {
+		if b, ok := m["backups"].(map[string]any); ok {
+			if s3, ok := b["s3"].(map[string]any); ok {
+				s3["secret"] = "leaked"
+			}
+		}
+	})},
+	{"s3-blank-bucket-accepted", []string{"SETTINGS-S3-002"}, acceptAll(route(http.MethodPatch, "/api/settings"), 400)},
+	{"s3-test-for-anyone", []string{"SETTINGS-S3-003"}, acceptAll(testS3Route, 401, 403)},
+	{"s3-test-accepts-blank", []string{"SETTINGS-S3-004"}, acceptAll(testS3Route, 400)},
 }

@@ -56,6 +56,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	authAlertRequirements,
 	settingsRequirements,
 	settingsMailRequirements,
+	settingsS3Requirements,
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,

@@ -43,17 +43,29 @@ func startStrongbox(t testing.TB) string {
 // addresses allowed or not, as strongbox's STRONGBOX_OAUTH2_ALLOW_PRIVATE.
 func startStrongboxWith(t testing.TB, oauth2AllowPrivate bool) string {
 	t.Helper()
+	return startStrongboxIn(t, t.TempDir(), func(c *app.Config) { c.OAuth2AllowPrivate = oauth2AllowPrivate })
+}
+
+// startStrongboxIn is startStrongbox on the data dir dir, its Config
+// changed by edit (nil: as it is) before it starts: the hook for a run on
+// other settings, such as backups on S3 (startStrongboxS3).
+func startStrongboxIn(t testing.TB, dir string, edit func(*app.Config)) string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan net.Addr, 1)
 	done := make(chan error, 1)
-	srv := app.New(app.Config{
-		Options: app.Options{Dir: t.TempDir(), BcryptCost: 4},
+	cfg := app.Config{
+		Options: app.Options{Dir: dir, BcryptCost: 4},
 		Addr:    "127.0.0.1:0", SuperuserEmail: testEmail, SuperuserPassword: testPassword,
 		OnReady:   func(r app.Ready) { ready <- r.Addr },
 		NoExec:    errors.New("strongbox serves inside the conformance tests"),
 		MailDrain: time.Second, ShutdownTimeout: 5 * time.Second,
-		OAuth2AllowPrivate: oauth2AllowPrivate,
-	})
+		OAuth2AllowPrivate: true,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	srv := app.New(cfg)
 	go func() { done <- srv.Run(ctx) }()
 	select {
 	case addr := <-ready:

@@ -37,8 +37,10 @@ const RestoreTimeout = 10 * time.Minute
 //     another create or restore holds it, 400 "Try again later …";
 //  4. no archive by that key: 400 "Missing or invalid backup file.";
 //  5. this process cannot restore (Windows): 400 with the reason;
-//  6. the archive fails a full Verify: 400 saying why in terms of its own
-//     entries (never a server path); the data is untouched.
+//  6. the archive cannot be fetched (on S3: downloaded into the backups
+//     folder) or fails a full Verify: 400 saying why, in terms of its own
+//     entries for a bad archive (never a server path); the data is
+//     untouched.
 //
 // On any refusal the lock is released. Otherwise the answer is 204, and a
 // goroutine, with a context of its own bounded by RestoreTimeout, calls
@@ -50,21 +52,18 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		return err
 	}
 	b := s.backups
-	var dir *backup.Dir
-	if b != nil {
-		dir = b.Dir()
-	}
-	if dir == nil {
+	if b == nil {
 		return errBadRequest(msgBackupsLoad, errors.New("httpapi: the backups folder cannot be opened"))
 	}
+	st := b.Storage()
 	key := r.PathValue("key")
 	release, ok := b.Lock().TryLock(backup.KindRestore, key)
 	if !ok {
 		return errBadRequest(msgBackupBusy, nil)
 	}
 	// Any stored key, an automatic backup's (@auto_…) too: those are what
-	// a restore most often wants. dir.Exists refuses a key that is not one.
-	if !dir.Exists(key) {
+	// a restore most often wants. Exists refuses a key that is not one.
+	if found, _ := st.Exists(r.Context(), key); !found {
 		release()
 		return s.restoreRefused(r, key, "no backup by that key", errBadRequest(msgRestoreMissing, nil))
 	}
@@ -72,7 +71,8 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		release()
 		return s.restoreRefused(r, key, err.Error(), errBadRequest(err.Error(), err))
 	}
-	if _, err := dir.Verify(key, b.Limits()); err != nil {
+	a, err := backup.FetchVerified(r.Context(), st, key, b.Limits())
+	if err != nil {
 		release()
 		if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {
 			return s.restoreRefused(r, key, ae.Reason, errBadRequest(msgRestoreInvalid+ae.Reason+".", err))
@@ -90,7 +90,7 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		defer release()
 		ctx, cancel := context.WithTimeout(context.Background(), RestoreTimeout)
 		defer cancel()
-		if err := b.Restore(ctx, key); err != nil {
+		if err := b.Restore(ctx, a); err != nil {
 			log.Error("Failed to restore backup", "key", key, "err", err)
 		}
 	}()

@@ -30,7 +30,8 @@ type restoreFake struct {
 	calls      chan string // keys Restore was called with
 }
 
-func (f *restoreFake) Dir() *backup.Dir                                    { return f.dir }
+func (f *restoreFake) Storage() backup.Storage                             { return f.dir.Storage() }
+func (f *restoreFake) TestS3(context.Context) error                        { return nil }
 func (f *restoreFake) Lock() *backup.Lock                                  { return &f.lock }
 func (f *restoreFake) Limits() backup.Limits                               { return backup.Limits{} }
 func (f *restoreFake) MaxUpload() int64                                    { return 1 << 20 }
@@ -40,11 +41,12 @@ func (f *restoreFake) CanRestore() error {
 	time.Sleep(f.slow)
 	return f.canRestore
 }
-func (f *restoreFake) Restore(ctx context.Context, key string) error {
+func (f *restoreFake) Restore(ctx context.Context, a *backup.Archive) error {
+	defer a.Close()
 	if _, ok := ctx.Deadline(); !ok {
 		return errors.New("restore without a deadline")
 	}
-	f.calls <- key
+	f.calls <- a.Key()
 	return f.restoreErr
 }
 

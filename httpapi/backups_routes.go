@@ -75,7 +75,7 @@ func (s *Server) handleBackupsList(w http.ResponseWriter, r *http.Request) error
 	if s.backups == nil {
 		return errBadRequest(msgBackupsLoad, errNoBackups)
 	}
-	infos, err := s.backups.Dir().List()
+	infos, err := s.backups.Storage().List(r.Context())
 	if err != nil {
 		return errBadRequest(msgBackupsLoad, err)
 	}
@@ -96,7 +96,7 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 	if s.backups == nil {
 		return errBadRequest(msgBackupCreateFailed, errNoBackups)
 	}
-	lock, dir := s.backups.Lock(), s.backups.Dir()
+	lock, st := s.backups.Lock(), s.backups.Storage()
 	if _, _, held := lock.Held(); held {
 		return errBadRequest(msgBackupBusy, nil)
 	}
@@ -110,8 +110,12 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 	}
 	key := name
 	if name == "" {
-		key = backup.NewName(s.now(), dir.Exists)
-	} else if fe := checkBackupName(dir, name); fe != nil {
+		// A name the storage cannot check is tried all the same: Create
+		// checks it again, and fails as the storage does.
+		key = backup.NewName(s.now(), func(k string) bool { ok, _ := st.Exists(r.Context(), k); return ok })
+	} else if fe, err := checkBackupName(r.Context(), st, name); err != nil {
+		return errBadRequest(msgBackupCreateFailed, err)
+	} else if fe != nil {
 		return errValidation(msgValidationFailed, validation.Errors{"name": fe})
 	}
 	// The lock names the actual key, generated or not, so that the
@@ -141,23 +145,27 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 }
 
 // checkBackupName checks the name of a backup to create, the first
-// failing rule only, as in PocketBase.
-func checkBackupName(dir *backup.Dir, name string) *validation.Error {
+// failing rule only, as in PocketBase; the error is the storage's failure
+// to tell whether the name is taken.
+func checkBackupName(ctx context.Context, st backup.Storage, name string) (*validation.Error, error) {
 	switch {
 	case utf8.RuneCountInString(name) > backup.MaxNameLen:
-		return validation.LengthOutOfRange(1, backup.MaxNameLen)
+		return validation.LengthOutOfRange(1, backup.MaxNameLen), nil
 	case !backup.ValidName(name):
-		return validation.MatchInvalid()
-	case dir.Exists(name):
-		return validation.BackupNameExists()
+		return validation.MatchInvalid(), nil
 	}
-	return nil
+	taken, err := st.Exists(ctx, name)
+	if taken {
+		return validation.BackupNameExists(), nil
+	}
+	return nil, err
 }
 
 // handleBackupUpload handles POST /api/backups/upload. The body is
 // streamed: the first file of the multipart field "file" goes straight to
-// a temporary file in the backups folder (backup.Dir.Put), and is stored
-// under its own base name once verified as a strongbox archive.
+// a temporary file in the backups folder (backup.Storage.Put), and is
+// stored under its own base name once verified as a strongbox archive (in
+// the bucket, when backups are on S3: nothing reaches it before).
 func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
@@ -190,15 +198,15 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 	if !isZip(head) {
 		return uploadInvalid(validation.InvalidMimeType(name, "application/zip"))
 	}
-	dir := s.backups.Dir()
+	st := s.backups.Storage()
 	if !backup.ValidName(name) {
 		return uploadInvalid(validation.New(validation.CodeMatchInvalid,
 			"The file name must be 1 to 150 lowercase letters, digits, _ or -, then .zip."))
 	}
-	if dir.Exists(name) {
+	if taken, _ := st.Exists(r.Context(), name); taken {
 		return uploadInvalid(validation.BackupFileExists())
 	}
-	_, err = dir.Put(r.Context(), name, io.MultiReader(bytes.NewReader(head), part), maxSize, s.backups.Limits())
+	_, err = st.Put(r.Context(), name, io.MultiReader(bytes.NewReader(head), part), maxSize, s.backups.Limits())
 	switch {
 	case err == nil:
 		s.log.Info("backup uploaded", auditAttrs(r, "key", name)...)
@@ -304,7 +312,7 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 	if _, _, held := lock.Held(); held {
 		return errBadRequest(msgBackupBusy, nil)
 	}
-	err := s.backups.Dir().Delete(key)
+	err := s.backups.Storage().Delete(r.Context(), key)
 	switch {
 	case err == nil:
 		s.log.Info("backup deleted", auditAttrs(r, "key", key)...)
@@ -328,7 +336,7 @@ func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) er
 		return errBadRequest(msgFilesystemInit, errNoBackups)
 	}
 	key := r.PathValue("key")
-	f, err := s.backups.Dir().Open(key)
+	f, err := s.backups.Storage().Open(r.Context(), key)
 	if errors.Is(err, backup.ErrNotFound) || errors.Is(err, backup.ErrInvalidName) {
 		return errNotFound(err)
 	}
@@ -336,17 +344,16 @@ func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) er
 		return errBadRequest(msgFilesystemInit, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return errBadRequest(msgFilesystemInit, err)
-	}
 	h := w.Header()
 	h.Set("Content-Type", "application/zip")
 	h.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": key}))
 	h.Set("Content-Security-Policy", "default-src 'none'; media-src 'self'; style-src 'unsafe-inline'; sandbox")
 	// An archive holds every record and secret: no cache keeps a copy.
 	h.Set("Cache-Control", "no-store")
-	http.ServeContent(w, r, "", fi.ModTime(), f)
+	// An archive on S3 is read by ranged GETs from the offset ServeContent
+	// seeks to: a Range asks the bucket for those bytes only, a HEAD for
+	// none.
+	http.ServeContent(w, r, "", f.Info().Modified, f)
 	return nil
 }
 

@@ -47,12 +47,13 @@ func newFakeBackups(t *testing.T) *fakeBackups {
 	return &fakeBackups{dir: d, path: path, maxUpload: 1 << 30}
 }
 
-func (f *fakeBackups) Dir() *backup.Dir      { return f.dir }
-func (f *fakeBackups) Lock() *backup.Lock    { return &f.lock }
-func (f *fakeBackups) Limits() backup.Limits { return backup.Limits{} }
-func (f *fakeBackups) MaxUpload() int64      { return f.maxUpload }
-func (f *fakeBackups) CanRestore() error     { return nil }
-func (f *fakeBackups) Restore(context.Context, string) error {
+func (f *fakeBackups) Storage() backup.Storage      { return f.dir.Storage() }
+func (f *fakeBackups) TestS3(context.Context) error { return errors.New("fake: no S3") }
+func (f *fakeBackups) Lock() *backup.Lock           { return &f.lock }
+func (f *fakeBackups) Limits() backup.Limits        { return backup.Limits{} }
+func (f *fakeBackups) MaxUpload() int64             { return f.maxUpload }
+func (f *fakeBackups) CanRestore() error            { return nil }
+func (f *fakeBackups) Restore(context.Context, *backup.Archive) error {
 	return errors.New("fake: no restore")
 }
 

@@ -111,6 +111,7 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/settings", r(json, s.handleSettingsView))
 	m.Handle("PATCH /api/settings", r(json, s.handleSettingsUpdate))
 	m.Handle("POST /api/settings/test/email", r(json, s.handleSettingsTestEmail))
+	m.Handle("POST /api/settings/test/s3", r(json, s.handleSettingsTestS3))
 
 	// Everything else, including a known path with the wrong method, is the
 	// JSON 404 (never the mux's plain-text 404 or 405).

@@ -137,10 +137,11 @@ type Server struct {
 
 	// Backups. bdir and block live as long as the process serves,
 	// across restarts; auto runs the auto-backup schedule.
-	bdir  *backup.Dir
-	block backup.Lock
-	auto  *autoBackups
-	now   func() time.Time // the clock of backups and of their schedule
+	bdir   *backup.Dir
+	bstore atomic.Pointer[archiveStore] // where the archives go now (s3.go)
+	block  backup.Lock
+	auto   *autoBackups
+	now    func() time.Time // the clock of backups and of their schedule
 
 	// Mail: the queue lives as long as the process serves; its transport
 	// follows the settings of the open stores (mail.go).
@@ -366,7 +367,8 @@ func (s *Server) useStores(st *Stores) http.Handler {
 // (closeStores calls it). Each subsystem applies its own part of the
 // settings, at once and then on every committed change, before the change
 // is acknowledged (settings.Store.Subscribe): the log store its retention
-// and minimum level (logSettings), the auto-backup schedule settings.backups
+// and minimum level (logSettings), the storage of archives backups.s3
+// (followBackups), the auto-backup schedule settings.backups
 // (autoBackups.reload), the mail queue its transport (followMail), and the
 // API the request log's options, the trusted proxy and the rate limits
 // (httpapi.Server.ApplySettings).
@@ -375,7 +377,7 @@ func (s *Server) subscribeSettings(st *Stores, api *httpapi.Server) (unsubscribe
 	if st.Logs != nil {
 		subs = append(subs, logSettings(st.Logs, s.log))
 	}
-	subs = append(subs, s.auto.reload, s.followMail, api.ApplySettings)
+	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, api.ApplySettings)
 	cancels := make([]func(), 0, len(subs))
 	for _, fn := range subs {
 		cancels = append(cancels, st.Settings.Subscribe(fn))

@@ -16,7 +16,8 @@ import (
 
 // autoBackups runs the auto-backup schedule of settings.backups, as
 // PocketBase v0.31.0 does: a cron.Scheduler, in UTC minutes, whose
-// schedule follows the settings. Each due minute it creates
+// schedule follows the settings. Each due minute it creates, in the
+// storage in force (the backups folder or the bucket of backups.s3),
 // @auto_sb_backup_YYYYMMDDHHMMSS.zip and, only if that succeeded, deletes
 // the oldest automatic backups beyond cronMaxKeep. Manual and uploaded
 // archives are never pruned.
@@ -24,7 +25,7 @@ type autoBackups struct {
 	sched  *cron.Scheduler
 	log    *slog.Logger
 	now    func() time.Time
-	dir    func() *backup.Dir
+	store  func() backup.Storage
 	lock   *backup.Lock
 	create func(ctx context.Context, key string) (backup.Info, error)
 
@@ -37,11 +38,11 @@ type autoBackups struct {
 
 // newAutoBackups returns the schedule of s, stopped and empty.
 func newAutoBackups(s *Server) *autoBackups {
-	return newSchedule(s.log, func() time.Time { return s.now() }, func() *backup.Dir { return s.bdir }, &s.block, s.createBackup)
+	return newSchedule(s.log, func() time.Time { return s.now() }, func() backup.Storage { return s.storage().st }, &s.block, s.createBackup)
 }
 
-func newSchedule(log *slog.Logger, now func() time.Time, dir func() *backup.Dir, lock *backup.Lock, create func(context.Context, string) (backup.Info, error)) *autoBackups {
-	a := &autoBackups{sched: cron.New(now), log: log, now: now, dir: dir, lock: lock, create: create}
+func newSchedule(log *slog.Logger, now func() time.Time, store func() backup.Storage, lock *backup.Lock, create func(context.Context, string) (backup.Info, error)) *autoBackups {
+	a := &autoBackups{sched: cron.New(now), log: log, now: now, store: store, lock: lock, create: create}
 	a.sched.Logger = log
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a
@@ -71,8 +72,8 @@ func (a *autoBackups) stop() {
 // run is one due minute of the schedule.
 func (a *autoBackups) run(time.Time) {
 	start := time.Now()
-	d := a.dir()
-	key := backup.NewAutoName(a.now(), d.Exists)
+	st := a.store()
+	key := backup.NewAutoName(a.now(), func(k string) bool { ok, _ := st.Exists(a.ctx, k); return ok })
 	release, ok := a.lock.TryLock(backup.KindCreate, key)
 	if !ok {
 		kind, _, _ := a.lock.Held()
@@ -91,17 +92,17 @@ func (a *autoBackups) run(time.Time) {
 	a.mu.Lock()
 	keep := a.keep
 	a.mu.Unlock()
-	a.prune(d, keep)
+	a.prune(st, keep)
 }
 
 // prune deletes the automatic backups beyond the newest keep: sorted by
 // modification time, newest first, ties broken by key, newest name first.
 // A keep below 1 prunes nothing.
-func (a *autoBackups) prune(d *backup.Dir, keep int) {
+func (a *autoBackups) prune(st backup.Storage, keep int) {
 	if keep < 1 {
 		return
 	}
-	list, err := d.List()
+	list, err := st.List(a.ctx)
 	if err != nil {
 		a.log.Error("auto backup: prune: list the backups", "err", err)
 		return
@@ -111,7 +112,7 @@ func (a *autoBackups) prune(d *backup.Dir, keep int) {
 		return cmp.Or(y.Modified.Compare(x.Modified), strings.Compare(y.Key, x.Key))
 	})
 	for _, old := range list[min(keep, len(list)):] {
-		if err := d.Delete(old.Key); err != nil {
+		if err := st.Delete(a.ctx, old.Key); err != nil {
 			a.log.Error("auto backup: prune", "key", old.Key, "err", err)
 			continue
 		}

@@ -24,6 +24,7 @@ import (
 // and writes a small archive, or fails with err.
 type fakeCreate struct {
 	d   *backup.Dir
+	st  backup.Storage // where it creates; nil = d
 	err error
 
 	mu   sync.Mutex
@@ -40,7 +41,11 @@ func (f *fakeCreate) create(ctx context.Context, key string) (backup.Info, error
 	src := backup.Source{{Name: "auth.journal", Size: 1, Open: func() (io.ReadCloser, error) {
 		return io.NopCloser(strings.NewReader("x")), nil
 	}}}
-	return f.d.Create(ctx, key, src, backup.Meta{Created: captureTime})
+	st := f.st
+	if st == nil {
+		st = f.d.Storage()
+	}
+	return st.Create(ctx, key, src, backup.Meta{Created: captureTime})
 }
 
 func (f *fakeCreate) created() []string {
@@ -120,7 +125,7 @@ func TestAutoBackupRun(t *testing.T) {
 			var logBuf bytes.Buffer
 			var lock backup.Lock
 			fc := &fakeCreate{d: d, err: tt.createErr}
-			a := newSchedule(slog.New(slog.NewTextHandler(&logBuf, nil)), fixedNow, func() *backup.Dir { return d }, &lock, fc.create)
+			a := newSchedule(slog.New(slog.NewTextHandler(&logBuf, nil)), fixedNow, func() backup.Storage { return d.Storage() }, &lock, fc.create)
 			a.reload(settings.Settings{Backups: settings.Backups{Cron: "* * * * *", CronMaxKeep: tt.keep}})
 			if tt.busy {
 				release, _ := lock.TryLock(backup.KindRestore, "manual.zip")
@@ -160,7 +165,7 @@ func TestAutoBackupSchedule(t *testing.T) {
 		defer st.Close()
 		var lock backup.Lock
 		fc := &fakeCreate{d: d}
-		a := newSchedule(slog.New(slog.DiscardHandler), time.Now, func() *backup.Dir { return d }, &lock, fc.create)
+		a := newSchedule(slog.New(slog.DiscardHandler), time.Now, func() backup.Storage { return d.Storage() }, &lock, fc.create)
 		defer st.Subscribe(a.reload)()
 		a.start()
 		defer a.stop()

@@ -11,6 +11,8 @@ import (
 
 	"strongbox/authn/validation"
 	"strongbox/backup"
+	"strongbox/httpapi/app/settings"
+	"strongbox/logstore/journal"
 )
 
 // nameProblem returns why name cannot be the name of an archive, in the
@@ -27,13 +29,20 @@ func nameProblem(name string) string {
 	return ""
 }
 
-// ListBackups returns the archives in the backups folder of the data dir
-// dir, ascending by key. It reads the folder only, so it takes no lock and
-// works while a server runs on dir; a data dir without a backups folder
-// has none.
-func ListBackups(dir string) ([]backup.Info, error) {
-	path := filepath.Join(dir, "backups")
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+// ListBackups returns the archives of the data dir opts.Dir, ascending by
+// key: those in the bucket of the stored settings backups.s3 when it is
+// enabled, else those in the backups folder. Reading the settings takes
+// the data dir's lock for a moment; while a server runs on the dir (the
+// lock is held), the settings cannot be read, and the backups folder is
+// listed, as before backups could be on S3: GET /api/backups lists the
+// bucket then. A data dir without a backups folder has none there.
+func ListBackups(ctx context.Context, opts Options) ([]backup.Info, error) {
+	path := filepath.Join(opts.Dir, "backups")
+	s3, err := storedS3(opts)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) && !s3.Enabled {
 		return []backup.Info{}, nil
 	}
 	d, err := backup.OpenDir(path)
@@ -41,7 +50,30 @@ func ListBackups(dir string) ([]backup.Info, error) {
 		return nil, err
 	}
 	defer d.Close()
-	return d.List()
+	return storageFor(opts, s3, d).st.List(ctx)
+}
+
+// storedS3 returns the stored settings backups.s3 of the data dir
+// opts.Dir, or a disabled bucket while a server runs on it.
+func storedS3(opts Options) (settings.S3, error) {
+	lock, err := journal.LockDir(opts.Dir)
+	if errors.Is(err, journal.ErrLocked) {
+		return settings.S3{}, nil
+	}
+	if err != nil {
+		return settings.S3{}, err
+	}
+	defer lock.Unlock()
+	path := filepath.Join(opts.Dir, "settings.journal")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return settings.S3{}, nil // never written: the defaults
+	}
+	st, err := settings.Open(path, settings.Options{})
+	if err != nil {
+		return settings.S3{}, err
+	}
+	defer st.Close()
+	return st.Get().Backups.S3, nil
 }
 
 // CreateBackup creates an archive of the data dir opts.Dir offline: it
@@ -71,16 +103,21 @@ func CreateBackup(ctx context.Context, opts Options, name, version string) (back
 		return backup.Info{}, err
 	}
 	defer d.Close()
+	// Where the stored settings keep the archives: the folder or the
+	// bucket of backups.s3.
+	store := storageFor(opts, st.Settings.Get().Backups.S3, d).st
 	if name == "" {
-		name = backup.NewName(time.Now(), d.Exists)
-	} else if d.Exists(name) {
+		name = backup.NewName(time.Now(), func(k string) bool { ok, _ := store.Exists(ctx, k); return ok })
+	} else if taken, err := store.Exists(ctx, name); err != nil {
+		return backup.Info{}, err
+	} else if taken {
 		return backup.Info{}, fmt.Errorf("invalid backup name %q: %s", name, validation.BackupNameExists().Message)
 	}
 	c, err := st.Capture(nil)
 	if err != nil {
 		return backup.Info{}, err
 	}
-	info, err := writeArchive(ctx, d, name, c, version)
+	info, err := writeArchive(ctx, store, name, c, version)
 	if err != nil {
 		return backup.Info{}, err
 	}

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -25,8 +26,19 @@ type backups struct{ srv *Server }
 
 var _ httpapi.Backups = backups{}
 
-// Dir is the backups folder, opened once per process by Run.
-func (b backups) Dir() *backup.Dir { return b.srv.bdir }
+// Storage is where the archives are kept now: the backups folder, opened
+// once per process by Run, or the bucket of the settings backups.s3
+// (followBackups).
+func (b backups) Storage() backup.Storage { return b.srv.storage().st }
+
+// TestS3 probes the bucket of the settings in force (backup.ProbeBucket).
+func (b backups) TestS3(ctx context.Context) error {
+	cur := b.srv.storage()
+	if cur.obj == nil {
+		return cmp.Or(cur.err, errS3Disabled)
+	}
+	return backup.ProbeBucket(ctx, cur.obj)
+}
 
 // Lock is the one-operation lock of the process; it outlives restarts.
 func (b backups) Lock() *backup.Lock { return &b.srv.block }
@@ -67,8 +79,9 @@ func (s *Server) createBackup(ctx context.Context, key string) (backup.Info, err
 	if !backup.ValidKey(key) {
 		return backup.Info{}, fmt.Errorf("%w: %q", backup.ErrInvalidName, key)
 	}
-	if s.bdir.Exists(key) {
-		return backup.Info{}, fmt.Errorf("%w: %s", backup.ErrExists, key)
+	store := s.storage().st
+	if taken, err := store.Exists(ctx, key); err != nil || taken {
+		return backup.Info{}, cmp.Or(err, fmt.Errorf("%w: %s", backup.ErrExists, key))
 	}
 	s.capMu.RLock()
 	st := s.stores
@@ -83,12 +96,12 @@ func (s *Server) createBackup(ctx context.Context, key string) (backup.Info, err
 	}
 	defer c.Close()
 	s.log.Debug("backup: stores captured", "key", key, "files", len(c.Source), "paused", c.Paused)
-	return writeArchive(ctx, s.bdir, key, c, s.cfg.Version)
+	return writeArchive(ctx, store, key, c, s.cfg.Version)
 }
 
 // writeArchive copies a capture into the archive key and closes it.
-func writeArchive(ctx context.Context, d *backup.Dir, key string, c *Capture, version string) (backup.Info, error) {
-	info, err := d.Create(ctx, key, c.Source, backup.Meta{Version: version, Created: c.Created})
+func writeArchive(ctx context.Context, st backup.Storage, key string, c *Capture, version string) (backup.Info, error) {
+	info, err := st.Create(ctx, key, c.Source, backup.Meta{Version: version, Created: c.Created})
 	return info, errors.Join(err, c.Close())
 }
 

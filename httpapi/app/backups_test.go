@@ -25,7 +25,7 @@ func TestBackupsService(t *testing.T) {
 	} else if d := backup.DefaultLimits; got.MaxUncompressed != d.MaxUncompressed || got.MaxRatio != d.MaxRatio || got.MaxFiles != d.MaxFiles {
 		t.Errorf("Limits() = %+v, want %+v and a Check", got, backup.DefaultLimits)
 	}
-	dir, lock := b.Dir(), b.Lock()
+	dir, lock := ts.Server.bdir, b.Lock()
 
 	if _, err := b.Create(t.Context(), "before.zip"); err != nil {
 		t.Fatalf("Create before a restart: %v", err)
@@ -33,7 +33,7 @@ func TestBackupsService(t *testing.T) {
 	if err := ts.Restart(t.Context(), nil); err != nil {
 		t.Fatal(err)
 	}
-	if b.Dir() != dir || b.Lock() != lock {
+	if ts.Server.bdir != dir || b.Lock() != lock {
 		t.Error("the backups folder or lock changed across a restart")
 	}
 

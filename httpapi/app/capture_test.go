@@ -208,7 +208,7 @@ func TestCaptureUnderWriters(t *testing.T) {
 	}
 	authHi, setHi, logHi := w.auth.started.Load(), w.settings.started.Load(), w.logs.started.Load()
 	const key = "under-writers.zip"
-	if _, err := writeArchive(t.Context(), d, key, c, "test"); err != nil {
+	if _, err := writeArchive(t.Context(), d.Storage(), key, c, "test"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -306,7 +306,7 @@ func TestCaptureSurvivesCompactionAndRetention(t *testing.T) {
 		}
 	}
 
-	if _, err := writeArchive(t.Context(), d, "after.zip", c, "test"); err != nil {
+	if _, err := writeArchive(t.Context(), d.Storage(), "after.zip", c, "test"); err != nil {
 		t.Fatal(err)
 	}
 	got := restored(t, d, "after.zip")
@@ -364,7 +364,7 @@ func TestCaptureFailedCreate(t *testing.T) {
 			if fds >= 0 && openFDs() <= fds {
 				t.Fatalf("the capture holds no descriptor (%d before, %d after)", fds, openFDs())
 			}
-			_, err = writeArchive(tt.ctx, d, tt.key, c, "test")
+			_, err = writeArchive(tt.ctx, d.Storage(), tt.key, c, "test")
 			if !errors.Is(err, tt.want) {
 				t.Errorf("writeArchive(%q) = %v, want %v", tt.key, err, tt.want)
 			}
@@ -416,7 +416,7 @@ func TestCaptureManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := writeArchive(t.Context(), d, "m.zip", c, "9.9.9"); err != nil {
+	if _, err := writeArchive(t.Context(), d.Storage(), "m.zip", c, "9.9.9"); err != nil {
 		t.Fatal(err)
 	}
 	m, err := d.Verify("m.zip", backup.Limits{})

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,9 +50,12 @@ const restoreShutdownTimeout = 5 * time.Second
 // runs, which needs exec: not on Windows.
 func (b backups) CanRestore() error { return b.srv.canRestore() }
 
-// Restore replaces the data dir's contents with the archive key and
-// re-execs the process on it: see Server.restore.
-func (b backups) Restore(ctx context.Context, key string) error { return b.srv.restore(ctx, key) }
+// Restore replaces the data dir's contents with the fetched archive a and
+// re-execs the process on it: see Server.restore. It closes a.
+func (b backups) Restore(ctx context.Context, a *backup.Archive) error {
+	defer a.Close()
+	return b.srv.restore(ctx, a)
+}
 
 func (s *Server) canRestore() error {
 	if s.cfg.NoExec != nil {
@@ -109,7 +113,7 @@ func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http
 //
 // Every step is logged at info level with the key and its duration, every
 // failure at error level.
-func (s *Server) restore(ctx context.Context, key string) error {
+func (s *Server) restore(ctx context.Context, a *backup.Archive) error {
 	if err := s.canRestore(); err != nil {
 		return err
 	}
@@ -118,7 +122,7 @@ func (s *Server) restore(ctx context.Context, key string) error {
 		return err
 	}
 	defer release()
-	log := s.log.With("key", key)
+	log := s.log.With("key", a.Key())
 	start := time.Now()
 	log.Info("restore: waiting for the requests in flight")
 	if err := s.gate.close(ctx); err != nil {
@@ -132,7 +136,7 @@ func (s *Server) restore(ctx context.Context, key string) error {
 	}
 	log.Info("restore: stores closed", "took", time.Since(start))
 
-	if err := swapIn(s.cfg.Dir, backups{s}.Dir(), key, backups{s}.Limits(), log); err != nil {
+	if err := swapIn(s.cfg.Dir, a, backups{s}.Limits(), log); err != nil {
 		log.Error("restore failed; the data dir holds the old data", "err", err)
 		if _, rerr := backup.Recover(s.cfg.Dir); rerr != nil {
 			// Recover at the next start finishes it; opening the stores
@@ -166,18 +170,16 @@ func (s *Server) restore(ctx context.Context, key string) error {
 	return err
 }
 
-// swapIn extracts the archive key into the work folder and swaps it in.
-// On failure the data dir holds the old data, or Recover restores it.
-func swapIn(dataDir string, dir *backup.Dir, key string, limits backup.Limits, log *slog.Logger) error {
-	if dir == nil {
-		return errors.New("app: restore: the backups folder cannot be opened")
-	}
+// swapIn extracts the archive a, a local file, into the work folder and
+// swaps it in. On failure the data dir holds the old data, or Recover
+// restores it.
+func swapIn(dataDir string, a *backup.Archive, limits backup.Limits, log *slog.Logger) error {
 	t := time.Now()
-	newDir, err := backup.Prepare(dataDir, key)
+	newDir, err := backup.Prepare(dataDir, a.Key())
 	if err != nil {
 		return fmt.Errorf("app: restore: %w", err)
 	}
-	if err := dir.Extract(key, newDir, limits); err != nil {
+	if err := a.Extract(newDir, limits); err != nil {
 		return fmt.Errorf("app: restore: %w", err)
 	}
 	log.Info("restore: extracted", "took", time.Since(t))
@@ -385,6 +387,7 @@ func RestoreOffline(opts Options, key string) (err error) {
 	if err != nil {
 		return err
 	}
+	s3 := st.Settings.Get().Backups.S3
 	if err := st.Close(); err != nil {
 		return err
 	}
@@ -393,14 +396,21 @@ func RestoreOffline(opts Options, key string) (err error) {
 		return err
 	}
 	defer dir.Close()
-	if !dir.Exists(key) {
-		return fmt.Errorf("%w: %s", backup.ErrNotFound, key)
+	// The archive is where the stored settings keep them; one on S3 is
+	// downloaded into the backups folder first, and a failed download
+	// changes nothing.
+	ctx := context.Background()
+	store := storageFor(opts, s3, dir).st
+	if found, err := store.Exists(ctx, key); err != nil || !found {
+		return cmp.Or(err, fmt.Errorf("%w: %s", backup.ErrNotFound, key))
 	}
 	limits := withStoresCheck(backup.Limits{}, opts.Dir)
-	if _, err := dir.Verify(key, limits); err != nil {
+	a, err := backup.FetchVerified(ctx, store, key, limits)
+	if err != nil {
 		return err
 	}
-	if err := swapIn(opts.Dir, dir, key, limits, log); err != nil {
+	defer a.Close()
+	if err := swapIn(opts.Dir, a, limits, log); err != nil {
 		if _, rerr := backup.Recover(opts.Dir); rerr != nil {
 			return errors.Join(err, fmt.Errorf("undo the swap (run the command again, or start the server, to finish it): %w", rerr))
 		}

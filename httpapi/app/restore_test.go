@@ -228,7 +228,7 @@ func TestRestoreExecFails(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	err := (backups{ts.Server}).Restore(ctx, "r.zip")
+	err := restoreKey(ctx, ts.Server, "r.zip")
 	if err == nil || !strings.Contains(err.Error(), "exec format error") {
 		t.Fatalf("Restore with a failing exec = %v, want the exec's error", err)
 	}
@@ -291,7 +291,7 @@ func TestRestoreExecSucceeds(t *testing.T) {
 			makeArchive(t, dir, "r.zip", "Restored", tt.journal)
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
-			if err := (backups{ts.Server}).Restore(ctx, "r.zip"); err != nil {
+			if err := restoreKey(ctx, ts.Server, "r.zip"); err != nil {
 				t.Fatalf("Restore: %v", err)
 			}
 			c := <-calls
@@ -382,7 +382,7 @@ func TestRestoreExtractFails(t *testing.T) {
 	token := ts.login(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	if err := (backups{ts.Server}).Restore(ctx, "missing.zip"); !errors.Is(err, backup.ErrNotFound) {
+	if err := restoreKey(ctx, ts.Server, "missing.zip"); !errors.Is(err, backup.ErrNotFound) {
 		t.Fatalf("Restore of a missing archive = %v, want ErrNotFound", err)
 	}
 	if got := ts.appName(t, token); got != "Acme" {
@@ -532,4 +532,14 @@ func openAppName(t *testing.T, dir string) string {
 	}
 	defer st.Close()
 	return st.Settings.Get().Meta.AppName
+}
+
+// restoreKey fetches the archive key from the storage in force and
+// restores it, as the restore route does after its checks.
+func restoreKey(ctx context.Context, s *Server, key string) error {
+	a, err := s.storage().st.Fetch(ctx, key)
+	if err != nil {
+		return err
+	}
+	return backups{s}.Restore(ctx, a)
 }

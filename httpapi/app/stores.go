@@ -22,6 +22,12 @@ type Options struct {
 	LogsMaxBytes int64        // cap on stored request logs; 0 = logstore's default
 	Logger       *slog.Logger // the stores' log; nil = discard
 
+	// ObjectStore makes the S3 client of the settings backups.s3 when
+	// they are enabled (see s3.go); nil = no client, and an enabled
+	// bucket fails every backup operation with why. The server and the
+	// backup CLI call it with the stored settings.
+	ObjectStore func(settings.S3) (backup.ObjectStore, error)
+
 	// eventLog, if set, is the log of the auth and settings stores
 	// instead of Logger: a running Server's events (Server.log), which
 	// the log store keeps too. The log store's own log is Logger.

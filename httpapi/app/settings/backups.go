@@ -49,7 +49,7 @@ func (b Backups) validate() validation.Errors {
 	case b.CronMaxKeep == 0 && b.Cron != "":
 		errs["cronMaxKeep"] = errRequired
 	}
-	if e := b.S3.validate(msgS3BackupsUnsupported); len(e) > 0 {
+	if e := b.S3.validate(""); len(e) > 0 {
 		errs["s3"] = e
 	}
 	return errs

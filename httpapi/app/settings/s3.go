@@ -27,17 +27,19 @@ func (s *S3) keepSecret(cur S3) {
 	}
 }
 
-// What enabling S3 answers, in place of a bucket strongbox would not use.
-const (
-	msgS3FilesUnsupported   = "S3 file storage is not supported: this server stores no uploaded files."
-	msgS3BackupsUnsupported = "S3 storage of backups is not supported: archives are kept in the data dir's backups folder."
-)
+// What enabling S3 file storage answers, in place of a bucket strongbox
+// would not use.
+const msgS3FilesUnsupported = "S3 file storage is not supported: this server stores no uploaded files."
 
-// validate checks an enabled bucket: bucket, region, endpoint, accessKey
-// and secret required, the endpoint a URL. A bucket that passes is still
-// refused, with unsupported (validation_unsupported) on enabled: accepting
-// it and going on with the local folder would put data where the operator
-// does not look for it. A disabled bucket is not checked.
+// validate checks an enabled bucket as PocketBase v0.31.0 does (its
+// S3Config.Validate): bucket, region, endpoint, accessKey and secret
+// required (validation_required), the endpoint a URL (validation_is_url;
+// strongbox wants http or https with a host, since it signs requests to
+// it). A disabled bucket is not checked. If unsupported is not empty, a
+// bucket that passes is still refused with it (validation_unsupported)
+// on enabled: the file storage's, since strongbox stores no files, and
+// accepting it would suggest files go where none ever will. The backups'
+// bucket (unsupported empty) is where archives go when enabled.
 func (s S3) validate(unsupported string) validation.Errors {
 	if !s.Enabled {
 		return nil
@@ -51,8 +53,11 @@ func (s S3) validate(unsupported string) validation.Errors {
 	if _, err := validation.HTTPURL(s.Endpoint); s.Endpoint != "" && err != nil {
 		errs["endpoint"] = errURL
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && unsupported != "" {
 		errs["enabled"] = validation.New(validation.CodeUnsupported, unsupported)
+	}
+	if len(errs) == 0 {
+		return nil
 	}
 	return errs
 }

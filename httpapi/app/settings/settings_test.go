@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"strongbox/authn/validation"
 )
@@ -101,9 +102,9 @@ func TestPatchValidation(t *testing.T) {
 	}
 }
 
-// TestS3Unsupported: a complete S3 configuration is refused with
-// validation_unsupported on enabled, for file storage and for backups,
-// rather than accepted while everything stays local.
+// TestS3Unsupported: a complete S3 configuration of file storage is
+// refused with validation_unsupported on enabled (strongbox stores no
+// files), rather than accepted while no file ever goes there.
 func TestS3Unsupported(t *testing.T) {
 	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
 	if err != nil {
@@ -111,26 +112,70 @@ func TestS3Unsupported(t *testing.T) {
 	}
 	defer s.Close()
 	const full = `{"enabled":true,"bucket":"b","region":"r","endpoint":"https://s3.example.com","accessKey":"k","secret":"s"}`
-	for _, tt := range []struct{ body, path string }{
-		{`{"s3":` + full + `}`, "s3"},
-		{`{"backups":{"s3":` + full + `}}`, "backups.s3"},
+	_, err = patch(s, `{"s3":`+full+`}`)
+	var ve validation.Errors
+	if !errors.As(err, &ve) {
+		t.Fatalf("patch = %v, want a validation.Errors", err)
+	}
+	sec, _ := ve["s3"].(validation.Errors)
+	fe, _ := sec["enabled"].(*validation.Error)
+	if fe == nil || fe.Code != validation.CodeUnsupported || len(sec) != 1 {
+		t.Errorf("patch = %v, want only s3.enabled %s", ve, validation.CodeUnsupported)
+	}
+	if s.Get().S3.Enabled {
+		t.Error("a refused S3 configuration was saved")
+	}
+}
+
+// TestBackupsS3: backups.s3 is validated as PocketBase v0.31.0 validates
+// it (required fields when enabled, the endpoint a URL, here http(s)), a
+// valid bucket is kept, its secret is never public and survives a patch
+// that omits it.
+func TestBackupsS3(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	req, url := validation.CodeRequired, validation.CodeIsURL
+	for _, tt := range []struct {
+		body string
+		want map[string]string // field: code; nil = accepted
+	}{
+		{`{"enabled":true}`, map[string]string{"bucket": req, "region": req, "endpoint": req, "accessKey": req, "secret": req}},
+		{`{"enabled":true,"bucket":"b","region":"r","endpoint":"ftp://s3.example.com","accessKey":"k","secret":"s"}`, map[string]string{"endpoint": url}},
+		{`{"enabled":true,"bucket":"b","region":"r","endpoint":"not a url","accessKey":"k","secret":"s"}`, map[string]string{"endpoint": url}},
+		{`{"enabled":true,"bucket":"","region":"r","endpoint":"http://127.0.0.1:9000","accessKey":"k","secret":"s"}`, map[string]string{"bucket": req}},
+		{`{"enabled":false,"bucket":"","region":""}`, nil},
+		{`{"enabled":true,"bucket":"b","region":"r","endpoint":"http://127.0.0.1:9000","accessKey":"k","secret":"sekrit","forcePathStyle":true}`, nil},
 	} {
-		_, err := patch(s, tt.body)
-		var ve validation.Errors
-		if !errors.As(err, &ve) {
-			t.Fatalf("patch(%s) = %v, want a validation.Errors", tt.body, err)
+		_, err := patch(s, `{"backups":{"s3":`+tt.body+`}}`)
+		got := map[string]string{}
+		if ve, ok := errors.AsType[validation.Errors](err); ok {
+			bk, _ := ve["backups"].(validation.Errors)
+			sec, _ := bk["s3"].(validation.Errors)
+			for k, v := range sec {
+				got[k] = v.(*validation.Error).Code
+			}
+		} else if err != nil {
+			t.Fatalf("patch(%s) = %v", tt.body, err)
 		}
-		sec := ve
-		for _, k := range strings.Split(tt.path, ".") {
-			sec, _ = sec[k].(validation.Errors)
+		if tt.want == nil {
+			tt.want = map[string]string{}
 		}
-		fe, _ := sec["enabled"].(*validation.Error)
-		if fe == nil || fe.Code != validation.CodeUnsupported || len(sec) != 1 {
-			t.Errorf("patch(%s) = %v, want only %s.enabled %s", tt.body, ve, tt.path, validation.CodeUnsupported)
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("patch(%s) errors (-want +got):\n%s", tt.body, diff)
 		}
 	}
-	if got := s.Get(); got.S3.Enabled || got.Backups.S3.Enabled {
-		t.Error("a refused S3 configuration was saved")
+	v, err := patch(s, `{"backups":{"s3":{"region":"eu"}}}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := v.Backups.S3; !got.Enabled || got.Secret != "sekrit" || got.Region != "eu" || !got.ForcePathStyle {
+		t.Errorf("after a patch without the secret: %+v, want it kept", got)
+	}
+	if pub := v.Public().Backups.S3; pub.Secret != "" {
+		t.Errorf("public backups.s3 holds the secret")
 	}
 }
 
