@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"strongbox/backup/s3/s3test"
 	"sync"
 	"syscall"
 	"testing"
@@ -251,19 +252,19 @@ func TestConformanceDestructive(t *testing.T) {
 	conformanceDestructive(t, nil)
 }
 
-// s3Conformance, when set, returns the backups.s3 settings of a bucket on
-// a real S3 server (an S3 gateway the test starts, its client wired into
-// the binary), or skips the test: TestConformanceDestructiveOnS3 then runs
-// the backup requirements against a strongbox whose archives are there.
-// Nil until a real S3 client is wired into `strongbox serve`.
-var s3Conformance func(t *testing.T) map[string]any
+// s3Conformance returns the backups.s3 settings of a bucket on a real S3
+// server: versitygw, started by s3test.Start, which skips the test when
+// STRONGBOX_S3_GATEWAY does not name its binary (.ci/run installs it).
+func s3Conformance(t *testing.T) map[string]any {
+	g := s3test.Start(t)
+	return map[string]any{"enabled": true, "bucket": g.Bucket, "region": g.Region, "endpoint": g.Endpoint,
+		"accessKey": g.AccessKey, "secret": g.Secret, "forcePathStyle": true}
+}
 
 // TestConformanceDestructiveOnS3 is TestConformanceDestructive with the
-// archives on S3: backups.s3 enabled (PATCH /api/settings) before the run.
+// archives on S3: backups.s3 enabled (PATCH /api/settings) before the run,
+// the bucket on a real S3 server.
 func TestConformanceDestructiveOnS3(t *testing.T) {
-	if s3Conformance == nil {
-		t.Skip("no S3 server: s3Conformance is not set (a real S3 client and STRONGBOX_S3_GATEWAY are needed)")
-	}
 	conformanceDestructive(t, s3Conformance(t))
 }
 

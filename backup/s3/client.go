@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -33,7 +34,9 @@ type Config struct {
 	// (endpoint/bucket/key) instead of as a host name (bucket.endpoint/key).
 	// Most self-hosted servers (MinIO, versitygw, Ceph) want it. A bucket
 	// whose name has a dot is always addressed path-style over https, as
-	// a wildcard certificate covers one label only.
+	// a wildcard certificate covers one label only; so is a bucket on an
+	// endpoint that is an IP address or localhost, which no bucket name
+	// can prefix.
 	ForcePathStyle bool
 	// PartSize is the size of the parts of a multipart upload: 0 means
 	// 16 MiB; at least 5 MiB (S3's minimum for all parts but the last) and
@@ -112,7 +115,7 @@ func New(cfg Config) (*Client, error) {
 		scheme:     u.Scheme,
 		host:       u.Host,
 		bucket:     cfg.Bucket,
-		pathStyle:  cfg.ForcePathStyle || (u.Scheme == "https" && strings.Contains(cfg.Bucket, ".")),
+		pathStyle:  cfg.ForcePathStyle || (u.Scheme == "https" && strings.Contains(cfg.Bucket, ".")) || noBucketHost(u.Hostname()),
 		creds:      credentials{accessKey: cfg.AccessKey, secret: cfg.Secret, region: cfg.Region, service: "s3"},
 		http:       cfg.HTTPClient,
 		now:        cfg.Now,
@@ -275,6 +278,17 @@ func (e *Error) Error() string {
 	b.WriteString(")")
 	return b.String()
 }
+
+// noBucketHost reports whether host cannot take a bucket name as a first
+// label: an IP address, or localhost.
+func noBucketHost(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil || strings.EqualFold(host, "localhost")
+}
+
+// S3Code returns the service's error code and message, for a caller that
+// reports them (the settings test of a bucket) without knowing this type.
+func (e *Error) S3Code() (code, message string) { return e.Code, e.Message }
 
 // Is makes errors.Is(err, ErrNotFound) true for a missing key.
 func (e *Error) Is(target error) bool {

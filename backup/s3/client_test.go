@@ -74,6 +74,11 @@ func TestAddressing(t *testing.T) {
 		{Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "b-1", ForcePathStyle: true}, "x/y.zip", "127.0.0.1:9000", "/b-1/x/y.zip"},
 		{Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "b-1", ForcePathStyle: true}, "", "127.0.0.1:9000", "/b-1"},
 		{Config{Endpoint: "https://s3.example.com", Region: "us-east-1", Bucket: "my.bucket"}, "k", "s3.example.com", "/my.bucket/k"},
+		{Config{Endpoint: "https://s3.example.com", Region: "us-east-1", Bucket: "b-1"}, "k", "b-1.s3.example.com", "/k"},
+		// No bucket name can prefix an IP address or localhost.
+		{Config{Endpoint: "http://127.0.0.1:9000", Region: "us-east-1", Bucket: "b-1"}, "k", "127.0.0.1:9000", "/b-1/k"},
+		{Config{Endpoint: "http://[::1]:9000", Region: "us-east-1", Bucket: "b-1"}, "k", "[::1]:9000", "/b-1/k"},
+		{Config{Endpoint: "http://localhost:9000", Region: "us-east-1", Bucket: "b-1"}, "k", "localhost:9000", "/b-1/k"},
 	}
 	for _, tt := range tests {
 		tt.cfg.AccessKey, tt.cfg.Secret = "AK", testSecret

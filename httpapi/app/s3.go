@@ -21,9 +21,6 @@ import (
 // route refuses that case first).
 var errS3Disabled = errors.New("app: backups.s3 is not enabled")
 
-// errNoS3Client: backups.s3 is enabled but Options.ObjectStore is nil.
-var errNoS3Client = errors.New("app: backups.s3 is enabled, but this server has no S3 client")
-
 // archiveStore is the storage of the archives in force, and the bucket
 // behind it (nil for the folder), or why the bucket cannot be used.
 type archiveStore struct {
@@ -53,17 +50,18 @@ func (s *Server) followBackups(v settings.Settings) {
 }
 
 // storageFor returns the storage of the settings c: the folder d while c
-// is disabled, else the bucket through opts.ObjectStore. A bucket without
-// a client is a storage whose every operation fails with why, so that
-// the backup routes answer as for a backups filesystem that does not
-// load, and never fall back to the folder unseen.
+// is disabled, else the bucket through opts.ObjectStore (the S3 client of
+// package backup/s3 when nil). A bucket whose client cannot be made (the
+// settings invalid for it) is a storage whose every operation fails with
+// why, so that the backup routes answer as for a backups filesystem that
+// does not load, and never fall back to the folder unseen.
 func storageFor(opts Options, c settings.S3, d *backup.Dir) archiveStore {
 	if !c.Enabled {
 		return archiveStore{st: d.Storage()}
 	}
 	newObj := opts.ObjectStore
 	if newObj == nil {
-		return archiveStore{st: failedStorage{errNoS3Client}, err: errNoS3Client}
+		newObj = newBucket
 	}
 	obj, err := newObj(c)
 	if err != nil {

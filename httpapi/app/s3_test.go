@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -98,13 +99,21 @@ func TestServerFollowsBackupsS3(t *testing.T) {
 	}
 }
 
-// TestServerS3WithoutClient: backups.s3 enabled on a server without an S3
-// client fails the backup routes with the folder's "cannot load" answer,
-// never falling back to the folder unseen.
-func TestServerS3WithoutClient(t *testing.T) {
+// TestServerS3Unreachable: backups.s3 enabled with the real client and a
+// bucket nothing answers for (a closed port on 127.0.0.1) fails the backup
+// routes with the folder's "cannot load" answer, never falling back to the
+// folder unseen, and the settings test says why without the secret.
+func TestServerS3Unreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := ln.Addr().String()
+	ln.Close()
 	ts := startServer(t, t.TempDir(), nil, nil)
 	token := ts.login(t)
-	if code, body, _ := ts.do(t, "PATCH", "/api/settings", token, enableS3); code != 200 {
+	unreachable := strings.NewReplacer(`"bucket":"b"`, `"bucket":"archives"`, "127.0.0.1:9000", closed).Replace(enableS3)
+	if code, body, _ := ts.do(t, "PATCH", "/api/settings", token, unreachable); code != 200 {
 		t.Fatalf("enable S3: %d %s", code, body)
 	}
 	code, body, _ := ts.do(t, "GET", "/api/backups", token, "")
@@ -112,7 +121,7 @@ func TestServerS3WithoutClient(t *testing.T) {
 		t.Errorf("list: %d %s", code, body)
 	}
 	code, body, _ = ts.do(t, "POST", "/api/settings/test/s3", token, `{"filesystem":"backups"}`)
-	if code != 400 || !strings.Contains(string(body), errNoS3Client.Error()) || strings.Contains(string(body), "s3cret") {
+	if code != 400 || !strings.Contains(string(body), "connection refused") || strings.Contains(string(body), "s3cret") {
 		t.Errorf("test S3: %d %s", code, body)
 	}
 }

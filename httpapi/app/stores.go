@@ -23,8 +23,8 @@ type Options struct {
 	Logger       *slog.Logger // the stores' log; nil = discard
 
 	// ObjectStore makes the S3 client of the settings backups.s3 when
-	// they are enabled (see s3.go); nil = no client, and an enabled
-	// bucket fails every backup operation with why. The server and the
+	// they are enabled (see s3.go); nil = the client of package
+	// backup/s3 (newBucket), tests give a fake bucket. The server and the
 	// backup CLI call it with the stored settings.
 	ObjectStore func(settings.S3) (backup.ObjectStore, error)
 
