@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"strongbox/authn/validation"
 	"strongbox/logstore"
@@ -345,16 +344,9 @@ func nextDelim(s string, first bool) int {
 // bytes such as the journal's frame marker.
 func logText(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 
-// truncate cuts s to at most n bytes (on a character boundary) plus "...".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "..."
-}
+// truncate cuts s to at most n bytes (on a character boundary) plus "...",
+// as the log store cuts the text of the server's events.
+func truncate(s string, n int) string { return logstore.CutText(s, n) }
 
 // clientIP returns the client's address: from the first configured trusted
 // proxy header present (its rightmost address, or leftmost if asked), else

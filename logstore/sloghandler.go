@@ -224,11 +224,12 @@ func anyValue(x any) any {
 // eventString is s cut to MaxEventText bytes (on a character boundary,
 // with "..." after) and made valid UTF-8.
 func eventString(s string) string {
-	return validText(cutText(s, MaxEventText))
+	return validText(CutText(s, MaxEventText))
 }
 
-// cutText cuts s to at most n bytes on a character boundary, plus "...".
-func cutText(s string, n int) string {
+// CutText cuts s to at most n bytes on a character boundary, plus "..."
+// when it cut: the bound of a logged string.
+func CutText(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -243,7 +244,7 @@ func cutText(s string, n int) string {
 // written as a Go escape (strconv.Quote's: \n, \r, \t, \x00, \u2028), so
 // that a message is always one line that shows what it holds.
 func EventText(msg string) string {
-	msg = validText(cutText(msg, MaxEventMessage))
+	msg = validText(CutText(msg, MaxEventMessage))
 	clean := true
 	for _, r := range msg {
 		if r != ' ' && !strconv.IsPrint(r) {
