@@ -28,11 +28,11 @@ import (
 
 // gatewayBucket is an Options.ObjectStore: the S3 client of the settings
 // with parts of 5 MiB (S3's least), so that a small data dir makes a
-// multipart upload, and a timeout of 2 s, so that a stalled answer fails
-// fast.
+// multipart upload, a timeout of 2 s and one retry, so that a stalled
+// answer fails fast.
 func gatewayBucket(c settings.S3) (backup.ObjectStore, error) {
 	cl, err := s3.New(s3.Config{Endpoint: c.Endpoint, Region: c.Region, Bucket: c.Bucket, AccessKey: c.AccessKey,
-		Secret: c.Secret, ForcePathStyle: c.ForcePathStyle, PartSize: 5 << 20, Timeout: 2 * time.Second})
+		Secret: c.Secret, ForcePathStyle: c.ForcePathStyle, PartSize: 5 << 20, Timeout: 2 * time.Second, MaxRetries: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -88,8 +88,9 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 	g := s3test.Start(t)
 	proxy := s3test.StartProxy(t, g.Endpoint, nil)
 	dir := t.TempDir()
-	// Enough request logs for an archive of more than one 5 MiB part.
-	if err := logstore.Seed(filepath.Join(dir, "logs"), 100_000, logstore.Options{}); err != nil {
+	// Enough request logs for an archive of two parts, the second over
+	// the 1 MiB after which the proxy cuts a body.
+	if err := logstore.Seed(filepath.Join(dir, "logs"), 130_000, logstore.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	ts := startServer(t, dir, func(c *Config) {
@@ -117,13 +118,16 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 	}{
 		{name: "connection cut mid-part every time", rule: s3test.On("PUT part 2", 99, s3test.CutMidBody), code: 400, body: failedCreate},
 		{name: "500 on Complete every time", rule: s3test.On("POST complete", 99, s3test.Answer500), code: 400, body: failedCreate},
+		{name: "connection cut mid-part once", rule: s3test.On("PUT part 2", 1, s3test.CutMidBody), code: 204},
 		{name: "500 on a part once", rule: s3test.On("PUT part 2", 1, s3test.Answer500), code: 204},
 		{name: "503 on a part once", rule: s3test.On("PUT part 1", 1, s3test.Answer503), code: 204},
 		{name: "slow answer past the timeout once", rule: s3test.On("PUT part 2", 1, s3test.StallAnswer), code: 204},
+		{name: "slow answer past the timeout every time", rule: s3test.On("PUT part 2", 99, s3test.StallAnswer), code: 400, body: failedCreate},
 	}
 	for i, tt := range creates {
 		t.Run(tt.name, func(t *testing.T) {
 			key := fmt.Sprintf("fault-%d.zip", i)
+			before := snapshot(t, dir, "logs")
 			proxy.SetRule(tt.rule)
 			code, body := do("POST", "/api/backups", fmt.Sprintf(`{"name":%q}`, key))
 			if proxy.Faults() == 0 {
@@ -137,6 +141,9 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 				if got := g.Files(t); len(got) != 0 {
 					t.Errorf("the bucket's folder holds %q after a failed create", got)
 				}
+				if after := snapshot(t, dir, "logs"); !maps.Equal(after, before) {
+					t.Errorf("the data dir changed: %d files before, %d after", len(before), len(after))
+				}
 				return
 			}
 			// The archive is complete: the download is what the bucket
@@ -149,8 +156,8 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 				t.Errorf("the bucket's folder holds %q", got)
 			}
 			t.Logf("archive of %d bytes", len(stored))
-			if len(stored) <= 5<<20 {
-				t.Errorf("the archive has %d bytes: one part only", len(stored))
+			if len(stored) <= 6<<20 {
+				t.Errorf("the archive has %d bytes: its second part is under 1 MiB", len(stored))
 			}
 			got := download(t, ts, token, key)
 			if len(got) != len(stored) || sha256.Sum256(got) != sha256.Sum256(stored) {
@@ -218,6 +225,12 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 			want := `{"data":{},"message":"Failed to load backups filesystem.","status":400}` + "\n"
 			if code, body := do("GET", "/api/backups", ""); code != 400 || body != want {
 				t.Errorf("list: %d %s, want 400 %s", code, body, want)
+			}
+			if code, body := do("POST", "/api/backups", `{"name":"x.zip"}`); code != 400 || body != failedCreate {
+				t.Errorf("create: %d %s", code, body)
+			}
+			if got := g.Files(t); !slices.Equal(got, []string{"keep.zip"}) {
+				t.Errorf("the bucket's folder holds %q, want keep.zip only", got)
 			}
 		})
 	}
