@@ -800,11 +800,11 @@ func TestBackupCLI(t *testing.T) {
 	}
 }
 
-// TestBackupCLIOnS3: `strongbox backup list|create` on a data dir whose
+// TestBackupCLIOnGateway: `strongbox backup list|create` on a data dir whose
 // stored settings put the backups on a real S3 server (versitygw; the test
 // skips without it) work on the bucket: the archive lands there, complete,
 // and nothing in the backups folder.
-func TestBackupCLIOnS3(t *testing.T) {
+func TestBackupCLIOnGateway(t *testing.T) {
 	g := s3test.Start(t)
 	dir := t.TempDir()
 	env := envOf("STRONGBOX_BCRYPT_COST", "4")
