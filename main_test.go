@@ -16,12 +16,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"strongbox/backup/s3/s3test"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"strongbox/backup"
+	"strongbox/backup/s3/s3test"
 	"strongbox/conformance"
 	"strongbox/httpapi/app/throwaway"
 )
@@ -256,7 +257,11 @@ func TestConformanceDestructive(t *testing.T) {
 // server: versitygw, started by s3test.Start, which skips the test when
 // STRONGBOX_S3_GATEWAY does not name its binary (.ci/run installs it).
 func s3Conformance(t *testing.T) map[string]any {
-	g := s3test.Start(t)
+	return s3Of(s3test.Start(t))
+}
+
+// s3Of returns the backups.s3 settings of g's bucket.
+func s3Of(g s3test.Gateway) map[string]any {
 	return map[string]any{"enabled": true, "bucket": g.Bucket, "region": g.Region, "endpoint": g.Endpoint,
 		"accessKey": g.AccessKey, "secret": g.Secret, "forcePathStyle": true}
 }
@@ -792,5 +797,53 @@ func TestBackupCLI(t *testing.T) {
 	var out bytes.Buffer
 	if err := run(t.Context(), []string{"backup", "list", "--dir", dir}, env, &out, io.Discard); err != nil || strings.Count(out.String(), "\n") != 2 {
 		t.Errorf("backup list while serving: %q, %v; want the two archives", out.String(), err)
+	}
+}
+
+// TestBackupCLIOnGateway: `strongbox backup list|create` on a data dir whose
+// stored settings put the backups on a real S3 server (versitygw; the test
+// skips without it) work on the bucket: the archive lands there, complete,
+// and nothing in the backups folder.
+func TestBackupCLIOnGateway(t *testing.T) {
+	g := s3test.Start(t)
+	dir := t.TempDir()
+	env := envOf("STRONGBOX_BCRYPT_COST", "4")
+	if err := run(t.Context(), []string{"superuser", "create", "a@example.com", "password123", "--dir", dir}, env, io.Discard, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, dir, nil)
+	enableBackupsS3(t, ts.base, "a@example.com", "password123", s3Of(g))
+	if err := ts.stop(); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args    []string
+		wantOut string // a regular expression the whole output must match
+	}{
+		{[]string{"backup", "list"}, `^$`},
+		{[]string{"backup", "create", "cli.zip"}, `^cli\.zip\n$`},
+		{[]string{"backup", "list"}, `^cli\.zip\t\d+\t\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\n$`},
+	}
+	for _, st := range steps {
+		var out bytes.Buffer
+		if err := run(t.Context(), append(st.args, "--dir", dir), env, &out, io.Discard); err != nil {
+			t.Fatalf("%v: %v", st.args, err)
+		}
+		if !regexp.MustCompile(st.wantOut).MatchString(out.String()) {
+			t.Errorf("%v: output %q, want it to match %s", st.args, out.String(), st.wantOut)
+		}
+	}
+	if got := g.Files(t); len(got) != 1 || got[0] != "cli.zip" {
+		t.Fatalf("the bucket's folder holds %q, want cli.zip", got)
+	}
+	data, err := os.ReadFile(filepath.Join(g.Dir, g.Bucket, "cli.zip"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := backup.Verify(bytes.NewReader(data), int64(len(data)), backup.Limits{}); err != nil {
+		t.Errorf("the archive in the bucket: %v", err)
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "backups")); err != nil || len(ents) != 0 {
+		t.Errorf("the backups folder holds %d entries (%v)", len(ents), err)
 	}
 }

@@ -5,110 +5,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"strongbox/backup/s3/s3test"
 )
-
-// fault is what the proxy does with a request.
-type fault int
-
-const (
-	pass        fault = iota
-	cutMidBody        // read 1 MiB of the body, then drop the connection
-	answer500         // answer 500 InternalError
-	answer503         // answer 503 SlowDown
-	stallAnswer       // read the body, then say nothing until the client leaves
-)
-
-// faultProxy is a loopback proxy in front of the gateway that applies a
-// rule to each request: rule gets the request and how many requests of
-// the same step (method and kind) came before it.
-type faultProxy struct {
-	rp       *httputil.ReverseProxy
-	rule     func(r *http.Request, nth int) fault
-	mu       sync.Mutex
-	seen     map[string]int
-	injected int // faults applied
-}
-
-func startProxy(t *testing.T, target string, rule func(*http.Request, int) fault) (string, *faultProxy) {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &faultProxy{rp: httputil.NewSingleHostReverseProxy(u), rule: rule, seen: map[string]int{}}
-	srv := httptest.NewServer(p)
-	t.Cleanup(srv.Close)
-	return srv.URL, p
-}
-
-func (p *faultProxy) faults() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.injected
-}
-
-// step names a request's kind: "PUT part 2", "POST complete", "GET /bucket/key".
-func step(r *http.Request) string {
-	q := r.URL.Query()
-	switch {
-	case q.Has("partNumber"):
-		return r.Method + " part " + q.Get("partNumber")
-	case r.Method == http.MethodPost && q.Has("uploadId"):
-		return "POST complete"
-	}
-	return r.Method + " " + r.URL.Path
-}
-
-func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	s := step(r)
-	nth := p.seen[s]
-	p.seen[s]++
-	f := p.rule(r, nth)
-	if f != pass {
-		p.injected++
-	}
-	p.mu.Unlock()
-	switch f {
-	case pass:
-		p.rp.ServeHTTP(w, r)
-	case cutMidBody:
-		_, _ = io.CopyN(io.Discard, r.Body, 1<<20)
-		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-			conn.Close()
-		}
-	case answer500, answer503:
-		_, _ = io.Copy(io.Discard, r.Body)
-		code, status := "InternalError", http.StatusInternalServerError
-		if f == answer503 {
-			code, status = "SlowDown", http.StatusServiceUnavailable
-		}
-		w.WriteHeader(status)
-		fmt.Fprintf(w, "<Error><Code>%s</Code><Message>injected</Message></Error>", code)
-	case stallAnswer:
-		_, _ = io.Copy(io.Discard, r.Body)
-		<-r.Context().Done()
-	}
-}
-
-// on returns a rule that applies f to the requests of step s whose rank
-// (from 0) is below times, and lets everything else pass.
-func on(s string, times int, f fault) func(*http.Request, int) fault {
-	return func(r *http.Request, nth int) fault {
-		if step(r) == s && nth < times {
-			return f
-		}
-		return pass
-	}
-}
 
 // Each fault ends in a successful retry or a clear error, and a failed
 // upload leaves neither its key nor a pending multipart upload.
@@ -117,37 +19,38 @@ func TestGatewayFaults(t *testing.T) {
 	const size = 12 << 20 // parts of 5, 5 and 2 MiB
 	tests := []struct {
 		name   string
-		rule   func(*http.Request, int) fault
+		rule   s3test.Rule
 		change func(*Config)
 		err    string // "" = the upload succeeds
 	}{
-		{name: "connection cut mid-part, retried", rule: on("PUT part 2", 1, cutMidBody)},
-		{name: "connection cut mid-part every time", rule: on("PUT part 2", 99, cutMidBody),
+		{name: "connection cut mid-part, retried", rule: s3test.On("PUT part 2", 1, s3test.CutMidBody)},
+		{name: "connection cut mid-part every time", rule: s3test.On("PUT part 2", 99, s3test.CutMidBody),
 			change: func(c *Config) { c.MaxRetries = 2 }, err: "s3: upload part 2: "},
-		{name: "500 and 503 on parts, retried", rule: func(r *http.Request, nth int) fault {
+		{name: "500 and 503 on parts, retried", rule: func(r *http.Request, nth int) s3test.Fault {
 			switch {
-			case step(r) == "PUT part 1" && nth == 0:
-				return answer500
-			case step(r) == "PUT part 3" && nth < 2:
-				return answer503
+			case s3test.Step(r) == "PUT part 1" && nth == 0:
+				return s3test.Answer500
+			case s3test.Step(r) == "PUT part 3" && nth < 2:
+				return s3test.Answer503
 			}
-			return pass
+			return s3test.Pass
 		}},
-		{name: "503 on Complete, retried", rule: on("POST complete", 2, answer503)},
-		{name: "500 on Complete every time", rule: on("POST complete", 99, answer500),
+		{name: "503 on Complete, retried", rule: s3test.On("POST complete", 2, s3test.Answer503)},
+		{name: "500 on Complete every time", rule: s3test.On("POST complete", 99, s3test.Answer500),
 			change: func(c *Config) { c.MaxRetries = 1 }, err: "s3: upload: InternalError: injected (HTTP 500)"},
-		{name: "slow answer past the timeout, retried", rule: on("PUT part 1", 1, stallAnswer),
+		{name: "slow answer past the timeout, retried", rule: s3test.On("PUT part 1", 1, s3test.StallAnswer),
 			change: func(c *Config) { c.Timeout = 2 * time.Second }},
-		{name: "slow answer past the timeout every time", rule: on("PUT part 1", 99, stallAnswer),
+		{name: "slow answer past the timeout every time", rule: s3test.On("PUT part 1", 99, s3test.StallAnswer),
 			change: func(c *Config) { c.Timeout = 2 * time.Second; c.MaxRetries = -1 }, err: "s3: upload part 1: no progress within 2s"},
-		{name: "wrong secret", rule: on("", 0, pass),
+		{name: "wrong secret", rule: s3test.On("", 0, s3test.Pass),
 			change: func(c *Config) { c.Secret = "wrong-secret-0123456789" }, err: "s3: upload: SignatureDoesNotMatch: "},
-		{name: "missing bucket", rule: on("", 0, pass),
+		{name: "missing bucket", rule: s3test.On("", 0, s3test.Pass),
 			change: func(c *Config) { c.Bucket = "no-such-bucket" }, err: "s3: upload: NoSuchBucket: "},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			endpoint, proxy := startProxy(t, g.Endpoint, tt.rule)
+			proxy := s3test.StartProxy(t, g.Endpoint, tt.rule)
+			endpoint := proxy.URL
 			c := gatewayClient(t, g, func(cfg *Config) {
 				cfg.Endpoint = endpoint
 				if tt.change != nil {
@@ -165,7 +68,7 @@ func TestGatewayFaults(t *testing.T) {
 				if getSum(t, direct, key) != src.sum() {
 					t.Fatal("the stored archive differs from what was uploaded")
 				}
-				if proxy.faults() == 0 {
+				if proxy.Faults() == 0 {
 					t.Fatal("no fault was injected")
 				}
 				return
@@ -189,16 +92,17 @@ func TestGatewayReadFaults(t *testing.T) {
 	if err := direct.Put(ctx, "r.txt", []byte("0123456789"), "text/plain"); err != nil {
 		t.Fatal(err)
 	}
-	rule := func(r *http.Request, nth int) fault {
+	rule := func(r *http.Request, nth int) s3test.Fault {
 		switch {
 		case nth == 0:
-			return answer500
+			return s3test.Answer500
 		case nth == 1:
-			return answer503
+			return s3test.Answer503
 		}
-		return pass
+		return s3test.Pass
 	}
-	endpoint, proxy := startProxy(t, g.Endpoint, rule)
+	proxy := s3test.StartProxy(t, g.Endpoint, rule)
+	endpoint := proxy.URL
 	c := gatewayClient(t, g, func(cfg *Config) { cfg.Endpoint = endpoint })
 	if objs, err := c.List(ctx, ""); err != nil || len(objs) != 1 {
 		t.Fatalf("List = %v, %v", objs, err)
@@ -218,7 +122,7 @@ func TestGatewayReadFaults(t *testing.T) {
 	if err := c.Delete(ctx, "r.txt"); err != nil {
 		t.Fatal(err)
 	}
-	if n := proxy.faults(); n != 8 { // a 500 and a 503 for each step
+	if n := proxy.Faults(); n != 8 { // a 500 and a 503 for each step
 		t.Fatalf("%d faults injected, want 8", n)
 	}
 }

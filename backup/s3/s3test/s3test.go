@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -103,6 +104,28 @@ func (g Gateway) run(t testing.TB, bin, addr string) error {
 			return nil
 		}
 	}
+}
+
+// Files returns the paths, relative to the bucket's folder and with
+// slashes, of the regular files the bucket's folder holds: its objects and
+// the gateway's hidden state under it (the parts of pending multipart
+// uploads), sorted.
+func (g Gateway) Files(t testing.TB) []string {
+	t.Helper()
+	root := filepath.Join(g.Dir, g.Bucket)
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		rel, err := filepath.Rel(root, path)
+		files = append(files, filepath.ToSlash(rel))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
 }
 
 func freeAddr() (string, error) {
