@@ -70,6 +70,12 @@ function errorAlert(err, inputs = {}) {
   return message('alert', [err.message, ...rest].join(' '));
 }
 
+// finish replaces a form whose request succeeded with its status message
+// (and more).
+function finish(f, text, ...more) {
+  f.el.replaceWith(h('div', null, message('status', text), more));
+}
+
 function card(title, ...children) {
   return h('main', { class: 'card' }, h('p', { class: 'brand' }, 'strongbox'),
     h('h1', { tabindex: '-1' }, title), children);
@@ -167,7 +173,6 @@ function collectionOf(token) {
 export function confirmPasswordReset(token, collection) {
   const col = collection || collectionOf(token);
   if (!col) return page('Reset your password', message('alert', invalidToken));
-  const done = h('div');
   const f = form({
     fields: [
       { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password' },
@@ -176,9 +181,7 @@ export function confirmPasswordReset(token, collection) {
     submit: 'Set new password',
     onSubmit: async (v) => {
       await api('POST', collectionPath(col, 'confirm-password-reset'), { token, password: v.password, passwordConfirm: v.passwordConfirm });
-      f.el.replaceWith(done);
-      done.append(message('status', 'Your password has been changed.'));
-      if (collection === superusers) done.append(backToSignIn());
+      finish(f, 'Your password has been changed.', collection === superusers ? backToSignIn() : null);
     },
   });
   return page('Reset your password', f.el);
@@ -200,14 +203,12 @@ export function confirmEmailChange(token) {
   const p = tokenPayload(token);
   const col = collectionOf(token);
   if (!col) return page('Confirm new email', message('alert', invalidToken));
-  const done = h('div');
   const f = form({
     fields: [{ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' }],
     submit: 'Confirm new email',
     onSubmit: async (v) => {
       await api('POST', collectionPath(col, 'confirm-email-change'), { token, password: v.password });
-      f.el.replaceWith(done);
-      done.append(message('status', 'Your email address has been changed.'));
+      finish(f, 'Your email address has been changed.');
     },
   });
   const to = typeof p.newEmail === 'string' && p.newEmail
