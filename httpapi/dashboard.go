@@ -7,8 +7,8 @@ import (
 	"strongbox/httpapi/dashboard"
 )
 
-// handleDashboard serves the dashboard's files under /_/ (package
-// dashboard): a GET or HEAD of a file, or of /_/ for its index.html; a
+// handleDashboard handles GET (and HEAD) /_/{path...}: the dashboard's
+// files (package dashboard), index.html for /_/ itself; a
 // name that is no file of it is the JSON 404, with the dashboard's headers
 // (its Content-Security-Policy among them) like every answer under /_/.
 // As PocketBase v0.31.0 does for its dashboard, a file served is not
@@ -23,7 +23,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// handleDashboardRoot redirects /_ to /_/ (301, query kept), as
+// handleDashboardRoot handles GET /_: a redirect to /_/ (301, query kept), as
 // PocketBase v0.31.0's router does for the root of its dashboard, so that
 // the app's relative URLs resolve under /_/.
 func (s *Server) handleDashboardRoot(w http.ResponseWriter, r *http.Request) error {

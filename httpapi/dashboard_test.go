@@ -11,13 +11,13 @@ import (
 	"strongbox/httpapi/dashboard"
 )
 
-// dashboardGet sends method to path with the request headers hdr, not
+// dashboardGet sends method to path of e with the request headers hdr, not
 // following redirects and not decompressing.
-func (e *env) dashboardGet(method, path string, hdr map[string]string) *http.Response {
-	e.t.Helper()
+func dashboardGet(t *testing.T, e *env, method, path string, hdr map[string]string) *http.Response {
+	t.Helper()
 	req, err := http.NewRequest(method, e.srv.URL+path, nil)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	req.Header.Set("Accept-Encoding", "identity")
 	for k, v := range hdr {
@@ -27,9 +27,9 @@ func (e *env) dashboardGet(method, path string, hdr map[string]string) *http.Res
 	c.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	res, err := c.Do(req)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
-	e.t.Cleanup(func() { res.Body.Close() })
+	t.Cleanup(func() { res.Body.Close() })
 	return res
 }
 
@@ -74,83 +74,88 @@ func TestDashboardAssets(t *testing.T) {
 		paths = append(paths, "/_/"+name)
 	}
 	for _, p := range paths {
-		name := strings.TrimPrefix(p, "/_/")
-		if name == "" {
-			name = "index.html"
-		}
-		wantType := types[name[strings.LastIndex(name, ".")+1:]]
-		var plain []byte
-		tags := map[string]bool{}
-		for _, tc := range []struct {
-			method, encoding string
-			gzipped          bool
-		}{
-			{"GET", "identity", false},
-			{"GET", "gzip, deflate, br", true},
-			{"GET", "gzip;q=0", false},
-			{"HEAD", "identity", false},
-			{"HEAD", "gzip", true},
-		} {
-			what := tc.method + " " + p + " (" + tc.encoding + ")"
-			res := e.dashboardGet(tc.method, p, map[string]string{"Accept-Encoding": tc.encoding})
-			if res.StatusCode != 200 {
-				t.Fatalf("%s: status %d", what, res.StatusCode)
-			}
-			h := res.Header
-			wantDashboardHeaders(t, what, h)
-			if got := h.Get("Content-Type"); got != wantType {
-				t.Errorf("%s: Content-Type %q, want %q", what, got, wantType)
-			}
-			if got := h.Get("Cache-Control"); got != "no-cache" {
-				t.Errorf("%s: Cache-Control %q, want no-cache", what, got)
-			}
-			if !strings.Contains(strings.Join(h.Values("Vary"), ","), "Accept-Encoding") {
-				t.Errorf("%s: Vary %q lacks Accept-Encoding", what, h.Values("Vary"))
-			}
-			if got, want := h.Get("Content-Encoding") == "gzip", tc.gzipped; got != want {
-				t.Errorf("%s: Content-Encoding %q", what, h.Get("Content-Encoding"))
-			}
-			tag := h.Get("ETag")
-			if !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) || len(tag) < 4 {
-				t.Errorf("%s: ETag %q", what, tag)
-			}
-			tags[tag] = true
-			body := slurpDashboard(t, res.Body)
-			switch {
-			case tc.method == "HEAD":
-				if len(body) != 0 {
-					t.Errorf("%s: a body of %d bytes", what, len(body))
-				}
-			case tc.gzipped:
-				zr, err := gzip.NewReader(bytes.NewReader(body))
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				if b := slurpDashboard(t, zr); plain != nil && !bytes.Equal(b, plain) {
-					t.Errorf("%s: decompressed body differs from the plain one", what)
-				}
-			default:
-				if len(body) == 0 {
-					t.Errorf("%s: empty body", what)
-				}
-				plain = body
-			}
+		t.Run(p, func(t *testing.T) { testDashboardAsset(t, e, p, types) })
+	}
+}
 
-			res = e.dashboardGet("GET", p, map[string]string{"Accept-Encoding": tc.encoding, "If-None-Match": `"other", ` + tag})
-			if res.StatusCode != http.StatusNotModified {
-				t.Errorf("%s with If-None-Match: status %d, want 304", what, res.StatusCode)
-			}
-			wantDashboardHeaders(t, what+" 304", res.Header)
-			if got := res.Header.Get("ETag"); got != tag {
-				t.Errorf("%s 304: ETag %q, want %q", what, got, tag)
-			}
-			if b := slurpDashboard(t, res.Body); len(b) != 0 {
-				t.Errorf("%s 304: a body of %d bytes", what, len(b))
-			}
+func testDashboardAsset(t *testing.T, e *env, p string, types map[string]string) {
+	t.Helper()
+	name := strings.TrimPrefix(p, "/_/")
+	if name == "" {
+		name = "index.html"
+	}
+	wantType := types[name[strings.LastIndex(name, ".")+1:]]
+	var plain []byte
+	tags := map[string]bool{}
+	for _, tc := range []struct {
+		method, encoding string
+		gzipped          bool
+	}{
+		{"GET", "identity", false},
+		{"GET", "gzip, deflate, br", true},
+		{"GET", "gzip;q=0", false},
+		{"HEAD", "identity", false},
+		{"HEAD", "gzip", true},
+	} {
+		what := tc.method + " " + p + " (" + tc.encoding + ")"
+		res := dashboardGet(t, e, tc.method, p, map[string]string{"Accept-Encoding": tc.encoding})
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: status %d", what, res.StatusCode)
 		}
-		if len(tags) != 2 {
-			t.Errorf("%s: ETags %v, want one for the plain form and one for the gzip'd", p, tags)
+		h := res.Header
+		wantDashboardHeaders(t, what, h)
+		if got := h.Get("Content-Type"); got != wantType {
+			t.Errorf("%s: Content-Type %q, want %q", what, got, wantType)
 		}
+		if got := h.Get("Cache-Control"); got != "no-cache" {
+			t.Errorf("%s: Cache-Control %q, want no-cache", what, got)
+		}
+		if !strings.Contains(strings.Join(h.Values("Vary"), ","), "Accept-Encoding") {
+			t.Errorf("%s: Vary %q lacks Accept-Encoding", what, h.Values("Vary"))
+		}
+		if got, want := h.Get("Content-Encoding") == "gzip", tc.gzipped; got != want {
+			t.Errorf("%s: Content-Encoding %q", what, h.Get("Content-Encoding"))
+		}
+		tag := h.Get("ETag")
+		if !strings.HasPrefix(tag, `"`) || !strings.HasSuffix(tag, `"`) || len(tag) < 4 {
+			t.Errorf("%s: ETag %q", what, tag)
+		}
+		tags[tag] = true
+		body := slurpDashboard(t, res.Body)
+		switch {
+		case tc.method == "HEAD":
+			if len(body) != 0 {
+				t.Errorf("%s: a body of %d bytes", what, len(body))
+			}
+		case tc.gzipped:
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("%s: %v", what, err)
+			}
+			if b := slurpDashboard(t, zr); plain != nil && !bytes.Equal(b, plain) {
+				t.Errorf("%s: decompressed body differs from the plain one", what)
+			}
+		default:
+			if len(body) == 0 {
+				t.Errorf("%s: empty body", what)
+			}
+			plain = body
+		}
+
+		res = dashboardGet(t, e, "GET", p, map[string]string{"Accept-Encoding": tc.encoding, "If-None-Match": `"other", ` + tag})
+		if res.StatusCode != http.StatusNotModified {
+			t.Errorf("%s with If-None-Match: status %d, want 304", what, res.StatusCode)
+		}
+		wantDashboardHeaders(t, what+" 304", res.Header)
+		if got := res.Header.Get("ETag"); got != tag {
+			t.Errorf("%s 304: ETag %q, want %q", what, got, tag)
+		}
+		if b := slurpDashboard(t, res.Body); len(b) != 0 {
+			t.Errorf("%s 304: a body of %d bytes", what, len(b))
+		}
+	}
+	if len(tags) != 2 {
+		t.Errorf("%s: ETags %v, want one for the plain form and one for the gzip'd", p, tags)
 	}
 }
 
@@ -191,13 +196,30 @@ func TestDashboardRedirect(t *testing.T) {
 		{"HEAD", "/_", "/_/"},
 		{"GET", "/_?a=1", "/_/?a=1"},
 	} {
-		res := e.dashboardGet(tc.method, tc.path, nil)
+		res := dashboardGet(t, e, tc.method, tc.path, nil)
 		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != tc.want {
 			t.Errorf("%s %s: %d Location %q, want 301 %q", tc.method, tc.path, res.StatusCode, res.Header.Get("Location"), tc.want)
 		}
 	}
-	res := e.dashboardGet("GET", "/_/", nil)
+	res := dashboardGet(t, e, "GET", "/_/", nil)
 	if body := slurpDashboard(t, res.Body); res.StatusCode != 200 || !bytes.Contains(body, []byte(`<script type="module" src="app.js">`)) {
 		t.Errorf("GET /_/: %d %.80q", res.StatusCode, body)
+	}
+}
+
+// TestDashboardNotLogged: a file served (200 or 304) is not request-logged,
+// as PocketBase does not log its dashboard's files; a 404 under /_/ is.
+func TestDashboardNotLogged(t *testing.T) {
+	e := newEnv(t)
+	dashboardGet(t, e, "GET", "/_/?m=page", nil)
+	res := dashboardGet(t, e, "GET", "/_/app.js?m=file", nil)
+	dashboardGet(t, e, "GET", "/_/app.js?m=revalidated", map[string]string{"If-None-Match": res.Header.Get("ETag")})
+	dashboardGet(t, e, "GET", "/_/nope.js?m=missing", nil)
+	var got []string
+	for _, it := range e.listLogs(`data.url ~ "m="`) {
+		got = append(got, it["data"].(map[string]any)["url"].(string))
+	}
+	if want := []string{"/_/nope.js?m=missing"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("logged %q, want %q", got, want)
 	}
 }
