@@ -25,11 +25,12 @@ export class APIError extends Error {
 }
 
 // api sends a request to path (under /api/) with body as JSON, and the
-// superuser's token if there is one; it returns the decoded answer (null
-// for a 204) or throws an APIError.
-export async function api(method, path, body) {
+// superuser's token if there is one, unless opts.guest (sign-in and the
+// public pages, which need none); it returns the decoded answer (null for
+// a 204) or throws an APIError.
+export async function api(method, path, body, opts = {}) {
   const headers = { Accept: 'application/json' };
-  const auth = loadAuth();
+  const auth = opts.guest ? null : loadAuth();
   if (auth) headers.Authorization = auth.token;
   const init = { method, headers, credentials: 'omit', cache: 'no-store' };
   if (body !== undefined) {

@@ -8,6 +8,9 @@ import { busy, h, message } from './dom.js';
 
 const superusers = '_superusers';
 const invalidToken = 'Invalid or expired token.';
+// Sign-in and the public pages send no token: a stale one must not get in
+// their way.
+const guest = { guest: true };
 
 // form builds a <form> of labelled fields, each followed by the element
 // that shows its error (err-<name>, the input's aria-describedby), and a
@@ -44,6 +47,8 @@ function form({ fields, submit, onSubmit }) {
         await onSubmit(values, show);
       } catch (err) {
         show(errorAlert(err, inputs));
+        const bad = el.querySelector('[aria-invalid="true"]');
+        if (bad) bad.focus();
       }
     });
   });
@@ -99,10 +104,10 @@ export function login() {
     submit: 'Sign in',
     onSubmit: async (v) => {
       try {
-        signedIn(await api('POST', collectionPath(superusers, 'auth-with-password'), { identity: v.identity, password: v.password }));
+        signedIn(await api('POST', collectionPath(superusers, 'auth-with-password'), { identity: v.identity, password: v.password }, guest));
       } catch (err) {
         if (!(err instanceof APIError && err.status === 401 && typeof err.body.mfaId === 'string')) throw err;
-        const otp = await api('POST', collectionPath(superusers, 'request-otp'), { email: v.identity });
+        const otp = await api('POST', collectionPath(superusers, 'request-otp'), { email: v.identity }, guest);
         pending = { mfaId: err.body.mfaId, otpId: otp && otp.otpId, email: v.identity };
         window.dispatchEvent(new HashChangeEvent('hashchange'));
       }
@@ -117,7 +122,7 @@ function otpStep(p) {
     fields: [{ name: 'password', label: 'Code', type: 'text', autocomplete: 'one-time-code', inputmode: 'numeric' }],
     submit: 'Sign in',
     onSubmit: async (v) => {
-      signedIn(await api('POST', collectionPath(superusers, 'auth-with-otp'), { otpId: p.otpId, password: v.password, mfaId: p.mfaId }));
+      signedIn(await api('POST', collectionPath(superusers, 'auth-with-otp'), { otpId: p.otpId, password: v.password, mfaId: p.mfaId }, guest));
     },
   });
   const restart = h('button', { type: 'button', class: 'plain', onclick: () => { pending = null; window.dispatchEvent(new HashChangeEvent('hashchange')); } }, 'Start over');
@@ -149,7 +154,7 @@ export function requestPasswordReset() {
     fields: [{ name: 'email', label: 'Email', type: 'email', autocomplete: 'username' }],
     submit: 'Send reset link',
     onSubmit: async (v, show) => {
-      await api('POST', collectionPath(superusers, 'request-password-reset'), { email: v.email });
+      await api('POST', collectionPath(superusers, 'request-password-reset'), { email: v.email }, guest);
       show(message('status', 'If the email exists, a reset link was sent to it.'));
     },
   });
@@ -180,7 +185,7 @@ export function confirmPasswordReset(token, collection) {
     ],
     submit: 'Set new password',
     onSubmit: async (v) => {
-      await api('POST', collectionPath(col, 'confirm-password-reset'), { token, password: v.password, passwordConfirm: v.passwordConfirm });
+      await api('POST', collectionPath(col, 'confirm-password-reset'), { token, password: v.password, passwordConfirm: v.passwordConfirm }, guest);
       finish(f, 'Your password has been changed.', collection === superusers ? backToSignIn() : null);
     },
   });
@@ -192,7 +197,7 @@ export function confirmVerification(token) {
   const col = collectionOf(token);
   if (!col) return page('Email verification', message('alert', invalidToken));
   const slot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Verifying…'));
-  api('POST', collectionPath(col, 'confirm-verification'), { token }).then(
+  api('POST', collectionPath(col, 'confirm-verification'), { token }, guest).then(
     () => slot.replaceChildren(message('status', 'Your email has been verified.')),
     (err) => slot.replaceChildren(errorAlert(err)),
   ).finally(() => slot.removeAttribute('aria-busy'));
@@ -207,7 +212,7 @@ export function confirmEmailChange(token) {
     fields: [{ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' }],
     submit: 'Confirm new email',
     onSubmit: async (v) => {
-      await api('POST', collectionPath(col, 'confirm-email-change'), { token, password: v.password });
+      await api('POST', collectionPath(col, 'confirm-email-change'), { token, password: v.password }, guest);
       finish(f, 'Your email address has been changed.');
     },
   });
