@@ -22,12 +22,16 @@ var depsRules = map[string][]string{
 	// file, network or HTTP (see forbiddenStd).
 	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/filterlang"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
-	"strongbox/httpapi":  {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/app/settings", "strongbox/httpapi/ratelimit"},
+	"strongbox/httpapi":  {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/app/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
 	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3"},
 	"strongbox":             {"*"},
+
+	// dashboard serves the embedded dashboard's files: stdlib only, and no
+	// knowledge of the API it talks to.
+	"strongbox/httpapi/dashboard": {},
 
 	// throwaway starts a server for a run of the conformance suite, in
 	// this process through a serve function its caller passes, or as a

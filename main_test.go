@@ -678,7 +678,7 @@ func TestServeBadAddress(t *testing.T) {
 }
 
 // TestServeOperatorPassword: a password the operator set in the
-// environment is never printed back.
+// environment is never printed back; the dashboard's address is printed.
 func TestServeOperatorPassword(t *testing.T) {
 	const pw = "operator-chosen-pw-42"
 	ts := startServer(t, t.TempDir(), map[string]string{"STRONGBOX_SUPERUSER_EMAIL": "ops@example.com", "STRONGBOX_SUPERUSER_PASSWORD": pw})
@@ -688,6 +688,9 @@ func TestServeOperatorPassword(t *testing.T) {
 	}
 	if !strings.Contains(out, "Created the first superuser ops@example.com with the password set in STRONGBOX_SUPERUSER_PASSWORD") {
 		t.Errorf("serve does not say where the password came from:\n%s", out)
+	}
+	if want := "Dashboard: " + ts.base + "/_/"; !strings.Contains(out, want) {
+		t.Errorf("serve does not print %q:\n%s", want, out)
 	}
 }
 

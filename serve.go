@@ -94,8 +94,9 @@ func reserveScheduler(getenv func(string) string) int {
 	return cpus
 }
 
-// printLogin tells how to log in, with the first superuser's credentials
-// when they were just created; it reports a failed write.
+// printLogin tells where the dashboard is and how to log in, with the
+// first superuser's credentials when they were just created; it reports a
+// failed write.
 func (c cli) printLogin(w io.Writer, base, dir string, l app.Login) error {
 	var b strings.Builder
 	pw, reset := "PASSWORD", "Forgot the password? Stop the server and run"
@@ -106,6 +107,7 @@ func (c cli) printLogin(w io.Writer, base, dir string, l app.Login) error {
 	case l.Created:
 		fmt.Fprintf(&b, "\nCreated the first superuser %s with the password set in STRONGBOX_SUPERUSER_PASSWORD.\n", l.Email)
 	}
+	fmt.Fprintf(&b, "\nDashboard: %s/_/\n", base)
 	fmt.Fprintf(&b, "\nLog in as %s:\n  curl -X POST %s/api/collections/_superusers/auth-with-password \\\n    -H 'Content-Type: application/json' -d '{\"identity\":\"%s\",\"password\":\"%s\"}'\n", l.Email, base, l.Email, pw)
 	fmt.Fprintf(&b, "%s: %s superuser update %s NEWPASSWORD --dir %s\n\n", reset, c.self, l.Email, dir)
 	_, err := io.WriteString(w, b.String())

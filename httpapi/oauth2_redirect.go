@@ -9,8 +9,8 @@ import (
 // /api/oauth2-redirect (so that they hold behind a proxy that mounts the
 // API under a prefix): pages strongbox serves itself. PocketBase
 // redirects to its admin UI ("../_/#/auth/oauth2-redirect-success" and
-// "-failure"), which strongbox does not have; the SDK does not look at the
-// page, it closes the popup once the message has come.
+// "-failure"), pages strongbox's dashboard does not have; the SDK does not
+// look at the page, it closes the popup once the message has come.
 const (
 	oauth2SuccessLocation = "oauth2-redirect-success"
 	oauth2FailureLocation = "oauth2-redirect-failure"

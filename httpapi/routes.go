@@ -113,6 +113,11 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/settings/test/email", r(json, s.handleSettingsTestEmail))
 	m.Handle("POST /api/settings/test/s3", r(json, s.handleSettingsTestS3))
 
+	// The dashboard (dashboard.go): files only, the JSON API above is all
+	// it talks to. A GET route answers HEAD too.
+	m.Handle("GET /_", r(json, s.handleDashboardRoot))
+	m.Handle("GET /_/{path...}", r(json, s.handleDashboard))
+
 	// Everything else, including a known path with the wrong method, is the
 	// JSON 404 (never the mux's plain-text 404 or 405).
 	m.Handle("/", r(json, func(http.ResponseWriter, *http.Request) error { return errNotFound(nil) }))

@@ -1,0 +1,116 @@
+package dashboard
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestAssetsAllowedByCSP is a cheap static check that the CSP will not
+// break the app and that data is never rendered as HTML: no asset builds
+// HTML from strings or evaluates code, and index.html has no inline script
+// or style.
+func TestAssetsAllowedByCSP(t *testing.T) {
+	forbidden := []string{"innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval(", "new Function", "javascript:", "'style'", `"style"`, "http://", "https://"}
+	for _, name := range Names() {
+		body := string(assets()[name].plain)
+		for _, bad := range forbidden {
+			if name == "favicon.svg" && bad == "http://" {
+				continue // the SVG namespace
+			}
+			if strings.Contains(body, bad) {
+				t.Errorf("%s contains %q", name, bad)
+			}
+		}
+	}
+	index := string(assets()["index.html"].plain)
+	for _, re := range []*regexp.Regexp{
+		regexp.MustCompile(`(?is)<script\b[^>]*>\s*[^<\s]`), // an inline script body
+		regexp.MustCompile(`(?i)\sstyle\s*=`),
+		regexp.MustCompile(`(?i)<style\b`),
+		regexp.MustCompile(`(?i)\son[a-z]+\s*=`),
+	} {
+		if m := re.FindString(index); m != "" {
+			t.Errorf("index.html has %q, which the CSP forbids", m)
+		}
+	}
+	for _, tag := range regexp.MustCompile(`(?i)<script\b[^>]*>`).FindAllString(index, -1) {
+		if !strings.Contains(tag, " src=") {
+			t.Errorf("index.html has the inline script %q", tag)
+		}
+	}
+}
+
+// TestReferencesExist checks that every file index.html and the modules
+// refer to is one the handler serves.
+func TestReferencesExist(t *testing.T) {
+	refs := regexp.MustCompile(`(?:href|src)="([^"#:]+)"|from '\./([^']+)'`)
+	for _, name := range Names() {
+		for _, m := range refs.FindAllStringSubmatch(string(assets()[name].plain), -1) {
+			ref := m[1] + m[2]
+			if _, ok := assets()[ref]; !ok {
+				t.Errorf("%s refers to %q, which is not served", name, ref)
+			}
+		}
+	}
+}
+
+// TestLoginPageWeight: the sign-in screen loads every file (index.html,
+// its stylesheet and icon, the modules); compressed, they must stay far
+// under the 200 KB budget.
+func TestLoginPageWeight(t *testing.T) {
+	total, plain := 0, 0
+	for _, name := range Names() {
+		total += len(assets()[name].gz)
+		plain += len(assets()[name].plain)
+	}
+	t.Logf("login page: %d files, %d bytes gzip'd (%d plain)", len(Names()), total, plain)
+	if total > 200_000 {
+		t.Errorf("login page weighs %d bytes gzip'd, over 200 KB", total)
+	}
+}
+
+func TestAcceptsGzip(t *testing.T) {
+	for _, tc := range []struct {
+		header []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{""}, false},
+		{[]string{"gzip"}, true},
+		{[]string{"gzip, deflate, br"}, true},
+		{[]string{"br", "GZIP"}, true},
+		{[]string{"deflate, gzip;q=0.5"}, true},
+		{[]string{"gzip;q=0"}, false},
+		{[]string{"gzip; q=0.0"}, false},
+		{[]string{"identity"}, false},
+		{[]string{"*"}, true},
+		{[]string{"br, *;q=0"}, false},
+		{[]string{"x-gzip"}, true},
+	} {
+		if got := acceptsGzip(tc.header); got != tc.want {
+			t.Errorf("acceptsGzip(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}
+
+func TestMatches(t *testing.T) {
+	const tag = `"abc"`
+	for _, tc := range []struct {
+		header []string
+		want   bool
+	}{
+		{nil, false},
+		{[]string{`"abc"`}, true},
+		{[]string{`W/"abc"`}, true},
+		{[]string{`"x", "abc"`}, true},
+		{[]string{`"x"`, `"abc"`}, true},
+		{[]string{`*`}, true},
+		{[]string{`"abcd"`}, false},
+		{[]string{`abc`}, false},
+	} {
+		if got := matches(tc.header, tag); got != tc.want {
+			t.Errorf("matches(%q) = %v, want %v", tc.header, got, tc.want)
+		}
+	}
+}

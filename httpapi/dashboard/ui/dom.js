@@ -1,0 +1,42 @@
+// Building the DOM without HTML strings: every text, from data or not, is
+// a text node, so nothing a server or a log holds can become markup.
+
+// h creates an element with attributes (on* keys add listeners; true sets
+// an empty attribute; null, undefined and false are left out) and children
+// (nodes, or strings that become text nodes).
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === null || c === undefined || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+
+// busy marks a submit button as working (disabled, aria-busy) while fn
+// runs.
+export async function busy(button, fn) {
+  button.disabled = true;
+  button.setAttribute('aria-busy', 'true');
+  try {
+    return await fn();
+  } finally {
+    button.disabled = false;
+    button.removeAttribute('aria-busy');
+  }
+}
+
+// message returns a paragraph with the role "alert" (errors) or "status"
+// (successes) holding text.
+export function message(role, text) {
+  return h('p', { role }, text);
+}

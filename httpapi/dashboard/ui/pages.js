@@ -1,0 +1,228 @@
+// The pages of this version: sign in (with the code step when the
+// superusers' MFA asks for it), forgotten password, the superuser's and
+// the public confirm pages the account mails link to, and placeholders for
+// the screens still to come. Each returns {title, node}.
+
+import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
+import { busy, h, message } from './dom.js';
+
+const superusers = '_superusers';
+const invalidToken = 'Invalid or expired token.';
+// Sign-in and the public pages send no token: a stale one must not get in
+// their way.
+const guest = { guest: true };
+
+// form builds a <form> of labelled fields, each followed by the element
+// that shows its error (err-<name>, the input's aria-describedby), and a
+// submit button. On submit, with the button busy, it calls
+// onSubmit(values, show) and shows an APIError it throws: each field's
+// message next to the field, the rest in an alert before the button.
+function form({ fields, submit, onSubmit }) {
+  const inputs = {};
+  const rows = fields.map((f) => {
+    const id = `f-${f.name}`;
+    const input = h('input', {
+      id, name: f.name, type: f.type || 'text', autocomplete: f.autocomplete, required: true,
+      inputmode: f.inputmode, 'aria-describedby': `err-${f.name}`,
+    });
+    inputs[f.name] = input;
+    return h('div', { class: 'field' },
+      h('label', { for: id }, f.label), input, h('p', { id: `err-${f.name}`, class: 'field-error' }));
+  });
+  const button = h('button', { type: 'submit' }, submit);
+  const slot = h('div', { class: 'messages' });
+  const el = h('form', { novalidate: true }, rows, slot, h('div', null, button));
+  const show = (node) => slot.replaceChildren(...(node ? [node] : []));
+  el.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    if (button.disabled) return;
+    show(null);
+    for (const [name, input] of Object.entries(inputs)) {
+      input.removeAttribute('aria-invalid');
+      document.getElementById(`err-${name}`).textContent = '';
+    }
+    const values = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.value]));
+    await busy(button, async () => {
+      try {
+        await onSubmit(values, show);
+      } catch (err) {
+        show(errorAlert(err, inputs));
+        const bad = el.querySelector('[aria-invalid="true"]');
+        if (bad) bad.focus();
+      }
+    });
+  });
+  return { el, inputs, show };
+}
+
+// errorAlert puts the field errors of err next to their inputs and returns
+// the alert with its message, followed by the messages of fields that have
+// no input here (such as token).
+function errorAlert(err, inputs = {}) {
+  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
+  const rest = [];
+  for (const name of Object.keys(err.data)) {
+    const text = err.fieldMessage(name);
+    if (!text) continue;
+    const input = inputs[name];
+    if (input) {
+      input.setAttribute('aria-invalid', 'true');
+      document.getElementById(`err-${name}`).textContent = text;
+    } else {
+      rest.push(text);
+    }
+  }
+  return message('alert', [err.message, ...rest].join(' '));
+}
+
+// finish replaces a form whose request succeeded with its status message
+// (and more).
+function finish(f, text, ...more) {
+  f.el.replaceWith(h('div', null, message('status', text), more));
+}
+
+function card(title, ...children) {
+  return h('main', { class: 'card' }, h('p', { class: 'brand' }, 'strongbox'),
+    h('h1', { tabindex: '-1' }, title), children);
+}
+
+function page(title, ...children) {
+  return { title, node: card(title, ...children) };
+}
+
+// The state of a sign-in between its two steps (the MFA's mfaId and the
+// code's otpId); cleared when the page is left.
+let pending = null;
+
+export function login() {
+  if (pending) return otpStep(pending);
+  const f = form({
+    fields: [
+      { name: 'identity', label: 'Email', type: 'email', autocomplete: 'username' },
+      { name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' },
+    ],
+    submit: 'Sign in',
+    onSubmit: async (v) => {
+      try {
+        signedIn(await api('POST', collectionPath(superusers, 'auth-with-password'), { identity: v.identity, password: v.password }, guest));
+      } catch (err) {
+        if (!(err instanceof APIError && err.status === 401 && typeof err.body.mfaId === 'string')) throw err;
+        const otp = await api('POST', collectionPath(superusers, 'request-otp'), { email: v.identity }, guest);
+        pending = { mfaId: err.body.mfaId, otpId: otp && otp.otpId, email: v.identity };
+        window.dispatchEvent(new HashChangeEvent('hashchange'));
+      }
+    },
+  });
+  return page('Sign in', f.el,
+    h('p', { class: 'links' }, h('a', { href: '#/request-password-reset' }, 'Forgotten password?')));
+}
+
+function otpStep(p) {
+  const f = form({
+    fields: [{ name: 'password', label: 'Code', type: 'text', autocomplete: 'one-time-code', inputmode: 'numeric' }],
+    submit: 'Sign in',
+    onSubmit: async (v) => {
+      signedIn(await api('POST', collectionPath(superusers, 'auth-with-otp'), { otpId: p.otpId, password: v.password, mfaId: p.mfaId }, guest));
+    },
+  });
+  const restart = h('button', { type: 'button', class: 'plain', onclick: () => { pending = null; window.dispatchEvent(new HashChangeEvent('hashchange')); } }, 'Start over');
+  return page('Enter the code',
+    h('p', { class: 'hint' }, 'A sign-in code was sent to ', h('strong', null, p.email), '.'),
+    f.el, h('p', { class: 'links' }, restart));
+}
+
+function signedIn(res) {
+  pending = null;
+  if (!res || typeof res.token !== 'string') throw new APIError(0, { message: 'The server sent no token.' });
+  saveAuth(res.token, res.record || null);
+  location.hash = '#/logs';
+}
+
+// leaveLogin forgets a sign-in left half done.
+export function leaveLogin() {
+  pending = null;
+}
+
+export function signOut() {
+  pending = null;
+  clearAuth();
+  location.hash = '#/login';
+}
+
+export function requestPasswordReset() {
+  const f = form({
+    fields: [{ name: 'email', label: 'Email', type: 'email', autocomplete: 'username' }],
+    submit: 'Send reset link',
+    onSubmit: async (v, show) => {
+      await api('POST', collectionPath(superusers, 'request-password-reset'), { email: v.email }, guest);
+      show(message('status', 'If the email exists, a reset link was sent to it.'));
+    },
+  });
+  return page('Forgotten password', f.el, backToSignIn());
+}
+
+function backToSignIn() {
+  return h('p', { class: 'links' }, h('a', { href: '#/login' }, 'Back to sign in'));
+}
+
+// collectionOf returns the collection a public page posts to: the one its
+// token names (collectionId in the payload, which only picks the URL: the
+// server checks the token), or null for a malformed token.
+function collectionOf(token) {
+  const p = tokenPayload(token);
+  return p && typeof p.collectionId === 'string' && p.collectionId ? p.collectionId : null;
+}
+
+// confirmPasswordReset is the page for the token of a password-reset mail:
+// of a superuser (collection given) or of the collection the token names.
+export function confirmPasswordReset(token, collection) {
+  const col = collection || collectionOf(token);
+  if (!col) return page('Reset your password', message('alert', invalidToken));
+  const f = form({
+    fields: [
+      { name: 'password', label: 'New password', type: 'password', autocomplete: 'new-password' },
+      { name: 'passwordConfirm', label: 'Confirm new password', type: 'password', autocomplete: 'new-password' },
+    ],
+    submit: 'Set new password',
+    onSubmit: async (v) => {
+      await api('POST', collectionPath(col, 'confirm-password-reset'), { token, password: v.password, passwordConfirm: v.passwordConfirm }, guest);
+      finish(f, 'Your password has been changed.', collection === superusers ? backToSignIn() : null);
+    },
+  });
+  return page('Reset your password', f.el);
+}
+
+// confirmVerification confirms on load.
+export function confirmVerification(token) {
+  const col = collectionOf(token);
+  if (!col) return page('Email verification', message('alert', invalidToken));
+  const slot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Verifying…'));
+  api('POST', collectionPath(col, 'confirm-verification'), { token }, guest).then(
+    () => slot.replaceChildren(message('status', 'Your email has been verified.')),
+    (err) => slot.replaceChildren(errorAlert(err)),
+  ).finally(() => slot.removeAttribute('aria-busy'));
+  return page('Email verification', slot);
+}
+
+export function confirmEmailChange(token) {
+  const p = tokenPayload(token);
+  const col = collectionOf(token);
+  if (!col) return page('Confirm new email', message('alert', invalidToken));
+  const f = form({
+    fields: [{ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password' }],
+    submit: 'Confirm new email',
+    onSubmit: async (v) => {
+      await api('POST', collectionPath(col, 'confirm-email-change'), { token, password: v.password }, guest);
+      finish(f, 'Your email address has been changed.');
+    },
+  });
+  const to = typeof p.newEmail === 'string' && p.newEmail
+    ? h('p', { class: 'hint' }, 'Type your password to change your email address to ', h('strong', null, p.newEmail), '.')
+    : null;
+  return page('Confirm new email', to, f.el);
+}
+
+// placeholder is a screen of a later version.
+export function placeholder(title) {
+  return { title, node: h('main', { class: 'page' }, h('h1', { tabindex: '-1' }, title), h('p', null, 'Not in this version yet.')) };
+}
