@@ -52,13 +52,19 @@ func TestDashboardBrowser(t *testing.T) {
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
 	})
-	d := &dashAPI{t: t, base: ts.base}
+	walkDashboard(t, ts.base, node, chromium, pptr, sink)
+}
+
+// walkDashboard runs the journey against the server at base, whose mail
+// goes to sink, and checks what the server then shows.
+func walkDashboard(t *testing.T, base, node, chromium, pptr string, sink *smtpsink.Sink) {
+	d := &dashAPI{t: t, base: base}
 	if code, _ := d.call("GET", "/_/", "", ""); code == http.StatusNotFound {
 		t.Skip("the dashboard is not served here: GET /_/ answered 404")
 	}
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	d.mustCall("PATCH", "/api/settings", d.su, fmt.Sprintf(`{"smtp":{"enabled":true,"host":%q,"port":%d,"tls":false},"meta":{"appURL":%q}}`,
-		sink.Host, sink.Port, ts.base), 200)
+		sink.Host, sink.Port, base), 200)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
@@ -69,11 +75,11 @@ func TestDashboardBrowser(t *testing.T) {
 	d.mustCall("POST", "/api/collections/users/request-email-change", d.login("users", change.email, dashUserPW),
 		fmt.Sprintf(`{"newEmail":%q}`, newEmail), 204)
 	journey := map[string]string{
-		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
+		"base": base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword, "userPassword": dashUserPW, "newPassword": "new-password-2",
-		"resetLink":       mailedLink(t, ctx, sink, reset.email, ts.base, "confirm-password-reset"),
-		"verifyLink":      mailedLink(t, ctx, sink, verify.email, ts.base, "confirm-verification"),
-		"emailChangeLink": mailedLink(t, ctx, sink, newEmail, ts.base, "confirm-email-change"),
+		"resetLink":       mailedLink(t, ctx, sink, reset.email, base, "confirm-password-reset"),
+		"verifyLink":      mailedLink(t, ctx, sink, verify.email, base, "confirm-verification"),
+		"emailChangeLink": mailedLink(t, ctx, sink, newEmail, base, "confirm-email-change"),
 	}
 	out := runJourney(t, ctx, node, pptr, journey)
 
