@@ -272,6 +272,8 @@ await step('the create button while a backup runs', async () => {
       r.continue();
     }
   });
+  // And at the narrowest width the dashboard supports.
+  await p.setViewport({ width: 360, height: 720 });
   await p.goto(dash + '#/settings/backups', { waitUntil: 'load' });
   await heading(p, 'Backups');
   await p.waitForFunction(() => {
@@ -279,6 +281,9 @@ await step('the create button while a backup runs', async () => {
     const why = document.getElementById('create-reason');
     return b && b.disabled && why && !why.hidden && why.textContent.includes('running');
   }, wait).catch(() => { throw new Error('the create button is not disabled with its reason while canBackup is false'); });
+  await p.waitForSelector('.backup-list:not([aria-busy])');
+  const width = await p.evaluate(() => document.documentElement.scrollWidth);
+  assert(width <= 360, `the screen is ${width} px wide in a 360 px window`);
   await shot(p, 'cannot-backup');
   await p.close();
 });

@@ -256,7 +256,7 @@ function table(screen) {
       h('td', { class: 'backup-name' }, key),
       h('td', null, size(it.size)),
       h('td', null, h('time', { datetime: String(it.modified) }, when(it.modified))),
-      h('td', { class: 'backup-actions' }, act('Download', download), act('Restore', askRestore), act('Delete', askDelete)));
+      h('td', null, h('div', { class: 'backup-actions' }, act('Download', download), act('Restore', askRestore), act('Delete', askDelete))));
   });
   return h('div', { class: 'table-wrap' }, h('table', null,
     h('thead', null, h('tr', null, h('th', { scope: 'col' }, 'Name'), h('th', { scope: 'col' }, 'Size'),
@@ -342,7 +342,8 @@ function askRestore(screen, key) {
 // /api/health until the server answers with no restore running (the
 // restarted process), bounded, then reloads the page.
 function restoring(screen, key) {
-  const bar = h('progress', { id: 'restore-progress', max: String(restartPolls), value: '0' });
+  // Indeterminate (no value) until the server is back.
+  const bar = h('progress', { id: 'restore-progress', max: '100' });
   const state = h('p', { role: 'status' }, 'Restoring… waiting for the server to restart.');
   const view = h('main', { class: 'page backups', 'aria-busy': 'true' },
     h('h1', { tabindex: '-1' }, 'Restoring backup'),
@@ -355,11 +356,10 @@ function restoring(screen, key) {
   const poll = async () => {
     if (!view.isConnected) return;
     n++;
-    bar.value = n;
     try {
       const res = await api('GET', '/api/health');
       if (!(res && res.data && res.data.canBackup === false)) {
-        bar.value = restartPolls;
+        bar.value = 100;
         state.textContent = 'The server is back. Reloading…';
         location.reload();
         return;
@@ -370,6 +370,7 @@ function restoring(screen, key) {
     }
     if (n >= restartPolls) {
       view.removeAttribute('aria-busy');
+      bar.value = 0;
       state.replaceWith(message('alert', `The server did not come back within ${restartPolls} seconds. Reload the page to check again.`),
         h('button', { type: 'button', onclick: () => location.reload() }, 'Reload'));
       return;
