@@ -4,6 +4,7 @@
 import { api, clearAuth, collectionPath, loadAuth, saveAuth } from './api.js';
 import { h } from './dom.js';
 import * as pages from './pages.js';
+import { backups } from './backups.js';
 
 // Screens that need a signed-in superuser: their heading.
 const screens = {
@@ -58,6 +59,7 @@ function resolve(path) {
   if (path === '/request-password-reset') return pages.requestPasswordReset();
   if (path === '/login') return signedIn ? '#/logs' : pages.login();
   if (!signedIn) return '#/login';
+  if (path === '/settings/backups') return shell(path, backups());
   if (screens[path]) return shell(path, pages.placeholder(screens[path]));
   return '#/logs';
 }
