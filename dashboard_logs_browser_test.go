@@ -73,11 +73,20 @@ func TestDashboardLogsBrowser(t *testing.T) {
 	cfg := map[string]any{
 		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword,
-		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3,
+		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3, "maxDays": 9,
 	}
 	out := runLogsScript(t, ctx, node, pptr, cfg)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 7 {
-		t.Fatalf("%d steps passed, want 7", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
+		t.Fatalf("%d steps passed, want 10", n)
+	}
+	// The settings form saved what it was given; its error was the
+	// envelope's.
+	var set struct{ Logs struct{ MaxDays int } }
+	if b := d.mustCall("GET", "/api/settings", d.su, "", 200); json.Unmarshal(b, &set) != nil || set.Logs.MaxDays != 9 {
+		t.Errorf("after the settings form, GET /api/settings logs.maxDays = %d, want 9 (%s)", set.Logs.MaxDays, b)
+	}
+	if !strings.Contains(out, `settings-error "Must be no less than 0."`) {
+		t.Error(`the settings form did not show maxDays's error "Must be no less than 0." next to the field`)
 	}
 }
 

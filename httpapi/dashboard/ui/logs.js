@@ -10,6 +10,7 @@ import { busy, h, message } from './dom.js';
 
 const perPage = 50;
 const hourMs = 3600 * 1000;
+const minHours = 24;
 const svgNS = 'http://www.w3.org/2000/svg';
 const superuserPreset = 'data.auth!="_superusers"';
 // The level names PocketBase's dashboard shows.
@@ -190,8 +191,10 @@ function drawBars(svg, axis, stats, W, H) {
     axis.textContent = 'No logs in this range.';
     return null;
   }
-  const t0 = points[0].t;
-  const hours = Math.round((points[points.length - 1].t - t0) / hourMs) + 1;
+  // The axis spans at least a day, ending at the last hour with logs.
+  const last = points[points.length - 1].t;
+  const t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
+  const hours = Math.round((last - t0) / hourMs) + 1;
   const bw = W / hours;
   const max = Math.max(...points.map((p) => p.n));
   const bars = points.map((p, i) => {
@@ -203,8 +206,7 @@ function drawBars(svg, axis, stats, W, H) {
     }, s('title', null, label));
   });
   svg.replaceChildren(...bars);
-  axis.replaceChildren(h('span', null, hourText(t0)), h('span', null, `max ${max} per hour`),
-    h('span', null, hourText(points[points.length - 1].t)));
+  axis.replaceChildren(h('span', null, hourText(t0)), h('span', null, `max ${max} per hour`), h('span', null, hourText(last)));
   return { t0, bw };
 }
 
@@ -348,7 +350,10 @@ function fieldsList(e) {
   const pairs = [['id', e.id], ['created', e.created], ['level', levelName(e.level)], ['message', e.message]];
   const d = e.data && typeof e.data === 'object' ? e.data : {};
   for (const [k, v] of Object.entries(d)) pairs.push([`data.${k}`, k === 'execTime' ? execTime(v) || v : v]);
-  return h('dl', { class: 'fields' }, pairs.map(([k, v]) => [h('dt', null, k), h('dd', null, text(v))]));
+  return h('dl', { class: 'fields' }, pairs.map(([k, v]) => {
+    const t = text(v);
+    return [h('dt', null, k), t === '' ? h('dd', { class: 'empty' }, 'N/A') : h('dd', null, t)];
+  }));
 }
 
 // copyText copies to the clipboard, falling back to a selected textarea
