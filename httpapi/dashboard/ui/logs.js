@@ -169,7 +169,7 @@ function hourChart(onZoom) {
     const stats = await api('GET', '/api/logs/stats?' + new URLSearchParams({ filter }));
     if (!current()) return;
     reset.disabled = !zoom;
-    view = drawBars(svg, axis, Array.isArray(stats) ? stats : [], W, H);
+    view = drawBars(svg, axis, Array.isArray(stats) ? stats : [], zoom, W, H);
     show(null);
   };
   return { el, load };
@@ -184,16 +184,21 @@ function zoomRange(a, b) {
 
 // drawBars draws one bar per hour with logs (a <title> and aria-label with
 // its hour and count) and returns the scale.
-function drawBars(svg, axis, stats, W, H) {
+function drawBars(svg, axis, stats, zoom, W, H) {
   const points = stats.map((e) => ({ t: parseDate(e.date), n: Number(e.total) || 0 })).filter((p) => !Number.isNaN(p.t));
   if (points.length === 0) {
     svg.replaceChildren();
     axis.textContent = 'No logs in this range.';
     return null;
   }
-  // The axis spans at least a day, ending at the last hour with logs.
-  const last = points[points.length - 1].t;
-  const t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
+  // The axis spans the narrowed range, else at least a day ending at the
+  // last hour with logs.
+  let last = points[points.length - 1].t;
+  let t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
+  if (zoom) {
+    t0 = Math.min(points[0].t, parseDate(zoom.min));
+    last = Math.max(last, parseDate(zoom.max) - hourMs + 1);
+  }
   const hours = Math.round((last - t0) / hourMs) + 1;
   const bw = W / hours;
   const max = Math.max(...points.map((p) => p.n));
