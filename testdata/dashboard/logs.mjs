@@ -10,7 +10,8 @@
 // holds markup), word and wordCount (a bare word that wordCount logged
 // URLs hold). With timingOnly it only signs in and prints the time from
 // navigating to #/logs until the chart and the first page are drawn
-// ("timing logs-screen-ms N"), for a server seeded with many logs.
+// ("timing logs-screen-ms N"), runs times (default 5), for a server seeded
+// with many logs.
 // It prints "ok NAME" per step, "shot PATH" per screenshot and
 // "FAIL NAME: DETAIL" for the first step that fails, then stops.
 import { pathToFileURL } from 'node:url';
@@ -132,7 +133,7 @@ if (cfg.timingOnly) {
     const page = await newPage();
     await signIn(page);
     await page.goto('about:blank');
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < (cfg.runs || 5); i++) {
       await page.goto('about:blank');
       await page.goto(dash + '#/logs', { waitUntil: 'domcontentloaded' });
       const ms = await drawn(page);

@@ -91,12 +91,12 @@ export function logsPage() {
     // Each part is aria-busy until its answer is drawn (or has failed).
     const track = (part, promise) => {
       part.el.setAttribute('aria-busy', 'true');
-      promise.catch(fail).finally(() => {
+      return promise.catch(fail).finally(() => {
         if (gen === st.gen) part.el.removeAttribute('aria-busy');
       });
     };
-    track(chart, chart.load(f, () => gen === st.gen, st.zoom));
-    track(list, list.load(f, () => gen === st.gen));
+    return Promise.all([track(chart, chart.load(f, () => gen === st.gen, st.zoom)),
+      track(list, list.load(f, () => gen === st.gen))]);
   };
   const search = searchForm(st, reload);
   const node = h('main', { class: 'page logs' },
@@ -114,18 +114,20 @@ function searchForm(st, reload) {
     placeholder: 'Search term or filter like level > 0 && data.auth = "guest"',
   });
   const toggle = h('input', { id: 'f-superusers', type: 'checkbox', name: 'superusers' });
+  const button = h('button', { type: 'submit' }, 'Search');
   toggle.addEventListener('change', () => {
     st.superusers = toggle.checked;
     reload();
   });
   const form = h('form', { role: 'search', class: 'logs-search' },
     h('div', { class: 'field' }, h('label', { for: 'f-filter' }, 'Filter'),
-      h('div', { class: 'row' }, input, h('button', { type: 'submit' }, 'Search'))),
+      h('div', { class: 'row' }, input, button)),
     h('div', { class: 'check' }, toggle, h('label', { for: 'f-superusers' }, 'Include superuser requests')));
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
+    if (button.disabled) return;
     st.term = input.value;
-    reload();
+    busy(button, reload);
   });
   return form;
 }
