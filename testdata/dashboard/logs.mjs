@@ -231,6 +231,12 @@ await step('the detail panel', async () => {
   assert(await page.$$eval('dialog img', (is) => is.length) === 0, 'an img in the panel');
   assert(page.url().endsWith('#/logs?logId=' + cfg.hostileID), `the panel's URL is ${page.url()}`);
   await shot(page, 'detail');
+  // Copy as JSON puts the entry the API returns on the clipboard.
+  await browser.defaultBrowserContext().overridePermissions(cfg.base, ['clipboard-read', 'clipboard-write', 'clipboard-sanitized-write']);
+  await page.click('dialog.log-detail .actions button:not(.plain)');
+  await page.waitForSelector('dialog.log-detail [role="status"]');
+  const copied = JSON.parse(await page.evaluate(() => navigator.clipboard.readText()));
+  assert(copied.id === cfg.hostileID && copied.data.url === cfg.hostileURL, `copied ${JSON.stringify(copied)}`);
   await page.click('dialog.log-detail .actions button.plain');
   await page.waitForFunction(() => !document.querySelector('dialog.log-detail').open && location.hash === '#/logs', wait);
 });
