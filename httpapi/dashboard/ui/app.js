@@ -3,6 +3,7 @@
 
 import { api, clearAuth, collectionPath, loadAuth, saveAuth } from './api.js';
 import { h } from './dom.js';
+import { logsPage } from './logs.js';
 import * as pages from './pages.js';
 import { backups } from './backups.js';
 
@@ -59,6 +60,7 @@ function resolve(path) {
   if (path === '/request-password-reset') return pages.requestPasswordReset();
   if (path === '/login') return signedIn ? '#/logs' : pages.login();
   if (!signedIn) return '#/login';
+  if (path === '/logs') return shell(path, logsPage());
   if (path === '/settings/backups') return shell(path, backups());
   if (screens[path]) return shell(path, pages.placeholder(screens[path]));
   return '#/logs';

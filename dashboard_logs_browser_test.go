@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The requests TestDashboardLogsBrowser logs as a guest: a hostile URL
+// that must show as text, one with an encoded CR LF, and three the
+// filter step finds by a bare word.
+var dashLogsSeed = []string{
+	"/api/x?<img%20src=x%20onerror=alert(1)>",
+	"/api/y?a=%0d%0aSet-Cookie:%20x=1",
+	"/api/zzfilter/1", "/api/zzfilter/2", "/api/zzfilter/3",
+	"/api/health",
+}
+
+// TestDashboardLogsBrowser drives the Logs screen in headless Chromium
+// (testdata/dashboard/logs.mjs): after guest requests seed the logs, the
+// superuser signs in; the chart's hourly totals equal GET /api/logs/stats;
+// a bare word narrows the list and the chart; the detail panel shows the
+// fields; the hostile URL shows as text and runs nothing; the deep link
+// #/logs?logId= opens the panel; no console error, page error or dialog.
+// It runs and skips as TestDashboardBrowser does (same variables).
+func TestDashboardLogsBrowser(t *testing.T) {
+	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
+	if chromium == "" || pptr == "" {
+		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
+	}
+	ts := startServer(t, t.TempDir(), map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
+	})
+	d := &dashAPI{t: t, base: ts.base}
+	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
+		t.Skip("the dashboard is not served here: GET /_/ answered 404")
+	}
+	for _, p := range dashLogsSeed {
+		d.call("GET", p, "", "")
+	}
+	d.su = d.login("_superusers", dashEmail, dashPassword)
+	// The hostile request's log, once the store holds it.
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	var hostile struct {
+		ID   string
+		Data struct{ URL string }
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for ; hostile.ID == ""; <-tick.C {
+		var page struct{ Items []json.RawMessage }
+		b := d.mustCall("GET", "/api/logs?filter="+url.QueryEscape(`data.url~"onerror"`), d.su, "", 200)
+		if json.Unmarshal(b, &page) == nil && len(page.Items) > 0 && json.Unmarshal(page.Items[0], &hostile) != nil {
+			t.Fatalf("log %s", page.Items[0])
+		}
+		if hostile.ID == "" && ctx.Err() != nil {
+			t.Fatal("the hostile request was not logged within 90 s")
+		}
+	}
+	cfg := map[string]any{
+		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
+		"email": dashEmail, "password": dashPassword,
+		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3, "maxDays": 9,
+	}
+	out := runLogsScript(t, ctx, node, pptr, cfg)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
+		t.Fatalf("%d steps passed, want 10", n)
+	}
+	// The settings form saved what it was given; its error was the
+	// envelope's.
+	var set struct{ Logs struct{ MaxDays int } }
+	if b := d.mustCall("GET", "/api/settings", d.su, "", 200); json.Unmarshal(b, &set) != nil || set.Logs.MaxDays != 9 {
+		t.Errorf("after the settings form, GET /api/settings logs.maxDays = %d, want 9 (%s)", set.Logs.MaxDays, b)
+	}
+	if !strings.Contains(out, `settings-error "Must be no less than 0."`) {
+		t.Error(`the settings form did not show maxDays's error "Must be no less than 0." next to the field`)
+	}
+}
+
+// runLogsScript runs logs.mjs under node with cfg, logs its output, and
+// fails the test if it fails.
+func runLogsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]any) string {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "logs.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	t.Logf("node logs.mjs:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("the logs screen's browser script failed: %v", err)
+	}
+	if !strings.Contains(out.String(), "\nshot ") {
+		t.Error("the script took no screenshot")
+	}
+	return out.String()
+}
