@@ -84,18 +84,19 @@ function showError(form, err) {
 // submitter wires form's submit to send() (which returns the status text)
 // with the busy button and the messages in slot.
 function submitter(form, button, slot, send) {
-  form.addEventListener('submit', async (ev) => {
+  const run = () => busy(button, async () => {
+    try {
+      slot.replaceChildren(message('status', await send()));
+    } catch (err) {
+      slot.replaceChildren(showError(form, err));
+    }
+  });
+  form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    slot.replaceChildren();
     clearErrors(form);
-    await busy(button, async () => {
-      try {
-        slot.replaceChildren(message('status', await send()));
-      } catch (err) {
-        slot.replaceChildren(showError(form, err));
-      }
-    });
+    slot.replaceChildren();
+    run();
   });
 }
 
