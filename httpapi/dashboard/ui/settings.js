@@ -1,0 +1,287 @@
+// The Settings screens: #/settings (application name and URL, trusted
+// proxy, rate limits) and #/settings/mail (sender, SMTP and "Send test
+// email"), over GET/PATCH /api/settings and POST /api/settings/test/email.
+// The SMTP password is write-only: the server never returns it, and an
+// empty field keeps the stored one. Field errors (the envelope's data,
+// nested like the body: data.smtp.host) show next to their field, in the
+// element err-<dotted key>.
+
+import { api, APIError } from './api.js';
+import { busy, h, message } from './dom.js';
+
+// The templates POST /api/settings/test/email can send.
+const templates = [
+  ['verification', 'Verification'],
+  ['password-reset', 'Password reset'],
+  ['email-change', 'Email change'],
+  ['otp', 'One-time password'],
+  ['login-alert', 'Login alert'],
+];
+
+// stylesheet adds settings.css to the document once.
+function stylesheet() {
+  if (document.getElementById('settings-css')) return;
+  document.head.append(h('link', { id: 'settings-css', rel: 'stylesheet', href: new URL('settings.css', import.meta.url).pathname }));
+}
+
+// field returns a labelled input (or select, with options [[value, text]])
+// named by its dotted key, with its error element after it.
+function field(key, label, type, opts = {}) {
+  const attrs = { id: `f-${key}`, name: key, 'aria-describedby': `err-${key}`, ...opts.attrs };
+  let input;
+  if (type === 'select') {
+    input = h('select', attrs, opts.options.map(([v, t]) => h('option', { value: v }, t)));
+  } else {
+    input = h('input', { ...attrs, type, step: type === 'number' ? 1 : null });
+  }
+  const err = h('p', { id: `err-${key}`, class: 'field-error' });
+  const check = type === 'checkbox';
+  const row = h('div', { class: check ? 'field check' : 'field' },
+    check ? [input, h('label', { for: input.id }, label)] : [h('label', { for: input.id }, label), input], err);
+  return { row, input };
+}
+
+// flatten returns the envelope's field errors as dotted key -> message.
+function flatten(data, prefix = '', out = {}) {
+  for (const [k, v] of Object.entries(data || {})) {
+    if (!v || typeof v !== 'object') continue;
+    const key = prefix + k;
+    if (typeof v.message === 'string' && typeof v.code === 'string') out[key] = v.message;
+    else flatten(v, key + '.', out);
+  }
+  return out;
+}
+
+// clearErrors empties the field errors of form.
+function clearErrors(form) {
+  for (const p of form.querySelectorAll('.field-error')) p.textContent = '';
+  for (const i of form.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
+}
+
+// showError puts err's field errors next to their fields in form (those
+// without a field join the alert) and returns the alert.
+function showError(form, err) {
+  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
+  const rest = [];
+  let first = null;
+  for (const [key, msg] of Object.entries(flatten(err.data))) {
+    const p = form.querySelector(`[id="err-${CSS.escape(key)}"]`);
+    const input = form.querySelector(`[id="f-${CSS.escape(key)}"]`);
+    if (!p) {
+      rest.push(`${key}: ${msg}`);
+      continue;
+    }
+    p.textContent = msg;
+    if (input) {
+      input.setAttribute('aria-invalid', 'true');
+      first = first || input;
+    }
+  }
+  if (first) first.focus();
+  return message('alert', [err.message, ...rest].join(' '));
+}
+
+// submitter wires form's submit to send() (which returns the status text)
+// with the busy button and the messages in slot.
+function submitter(form, button, slot, send) {
+  const run = () => busy(button, async () => {
+    try {
+      slot.replaceChildren(message('status', await send()));
+    } catch (err) {
+      slot.replaceChildren(showError(form, err));
+    }
+  });
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    if (button.disabled) return;
+    clearErrors(form);
+    slot.replaceChildren();
+    run();
+  });
+}
+
+// page builds a screen: its heading, and forms loaded from GET
+// /api/settings by load(settings).
+function page(title, cls, forms, load) {
+  stylesheet();
+  const alert = h('div', { class: 'messages' });
+  const node = h('main', { class: `page settings ${cls}` },
+    h('h1', { tabindex: '-1' }, title),
+    h('nav', { class: 'subnav', 'aria-label': 'Settings' }, h('ul', null,
+      h('li', null, h('a', { href: '#/settings', 'aria-current': cls === 'app' ? 'page' : null }, 'Application')),
+      h('li', null, h('a', { href: '#/settings/mail', 'aria-current': cls === 'mail' ? 'page' : null }, 'Mail')))),
+    alert, forms);
+  api('GET', '/api/settings').then((v) => load(v || {}))
+    .catch((err) => alert.replaceChildren(message('alert', err.message)));
+  return { title, node };
+}
+
+// section returns a form in a section with a heading.
+function section(id, title, ...children) {
+  return h('section', { 'aria-labelledby': id }, h('h2', { id }, title), children);
+}
+
+// ruleRow returns the inputs of rate limit rule i, with a Remove button.
+function ruleRow(i, rule, onRemove) {
+  const k = `rateLimits.rules.${i}`;
+  const f = {
+    label: field(`${k}.label`, 'Label', 'text', { attrs: { placeholder: '*:auth or /api/' } }),
+    audience: field(`${k}.audience`, 'Audience', 'select', { options: [['', 'All'], ['@guest', 'Guests'], ['@auth', 'Authenticated']] }),
+    maxRequests: field(`${k}.maxRequests`, 'Max requests', 'number', { attrs: { min: 1 } }),
+    duration: field(`${k}.duration`, 'Per seconds', 'number', { attrs: { min: 1 } }),
+  };
+  f.label.input.value = rule.label || '';
+  f.audience.input.value = rule.audience || '';
+  f.maxRequests.input.value = rule.maxRequests ?? '';
+  f.duration.input.value = rule.duration ?? '';
+  const remove = h('button', { type: 'button', class: 'plain', onclick: onRemove }, `Remove rule ${i + 1}`);
+  const el = h('fieldset', { class: 'rule' }, h('legend', null, `Rule ${i + 1}`),
+    Object.values(f).map((x) => x.row), remove);
+  const value = () => ({
+    label: f.label.input.value.trim(),
+    audience: f.audience.input.value,
+    maxRequests: Number(f.maxRequests.input.value),
+    duration: Number(f.duration.input.value),
+  });
+  return { el, value };
+}
+
+// rateLimits is the rules editor: rows, "Add rule", and value().
+function rateLimits() {
+  const enabled = field('rateLimits.enabled', 'Enable rate limiting', 'checkbox');
+  const list = h('div', { class: 'rules' });
+  let rules = [];
+  const draw = (values) => {
+    rules = values.map((r, i) => ruleRow(i, r, () => draw(rules.map((x) => x.value()).filter((_, j) => j !== i))));
+    list.replaceChildren(...rules.map((r) => r.el));
+    if (!rules.length) list.append(h('p', { class: 'hint' }, 'No rules.'));
+  };
+  const add = h('button', { type: 'button', class: 'plain', onclick: () => {
+    draw([...rules.map((x) => x.value()), { label: '', audience: '', maxRequests: 1, duration: 1 }]);
+    const inputs = list.querySelectorAll('input[type="text"]');
+    if (inputs.length) inputs[inputs.length - 1].focus();
+  } }, 'Add rule');
+  const el = h('div', null, enabled.row, list, add);
+  return {
+    el,
+    fill(rl) {
+      enabled.input.checked = !!rl.enabled;
+      draw(Array.isArray(rl.rules) ? rl.rules : []);
+    },
+    value: () => ({ enabled: enabled.input.checked, rules: rules.map((x) => x.value()) }),
+  };
+}
+
+// appSettings is #/settings: application, trusted proxy, rate limits.
+export function appSettings() {
+  const name = field('meta.appName', 'Application name', 'text', { attrs: { autocomplete: 'off' } });
+  const url = field('meta.appURL', 'Application URL', 'url', { attrs: { autocomplete: 'off' } });
+  const headers = field('trustedProxy.headers', 'Trusted proxy headers (comma separated, e.g. X-Forwarded-For)', 'text');
+  const leftmost = field('trustedProxy.useLeftmostIP', 'Use the leftmost IP of the header (else the rightmost)', 'checkbox');
+  const limits = rateLimits();
+  const button = h('button', { type: 'submit' }, 'Save changes');
+  const slot = h('div', { class: 'messages' });
+  const form = h('form', { novalidate: true },
+    section('app-h', 'Application', name.row, url.row),
+    section('proxy-h', 'Trusted proxy', headers.row, leftmost.row),
+    section('limits-h', 'Rate limits', limits.el),
+    slot, h('div', null, button));
+  const fill = (v) => {
+    const meta = v.meta || {};
+    const proxy = v.trustedProxy || {};
+    name.input.value = meta.appName || '';
+    url.input.value = meta.appURL || '';
+    headers.input.value = Array.isArray(proxy.headers) ? proxy.headers.join(', ') : '';
+    leftmost.input.checked = !!proxy.useLeftmostIP;
+    limits.fill(v.rateLimits || {});
+  };
+  submitter(form, button, slot, async () => {
+    const body = {
+      meta: { appName: name.input.value.trim(), appURL: url.input.value.trim() },
+      trustedProxy: {
+        headers: headers.input.value.split(',').map((s) => s.trim()).filter(Boolean),
+        useLeftmostIP: leftmost.input.checked,
+      },
+      rateLimits: limits.value(),
+    };
+    fill((await api('PATCH', '/api/settings', body)) || {});
+    return 'Settings saved.';
+  });
+  return page('Settings', 'app', form, fill);
+}
+
+// mailForm is the sender and SMTP form of #/settings/mail.
+function mailForm() {
+  const f = {
+    senderName: field('meta.senderName', 'Sender name', 'text'),
+    senderAddress: field('meta.senderAddress', 'Sender address', 'email'),
+    enabled: field('smtp.enabled', 'Use an SMTP server (else mails stay in the outbox)', 'checkbox'),
+    host: field('smtp.host', 'SMTP server host', 'text'),
+    port: field('smtp.port', 'Port', 'number', { attrs: { min: 0 } }),
+    username: field('smtp.username', 'Username', 'text', { attrs: { autocomplete: 'off' } }),
+    password: field('smtp.password', 'Password', 'password', { attrs: { autocomplete: 'new-password', placeholder: 'Unchanged (leave empty to keep)' } }),
+    authMethod: field('smtp.authMethod', 'Authentication method', 'select', { options: [['PLAIN', 'PLAIN (default)'], ['LOGIN', 'LOGIN']] }),
+    tls: field('smtp.tls', 'Use TLS from the start (else STARTTLS when offered)', 'checkbox'),
+    localName: field('smtp.localName', 'EHLO/HELO domain (optional)', 'text'),
+  };
+  const button = h('button', { type: 'submit' }, 'Save changes');
+  const slot = h('div', { class: 'messages' });
+  const form = h('form', { novalidate: true },
+    section('sender-h', 'Sender', f.senderName.row, f.senderAddress.row),
+    section('smtp-h', 'SMTP', Object.entries(f).filter(([k]) => !k.startsWith('sender')).map(([, x]) => x.row)),
+    slot, h('div', null, button));
+  const fill = (v) => {
+    const meta = v.meta || {};
+    const smtp = v.smtp || {};
+    f.senderName.input.value = meta.senderName || '';
+    f.senderAddress.input.value = meta.senderAddress || '';
+    f.enabled.input.checked = !!smtp.enabled;
+    f.host.input.value = smtp.host || '';
+    f.port.input.value = smtp.port ?? '';
+    f.username.input.value = smtp.username || '';
+    f.password.input.value = '';
+    f.authMethod.input.value = smtp.authMethod || 'PLAIN';
+    f.tls.input.checked = !!smtp.tls;
+    f.localName.input.value = smtp.localName || '';
+  };
+  submitter(form, button, slot, async () => {
+    const smtp = {
+      enabled: f.enabled.input.checked,
+      host: f.host.input.value.trim(),
+      port: Number(f.port.input.value),
+      username: f.username.input.value,
+      authMethod: f.authMethod.input.value,
+      tls: f.tls.input.checked,
+      localName: f.localName.input.value.trim(),
+    };
+    // Write-only: an empty field keeps the stored password.
+    if (f.password.input.value) smtp.password = f.password.input.value;
+    const meta = { senderName: f.senderName.input.value.trim(), senderAddress: f.senderAddress.input.value.trim() };
+    fill((await api('PATCH', '/api/settings', { meta, smtp })) || {});
+    return 'Settings saved.';
+  });
+  return { form, fill };
+}
+
+// testEmailForm is "Send test email": a recipient and a template.
+function testEmailForm() {
+  const email = field('email', 'Send to', 'email', { attrs: { autocomplete: 'email' } });
+  const template = field('template', 'Template', 'select', { options: templates });
+  const button = h('button', { type: 'submit' }, 'Send test email');
+  const slot = h('div', { class: 'messages' });
+  const form = h('form', { novalidate: true },
+    section('test-h', 'Send a test email', h('p', { class: 'hint' }, 'Save the settings first: the test uses the saved ones.'),
+      email.row, template.row),
+    slot, h('div', null, button));
+  submitter(form, button, slot, async () => {
+    await api('POST', '/api/settings/test/email', { email: email.input.value.trim(), template: template.input.value });
+    return 'The test email was sent.';
+  });
+  return form;
+}
+
+// mailSettings is #/settings/mail.
+export function mailSettings() {
+  const mail = mailForm();
+  return page('Mail settings', 'mail', [mail.form, testEmailForm()], mail.fill);
+}
