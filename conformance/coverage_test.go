@@ -286,6 +286,8 @@ var beyondCases = []specCase{
 	{Section: "issue 21", Endpoint: "PATCH /api/settings: an audit entry naming the superuser and the keys changed", Status: 200, Reqs: []string{"LOG-EVENT-002"}},
 	{Section: "issue 21", Endpoint: "no log entry holds an OAuth2 clientSecret set", Reqs: []string{"LOG-EVENT-003"}},
 	{Section: "issue 21", Endpoint: "a CR LF in the URL is not a line break in a request log's message", Status: 404, Reqs: []string{"LOG-TEXT-001"}},
+	{Section: "issue 23 (PocketBase v0.31.0)", Endpoint: "GET /_ and GET /_/: the dashboard", Status: 307, Reqs: []string{"DASH-001"}},
+	{Section: "issue 23", Endpoint: "GET /_/: Content-Security-Policy, nosniff, ETag and 304", Status: 304, Reqs: []string{"DASH-002"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/_superusers rules, name, type", Status: 400, Reqs: []string{"COLL-SYS-001", "COLL-SYS-003"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "POST, GET /api/collections/_superusers/records as a guest after a refused rule change", Status: 403, Message: msgOnlySuperusers, Reqs: []string{"COLL-SYS-002"}},
 	{Section: "issue 8 (PocketBase v0.31.0)", Endpoint: "PATCH /api/collections/{c} token duration out of range", Status: 400, Reqs: []string{"COLL-SYS-004", "COLL-SYS-005"}},

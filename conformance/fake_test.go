@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -195,6 +196,22 @@ type fakeReq struct {
 	f        *fakeServer
 }
 
+// dashboard answers GET /_/: a page of one line with the headers of
+// DASH-002, and 304 when If-None-Match names its ETag.
+func (q *fakeReq) dashboard() error {
+	h := q.w.Header()
+	h.Set("Content-Security-Policy", "default-src 'self'; frame-ancestors 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("ETag", `"fake-dashboard"`)
+	if q.r.Header.Get("If-None-Match") == `"fake-dashboard"` {
+		q.w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	_, err := io.WriteString(q.w, "<!doctype html><title>fake</title>\n")
+	return err
+}
+
 func (q *fakeReq) json(status int, v any) error {
 	if m, ok := v.(map[string]any); ok && q.f.bug("document-readings") {
 		// §2.6: the record holds id and its fields; collectionId and
@@ -279,6 +296,12 @@ func (f *fakeServer) route(q *fakeReq) error {
 		return f.handleTestS3(q)
 	case r.Method == "GET" && p == "/api/health":
 		return q.json(200, map[string]any{"message": "API is healthy.", "code": 200, "data": map[string]any{}})
+	case r.Method == "GET" && p == "/_":
+		q.w.Header().Set("Location", "/_/")
+		q.w.WriteHeader(http.StatusTemporaryRedirect)
+		return nil
+	case r.Method == "GET" && p == "/_/":
+		return q.dashboard()
 	case (p == "/api/logs" || strings.HasPrefix(p, "/api/logs/")) && r.Method == "GET":
 		// The refusals of the logs routes, for the checks of errors and
 		// headers (ERR-001, HTTP-HEADERS-001): the fake holds no entries.

@@ -42,6 +42,11 @@ func tooLarge(match func(*http.Request) bool) mutation {
 }
 
 var hostileMutators = []mutator{
+	{"dashboard-missing", []string{"DASH-001"}, answer(func(r *http.Request) bool { return r.URL.Path == "/_" },
+		envelopeAnswer(http.StatusNotFound, "The requested resource wasn't found."))},
+	{"dashboard-inline-scripts", []string{"DASH-002"}, edit(func(r *http.Request) bool { return r.URL.Path == "/_/" }, func(_ *http.Request, res *answered) {
+		res.header.Set("Content-Security-Policy", "default-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
+	})},
 	{"no-body-limit", []string{"HTTP-LIMIT-001", "HTTP-LIMIT-002"}, tooLarge(func(*http.Request) bool { return true })},
 	// What a ServeMux answers by itself.
 	{"plain-text-redirect", []string{"HTTP-PATH-001"}, when(redirected, func(x *front, w http.ResponseWriter, r *http.Request) {

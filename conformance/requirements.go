@@ -62,6 +62,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	logSecrecyRequirements,
 	logEventRequirements,
 	backupRequirements,
+	dashboardRequirements,
 ), stricterReadings)
 
 // stricterReading names a document requirement whose check accepts every

@@ -23,7 +23,7 @@ func (s *Server) handleDashboard(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-// handleDashboardRoot handles GET /_: a redirect to /_/ (301, query kept), as
+// handleDashboardRoot handles GET /_: a redirect to /_/ (307, query kept), as
 // PocketBase v0.31.0's router does for the root of its dashboard, so that
 // the app's relative URLs resolve under /_/.
 func (s *Server) handleDashboardRoot(w http.ResponseWriter, r *http.Request) error {
@@ -33,6 +33,6 @@ func (s *Server) handleDashboardRoot(w http.ResponseWriter, r *http.Request) err
 	}
 	dashboard.SetHeaders(w.Header())
 	w.Header().Set("Location", loc)
-	w.WriteHeader(http.StatusMovedPermanently)
+	w.WriteHeader(http.StatusTemporaryRedirect)
 	return nil
 }

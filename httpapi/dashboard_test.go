@@ -187,7 +187,7 @@ func TestDashboardNotFound(t *testing.T) {
 	}
 }
 
-// TestDashboardRedirect: /_ is redirected to /_/ (301, query kept), as
+// TestDashboardRedirect: /_ is redirected to /_/ (307, query kept), as
 // PocketBase's router does; GET /_/ then is the app.
 func TestDashboardRedirect(t *testing.T) {
 	e := newEnv(t)
@@ -197,8 +197,8 @@ func TestDashboardRedirect(t *testing.T) {
 		{"GET", "/_?a=1", "/_/?a=1"},
 	} {
 		res := dashboardGet(t, e, tc.method, tc.path, nil)
-		if res.StatusCode != http.StatusMovedPermanently || res.Header.Get("Location") != tc.want {
-			t.Errorf("%s %s: %d Location %q, want 301 %q", tc.method, tc.path, res.StatusCode, res.Header.Get("Location"), tc.want)
+		if res.StatusCode != http.StatusTemporaryRedirect || res.Header.Get("Location") != tc.want {
+			t.Errorf("%s %s: %d Location %q, want 307 %q", tc.method, tc.path, res.StatusCode, res.Header.Get("Location"), tc.want)
 		}
 	}
 	res := dashboardGet(t, e, "GET", "/_/", nil)
