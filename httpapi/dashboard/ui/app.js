@@ -6,6 +6,7 @@ import { h } from './dom.js';
 import { logsPage } from './logs.js';
 import * as pages from './pages.js';
 import { backups } from './backups.js';
+import { collectionsPage } from './collections.js';
 
 // Screens that need a signed-in superuser: their heading.
 const screens = {
@@ -62,6 +63,7 @@ function resolve(path) {
   if (!signedIn) return '#/login';
   if (path === '/logs') return shell(path, logsPage());
   if (path === '/settings/backups') return shell(path, backups());
+  if (path === '/collections') return shell(path, collectionsPage());
   if (screens[path]) return shell(path, pages.placeholder(screens[path]));
   return '#/logs';
 }

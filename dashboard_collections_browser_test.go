@@ -1,0 +1,97 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDashboardCollectionsBrowser drives the Collections screen in headless
+// Chromium (testdata/dashboard/collections.mjs): the superuser signs in and
+// opens users; a create with passwords that differ shows the field's error
+// next to it; the record is created, listed, filtered to, edited (verified)
+// and deleted; another user is impersonated and the token the page shows
+// is accepted by GET /api/collections/users/records/{id}; no console
+// error, page error or dialog. It runs and skips as TestDashboardBrowser
+// does (same variables).
+func TestDashboardCollectionsBrowser(t *testing.T) {
+	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
+	if chromium == "" || pptr == "" {
+		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
+	}
+	ts := startServer(t, t.TempDir(), map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
+	})
+	d := &dashAPI{t: t, base: ts.base}
+	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
+		t.Skip("the dashboard is not served here: GET /_/ answered 404")
+	}
+	d.su = d.login("_superusers", dashEmail, dashPassword)
+	imp := d.newUser("impersonated")
+	const newEmail = "created-in-dashboard@example.com"
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cfg := map[string]string{
+		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
+		"email": dashEmail, "password": dashPassword,
+		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
+	}
+	out := runCollectionsScript(t, ctx, node, pptr, cfg)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 8 {
+		t.Fatalf("%d steps passed, want 8", n)
+	}
+	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
+		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
+	}
+	tok := regexp.MustCompile(`(?m)^token (\S+)$`).FindStringSubmatch(out)
+	if tok == nil {
+		t.Fatal("the script printed no impersonation token")
+	}
+	var rec struct{ ID string }
+	if b := d.mustCall("GET", "/api/collections/users/records/"+imp.id, tok[1], "", 200); json.Unmarshal(b, &rec) != nil || rec.ID != imp.id {
+		t.Errorf("GET the impersonated record with its token = %s, want id %s", b, imp.id)
+	}
+	var list struct{ TotalItems int }
+	b := d.mustCall("GET", `/api/collections/users/records?filter=email%3D%22`+newEmail+`%22`, d.su, "", 200)
+	if json.Unmarshal(b, &list) != nil || list.TotalItems != 0 {
+		t.Errorf("the record deleted in the dashboard is still there: %s", b)
+	}
+}
+
+// runCollectionsScript runs collections.mjs under node with cfg, logs its
+// output, and fails the test if it fails.
+func runCollectionsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]string) string {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "collections.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	t.Logf("node collections.mjs:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("the collections screen's browser script failed: %v", err)
+	}
+	if !strings.Contains(out.String(), "\nshot ") {
+		t.Error("the script took no screenshot")
+	}
+	return out.String()
+}
