@@ -40,16 +40,18 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	imp := d.newUser("impersonated")
 	const newEmail = "created-in-dashboard@example.com"
+	const listRule = `verified = true && email != ""`
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
 	cfg := map[string]string{
 		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword,
 		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
+		"listRule": listRule, "newCollection": "members", "renamed": "members2",
 	}
 	out := runCollectionsScript(t, ctx, node, pptr, cfg)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 8 {
-		t.Fatalf("%d steps passed, want 8", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
+		t.Fatalf("%d steps passed, want 10", n)
 	}
 	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
 		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
@@ -61,6 +63,21 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	var rec struct{ ID string }
 	if b := d.mustCall("GET", "/api/collections/users/records/"+imp.id, tok[1], "", 200); json.Unmarshal(b, &rec) != nil || rec.ID != imp.id {
 		t.Errorf("GET the impersonated record with its token = %s, want id %s", b, imp.id)
+	}
+	var users struct {
+		ListRule *string
+		OTP      struct{ Duration int }
+	}
+	if b := d.mustCall("GET", "/api/collections/users", d.su, "", 200); json.Unmarshal(b, &users) != nil ||
+		users.ListRule == nil || *users.ListRule != listRule || users.OTP.Duration != 240 {
+		t.Errorf("after the options form, GET /api/collections/users = %s, want listRule %q and otp.duration 240", b, listRule)
+	}
+	if !regexp.MustCompile(`(?m)^option-error "[^"]`).MatchString(out) {
+		t.Error("the options form showed no error next to passwordResetToken.duration for 0")
+	}
+	d.login("users", imp.email, dashUserPW) // the token secrets the form does not send are kept
+	for _, name := range []string{"members", "members2"} {
+		d.mustCall("GET", "/api/collections/"+name, d.su, "", 404)
 	}
 	var list struct{ TotalItems int }
 	b := d.mustCall("GET", `/api/collections/users/records?filter=email%3D%22`+newEmail+`%22`, d.su, "", 200)

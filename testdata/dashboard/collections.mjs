@@ -8,7 +8,9 @@
 // JOURNEY a JSON object: base, chromium, shots, email and password (the
 // superuser, as for journey.mjs), newEmail and userPassword (a record the
 // script creates, edits and deletes in users), impEmail (a user of users
-// the script impersonates).
+// the script impersonates), listRule (a rule it saves for users),
+// newCollection and renamed (an auth collection it creates, renames and
+// deletes).
 // It prints "ok NAME" per step, "shot PATH" per screenshot, "token T" for
 // the impersonation token it read, and "FAIL NAME: DETAIL" for the first
 // step that fails, then stops.
@@ -175,6 +177,39 @@ await step('delete it', async () => {
   await status('The record was deleted.');
   await page.waitForFunction(() => document.querySelectorAll('.coll-table tbody tr').length === 0, wait);
   await shot('deleted');
+});
+
+await step('save an API rule and an option of users', async () => {
+  await clickText('.coll-actions button', 'Options');
+  await page.waitForSelector('#opt-listRule');
+  await page.$eval('#opt-listRule-locked', (i) => { i.checked = false; });
+  await typeIn('#opt-listRule', cfg.listRule);
+  await typeIn('#opt-passwordResetToken-duration', '0');
+  expectFailedRequest = true;
+  await page.click('form[aria-label="Collection options"] button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector('#err-opt-passwordResetToken-duration').textContent !== '', wait);
+  console.log('option-error ' + JSON.stringify(await page.$eval('#err-opt-passwordResetToken-duration', (e) => e.textContent)));
+  await typeIn('#opt-passwordResetToken-duration', '1800');
+  await typeIn('#opt-otp-duration', '240');
+  await page.click('form[aria-label="Collection options"] button[type="submit"]');
+  await status('The options were saved.');
+  expectFailedRequest = false;
+  await shot('options');
+});
+
+await step('create, rename and delete a collection', async () => {
+  await typeIn('#new-coll-name', cfg.newCollection);
+  await page.click('form[aria-label="New auth collection"] button[type="submit"]');
+  await page.waitForFunction((n) => [...document.querySelectorAll('.coll-pick button')].some((b) => b.textContent === n && b.getAttribute('aria-pressed') === 'true'), wait, cfg.newCollection);
+  await clickText('.coll-actions button', 'Options');
+  await typeIn('#opt-name', cfg.renamed);
+  await page.click('form[aria-label="Collection options"] button[type="submit"]');
+  await page.waitForFunction((n) => [...document.querySelectorAll('.coll-pick button')].some((b) => b.textContent === n), wait, cfg.renamed);
+  await clickText('.coll-actions button', 'Options');
+  await typeIn('#del-coll-name', cfg.renamed);
+  await page.click('form[aria-label="Delete collection"] button[type="submit"]');
+  await page.waitForFunction((n) => ![...document.querySelectorAll('.coll-pick button')].some((b) => b.textContent === n) && document.querySelectorAll('.coll-pick button').length > 0, wait, cfg.renamed);
+  await shot('collection-deleted');
 });
 
 await step('no console error, page error or dialog', async () => {

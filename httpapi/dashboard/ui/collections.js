@@ -6,6 +6,7 @@
 
 import { api, APIError, collectionPath } from './api.js';
 import { busy, h, message } from './dom.js';
+import { createCollection, deleteCollection, optionsForm } from './collopts.js';
 
 const perPage = 20;
 // The fields of an auth collection the form shows by name; the others of
@@ -56,26 +57,40 @@ export function collectionsPage() {
   const picker = h('ul', { class: 'coll-pick', 'aria-label': 'Auth collections' });
   const alert = h('div');
   const body = h('div');
-  const node = h('main', { class: 'page coll' }, h('h1', { tabindex: '-1' }, 'Collections'), alert, picker, body);
-  (async () => {
+  const open = (c) => {
+    for (const b of picker.querySelectorAll('button')) b.setAttribute('aria-pressed', b.textContent === c.name ? 'true' : 'false');
+    body.replaceChildren(collectionView(c, reload));
+  };
+  // reload lists the collections again and opens the one named pick.
+  const reload = async (pick) => {
     try {
       const res = await api('GET', '/api/collections?perPage=500');
       const list = (Array.isArray(res) ? res : (res && res.items) || []).filter((c) => c && c.type === 'auth');
-      const buttons = list.map((c) => h('button', {
-        type: 'button', class: 'plain', 'aria-pressed': 'false',
-        onclick: (e) => {
-          for (const b of picker.querySelectorAll('button')) b.setAttribute('aria-pressed', 'false');
-          e.currentTarget.setAttribute('aria-pressed', 'true');
-          body.replaceChildren(recordsView(c));
-        },
-      }, text(c.name)));
-      picker.replaceChildren(...buttons.map((b) => h('li', null, b)));
-      if (!list.length) alert.replaceChildren(message('status', 'No auth collection.'));
+      picker.replaceChildren(...list.map((c) => h('li', null,
+        h('button', { type: 'button', class: 'plain', 'aria-pressed': 'false', onclick: () => open(c) }, text(c.name)))));
+      alert.replaceChildren(list.length ? '' : message('status', 'No auth collection.'));
+      const c = list.find((x) => x.name === pick);
+      if (c) open(c);
+      else body.replaceChildren();
     } catch (err) {
       alert.replaceChildren(message('alert', err.message));
     }
-  })();
+  };
+  reload('');
+  const node = h('main', { class: 'page coll' }, h('h1', { tabindex: '-1' }, 'Collections'), alert, picker, body,
+    createCollection((c) => reload(c.name)));
   return { title: 'Collections', node };
+}
+
+// collectionView is one collection: its records, or its options.
+function collectionView(c, reload) {
+  const content = h('div');
+  const tab = (label, make) => h('button', { type: 'button', class: 'plain', onclick: () => content.replaceChildren(make()) }, label);
+  content.replaceChildren(recordsView(c));
+  return h('div', null, h('div', { class: 'coll-actions' },
+    tab('Records', () => recordsView(c)),
+    tab('Options', () => h('div', null, optionsForm(c, (n) => { if (n.name !== c.name) reload(n.name); }), deleteCollection(c, () => reload(''))))),
+  content);
 }
 
 // recordsView is the records of the collection c: search, list, pages and
