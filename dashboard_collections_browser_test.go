@@ -47,11 +47,11 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword,
 		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
-		"listRule": listRule, "newCollection": "members", "renamed": "members2",
+		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
 	}
 	out := runCollectionsScript(t, ctx, node, pptr, cfg)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
-		t.Fatalf("%d steps passed, want 10", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 11 {
+		t.Fatalf("%d steps passed, want 11", n)
 	}
 	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
 		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
@@ -67,10 +67,19 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	var users struct {
 		ListRule *string
 		OTP      struct{ Duration int }
+		OAuth2   struct {
+			Enabled      bool
+			Providers    []map[string]any
+			MappedFields struct{ Name string }
+		}
 	}
 	if b := d.mustCall("GET", "/api/collections/users", d.su, "", 200); json.Unmarshal(b, &users) != nil ||
 		users.ListRule == nil || *users.ListRule != listRule || users.OTP.Duration != 240 {
 		t.Errorf("after the options form, GET /api/collections/users = %s, want listRule %q and otp.duration 240", b, listRule)
+	}
+	if o := users.OAuth2; !o.Enabled || len(o.Providers) != 1 || o.Providers[0]["name"] != "google" ||
+		o.Providers[0]["clientId"] != "client-id-of-the-test" || o.Providers[0]["clientSecret"] != nil || o.MappedFields.Name != "name" {
+		t.Errorf("after the OAuth2 form, users.oauth2 = %+v, want google enabled with its client id and the name mapped", o)
 	}
 	if !regexp.MustCompile(`(?m)^option-error "[^"]`).MatchString(out) {
 		t.Error("the options form showed no error next to passwordResetToken.duration for 0")

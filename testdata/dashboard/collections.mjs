@@ -8,8 +8,9 @@
 // JOURNEY a JSON object: base, chromium, shots, email and password (the
 // superuser, as for journey.mjs), newEmail and userPassword (a record the
 // script creates, edits and deletes in users), impEmail (a user of users
-// the script impersonates), listRule (a rule it saves for users),
-// newCollection and renamed (an auth collection it creates, renames and
+// the script impersonates; its linked OAuth2 accounts are none), listRule (a rule it saves for users),
+// clientId (of an OAuth2 provider it adds to users), newCollection and
+// renamed (an auth collection it creates, renames and
 // deletes).
 // It prints "ok NAME" per step, "shot PATH" per screenshot, "token T" for
 // the impersonation token it read, and "FAIL NAME: DETAIL" for the first
@@ -165,6 +166,7 @@ await step('impersonate and read the token', async () => {
   await page.waitForSelector('#imp-token');
   const tok = await page.$eval('#imp-token', (i) => i.value);
   assert(tok.split('.').length === 3, `token ${tok}`);
+  await page.waitForFunction(() => /No linked OAuth2 account\./.test(document.querySelector('section[aria-label="Linked OAuth2 accounts"]').textContent), wait);
   console.log('token ' + tok);
   await shot('impersonate');
 });
@@ -195,6 +197,21 @@ await step('save an API rule and an option of users', async () => {
   await status('The options were saved.');
   expectFailedRequest = false;
   await shot('options');
+});
+
+await step('add an OAuth2 provider to users', async () => {
+  await typeIn('#oa-new', 'google');
+  await clickText('form[aria-label="OAuth2"] button', 'Add provider');
+  await page.waitForSelector('#oa-0-clientId');
+  await page.type('#oa-0-clientId', cfg.clientId);
+  await page.type('#oa-0-clientSecret', 'a-client-secret-of-the-test');
+  await page.type('#oa-0-displayName', 'Google (test)');
+  await typeIn('#oa-map-name', 'name');
+  await page.click('#oa-enabled');
+  await page.click('form[aria-label="OAuth2"] button[type="submit"]');
+  await status('The OAuth2 options were saved.');
+  assert(await page.$eval('#oa-0-clientSecret', (i) => i.value) === '', 'the secret stays in the form');
+  await shot('oauth2');
 });
 
 await step('create, rename and delete a collection', async () => {

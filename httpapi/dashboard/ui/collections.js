@@ -7,6 +7,7 @@
 import { api, APIError, collectionPath } from './api.js';
 import { busy, h, message } from './dom.js';
 import { createCollection, deleteCollection, optionsForm } from './collopts.js';
+import { linkedAccounts, oauth2Form } from './colloauth.js';
 
 const perPage = 20;
 // The fields of an auth collection the form shows by name; the others of
@@ -89,7 +90,7 @@ function collectionView(c, reload) {
   content.replaceChildren(recordsView(c));
   return h('div', null, h('div', { class: 'coll-actions' },
     tab('Records', () => recordsView(c)),
-    tab('Options', () => h('div', null, optionsForm(c, (n) => { if (n.name !== c.name) reload(n.name); }), deleteCollection(c, () => reload(''))))),
+    tab('Options', () => h('div', null, optionsForm(c, (n) => { if (n.name !== c.name) reload(n.name); }), oauth2Form(c), deleteCollection(c, () => reload(''))))),
   content);
 }
 
@@ -215,7 +216,7 @@ function recordPanel(c, r, done) {
   const title = h('h2', null, r ? `Record ${text(r.id)}` : 'New record');
   if (!r) return h('section', { class: 'coll-panel' }, title, form);
   return h('section', { class: 'coll-panel' }, title, form, deleteForm(c, r, done), recordActions(c, r),
-    impersonateForm(c, r));
+    impersonateForm(c, r), linkedAccounts(c, r));
 }
 
 // deleteForm asks for a confirmation (a second button) before deleting.
