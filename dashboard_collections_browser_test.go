@@ -3,7 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"strongbox/conformance/oauth2provider"
 )
 
 // TestDashboardCollectionsBrowser drives the Collections screen in headless
@@ -18,8 +23,11 @@ import (
 // opens users; a create with passwords that differ shows the field's error
 // next to it; the record is created, listed, filtered to, edited (verified)
 // and deleted; another user is impersonated and the token the page shows
-// is accepted by GET /api/collections/users/records/{id}; no console
-// error, page error or dialog. It runs and skips as TestDashboardBrowser
+// is accepted by GET /api/collections/users/records/{id}, and its OAuth2
+// account (linked here through a loopback provider) is unlinked; an API
+// rule, options and an OAuth2 provider of users are saved and read back
+// (and an option's error shows next to it); a collection is created,
+// renamed and deleted; no console error, page error or dialog. It runs and skips as TestDashboardBrowser
 // does (same variables).
 func TestDashboardCollectionsBrowser(t *testing.T) {
 	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
@@ -32,6 +40,7 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	}
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
+		"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
 	})
 	d := &dashAPI{t: t, base: ts.base}
 	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
@@ -39,6 +48,7 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	}
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	imp := d.newUser("impersonated")
+	d.linkOIDC(imp)
 	const newEmail = "created-in-dashboard@example.com"
 	const listRule = `verified = true && email != ""`
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -50,8 +60,8 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
 	}
 	out := runCollectionsScript(t, ctx, node, pptr, cfg)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 11 {
-		t.Fatalf("%d steps passed, want 11", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 12 {
+		t.Fatalf("%d steps passed, want 12", n)
 	}
 	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
 		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
@@ -63,6 +73,9 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	var rec struct{ ID string }
 	if b := d.mustCall("GET", "/api/collections/users/records/"+imp.id, tok[1], "", 200); json.Unmarshal(b, &rec) != nil || rec.ID != imp.id {
 		t.Errorf("GET the impersonated record with its token = %s, want id %s", b, imp.id)
+	}
+	if b := d.mustCall("GET", "/api/collections/_externalAuths/records", d.su, "", 200); !bytes.Contains(b, []byte(`"totalItems":0`)) {
+		t.Errorf("after Unlink, GET _externalAuths = %s, want none", b)
 	}
 	var users struct {
 		ListRule *string
@@ -120,4 +133,23 @@ func runCollectionsScript(t *testing.T, ctx context.Context, node, pptr string, 
 		t.Error("the script took no screenshot")
 	}
 	return out.String()
+}
+
+// linkOIDC links u to an account of a loopback OpenID provider ("oidc",
+// subject "ext-1") by signing in with OAuth2 as u, then takes the provider
+// off users again (the link stays).
+func (d *dashAPI) linkOIDC(u dashUser) {
+	d.t.Helper()
+	p := oauth2provider.Start(d.t)
+	verifier := strings.Repeat("v", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	redirect := d.base + "/api/oauth2-redirect"
+	code := p.Grant(oauth2provider.Grant{Challenge: base64.RawURLEncoding.EncodeToString(sum[:]), RedirectURI: redirect,
+		User: map[string]any{"sub": "ext-1", "email": u.email, "email_verified": true}})
+	d.mustCall("PATCH", "/api/collections/users", d.su, fmt.Sprintf(`{"oauth2":{"enabled":true,"providers":[{"name":"oidc",
+		"clientId":%q,"clientSecret":%q,"authURL":%q,"tokenURL":%q,"userInfoURL":%q}]}}`, p.ClientID, p.ClientSecret,
+		p.URL+oauth2provider.PathAuthorize, p.URL+oauth2provider.PathToken, p.URL+oauth2provider.PathUserInfo), 200)
+	d.mustCall("POST", "/api/collections/users/auth-with-oauth2", d.login("users", u.email, dashUserPW),
+		fmt.Sprintf(`{"provider":"oidc","code":%q,"codeVerifier":%q,"redirectURL":%q}`, code, verifier, redirect), 200)
+	d.mustCall("PATCH", "/api/collections/users", d.su, `{"oauth2":{"enabled":false,"providers":[]}}`, 200)
 }

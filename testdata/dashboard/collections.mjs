@@ -8,7 +8,8 @@
 // JOURNEY a JSON object: base, chromium, shots, email and password (the
 // superuser, as for journey.mjs), newEmail and userPassword (a record the
 // script creates, edits and deletes in users), impEmail (a user of users
-// the script impersonates; its linked OAuth2 accounts are none), listRule (a rule it saves for users),
+// the script impersonates; its one linked OAuth2 account, oidc ext-1,
+// is unlinked), listRule (a rule it saves for users),
 // clientId (of an OAuth2 provider it adds to users), newCollection and
 // renamed (an auth collection it creates, renames and
 // deletes).
@@ -166,9 +167,15 @@ await step('impersonate and read the token', async () => {
   await page.waitForSelector('#imp-token');
   const tok = await page.$eval('#imp-token', (i) => i.value);
   assert(tok.split('.').length === 3, `token ${tok}`);
-  await page.waitForFunction(() => /No linked OAuth2 account\./.test(document.querySelector('section[aria-label="Linked OAuth2 accounts"]').textContent), wait);
   console.log('token ' + tok);
   await shot('impersonate');
+});
+
+await step('unlink an OAuth2 account', async () => {
+  await page.waitForFunction(() => /oidc: ext-1/.test(document.querySelector('section[aria-label="Linked OAuth2 accounts"]').textContent), wait);
+  await clickText('section[aria-label="Linked OAuth2 accounts"] button', 'Unlink oidc');
+  await status('The account was unlinked.');
+  await page.waitForFunction(() => /No linked OAuth2 account\./.test(document.querySelector('section[aria-label="Linked OAuth2 accounts"]').textContent), wait);
 });
 
 await step('delete it', async () => {

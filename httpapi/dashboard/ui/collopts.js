@@ -102,7 +102,8 @@ export function optionsForm(c, saved) {
         alert.replaceChildren(message('alert', err.message));
       }
     },
-  }, h('h2', null, `Options of ${String(c.name)}`), fields.map((f) => f.wrap), alert, save);
+  }, h('h2', null, `Options of ${String(c.name)}`), fields.map((f) => f.wrap),
+  h('p', { class: 'hint' }, 'Mail placeholders: {APP_NAME}, {APP_URL}, {TOKEN}, {OTP}, {OTP_ID}, {RECORD:fieldName}.'), alert, save);
 }
 
 // deleteCollection deletes c once its name is typed; deleted() follows.
