@@ -7,6 +7,7 @@ import { logsPage } from './logs.js';
 import * as pages from './pages.js';
 import { backups } from './backups.js';
 import { appSettings, mailSettings } from './settings.js';
+import { collectionsPage } from './collections.js';
 
 // Screens that need a signed-in superuser: their heading.
 const screens = {
@@ -65,6 +66,7 @@ function resolve(path) {
   if (path === '/settings/backups') return shell(path, backups());
   if (path === '/settings') return shell(path, appSettings());
   if (path === '/settings/mail') return shell(path, mailSettings());
+  if (path === '/collections') return shell(path, collectionsPage());
   if (screens[path]) return shell(path, pages.placeholder(screens[path]));
   return '#/logs';
 }

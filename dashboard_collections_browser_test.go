@@ -1,0 +1,155 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"strongbox/conformance/oauth2provider"
+)
+
+// TestDashboardCollectionsBrowser drives the Collections screen in headless
+// Chromium (testdata/dashboard/collections.mjs): the superuser signs in and
+// opens users; a create with passwords that differ shows the field's error
+// next to it; the record is created, listed, filtered to, edited (verified)
+// and deleted; another user is impersonated and the token the page shows
+// is accepted by GET /api/collections/users/records/{id}, and its OAuth2
+// account (linked here through a loopback provider) is unlinked; an API
+// rule, options and an OAuth2 provider of users are saved and read back
+// (and an option's error shows next to it); a collection is created,
+// renamed and deleted; no console error, page error or dialog. It runs and skips as TestDashboardBrowser
+// does (same variables).
+func TestDashboardCollectionsBrowser(t *testing.T) {
+	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
+	if chromium == "" || pptr == "" {
+		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
+	}
+	ts := startServer(t, t.TempDir(), map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
+		"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
+	})
+	d := &dashAPI{t: t, base: ts.base}
+	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
+		t.Skip("the dashboard is not served here: GET /_/ answered 404")
+	}
+	d.su = d.login("_superusers", dashEmail, dashPassword)
+	imp := d.newUser("impersonated")
+	d.linkOIDC(imp)
+	const newEmail = "created-in-dashboard@example.com"
+	const listRule = `verified = true && email != ""`
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	cfg := map[string]string{
+		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
+		"email": dashEmail, "password": dashPassword,
+		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
+		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
+	}
+	out := runCollectionsScript(t, ctx, node, pptr, cfg)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 12 {
+		t.Fatalf("%d steps passed, want 12", n)
+	}
+	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
+		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
+	}
+	tok := regexp.MustCompile(`(?m)^token (\S+)$`).FindStringSubmatch(out)
+	if tok == nil {
+		t.Fatal("the script printed no impersonation token")
+	}
+	var rec struct{ ID string }
+	if b := d.mustCall("GET", "/api/collections/users/records/"+imp.id, tok[1], "", 200); json.Unmarshal(b, &rec) != nil || rec.ID != imp.id {
+		t.Errorf("GET the impersonated record with its token = %s, want id %s", b, imp.id)
+	}
+	if b := d.mustCall("GET", "/api/collections/_externalAuths/records", d.su, "", 200); !bytes.Contains(b, []byte(`"totalItems":0`)) {
+		t.Errorf("after Unlink, GET _externalAuths = %s, want none", b)
+	}
+	var users struct {
+		ListRule *string
+		OTP      struct{ Duration int }
+		OAuth2   struct {
+			Enabled      bool
+			Providers    []map[string]any
+			MappedFields struct{ Name string }
+		}
+	}
+	if b := d.mustCall("GET", "/api/collections/users", d.su, "", 200); json.Unmarshal(b, &users) != nil ||
+		users.ListRule == nil || *users.ListRule != listRule || users.OTP.Duration != 240 {
+		t.Errorf("after the options form, GET /api/collections/users = %s, want listRule %q and otp.duration 240", b, listRule)
+	}
+	if o := users.OAuth2; !o.Enabled || len(o.Providers) != 1 || o.Providers[0]["name"] != "google" ||
+		o.Providers[0]["clientId"] != "client-id-of-the-test" || o.Providers[0]["clientSecret"] != nil || o.MappedFields.Name != "name" {
+		t.Errorf("after the OAuth2 form, users.oauth2 = %+v, want google enabled with its client id and the name mapped", o)
+	}
+	if !regexp.MustCompile(`(?m)^option-error "[^"]`).MatchString(out) {
+		t.Error("the options form showed no error next to passwordResetToken.duration for 0")
+	}
+	d.login("users", imp.email, dashUserPW) // the token secrets the form does not send are kept
+	for _, name := range []string{"members", "members2"} {
+		d.mustCall("GET", "/api/collections/"+name, d.su, "", 404)
+	}
+	var list struct{ TotalItems int }
+	b := d.mustCall("GET", `/api/collections/users/records?filter=email%3D%22`+newEmail+`%22`, d.su, "", 200)
+	if json.Unmarshal(b, &list) != nil || list.TotalItems != 0 {
+		t.Errorf("the record deleted in the dashboard is still there: %s", b)
+	}
+}
+
+// runCollectionsScript runs collections.mjs under node with cfg, logs its
+// output, and fails the test if it fails.
+func runCollectionsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]string) string {
+	t.Helper()
+	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "collections.mjs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	t.Logf("node collections.mjs:\n%s", out.String())
+	if err != nil {
+		t.Fatalf("the collections screen's browser script failed: %v", err)
+	}
+	if !strings.Contains(out.String(), "\nshot ") {
+		t.Error("the script took no screenshot")
+	}
+	return out.String()
+}
+
+// linkOIDC links u to an account of a loopback OpenID provider ("oidc",
+// subject "ext-1") by signing in with OAuth2 as u, then takes the provider
+// off users again (the link stays).
+func (d *dashAPI) linkOIDC(u dashUser) {
+	d.t.Helper()
+	p := oauth2provider.Start(d.t)
+	verifier := strings.Repeat("v", 43)
+	sum := sha256.Sum256([]byte(verifier))
+	redirect := d.base + "/api/oauth2-redirect"
+	code := p.Grant(oauth2provider.Grant{Challenge: base64.RawURLEncoding.EncodeToString(sum[:]), RedirectURI: redirect,
+		User: map[string]any{"sub": "ext-1", "email": u.email, "email_verified": true}})
+	d.mustCall("PATCH", "/api/collections/users", d.su, fmt.Sprintf(`{"oauth2":{"enabled":true,"providers":[{"name":"oidc",
+		"clientId":%q,"clientSecret":%q,"authURL":%q,"tokenURL":%q,"userInfoURL":%q}]}}`, p.ClientID, p.ClientSecret,
+		p.URL+oauth2provider.PathAuthorize, p.URL+oauth2provider.PathToken, p.URL+oauth2provider.PathUserInfo), 200)
+	d.mustCall("POST", "/api/collections/users/auth-with-oauth2", d.login("users", u.email, dashUserPW),
+		fmt.Sprintf(`{"provider":"oidc","code":%q,"codeVerifier":%q,"redirectURL":%q}`, code, verifier, redirect), 200)
+	d.mustCall("PATCH", "/api/collections/users", d.su, `{"oauth2":{"enabled":false,"providers":[]}}`, 200)
+}
