@@ -25,7 +25,8 @@ import (
 // and deleted; another user is impersonated and the token the page shows
 // is accepted by GET /api/collections/users/records/{id}, and its OAuth2
 // account (linked here through a loopback provider) is unlinked; an API
-// rule, options and an OAuth2 provider of users are saved and read back
+// rule, options and an OAuth2 provider of users (its URLs and PKCE
+// switch too) are saved and read back
 // (and an option's error shows next to it); a collection is created,
 // renamed and deleted; no console error, page error or dialog. It runs and skips as TestDashboardBrowser
 // does (same variables).
@@ -58,10 +59,11 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		"email": dashEmail, "password": dashPassword,
 		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
 		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
+		"authURL": "https://auth.example.com/authorize", "tokenURL": "https://auth.example.com/token",
 	}
 	out := runCollectionsScript(t, ctx, node, pptr, cfg)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 12 {
-		t.Fatalf("%d steps passed, want 12", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 13 {
+		t.Fatalf("%d steps passed, want 13", n)
 	}
 	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
 		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
@@ -93,6 +95,8 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	if o := users.OAuth2; !o.Enabled || len(o.Providers) != 1 || o.Providers[0]["name"] != "google" ||
 		o.Providers[0]["clientId"] != "client-id-of-the-test" || o.Providers[0]["clientSecret"] != nil || o.MappedFields.Name != "name" {
 		t.Errorf("after the OAuth2 form, users.oauth2 = %+v, want google enabled with its client id and the name mapped", o)
+	} else if p := o.Providers[0]; p["authURL"] != cfg["authURL"] || p["tokenURL"] != cfg["tokenURL"] || p["userInfoURL"] != "" || p["pkce"] != false {
+		t.Errorf("after the OAuth2 form, the provider = %v, want its auth and token URLs, no user info URL and pkce false", p)
 	}
 	if !regexp.MustCompile(`(?m)^option-error "[^"]`).MatchString(out) {
 		t.Error("the options form showed no error next to passwordResetToken.duration for 0")

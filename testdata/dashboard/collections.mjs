@@ -10,7 +10,8 @@
 // script creates, edits and deletes in users), impEmail (a user of users
 // the script impersonates; its one linked OAuth2 account, oidc ext-1,
 // is unlinked), listRule (a rule it saves for users),
-// clientId (of an OAuth2 provider it adds to users), newCollection and
+// clientId, authURL and tokenURL (of an OAuth2 provider it adds to users,
+// PKCE off, the user info URL left to the preset), newCollection and
 // renamed (an auth collection it creates, renames and
 // deletes).
 // It prints "ok NAME" per step, "shot PATH" per screenshot, "token T" for
@@ -213,12 +214,25 @@ await step('add an OAuth2 provider to users', async () => {
   await page.type('#oa-0-clientId', cfg.clientId);
   await page.type('#oa-0-clientSecret', 'a-client-secret-of-the-test');
   await page.type('#oa-0-displayName', 'Google (test)');
+  await page.type('#oa-0-authURL', cfg.authURL);
+  await page.type('#oa-0-tokenURL', cfg.tokenURL);
+  assert(await page.$eval('#oa-0-pkce', (s) => s.value) === '', 'a new provider starts with the preset PKCE');
+  await page.select('#oa-0-pkce', 'off');
   await typeIn('#oa-map-name', 'name');
   await page.click('#oa-enabled');
   await page.click('form[aria-label="OAuth2"] button[type="submit"]');
   await status('The OAuth2 options were saved.');
   assert(await page.$eval('#oa-0-clientSecret', (i) => i.value) === '', 'the secret stays in the form');
   await shot('oauth2');
+});
+
+await step('the provider reads back its URLs and PKCE', async () => {
+  await page.reload({ waitUntil: 'load' });
+  await clickText('.coll-pick button', 'users');
+  await clickText('.coll-actions button', 'Options');
+  await page.waitForSelector('#oa-0-authURL');
+  const got = await page.$eval('form[aria-label="OAuth2"]', () => ['authURL', 'tokenURL', 'userInfoURL', 'pkce'].map((k) => document.querySelector(`#oa-0-${k}`).value));
+  assert(JSON.stringify(got) === JSON.stringify([cfg.authURL, cfg.tokenURL, '', 'off']), `read back ${JSON.stringify(got)}`);
 });
 
 await step('create, rename and delete a collection', async () => {

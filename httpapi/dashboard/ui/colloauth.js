@@ -1,6 +1,7 @@
 // OAuth2 on the Collections screen: the collection's providers (client id,
 // a write-only secret: left empty it keeps the stored one, as the server
-// does; display name), the mapped fields and the switch, saved with PATCH
+// does; display name; the auth, token and user info URLs, empty for the
+// preset's; PKCE: the preset's default, on or off), the mapped fields and the switch, saved with PATCH
 // /api/collections/{id}; and a record's linked OAuth2 accounts (its
 // _externalAuths rows), each unlinked by deleting its row. Every value is
 // set as text or an attribute value.
@@ -9,6 +10,9 @@ import { api, APIError, collectionPath } from './api.js';
 import { busy, h, message } from './dom.js';
 
 const mapped = ['id', 'name', 'username', 'avatarURL'];
+const urls = [['authURL', 'auth URL'], ['tokenURL', 'token URL'], ['userInfoURL', 'user info URL']];
+// The PKCE switch's states: the select's value and the provider's pkce.
+const pkceStates = [['', 'preset default', null], ['on', 'on', true], ['off', 'off', false]];
 
 function input(id, label, value, attrs = {}) {
   const el = h('input', { id, type: 'text', value: value === undefined || value === null ? '' : String(value), 'aria-describedby': `err-${id}`, ...attrs });
@@ -29,9 +33,13 @@ function providerRow(p, i, remove) {
     clientId: input(`${n}-clientId`, `${p.name} client ID`, p.clientId),
     secret: input(`${n}-clientSecret`, `${p.name} client secret (empty keeps it)`, '', { type: 'password', autocomplete: 'off' }),
     displayName: input(`${n}-displayName`, `${p.name} display name`, p.displayName),
+    urls: urls.map(([k, l]) => ({ k, f: input(`${n}-${k}`, `${p.name} ${l} (empty: the preset's)`, p[k]) })),
   };
+  const pkce = pkceStates.find(([, , v]) => v === (p.pkce === undefined ? null : p.pkce)) || pkceStates[0];
+  row.pkce = h('select', { id: `${n}-pkce` }, pkceStates.map(([v, l]) => h('option', { value: v, selected: v === pkce[0] }, l)));
   row.node = h('fieldset', { class: 'coll-panel' }, h('legend', null, String(p.name)),
-    row.clientId.wrap, row.secret.wrap, row.displayName.wrap,
+    row.clientId.wrap, row.secret.wrap, row.displayName.wrap, row.urls.map(({ f }) => f.wrap),
+    h('div', { class: 'field' }, h('label', { for: row.pkce.id }, `${p.name} PKCE`), row.pkce),
     h('button', { type: 'button', class: 'plain', onclick: () => remove(row) }, `Remove ${p.name}`));
   return row;
 }
@@ -63,12 +71,14 @@ export function oauth2Form(c) {
       alert.replaceChildren();
       const providers = rows.map((r) => {
         const p = { ...r.p, clientId: r.clientId.el.value, displayName: r.displayName.el.value };
+        for (const { k, f } of r.urls) p[k] = f.el.value;
+        p.pkce = pkceStates.find(([v]) => v === r.pkce.value)[2];
         if (r.secret.el.value) p.clientSecret = r.secret.el.value;
         return p;
       });
       const body = { oauth2: { enabled: enabled.checked, providers, mappedFields: Object.fromEntries(maps.map(({ k, f }) => [k, f.el.value])) } };
-      const errs = [...rows.flatMap((r, i) => [[r.clientId, i, 'clientId'], [r.secret, i, 'clientSecret'], [r.displayName, i, 'displayName']]
-        .map(([f, j, k]) => [f, ['oauth2', 'providers', String(j), k]])), ...maps.map(({ k, f }) => [f, ['oauth2', 'mappedFields', k]])];
+      const errs = [...rows.flatMap((r, i) => [[r.clientId, 'clientId'], [r.secret, 'clientSecret'], [r.displayName, 'displayName'],
+        ...r.urls.map(({ k, f }) => [f, k])].map(([f, k]) => [f, ['oauth2', 'providers', String(i), k]])), ...maps.map(({ k, f }) => [f, ['oauth2', 'mappedFields', k]])];
       try {
         await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, body));
         for (const [f] of errs) document.getElementById(`err-${f.el.id}`).textContent = '';
