@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 )
@@ -68,7 +67,7 @@ func TestDashboardBackupsBrowser(t *testing.T) {
 		"email": dashEmail, "password": dashPassword, "created": "dash_one.zip",
 		"downloads": downloads, "uploadFile": upload, "appNameBefore": before, "appNameAfter": after,
 	}
-	out := runBackupsJourney(t, ctx, node, pptr, journey)
+	out := runDashScript(t, ctx, node, pptr, "backups.mjs", journey, 9)
 
 	// The browser downloaded the archive the API serves.
 	m := regexp.MustCompile(`(?m)^download (.*)$`).FindStringSubmatch(out)
@@ -106,34 +105,4 @@ func (d *dashAPI) backupBytes(key string) []byte {
 		d.t.Fatal("no file token")
 	}
 	return d.mustCall("GET", "/api/backups/"+key+"?token="+tok.Token, "", "", 200)
-}
-
-// runBackupsJourney runs backups.mjs as runJourney runs journey.mjs, and
-// fails the test unless every step passed.
-func runBackupsJourney(t *testing.T, ctx context.Context, node, pptr string, journey map[string]string) string {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "backups.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := json.Marshal(journey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(cfg))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("node backups.mjs:\n%s", out.String())
-	if err != nil {
-		t.Fatalf("the browser journey failed: %v", err)
-	}
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != 9 {
-		t.Fatalf("%d steps passed, want 9", n)
-	}
-	if strings.Contains(out.String(), "\nFAIL ") {
-		t.Fatal("a step failed")
-	}
-	return out.String()
 }

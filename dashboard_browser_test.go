@@ -104,32 +104,46 @@ func walkDashboard(t *testing.T, base, node, chromium, pptr string, sink *smtpsi
 	}
 }
 
-// runJourney runs journey.mjs under node within ctx, logs its output and
-// the screenshots it took, and fails the test unless every step passed.
+// runJourney runs journey.mjs, whose 9 steps must all pass.
 func runJourney(t *testing.T, ctx context.Context, node, pptr string, journey map[string]string) string {
+	return runDashScript(t, ctx, node, pptr, "journey.mjs", journey, 9)
+}
+
+// runDashScript runs the browser script testdata/dashboard/NAME under node
+// within ctx with cfg as its JOURNEY, logs its output and the screenshots
+// it took, and fails the test unless it succeeded: with steps > 0, exactly
+// that many steps reported ok (a script that stops early fails too);
+// otherwise it took a screenshot at least.
+func runDashScript(t *testing.T, ctx context.Context, node, pptr, name string, cfg any, steps int) string {
 	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "journey.mjs"))
+	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := json.Marshal(journey)
+	b, err := json.Marshal(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(cfg))
+	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
-	t.Logf("node journey.mjs:\n%s", out.String())
+	t.Logf("node %s:\n%s", name, out.String())
 	if err != nil {
-		t.Fatalf("the browser journey failed: %v", err)
+		t.Fatalf("the browser script %s failed: %v", name, err)
 	}
-	// Every step reports ok: a script that stops early fails here too.
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != 9 {
-		t.Fatalf("%d steps passed, want 9", n)
+	if strings.Contains(out.String(), "\nFAIL ") {
+		t.Fatal("a step failed")
 	}
-	for _, shot := range regexp.MustCompile(`(?m)^shot (.*)$`).FindAllStringSubmatch(out.String(), -1) {
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); steps > 0 && n != steps {
+		t.Fatalf("%d steps passed, want %d", n, steps)
+	}
+	shots := regexp.MustCompile(`(?m)^shot (.*)$`).FindAllStringSubmatch(out.String(), -1)
+	if steps == 0 && len(shots) == 0 {
+		t.Error("the script took no screenshot")
+	}
+	for _, shot := range shots {
 		t.Logf("screenshot: %s", shot[1])
 	}
 	return out.String()

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -61,7 +60,7 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
 		"authURL": "https://auth.example.com/authorize", "tokenURL": "https://auth.example.com/token",
 	}
-	out := runCollectionsScript(t, ctx, node, pptr, cfg)
+	out := runDashScript(t, ctx, node, pptr, "collections.mjs", cfg, 0)
 	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 13 {
 		t.Fatalf("%d steps passed, want 13", n)
 	}
@@ -110,33 +109,6 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	if json.Unmarshal(b, &list) != nil || list.TotalItems != 0 {
 		t.Errorf("the record deleted in the dashboard is still there: %s", b)
 	}
-}
-
-// runCollectionsScript runs collections.mjs under node with cfg, logs its
-// output, and fails the test if it fails.
-func runCollectionsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]string) string {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "collections.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("node collections.mjs:\n%s", out.String())
-	if err != nil {
-		t.Fatalf("the collections screen's browser script failed: %v", err)
-	}
-	if !strings.Contains(out.String(), "\nshot ") {
-		t.Error("the script took no screenshot")
-	}
-	return out.String()
 }
 
 // linkOIDC links u to an account of a loopback OpenID provider ("oidc",

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -75,7 +73,7 @@ func TestDashboardLogsBrowser(t *testing.T) {
 		"email": dashEmail, "password": dashPassword,
 		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3, "maxDays": 9,
 	}
-	out := runLogsScript(t, ctx, node, pptr, cfg)
+	out := runDashScript(t, ctx, node, pptr, "logs.mjs", cfg, 0)
 	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
 		t.Fatalf("%d steps passed, want 10", n)
 	}
@@ -88,31 +86,4 @@ func TestDashboardLogsBrowser(t *testing.T) {
 	if !strings.Contains(out, `settings-error "Must be no less than 0."`) {
 		t.Error(`the settings form did not show maxDays's error "Must be no less than 0." next to the field`)
 	}
-}
-
-// runLogsScript runs logs.mjs under node with cfg, logs its output, and
-// fails the test if it fails.
-func runLogsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]any) string {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "logs.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("node logs.mjs:\n%s", out.String())
-	if err != nil {
-		t.Fatalf("the logs screen's browser script failed: %v", err)
-	}
-	if !strings.Contains(out.String(), "\nshot ") {
-		t.Error("the script took no screenshot")
-	}
-	return out.String()
 }

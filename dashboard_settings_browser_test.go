@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -53,7 +52,7 @@ func TestDashboardSettingsBrowser(t *testing.T) {
 		"smtpHost": sink.Host, "smtpPort": sink.Port, "smtpUser": smtpUser, "smtpPassword": smtpPassword,
 		"testTo": testTo,
 	}
-	out := runSettingsScript(t, ctx, node, pptr, cfg)
+	out := runDashScript(t, ctx, node, pptr, "settings.mjs", cfg, 0)
 	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
 		t.Fatalf("%d steps passed, want 10", n)
 	}
@@ -115,31 +114,4 @@ func checkSavedSettings(t *testing.T, b []byte, cfg map[string]any) {
 	if !v.RateLimits.Enabled || !found {
 		t.Errorf("saved rateLimits = %+v, want enabled with the rule %s @guest 7 per 11 s", v.RateLimits, cfg["ruleLabel"])
 	}
-}
-
-// runSettingsScript runs settings.mjs under node with cfg, logs its
-// output, and fails the test if it fails.
-func runSettingsScript(t *testing.T, ctx context.Context, node, pptr string, cfg map[string]any) string {
-	t.Helper()
-	script, err := filepath.Abs(filepath.Join("testdata", "dashboard", "settings.mjs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Env = append(os.Environ(), "PUPPETEER_MODULE="+pptr, "JOURNEY="+string(b))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	t.Logf("node settings.mjs:\n%s", out.String())
-	if err != nil {
-		t.Fatalf("the settings screens' browser script failed: %v", err)
-	}
-	if !strings.Contains(out.String(), "\nshot ") {
-		t.Error("the script took no screenshot")
-	}
-	return out.String()
 }
