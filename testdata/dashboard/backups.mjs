@@ -14,16 +14,12 @@
 // "ok NAME" per step, "shot PATH" per screenshot, "download PATH" for the
 // file the browser downloaded, and "FAIL NAME: DETAIL" for the first step
 // that fails, then stops.
-import { pathToFileURL } from 'node:url';
 import fs from 'node:fs';
 import path from 'node:path';
+import { assert, cfg, failed, launch, step } from './harness.mjs';
 
-const cfg = JSON.parse(process.env.JOURNEY);
-const mod = process.env.PUPPETEER_MODULE;
-const puppeteer = (await import(pathToFileURL(path.join(mod, 'lib', 'esm', 'puppeteer', 'puppeteer-core.js')).href)).default;
 
 const wait = { timeout: 15000 };
-let failed = false;
 let shotN = 0;
 // Console and page errors; a step that expects failed requests (a 400
 // shown as a field error, the 503s and refused connections of a restart)
@@ -31,21 +27,6 @@ let shotN = 0;
 const problems = [];
 let expected = null;
 const uploadName = path.basename(cfg.uploadFile);
-
-function assert(cond, what) {
-  if (!cond) throw new Error(what);
-}
-
-async function step(name, fn) {
-  if (failed) return;
-  try {
-    await fn();
-    console.log('ok ' + name);
-  } catch (e) {
-    failed = true;
-    console.log(`FAIL ${name}: ${String(e && e.stack || e)}`);
-  }
-}
 
 async function expecting(pattern, fn) {
   expected = pattern;
@@ -56,11 +37,7 @@ async function expecting(pattern, fn) {
   }
 }
 
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--disable-dev-shm-usage', ...(process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [])],
-});
+const browser = await launch();
 
 async function open(url) {
   const page = await browser.newPage();
@@ -333,4 +310,4 @@ await step('no console error, no page error', async () => {
 });
 
 await browser.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

@@ -14,43 +14,18 @@
 // label texts, button texts, roles. It prints "ok NAME" per step, "shot
 // PATH" per screenshot, "alert NAME TEXT" (JSON) for the error a step saw,
 // and "FAIL NAME: DETAIL" for the first step that fails, then stops.
-import { pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { assert, cfg, failed, launch, step } from './harness.mjs';
 
-const cfg = JSON.parse(process.env.JOURNEY);
-const mod = process.env.PUPPETEER_MODULE;
-const puppeteer = (await import(pathToFileURL(path.join(mod, 'lib', 'esm', 'puppeteer', 'puppeteer-core.js')).href)).default;
 
 const wait = { timeout: 15000 };
-let failed = false;
 let shotN = 0;
 // The console errors and page errors of the whole journey; an expected
 // error answer (a used token) may log its failed request, nothing else.
 const problems = [];
 let expectFailedRequest = false;
 
-function assert(cond, what) {
-  if (!cond) throw new Error(what);
-}
-
-async function step(name, fn) {
-  if (failed) return;
-  try {
-    await fn();
-    console.log('ok ' + name);
-  } catch (e) {
-    failed = true;
-    console.log(`FAIL ${name}: ${String(e && e.stack || e)}`);
-  }
-}
-
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  // Chromium's sandbox refuses to run as root (CI runs as root); a
-  // container's /dev/shm may be too small for it.
-  args: ['--disable-dev-shm-usage', ...(process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [])],
-});
+const browser = await launch();
 
 // open loads url in a new tab that reports its console errors, page
 // errors and API requests.
@@ -237,4 +212,4 @@ await step('no console error, no page error', async () => {
 });
 
 await browser.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

@@ -14,41 +14,19 @@
 // with many logs.
 // It prints "ok NAME" per step, "shot PATH" per screenshot and
 // "FAIL NAME: DETAIL" for the first step that fails, then stops.
-import { pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { assert, cfg, failed, launch, step } from './harness.mjs';
 
-const cfg = JSON.parse(process.env.JOURNEY);
-const puppeteer = (await import(pathToFileURL(path.join(process.env.PUPPETEER_MODULE, 'lib', 'esm', 'puppeteer', 'puppeteer-core.js')).href)).default;
 
 const wait = { timeout: 15000 };
 const dash = cfg.base + '/_/';
 const superusersPreset = '(data.auth!="_superusers")';
-let failed = false;
 let shotN = 0;
 const problems = [];
 // The settings step's invalid value is answered 400, which Chromium logs.
 let expectFailedRequest = false;
 
-function assert(cond, what) {
-  if (!cond) throw new Error(what);
-}
-
-async function step(name, fn) {
-  if (failed) return;
-  try {
-    await fn();
-    console.log('ok ' + name);
-  } catch (e) {
-    failed = true;
-    console.log(`FAIL ${name}: ${String(e && e.stack || e)}`);
-  }
-}
-
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--disable-dev-shm-usage', ...(process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [])],
-});
+const browser = await launch();
 
 // newPage opens a tab that reports console errors, page errors and
 // dialogs (an alert() from a log would be one).
@@ -148,7 +126,7 @@ if (cfg.timingOnly) {
     await shot(page, 'timing');
   });
   await browser.close();
-  process.exit(failed ? 1 : 0);
+  process.exit(failed() ? 1 : 0);
 }
 
 const page = await newPage();
@@ -279,4 +257,4 @@ await step('no console error, page error or dialog', async () => {
 });
 
 await browser.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);

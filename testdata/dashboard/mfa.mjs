@@ -12,42 +12,20 @@
 // standard input. It prints "ok NAME" per step, "shot PATH" per screenshot,
 // "width N" for the page's scroll width at 360 px, and "FAIL NAME: DETAIL"
 // for the first step that fails, then stops.
-import { pathToFileURL } from 'node:url';
 import path from 'node:path';
+import { assert, cfg, failed, launch, step } from './harness.mjs';
 import readline from 'node:readline';
 
-const cfg = JSON.parse(process.env.JOURNEY);
-const puppeteer = (await import(pathToFileURL(path.join(process.env.PUPPETEER_MODULE, 'lib', 'esm', 'puppeteer', 'puppeteer-core.js')).href)).default;
 const stdin = readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 
 const wait = { timeout: 15000 };
 const dash = cfg.base + '/_/';
-let failed = false;
 let shotN = 0;
 const problems = [];
 // The password step is answered 401 (MFA asked), which Chromium logs.
 let expectFailedRequest = false;
 
-function assert(cond, what) {
-  if (!cond) throw new Error(what);
-}
-
-async function step(name, fn) {
-  if (failed) return;
-  try {
-    await fn();
-    console.log('ok ' + name);
-  } catch (e) {
-    failed = true;
-    console.log(`FAIL ${name}: ${String(e && e.stack || e)}`);
-  }
-}
-
-const browser = await puppeteer.launch({
-  executablePath: cfg.chromium,
-  headless: true,
-  args: ['--disable-dev-shm-usage', ...(process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [])],
-});
+const browser = await launch();
 
 const page = await browser.newPage();
 page.setDefaultTimeout(wait.timeout);
@@ -127,4 +105,4 @@ await step('no console error, page error or dialog', async () => {
 });
 
 await browser.close();
-process.exit(failed ? 1 : 0);
+process.exit(failed() ? 1 : 0);
