@@ -18,12 +18,11 @@
 // the impersonation token it read, and "FAIL NAME: DETAIL" for the first
 // step that fails, then stops.
 import path from 'node:path';
-import { assert, cfg, failed, launch, step } from './harness.mjs';
+import { assert, cfg, failed, launch, screenshot, step, watch } from './harness.mjs';
 
 
 const wait = { timeout: 15000 };
 const dash = cfg.base + '/_/';
-let shotN = 0;
 const problems = [];
 // The field error step's create is answered 400, which Chromium logs.
 let expectFailedRequest = false;
@@ -33,23 +32,9 @@ const browser = await launch();
 const page = await browser.newPage();
 page.setDefaultTimeout(wait.timeout);
 await page.setViewport({ width: 1100, height: 800 });
-page.on('console', (m) => {
-  if (m.type() !== 'error') return;
-  if (expectFailedRequest && /^Failed to load resource: the server responded with a status of 400/.test(m.text())) return;
-  problems.push(`console error on ${page.url()}: ${m.text()}`);
-});
-page.on('pageerror', (e) => problems.push(`page error on ${page.url()}: ${e && e.message || e}`));
-page.on('dialog', async (d) => {
-  problems.push(`dialog ${d.type()} on ${page.url()}: ${d.message()}`);
-  await d.dismiss();
-});
+watch(page, problems, (text) => expectFailedRequest && /^Failed to load resource: the server responded with a status of 400/.test(text));
 
-async function shot(name) {
-  shotN++;
-  const file = path.join(cfg.shots, `collections-${String(shotN).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  console.log('shot ' + file);
-}
+const shot = (name) => screenshot(page, 'collections', name);
 
 // clickText clicks the first element matching sel whose text is text.
 async function clickText(sel, text) {

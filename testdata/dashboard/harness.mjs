@@ -37,3 +37,29 @@ export function launch() {
     args: ['--disable-dev-shm-usage', ...(process.getuid && process.getuid() === 0 ? ['--no-sandbox'] : [])],
   });
 }
+
+// watch records in problems every console error of page that expected
+// does not accept (it gets the message's text), every page error and every
+// dialog (dismissed).
+export function watch(page, problems, expected) {
+  page.on('console', (m) => {
+    if (m.type() !== 'error' || expected(m.text())) return;
+    problems.push(`console error on ${page.url()}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`page error on ${page.url()}: ${e && e.message || e}`));
+  page.on('dialog', async (d) => {
+    problems.push(`dialog ${d.type()} on ${page.url()}: ${d.message()}`);
+    await d.dismiss();
+  });
+}
+
+let shots = 0;
+
+// screenshot saves page whole as cfg.shots/PREFIX-NN-NAME.png, numbered in
+// the order taken, and prints "shot PATH".
+export async function screenshot(page, prefix, name) {
+  shots++;
+  const file = path.join(cfg.shots, `${prefix}-${String(shots).padStart(2, '0')}-${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log('shot ' + file);
+}
