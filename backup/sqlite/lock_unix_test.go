@@ -50,18 +50,25 @@ func TestLocked(t *testing.T) {
 func TestHotJournal(t *testing.T) {
 	path := fixturePath(t, "journal.db")
 	runSQLite(t, path, "CREATE TABLE t(a);")
-	if err := os.WriteFile(path+"-journal", nil, 0o600); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name    string
+		journal []byte
+		hot     bool
+	}{
+		{"empty journal", []byte{}, false},
+		{"zeroed header (journal_mode=PERSIST)", make([]byte, 512), false},
+		{"journal of a transaction", append([]byte{0xd9, 0xd5, 0x05, 0xf9}, make([]byte, 508)...), true},
 	}
-	db, err := Open(path)
-	if err != nil {
-		t.Fatalf("Open with an empty journal: %v", err)
-	}
-	db.Close()
-	if err := os.WriteFile(path+"-journal", []byte("not empty"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Open(path); !errors.Is(err, ErrHotJournal) {
-		t.Errorf("Open with a journal = %v, want ErrHotJournal", err)
+	for _, c := range cases {
+		if err := os.WriteFile(path+"-journal", c.journal, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		db, err := Open(path)
+		if c.hot != errors.Is(err, ErrHotJournal) {
+			t.Errorf("%s: Open = %v, want hot %v", c.name, err, c.hot)
+		}
+		if err == nil {
+			db.Close()
+		}
 	}
 }
