@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"strongbox/backup/sqlite"
 )
 
 // TestArchive opens archives: one as PocketBase makes them (the database
@@ -98,6 +100,18 @@ func TestArchive(t *testing.T) {
 		})
 	}
 
+	t.Run("a truncated data.db", func(t *testing.T) {
+		tmp := t.TempDir()
+		path := writeZip(t, []zipEntry{{name: "data.db", body: data[:len(data)/2]}})
+		_, err := Open(path, Options{TempDir: tmp})
+		want := "pocketbase: " + path + "/data.db is damaged or not a SQLite database: "
+		if !errors.Is(err, sqlite.ErrCorrupt) || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Open:\n got %v\nwant an error wrapping sqlite.ErrCorrupt, starting %s", err, want)
+		}
+		if left := listDir(t, tmp); left != "" {
+			t.Errorf("Open left %s", left)
+		}
+	})
 	t.Run("neither", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "notes.txt")
 		os.WriteFile(path, []byte("not a zip"), 0o644)

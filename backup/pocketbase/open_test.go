@@ -285,3 +285,20 @@ func TestDecodeErrors(t *testing.T) {
 		}
 	})
 }
+
+// FuzzDecodeCollection checks that decodeCollection never panics, and
+// that an error names the row.
+func FuzzDecodeCollection(f *testing.F) {
+	f.Add("auth", int64(1), `[{"name":"email","type":"email"}]`, `["CREATE INDEX i ON t (a)"]`, `{"mfa":{"enabled":false}}`, "2025-01-02 03:04:05.678Z")
+	f.Add("view", int64(0), `[]`, `[]`, `{"viewQuery":"SELECT 1"}`, "")
+	f.Add("base", int64(2), `[1]`, `{}`, `[]`, "2025-13-02 03:04:05Z")
+	f.Fuzz(func(t *testing.T, typ string, system int64, fields, indexes, options, created string) {
+		r := Row{"id": "pbc_1", "name": "c", "type": typ, "system": system, "fields": fields, "indexes": indexes,
+			"options": options, "created": created, "updated": []byte(created), "listRule": nil, "viewRule": "",
+			"createRule": nil, "updateRule": nil, "deleteRule": nil}
+		_, err := decodeCollection(r)
+		if err != nil && !strings.HasPrefix(err.Error(), `table _collections, row "pbc_1", column `) {
+			t.Fatalf("decodeCollection: %v", err)
+		}
+	})
+}

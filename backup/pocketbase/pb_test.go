@@ -74,7 +74,9 @@ func TestPocketBase(t *testing.T) {
 	pb.start()
 	var posts, members struct{ ID string }
 	pb.call("POST", "/api/collections", map[string]any{"name": "posts", "type": "base", "listRule": "",
-		"fields": []map[string]any{{"name": "title", "type": "text"}}}, &posts)
+		"fields": []map[string]any{{"name": "title", "type": "text"}, {"name": "meta", "type": "json"},
+			{"name": "tags", "type": "select", "maxSelect": 2, "values": []string{"a", "b", "c"}},
+			{"name": "when", "type": "date"}}}, &posts)
 	pb.call("POST", "/api/collections", map[string]any{"name": "members", "type": "auth",
 		"listRule": "id = @request.auth.id", "viewRule": "id = @request.auth.id",
 		"fields": []map[string]any{
@@ -84,7 +86,10 @@ func TestPocketBase(t *testing.T) {
 			{"name": "photo", "type": "file", "maxSelect": 1, "maxSize": 1000000},
 			{"name": "favorite", "type": "relation", "collectionId": posts.ID, "maxSelect": 1},
 		}}, &members)
-	post := pb.createRecord("posts", map[string]any{"title": "hello"})
+	post := pb.createRecord("posts", map[string]any{"title": "hello", "meta": map[string]any{"k": 1},
+		"tags": []string{"a", "b"}, "when": "2025-01-02 03:04:05.678Z"})
+	post2 := pb.createRecord("posts", map[string]any{"title": "bare", "meta": 42})
+	post3 := pb.createRecord("posts", map[string]any{"title": "none"})
 	ann := pb.createRecord("members", map[string]any{"email": "ann@example.com", "password": "ann-password",
 		"passwordConfirm": "ann-password", "nickname": "Ann", "score": 7.5, "active": true, "favorite": post,
 		"verified": true, "emailVisibility": true})
@@ -157,6 +162,14 @@ func TestPocketBase(t *testing.T) {
 	}
 	if diff := cmp.Diff(wantRows, rows); diff != "" {
 		t.Errorf("members' rows (-want +got):\n%s", diff)
+	}
+	wantPosts := []Row{
+		{"id": post, "title": "hello", "meta": `{"k":1}`, "tags": `["a","b"]`, "when": "2025-01-02 03:04:05.678Z"},
+		{"id": post2, "title": "bare", "meta": int64(42), "tags": "[]", "when": ""},
+		{"id": post3, "title": "none", "meta": nil, "tags": "[]", "when": ""},
+	}
+	if diff := cmp.Diff(wantPosts, got.Rows["posts"]); diff != "" {
+		t.Errorf("posts' rows (-want +got):\n%s", diff)
 	}
 	if sus := got.Rows["_superusers"]; len(sus) != 1 || sus[0]["email"] != pbAdmin || !strings.HasPrefix(sus[0]["password"].(string), "$2a$") {
 		t.Errorf("_superusers' rows: %v", sus)

@@ -62,8 +62,18 @@ type Collection struct {
 }
 
 // Row is a row of a collection's table: column name to SQLite value
-// (nil, int64, float64, string or []byte), as stored; JSON columns are
-// strings.
+// (nil, int64, float64, string or []byte), as stored. What each field type
+// of PocketBase v0.31.0 stores, given the affinity of the column type it
+// declares:
+//   - bool: int64 0 or 1.
+//   - number: int64 when the number is whole (7.0 too), float64 otherwise.
+//   - text, email, url, editor, password (the bcrypt hash), single select,
+//     file and relation: string ("" when empty).
+//   - date and autodate: string, "2006-01-02 15:04:05.000Z" or "".
+//   - multiple select, file and relation, json and geoPoint: the JSON text
+//     as a string; but a json value that is a bare number is an int64 or
+//     float64 (its column type JSON has numeric affinity), and a NULL
+//     json value is nil.
 type Row map[string]any
 
 // ExternalAuth is a row of _externalAuths: an OAuth2 link.
@@ -129,7 +139,7 @@ func (d *Data) open(dir string) error {
 		return fmt.Errorf("pocketbase: %w", err)
 	}
 	var err error
-	if d.db, err = openDB(main); err != nil {
+	if d.db, err = openDB(main, d.name("data.db")); err != nil {
 		return err
 	}
 	if err := checkSchema(d.db, d.name("data.db")); err != nil {
@@ -139,7 +149,7 @@ func (d *Data) open(dir string) error {
 	if _, err := os.Stat(aux); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	if d.aux, err = openDB(aux); err != nil {
+	if d.aux, err = openDB(aux, d.name("auxiliary.db")); err != nil {
 		return err
 	}
 	return checkColumns(d.aux, d.name("auxiliary.db"), "_logs", logColumns)

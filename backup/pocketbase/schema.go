@@ -21,18 +21,19 @@ var (
 	logColumns          = []string{"id", "level", "message", "data", "created"}
 )
 
-// openDB opens a database file, its errors told in words a user acts on.
-func openDB(path string) (*sqlite.DB, error) {
+// openDB opens a database file (called name in messages), its errors
+// told in words a user acts on.
+func openDB(path, name string) (*sqlite.DB, error) {
 	db, err := sqlite.Open(path)
 	switch {
 	case err == nil:
 		return db, nil
 	case errors.Is(err, sqlite.ErrLocked):
-		return nil, userError{"pocketbase: PocketBase is still running on this data dir: stop it, or import a backup archive (" + path + " is open in another process)", err}
+		return nil, userError{"pocketbase: PocketBase is still running on this data dir: stop it, or import a backup archive (" + name + " is open in another process)", err}
 	case errors.Is(err, sqlite.ErrHotJournal):
-		return nil, userError{"pocketbase: " + path + " has a rollback journal left by a write that did not finish: start PocketBase on this data dir once and stop it cleanly, or import a backup archive", err}
+		return nil, userError{"pocketbase: " + name + " has a rollback journal left by a write that did not finish: start PocketBase on this data dir once and stop it cleanly, or import a backup archive", err}
 	case errors.Is(err, sqlite.ErrCorrupt):
-		return nil, fmt.Errorf("pocketbase: %s is damaged or not a SQLite database: %w", path, err)
+		return nil, fmt.Errorf("pocketbase: %s is damaged or not a SQLite database: %w", name, err)
 	}
 	return nil, fmt.Errorf("pocketbase: %w", err)
 }
