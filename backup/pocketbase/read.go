@@ -315,15 +315,28 @@ func (d *Data) Count(table string) (int, error) {
 		if db.db == nil {
 			continue
 		}
-		n := 0
-		err := eachRow(db.db, table, func(Row) error { n++; return nil })
+		n, err := count(db.db, table)
 		if errors.Is(err, sqlite.ErrNoTable) {
 			continue
 		}
 		if err != nil {
-			return 0, fmt.Errorf("pocketbase: %s: %w", d.name(db.file), err)
+			return 0, fmt.Errorf("pocketbase: %s: table %s: %w", d.name(db.file), table, err)
 		}
 		return n, nil
 	}
 	return 0, nil
+}
+
+// count counts the rows of table without decoding them into a Row.
+func count(db *sqlite.DB, table string) (int, error) {
+	rows, err := db.Rows(table)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		n++
+	}
+	return n, rows.Err()
 }
