@@ -48,6 +48,9 @@ func (d *DB) Rows(name string) (*Rows, error) {
 	if t.WithoutRowID {
 		return nil, fmt.Errorf("sqlite: table %q is WITHOUT ROWID, which this reader does not walk", t.Name)
 	}
+	if t.schemaErr != nil {
+		return nil, t.schemaErr
+	}
 	if t.RootPage == 0 {
 		return nil, fmt.Errorf("sqlite: table %q has no b-tree (a virtual table)", t.Name)
 	}
@@ -294,6 +297,9 @@ func (t *Table) mapRow(raw []any, rowid int64) []any {
 			out[i] = rowid
 		case j >= len(raw):
 			out[i] = c.Default
+			if b, ok := c.Default.([]byte); ok {
+				out[i] = append([]byte{}, b...)
+			}
 		default:
 			out[i] = raw[j]
 		}

@@ -259,15 +259,16 @@ func (d *DB) readSchema() ([]Table, error) {
 			return nil, corrupt(1, "sqlite_schema gives table %q root page %d, outside 1..%d", name, root, d.nPages)
 		}
 		t := Table{Name: name, SQL: sql, RootPage: uint32(root)}
-		if sql == "" {
-			tables = append(tables, t)
-			continue
+		// A virtual table (root page 0) has no b-tree, and its CREATE
+		// VIRTUAL TABLE statement no column list to read. A statement
+		// the parser cannot read fails Rows of that table only.
+		if root != 0 {
+			def, err := parseCreateTable(sql)
+			t.WithoutRowID, t.Columns = def.WithoutRowID, def.Columns
+			if err != nil {
+				t.schemaErr = fmt.Errorf("%w: sqlite_schema: table %q: %v", ErrCorrupt, name, err)
+			}
 		}
-		def, err := parseCreateTable(sql)
-		if err != nil {
-			return nil, fmt.Errorf("%w: sqlite_schema: table %q: %v", ErrCorrupt, name, err)
-		}
-		t.WithoutRowID, t.Columns = def.WithoutRowID, def.Columns
 		tables = append(tables, t)
 	}
 	if err := rows.Err(); err != nil {

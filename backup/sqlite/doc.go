@@ -19,8 +19,9 @@
 //     (serial types 0 to 9, text and blobs) and overflow chains, split
 //     between page and chain by SQLite's formula for table leaf cells.
 //     A row written before an ALTER TABLE ADD COLUMN gives the column's
-//     DEFAULT, as SQLite does; a rowid alias gives the rowid. Freelist
-//     pages and indexes are never read.
+//     DEFAULT, as SQLite does; a rowid alias gives the rowid; a VIRTUAL
+//     generated column, which SQLite computes and never stores, gives nil.
+//     Freelist pages and indexes are never read.
 //   - The WAL (path+"-wal"), as SQLite's recovery reads it: a header with
 //     a valid magic, version and checksum; frames up to the first whose
 //     salts or cumulative checksum do not match; of those, only frames up
@@ -36,8 +37,11 @@
 //     connection to a WAL database holds shared; the SHARED, RESERVED
 //     and PENDING bytes of the database file from 0x40000000). On other
 //     systems it does not check. It refuses a non-empty path+"-journal"
-//     (ErrHotJournal): a rollback journal of an unfinished transaction.
-//   - Rows refuses WITHOUT ROWID tables and virtual tables.
+//     (ErrHotJournal) whose header is not zeroed: a rollback journal of
+//     an unfinished transaction.
+//   - Rows refuses WITHOUT ROWID tables, virtual tables (listed with root
+//     page 0) and tables whose CREATE TABLE statement the parser cannot
+//     read (Tables still lists them, without columns).
 //   - Anything that is not a valid file is ErrCorrupt, wrapped with the
 //     page number and what is wrong.
 //

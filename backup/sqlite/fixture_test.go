@@ -57,7 +57,7 @@ func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`)
 // the rowid, then typeof:value of each column in the form render gives.
 func sqliteRows(t testing.TB, db, table string) (columns, rows []string) {
 	t.Helper()
-	columns = sqliteQuery(t, db, fmt.Sprintf("SELECT name FROM pragma_table_info(%s)", "'"+strings.ReplaceAll(table, "'", "''")+"'"))
+	columns = sqliteQuery(t, db, fmt.Sprintf("SELECT name FROM pragma_table_xinfo(%s)", "'"+strings.ReplaceAll(table, "'", "''")+"'"))
 	exprs := []string{"rowid"}
 	for _, c := range columns {
 		c = quoteIdent(c)

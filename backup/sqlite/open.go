@@ -16,7 +16,7 @@ func Open(path string) (*DB, error) {
 	if err := checkLocks(path); err != nil {
 		return nil, err
 	}
-	if fi, err := os.Stat(path + "-journal"); err == nil && fi.Size() > 0 {
+	if hotJournal(path + "-journal") {
 		return nil, fmt.Errorf("%w: %s-journal holds an unfinished transaction: open the database once with sqlite3 (or start and stop PocketBase) to roll it back, or import a backup archive PocketBase made", ErrHotJournal, path)
 	}
 	f, err := os.Open(path)
@@ -57,6 +57,20 @@ func Open(path string) (*DB, error) {
 	}
 	db.closers = closers
 	return db, nil
+}
+
+// hotJournal reports whether a rollback journal holds a transaction to
+// roll back: it exists and its header is not zeroed (a journal SQLite
+// keeps with journal_mode=PERSIST starts with zeros, and is not hot).
+func hotJournal(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [1]byte
+	n, _ := f.Read(b[:])
+	return n == 1 && b[0] != 0
 }
 
 // lockedError says what to do about a database in use.

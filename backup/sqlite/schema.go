@@ -17,6 +17,8 @@ type Table struct {
 	RootPage     uint32
 	WithoutRowID bool
 	Columns      []Column
+
+	schemaErr error // SQL the parser cannot read: Rows fails with it
 }
 
 // Column is a column of a table, as its CREATE TABLE statement declares it.

@@ -110,6 +110,11 @@ CREATE TABLE t(a TEXT);
 INSERT INTO t VALUES ('héllo ☃ 𝄞'), (hex(randomblob(3000)));
 `
 	}},
+	{"stored generated column", func(testing.TB) string {
+		return `CREATE TABLE t(a INTEGER, b AS (a * 2) STORED, c TEXT);
+INSERT INTO t(a, c) VALUES (1, 'x'), (2, 'y');
+`
+	}},
 	{"empty table and vacuumed file", func(testing.TB) string {
 		return `CREATE TABLE empty(a);
 CREATE TABLE t(a);
@@ -245,5 +250,28 @@ func TestWithoutRowID(t *testing.T) {
 	}
 	if _, err := db.Rows("w"); err == nil || !strings.Contains(err.Error(), "WITHOUT ROWID") {
 		t.Errorf("Rows(w) = %v, want a refusal naming WITHOUT ROWID", err)
+	}
+}
+
+func TestVirtualTable(t *testing.T) {
+	path := fixturePath(t, "fixture.db")
+	runSQLite(t, path, "CREATE VIRTUAL TABLE f USING fts5(body); INSERT INTO f VALUES ('hello world'); CREATE TABLE t(a); INSERT INTO t VALUES (1);")
+	db, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	f, err := db.Table("f")
+	if err != nil || f.RootPage != 0 {
+		t.Fatalf("Table(f) = %+v, %v; want the virtual table, root page 0", f, err)
+	}
+	if _, err := db.Rows("f"); err == nil || !strings.Contains(err.Error(), "virtual table") {
+		t.Errorf("Rows(f) = %v, want a refusal naming the virtual table", err)
+	}
+	if got := readAll(t, db, "t"); len(got) != 1 {
+		t.Errorf("t: %q", got)
+	}
+	if got := readAll(t, db, "f_content"); len(got) != 1 {
+		t.Errorf("f_content (FTS5's shadow table): %q", got)
 	}
 }
