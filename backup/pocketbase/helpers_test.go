@@ -52,58 +52,19 @@ func querySQL(t *testing.T, db, query string) []map[string]any {
 	return rows
 }
 
-// v031Schema is the schema of PocketBase v0.31.0's system tables, as its
-// migrations create them, and its _superusers collection.
-const v031Schema = `
-CREATE TABLE _collections (
-	id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL,
-	system BOOLEAN DEFAULT FALSE NOT NULL,
-	type TEXT DEFAULT "base" NOT NULL,
-	name TEXT UNIQUE NOT NULL,
-	fields JSON DEFAULT "[]" NOT NULL,
-	indexes JSON DEFAULT "[]" NOT NULL,
-	listRule TEXT DEFAULT NULL,
-	viewRule TEXT DEFAULT NULL,
-	createRule TEXT DEFAULT NULL,
-	updateRule TEXT DEFAULT NULL,
-	deleteRule TEXT DEFAULT NULL,
-	options JSON DEFAULT "{}" NOT NULL,
-	created TEXT DEFAULT (strftime('%Y-%m-%d %H:%M:%fZ')) NOT NULL,
-	updated TEXT DEFAULT (strftime('%Y-%m-%d %H:%M:%fZ')) NOT NULL
-);
-CREATE TABLE _params (
-	id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL,
-	value JSON DEFAULT NULL,
-	created TEXT DEFAULT (strftime('%Y-%m-%d %H:%M:%fZ')) NOT NULL,
-	updated TEXT DEFAULT (strftime('%Y-%m-%d %H:%M:%fZ')) NOT NULL
-);
-CREATE TABLE _externalAuths (collectionRef TEXT DEFAULT '' NOT NULL, created TEXT DEFAULT '' NOT NULL, id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL, provider TEXT DEFAULT '' NOT NULL, providerId TEXT DEFAULT '' NOT NULL, recordRef TEXT DEFAULT '' NOT NULL, updated TEXT DEFAULT '' NOT NULL);
-CREATE TABLE _authOrigins (collectionRef TEXT DEFAULT '' NOT NULL, created TEXT DEFAULT '' NOT NULL, fingerprint TEXT DEFAULT '' NOT NULL, id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL, recordRef TEXT DEFAULT '' NOT NULL, updated TEXT DEFAULT '' NOT NULL);
-CREATE TABLE _superusers (created TEXT DEFAULT '' NOT NULL, email TEXT DEFAULT '' NOT NULL, emailVisibility BOOLEAN DEFAULT FALSE NOT NULL, id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL, password TEXT DEFAULT '' NOT NULL, tokenKey TEXT DEFAULT '' NOT NULL, updated TEXT DEFAULT '' NOT NULL, verified BOOLEAN DEFAULT FALSE NOT NULL);
-INSERT INTO _collections (id, system, type, name, fields, options, created, updated)
-	VALUES ('pbc_3142635823', 1, 'auth', '_superusers', '[{"id":"f1","name":"email","type":"email"}]', '{"passwordAuth":{"enabled":true}}', '2025-01-02 03:04:05.678Z', '2025-01-02 03:04:05.678Z');
-`
 
-// auxSchema is auxiliary.db's _logs table as PocketBase v0.31.0 creates it.
-const auxSchema = `
-CREATE TABLE _logs (
-	id TEXT PRIMARY KEY DEFAULT ('r'||lower(hex(randomblob(7)))) NOT NULL,
-	level INTEGER DEFAULT 0 NOT NULL,
-	message TEXT DEFAULT "" NOT NULL,
-	data JSON DEFAULT "{}" NOT NULL,
-	created TEXT DEFAULT (strftime('%Y-%m-%d %H:%M:%fZ')) NOT NULL
-);
-`
 
 // fixtureDir writes a data dir into a new temp dir: data.db from
-// v031Schema and then extra, and auxiliary.db from auxSchema and aux
-// unless aux is "-".
+// testdata/v031-data.sql (the schema of PocketBase v0.31.0's system tables,
+// as its migrations create them, and its _superusers collection) and then
+// extra, and auxiliary.db from testdata/v031-auxiliary.sql (its _logs
+// table) and then aux, unless aux is "-".
 func fixtureDir(t *testing.T, extra, aux string) string {
 	t.Helper()
 	dir := t.TempDir()
-	runSQL(t, filepath.Join(dir, "data.db"), v031Schema+extra)
+	runSQL(t, filepath.Join(dir, "data.db"), string(readFile(t, "testdata/v031-data.sql"))+extra)
 	if aux != "-" {
-		runSQL(t, filepath.Join(dir, "auxiliary.db"), auxSchema+aux)
+		runSQL(t, filepath.Join(dir, "auxiliary.db"), string(readFile(t, "testdata/v031-auxiliary.sql"))+aux)
 	}
 	return dir
 }
