@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,11 +33,11 @@ func extract(path string, opts Options) (dir string, err error) {
 		return "", fmt.Errorf("pocketbase: %s is neither a PocketBase data dir (pb_data) nor a .zip backup archive: %w", path, err)
 	}
 	defer zr.Close()
-	max := opts.MaxArchiveBytes
-	if max <= 0 {
-		max = DefaultMaxArchiveBytes
+	budget := opts.MaxArchiveBytes
+	if budget <= 0 {
+		budget = DefaultMaxArchiveBytes
 	}
-	files, err := pickFiles(path, zr.File, max)
+	files, err := pickFiles(path, zr.File, budget)
 	if err != nil {
 		return "", err
 	}
@@ -45,19 +46,17 @@ func extract(path string, opts Options) (dir string, err error) {
 		return "", fmt.Errorf("pocketbase: extracting %s: %w", path, err)
 	}
 	for _, f := range files {
-		n, err := extractFile(f, filepath.Join(dir, f.Name), max)
-		if err != nil {
+		if err := extractFile(f, filepath.Join(dir, f.Name)); err != nil {
 			return "", errors.Join(fmt.Errorf("pocketbase: extracting %s from %s: %w", f.Name, path, err), os.RemoveAll(dir))
 		}
-		max -= n
 	}
 	return dir, nil
 }
 
 // pickFiles returns the database entries of an archive, after checking
 // every entry's name, that each database file is there at most once as a
-// regular file, that data.db is, and that their declared sizes fit in max.
-func pickFiles(path string, all []*zip.File, max int64) ([]*zip.File, error) {
+// regular file, that data.db is, and that their declared sizes fit in budget.
+func pickFiles(path string, all []*zip.File, budget int64) ([]*zip.File, error) {
 	var files []*zip.File
 	seen := map[string]bool{}
 	var size uint64
@@ -76,8 +75,8 @@ func pickFiles(path string, all []*zip.File, max int64) ([]*zip.File, error) {
 			return nil, fmt.Errorf("pocketbase: %s: %s is not a regular file (mode %v): not an archive PocketBase made", path, f.Name, f.Mode())
 		}
 		size += f.UncompressedSize64
-		if size > uint64(max) {
-			return nil, fmt.Errorf("pocketbase: the database files of %s are larger than the limit of %d bytes", path, max)
+		if f.UncompressedSize64 > math.MaxInt64 || size > uint64(budget) {
+			return nil, fmt.Errorf("pocketbase: the database files of %s are larger than the limit of %d bytes", path, budget)
 		}
 		files = append(files, f)
 	}
@@ -101,25 +100,21 @@ func localName(name string) bool {
 	return filepath.IsLocal(filepath.FromSlash(name))
 }
 
-// extractFile copies f to a new file at dst, at most its declared size and
-// at most max bytes, and returns how many it wrote.
-func extractFile(f *zip.File, dst string, max int64) (int64, error) {
+// extractFile copies f to a new file at dst, at most its declared size
+// (pickFiles checked that the declared sizes fit in the limit).
+func extractFile(f *zip.File, dst string) error {
 	rc, err := f.Open()
 	if err != nil {
-		return 0, err
+		return err
 	}
 	defer rc.Close()
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	limit := min(max, int64(min(f.UncompressedSize64, uint64(max))))
-	n, err := io.Copy(out, io.LimitReader(rc, limit+1))
-	if err == nil && n > limit {
-		err = fmt.Errorf("larger than its declared %d bytes or than the limit of %d bytes", f.UncompressedSize64, max)
-	}
+	n, err := io.Copy(out, io.LimitReader(rc, int64(f.UncompressedSize64)+1))
 	if err == nil && uint64(n) != f.UncompressedSize64 {
-		err = fmt.Errorf("%d bytes where its header declares %d", n, f.UncompressedSize64)
+		err = fmt.Errorf("%d bytes or more where its header declares %d", n, f.UncompressedSize64)
 	}
-	return n, errors.Join(err, out.Close())
+	return errors.Join(err, out.Close())
 }
