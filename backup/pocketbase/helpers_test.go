@@ -52,8 +52,6 @@ func querySQL(t *testing.T, db, query string) []map[string]any {
 	return rows
 }
 
-
-
 // fixtureDir writes a data dir into a new temp dir: data.db from
 // testdata/v031-data.sql (the schema of PocketBase v0.31.0's system tables,
 // as its migrations create them, and its _superusers collection) and then
