@@ -17,7 +17,8 @@ import (
 	"strongbox/backup/sqlite"
 )
 
-// Errors Open returns, wrapped with details.
+// Errors Open (ErrVersion) and Settings (ErrEncrypted) return, wrapped
+// with details and what to do.
 var (
 	// ErrVersion: the files are not those of a PocketBase version this
 	// package knows (v0.23 to v0.31).
@@ -33,7 +34,7 @@ type Options struct {
 	// --encryptionEnv named (32 bytes, AES-256-GCM); "" when none.
 	EncryptionKey string
 	// EncryptionEnv is the name of that variable, for the messages of
-	// ErrEncrypted; "" = the --encryption-env flag's name.
+	// ErrEncrypted; "" = "NAME".
 	EncryptionEnv string
 	// TempDir is where an archive's database files are extracted;
 	// "" = os.TempDir().
@@ -98,7 +99,9 @@ type Log struct {
 }
 
 // Data is an open PocketBase data dir or archive. Its methods stream rows
-// in table order and stop at the first error fn returns.
+// in table order and stop at the first error fn returns, which they return
+// as it is; their own errors name the file, the table and, for a row that
+// does not decode, its id and column.
 type Data struct {
 	path    string     // what Open was given, for messages
 	tmp     string     // the dir Open extracted an archive into, "" for a folder
@@ -107,7 +110,9 @@ type Data struct {
 }
 
 // Open opens a pb_data folder of a stopped PocketBase, or a .zip backup
-// archive PocketBase made. It refuses a database another process has open,
+// archive PocketBase made (its database files are extracted into a private
+// dir in Options.TempDir, which Close removes). It checks that the schema
+// is PocketBase v0.23 to v0.31's (ErrVersion). It refuses a database another process has open,
 // or one with a hot rollback journal, and applies the committed frames of
 // a write-ahead log (data.db-wal) left behind.
 func Open(path string, opts Options) (*Data, error) {
