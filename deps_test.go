@@ -78,6 +78,10 @@ var depsRules = map[string][]string{
 	// backuptest is a test helper: an in-memory S3 bucket, a
 	// backup.ObjectStore.
 	"strongbox/backup/backuptest": {"strongbox/backup"},
+	// pocketbase reads a PocketBase data dir or backup archive (its SQLite
+	// files through backup/sqlite) for an import; writing strongbox's
+	// stores is its caller's work.
+	"strongbox/backup/pocketbase": {"strongbox/backup/sqlite"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -91,6 +95,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup":            {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
+	"strongbox/backup/pocketbase": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/httpapi/app/settings":         {"net/http"},
