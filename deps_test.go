@@ -26,7 +26,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pocketbase"},
 	"strongbox":             {"*"},
 
 	// dashboard serves the embedded dashboard's files: stdlib only, and no
@@ -67,6 +67,9 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
 	"strongbox/backup": {},
+	// pocketbase reads a PocketBase data dir or backup archive, with the
+	// SQLite reader sqlite; app's import converts what it reads.
+	"strongbox/backup/pocketbase": {"strongbox/backup/sqlite"},
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
