@@ -63,10 +63,19 @@ const importBatch = 2000
 // them.
 var importSteps = []string{"collections", "records", "links", "settings", "logs"}
 
-// ErrImportTarget is wrapped by the error ImportPocketBase returns when
-// the target dir cannot take an import (not empty, not a folder, an
-// import into it running).
+// ErrImportTarget matches the error ImportPocketBase returns when the
+// target dir cannot take an import (not empty, not a folder, an import
+// into it running).
 var ErrImportTarget = errors.New("app: import target refused")
+
+// targetError is why the target cannot take an import, in one line that
+// names it.
+type targetError struct{ msg string }
+
+func (e *targetError) Error() string        { return e.msg }
+func (e *targetError) Is(target error) bool { return target == ErrImportTarget }
+
+func targetErr(format string, a ...any) error { return &targetError{fmt.Sprintf(format, a...)} }
 
 // importer is one run of ImportPocketBase.
 type importer struct {
@@ -151,11 +160,11 @@ func checkImportTarget(dir string) error {
 		return nil
 	case err != nil:
 		if fi, serr := os.Stat(dir); serr == nil && !fi.IsDir() {
-			return fmt.Errorf("%w: %s is not a folder", ErrImportTarget, dir)
+			return targetErr("%s is not a folder", dir)
 		}
 		return err
 	case len(entries) > 0:
-		return fmt.Errorf("%w: %s is not empty: an import never merges into existing data; give a new --dir", ErrImportTarget, dir)
+		return targetErr("%s is not empty: an import never merges into existing data; give a new or empty --dir", dir)
 	}
 	return nil
 }
@@ -172,7 +181,7 @@ func removeStaleImports(parent, base string) ([]string, error) {
 	for _, p := range stale {
 		lock, err := journal.LockDir(p)
 		if errors.Is(err, journal.ErrLocked) {
-			return nil, fmt.Errorf("%w: another import into %s is running (%s)", ErrImportTarget, filepath.Join(parent, base), filepath.Base(p))
+			return nil, targetErr("another import into %s is running (%s)", filepath.Join(parent, base), filepath.Base(p))
 		}
 		if err != nil {
 			return nil, err
