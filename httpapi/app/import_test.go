@@ -2,6 +2,7 @@ package app
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,6 +11,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -521,4 +523,87 @@ func TestLogEntry(t *testing.T) {
 		})
 	}
 	_ = logstore.Entry{}
+}
+
+// crashEnv names, in the child process of TestImportCrash, the target
+// dir and the step the child stops after.
+const crashEnv = "STRONGBOX_TEST_IMPORT_CRASH"
+
+// TestImportCrash kills a child process in the middle of an import (after
+// each step, records committed and settings saved included): the target
+// is then absent, or the empty folder it was, never a half-imported data
+// dir; a second import succeeds and removes the leftover temporary folder.
+func TestImportCrash(t *testing.T) {
+	if v := os.Getenv(crashEnv); v != "" {
+		crashChild(t, v)
+		return
+	}
+	for _, tc := range []struct {
+		step     string
+		existing bool // the target is an empty folder
+	}{{"records", false}, {"records", true}, {"settings", false}, {"logs", true}} {
+		step, existing := tc.step, tc.existing
+		t.Run(fmt.Sprintf("%s/empty target %v", step, existing), func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "sb_data")
+			if existing {
+				mkdir(t, dir)
+			}
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestImportCrash$")
+			cmd.Env = append(os.Environ(), crashEnv+"="+step+"="+dir)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			stalled := func() bool {
+				m, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".sb_data.import-*", "stalled"))
+				return len(m) > 0
+			}
+			if !eventually(30*time.Second, stalled) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("the child never reached the step %s:\n%s", step, out.String())
+			}
+			cmd.Process.Kill() // SIGKILL: no cleanup runs
+			cmd.Wait()
+			if err := RequireData(dir); err == nil {
+				t.Fatalf("after a kill during the step %s, %s holds data", step, dir)
+			}
+			if entries, err := os.ReadDir(dir); (err == nil) != existing || len(entries) > 0 {
+				t.Errorf("after the kill the target has %d entries (%v), want it as it was", len(entries), err)
+			}
+			rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir})
+			if err != nil {
+				t.Fatalf("import after the crash: %v", err)
+			}
+			if len(rep.StaleRemoved) != 1 || !strings.Contains(rep.Text(), "removed unfinished import .sb_data.import-") {
+				t.Errorf("report after the crash:\n%s\nwant the unfinished import removed", rep.Text())
+			}
+			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".sb_data.import-*")); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+			if err := RequireData(dir); err != nil {
+				t.Errorf("after the second import: %v", err)
+			}
+		})
+	}
+}
+
+// crashChild is TestImportCrash's child: it imports the fixture into the
+// target of v (STEP=DIR) and stops after STEP, marking the temporary
+// folder with a file "stalled", until it is killed.
+func crashChild(t *testing.T, v string) {
+	step, dir, _ := strings.Cut(v, "=")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, err := ImportPocketBase(ctx, pbFixture(t), ImportOptions{Dir: dir, AfterStep: func(s, tmp string) {
+		if s != step {
+			return
+		}
+		if err := os.WriteFile(filepath.Join(tmp, "stalled"), nil, 0o600); err != nil {
+			t.Error(err)
+		}
+		<-ctx.Done() // the parent kills the process meanwhile
+	}})
+	t.Errorf("the child was not killed (import: %v)", err)
 }
