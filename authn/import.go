@@ -70,9 +70,10 @@ func (s *Store) ImportRecords(c *Collection, recs []*Record) ([]ImportSkip, erro
 	}
 	var skips []ImportSkip
 	ops := make([]*op, 0, len(recs))
-	taken := s.importIndex(c)
+	stored := s.importIndex(c)
+	taken := map[string]bool{} // the keys of the records of this batch
 	for _, in := range recs {
-		r, err := s.importRecord(c, in, taken)
+		r, err := s.importRecord(c, in, stored, taken)
 		if err != nil {
 			skips = append(skips, ImportSkip{ID: in.ID, Reason: err.Error()})
 			continue
@@ -85,24 +86,25 @@ func (s *Store) ImportRecords(c *Collection, recs []*Record) ([]ImportSkip, erro
 	return skips, s.commit(ops...)
 }
 
-// importIndex returns the values of c's unique keys already taken: "id:"
-// + every record id of the store, then name + ":" + value for the email
-// and every other identity field of c's records. The caller holds s.mu.
+// importIndex returns the identity-field values (name + ":" + value) of
+// c's records, for the identity fields other than email and id, which
+// the store does not index; nil when c has none. The caller holds s.mu.
 func (s *Store) importIndex(c *Collection) map[string]bool {
-	taken := make(map[string]bool, len(s.recs)+2*len(s.byCol[c.ID]))
-	for id := range s.recs {
-		taken["id:"+id] = true
-	}
+	var taken map[string]bool
 	for _, r := range s.byCol[c.ID] {
-		for _, k := range uniqueKeys(c, r) {
+		for _, k := range uniqueKeys(c, r)[1:] {
+			if taken == nil {
+				taken = map[string]bool{}
+			}
 			taken[k] = true
 		}
 	}
 	return taken
 }
 
-// uniqueKeys returns the keys of r in importIndex's form that must be
-// unique within c (its email and identity fields that are set).
+// uniqueKeys returns the keys of r that must be unique within c: "email:"
+// + its email first, then name + ":" + value for each of its other
+// identity fields that is set.
 func uniqueKeys(c *Collection, r *Record) []string {
 	keys := []string{"email:" + r.Email}
 	for _, name := range c.PasswordAuth.IdentityFields {
@@ -116,10 +118,11 @@ func uniqueKeys(c *Collection, r *Record) []string {
 	return keys
 }
 
-// importRecord validates the imported record in against c and the keys
-// taken, and returns the record to store, its keys now taken. The caller
-// holds s.mu.
-func (s *Store) importRecord(c *Collection, in *Record, taken map[string]bool) (*Record, error) {
+// importRecord validates the imported record in against c, the store,
+// the identity-field values stored (importIndex) and the keys the batch
+// has taken (uniqueKeys, and "id:" + id), and returns the record to
+// store, its keys now taken. The caller holds s.mu.
+func (s *Store) importRecord(c *Collection, in *Record, stored, taken map[string]bool) (*Record, error) {
 	r := in.clone()
 	r.CollectionID = c.ID
 	r.Created, r.Updated = r.Created.UTC(), r.Updated.UTC()
@@ -137,7 +140,7 @@ func (s *Store) importRecord(c *Collection, in *Record, taken map[string]bool) (
 		return nil, skip("id: %s", idf.checkText(r.ID).Message)
 	case idf == nil && !ValidID(r.ID):
 		return nil, skip("id: %s", errFormat.Message)
-	case taken["id:"+r.ID]:
+	case taken["id:"+r.ID] || s.recs[r.ID] != nil:
 		return nil, skip("id: another record has it")
 	}
 	if e := checkEmail(r.Email); e != nil {
@@ -163,8 +166,11 @@ func (s *Store) importRecord(c *Collection, in *Record, taken map[string]bool) (
 	}
 	r.Fields = fields
 	keys := uniqueKeys(c, r)
+	if _, ok := s.byEmail[c.ID][r.Email]; ok {
+		return nil, skip("email: another record has it")
+	}
 	for _, k := range keys {
-		if taken[k] {
+		if taken[k] || stored[k] {
 			return nil, skip("%s: another record has it", k[:strings.IndexByte(k, ':')])
 		}
 	}

@@ -1,11 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
-	"reflect"
 	"time"
 
 	"strongbox/backup/pocketbase"
@@ -81,39 +81,82 @@ func (im *importer) logs() error {
 
 // logEntry returns the log store's entry for the PocketBase log l: the
 // same id, created, level, message and data. A request log whose data is
-// exactly what a logstore.Request reports is stored as one (the narrow
-// index); any other data is stored as attributes, as it is.
+// exactly what a logstore.Request reports (requestOf) is stored as one
+// (the narrow index); any other data is stored as attributes, as it is.
 func logEntry(l pocketbase.Log) (logstore.Entry, error) {
 	e := logstore.Entry{ID: l.ID, Created: l.Created, Level: l.Level, Message: l.Message}
-	var data map[string]any
-	if len(l.Data) > 0 {
-		if err := json.Unmarshal(l.Data, &data); err != nil {
-			return e, fmt.Errorf("data is not a JSON object: %w", err)
-		}
-	}
-	if r, ok := requestOf(data); ok && reflect.DeepEqual(logstore.Entry{Request: r}.Data(), data) {
+	if r, ok := requestOf(l.Data); ok {
 		e.Request = r
 		return e, nil
 	}
-	e.Attrs = data
+	if len(l.Data) > 0 {
+		if err := json.Unmarshal(l.Data, &e.Attrs); err != nil {
+			return e, fmt.Errorf("data is not a JSON object: %w", err)
+		}
+	}
 	return e, nil
 }
 
-// requestOf reads the data of a request log into a logstore.Request; ok
-// is false when data is not a request log's shape.
-func requestOf(data map[string]any) (*logstore.Request, bool) {
-	if data["type"] != "request" {
+// pbRequest is the data of a PocketBase request log, each key present or
+// not.
+type pbRequest struct {
+	Auth      *string         `json:"auth"`
+	AuthID    *string         `json:"authId"`
+	Details   json.RawMessage `json:"details"`
+	Error     *string         `json:"error"`
+	ExecTime  *float64        `json:"execTime"`
+	Method    *string         `json:"method"`
+	Referer   *string         `json:"referer"`
+	RemoteIP  *string         `json:"remoteIP"`
+	Status    *float64        `json:"status"`
+	Type      *string         `json:"type"`
+	URL       *string         `json:"url"`
+	UserAgent *string         `json:"userAgent"`
+	UserIP    *string         `json:"userIP"`
+}
+
+// requestOf reads data as a request log's: ok only when its keys, their
+// types and which are present are exactly those logstore.Request reports
+// (Entry.Data), so that the stored entry answers the same data.
+func requestOf(data json.RawMessage) (*logstore.Request, bool) {
+	var p pbRequest
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&p) != nil || dec.More() {
 		return nil, false
 	}
-	str := func(k string) string { s, _ := data[k].(string); return s }
-	status, _ := data["status"].(float64)
-	execTime, _ := data["execTime"].(float64)
-	if status != math.Trunc(status) || math.Abs(status) > math.MaxInt32 {
+	if p.Type == nil || *p.Type != "request" || p.Auth == nil || p.ExecTime == nil || p.Method == nil || p.Referer == nil ||
+		p.Status == nil || p.URL == nil || p.UserAgent == nil {
 		return nil, false
 	}
-	return &logstore.Request{
-		Auth: str("auth"), AuthID: str("authId"), ExecTime: execTime, Method: str("method"), Referer: str("referer"),
-		RemoteIP: str("remoteIP"), Status: int(status), URL: str("url"), UserAgent: str("userAgent"), UserIP: str("userIP"),
-		Error: str("error"), Details: data["details"],
-	}, true
+	r := &logstore.Request{Auth: *p.Auth, ExecTime: *p.ExecTime, Method: *p.Method, Referer: *p.Referer, URL: *p.URL, UserAgent: *p.UserAgent}
+	if st := *p.Status; st != math.Trunc(st) || math.Abs(st) > math.MaxInt32 {
+		return nil, false
+	}
+	r.Status = int(*p.Status)
+	// Data reports authId only when set, error and details together when
+	// error is set, and the two addresses together when either is set.
+	if r.AuthID = deref(p.AuthID); (p.AuthID != nil) != (r.AuthID != "") {
+		return nil, false
+	}
+	if r.Error = deref(p.Error); (p.Error != nil) != (r.Error != "") || (p.Details != nil) != (r.Error != "") {
+		return nil, false
+	}
+	if p.Details != nil && json.Unmarshal(p.Details, &r.Details) != nil {
+		return nil, false
+	}
+	r.RemoteIP, r.UserIP = deref(p.RemoteIP), deref(p.UserIP)
+	logIP := r.RemoteIP != "" || r.UserIP != ""
+	if (p.RemoteIP != nil) != logIP || (p.UserIP != nil) != logIP {
+		return nil, false
+	}
+	return r, true
+}
+
+// deref returns *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

@@ -21,7 +21,6 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
-	"strongbox/logstore"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata")
@@ -498,6 +497,10 @@ func TestLogEntry(t *testing.T) {
 	}{
 		{"request", `{"auth":"users","authId":"x","execTime":1.5,"method":"POST","referer":"r","remoteIP":"1.2.3.4","status":400,"type":"request","url":"/u","userAgent":"ua","userIP":"5.6.7.8","error":"bad","details":"d"}`, true},
 		{"request without IPs", `{"auth":"","execTime":0,"method":"GET","referer":"","status":200,"type":"request","url":"/","userAgent":""}`, true},
+		{"null details", `{"auth":"","details":null,"error":"x","execTime":0,"method":"GET","referer":"","status":500,"type":"request","url":"/","userAgent":""}`, true},
+		{"error without details", `{"auth":"","error":"x","execTime":0,"method":"GET","referer":"","status":500,"type":"request","url":"/","userAgent":""}`, false},
+		{"status as text", `{"auth":"","execTime":0,"method":"GET","referer":"","status":"200","type":"request","url":"/","userAgent":""}`, false},
+		{"one address", `{"auth":"","execTime":0,"method":"GET","referer":"","remoteIP":"1.2.3.4","status":200,"type":"request","url":"/","userAgent":""}`, false},
 		{"extra key", `{"auth":"","execTime":0,"method":"GET","referer":"","status":200,"type":"request","url":"/","userAgent":"","more":1}`, false},
 		{"empty error", `{"auth":"","error":"","execTime":0,"method":"GET","referer":"","status":200,"type":"request","url":"/","userAgent":""}`, false},
 		{"fractional status", `{"auth":"","execTime":0,"method":"GET","referer":"","status":200.5,"type":"request","url":"/","userAgent":""}`, false},
@@ -522,7 +525,6 @@ func TestLogEntry(t *testing.T) {
 			}
 		})
 	}
-	_ = logstore.Entry{}
 }
 
 // crashEnv names, in the child process of TestImportCrash, the target
@@ -606,4 +608,45 @@ func crashChild(t *testing.T, v string) {
 		<-ctx.Done() // the parent kills the process meanwhile
 	}})
 	t.Errorf("the child was not killed (import: %v)", err)
+}
+
+// BenchmarkImport imports 100,000 users, then 100,000 users and
+// 1,000,000 request logs, from a source built in memory (run with
+// -benchtime 1x): the time of a large import, streamed and committed in
+// batches.
+func BenchmarkImport(b *testing.B) {
+	for _, tc := range []struct {
+		name        string
+		users, logs int
+	}{{"100k-users", 100_000, 0}, {"100k-users-1M-logs", 100_000, 1_000_000}} {
+		b.Run(tc.name, func(b *testing.B) {
+			src := benchSource(b, tc.users, tc.logs)
+			for b.Loop() {
+				rep, err := ImportPocketBase(b.Context(), src, ImportOptions{Dir: filepath.Join(b.TempDir(), "sb_data")})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if rep.Collections[0].Records.Imported != tc.users || rep.Logs != tc.logs {
+					b.Fatalf("imported %d users and %d logs, want %d and %d:\n%s", rep.Collections[0].Records.Imported, rep.Logs, tc.users, tc.logs, rep.Text())
+				}
+			}
+		})
+	}
+}
+
+// benchSource is a PocketBase data dir of a users collection with n
+// users and logs request logs, made as they are read.
+func benchSource(b *testing.B, users, logs int) *fakeSource {
+	return &fakeSource{
+		cols: []pocketbase.Collection{{ID: "_pb_users_auth_", Name: "users", Type: "auth", Created: pbCreated, Updated: pbCreated,
+			Fields:  pbAuthFields(b, `{"hidden":false,"id":"text1","name":"name","max":255,"system":false,"type":"text"}`),
+			Options: pbAuthOptions(b, "users", `{}`)}},
+		gen: map[string]func(int) pocketbase.Row{"_pb_users_auth_": func(i int) pocketbase.Row {
+			id := fmt.Sprintf("u%014d", i)
+			return pbUser(id, id+"@example.com", map[string]any{"name": "User " + id})
+		}},
+		genN:    map[string]int{"_pb_users_auth_": users},
+		genLogs: logs,
+		logAt:   time.Now().Add(-time.Duration(logs) * time.Second),
+	}
 }
