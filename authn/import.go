@@ -153,11 +153,7 @@ func (s *Store) importRecord(c *Collection, in *Record, stored, taken map[string
 		return nil, skip("tokenKey: not 30 to 255 characters")
 	}
 	fields := map[string]any{}
-	for i := range c.Fields {
-		f := &c.Fields[i]
-		if f.System || f.Type == FieldAutodate {
-			continue
-		}
+	for _, f := range c.ownFields() {
 		v, e := f.normalize(r.Fields[f.Name])
 		if e != nil {
 			return nil, skip("%s: %s", f.Name, e.Message)
@@ -205,13 +201,8 @@ func isBcrypt(h string) bool {
 // provider is not one strongbox knows, or its id, identity (collection,
 // provider, provider id) or (record, provider) is already taken.
 func (s *Store) ImportExternalAuths(links []*ExternalAuth) ([]ImportSkip, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var skips []ImportSkip
-	var ops []*op
-	seen := map[string]bool{}
-	for _, in := range links {
-		l := *in
+	return s.importEach(len(links), func(i int, seen map[string]bool) (string, string, *op) {
+		l := *links[i]
 		l.Created, l.Updated = l.Created.UTC(), l.Updated.UTC()
 		identity := identityKey(l.CollectionID, l.Provider, l.ProviderID)
 		perRecord := l.RecordID + "\x00" + l.Provider
@@ -229,18 +220,11 @@ func (s *Store) ImportExternalAuths(links []*ExternalAuth) ([]ImportSkip, error)
 			why = "another link has its provider identity"
 		case s.recLinks[l.RecordID][l.Provider] != nil || seen[perRecord]:
 			why = "its record has another link to the provider"
+		default:
+			seen["id:"+l.ID], seen[identity], seen[perRecord] = true, true, true
 		}
-		if why != "" {
-			skips = append(skips, ImportSkip{ID: l.ID, Reason: why})
-			continue
-		}
-		seen["id:"+l.ID], seen[identity], seen[perRecord] = true, true, true
-		ops = append(ops, &op{Op: "externalAuth", ExternalAuth: &l})
-	}
-	if len(ops) == 0 {
-		return skips, nil
-	}
-	return skips, s.commit(ops...)
+		return l.ID, why, &op{Op: "externalAuth", ExternalAuth: &l}
+	})
 }
 
 // ImportAuthOrigins stores sign-in origins moved from another server,
@@ -248,13 +232,8 @@ func (s *Store) ImportExternalAuths(links []*ExternalAuth) ([]ImportSkip, error)
 // (and reported) when its record is not in the store under its
 // collection, or its id or (record, fingerprint) is already taken.
 func (s *Store) ImportAuthOrigins(origins []*AuthOrigin) ([]ImportSkip, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var skips []ImportSkip
-	var ops []*op
-	seen := map[string]bool{}
-	for _, in := range origins {
-		o := *in
+	return s.importEach(len(origins), func(i int, seen map[string]bool) (string, string, *op) {
+		o := *origins[i]
 		o.Created, o.Updated = o.Created.UTC(), o.Updated.UTC()
 		key := o.RecordID + "\x00" + o.Fingerprint
 		var why string
@@ -267,13 +246,30 @@ func (s *Store) ImportAuthOrigins(origins []*AuthOrigin) ([]ImportSkip, error) {
 			why = "another origin has its id"
 		case seen[key] || s.hasOrigin(o.RecordID, o.Fingerprint):
 			why = "its record has another origin with the fingerprint"
+		default:
+			seen["id:"+o.ID], seen[key] = true, true
 		}
+		return o.ID, why, &op{Op: "authOrigin", AuthOrigin: &o}
+	})
+}
+
+// importEach commits, as one journal frame, the ops item returns for the
+// items 0 to n-1, under s.mu, except those it gives a reason to skip:
+// item returns the item's id, why it is skipped ("" to store it) and its
+// op, and notes in seen (shared by the calls) the keys the item takes.
+func (s *Store) importEach(n int, item func(i int, seen map[string]bool) (id, why string, o *op)) ([]ImportSkip, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var skips []ImportSkip
+	var ops []*op
+	seen := map[string]bool{}
+	for i := range n {
+		id, why, o := item(i, seen)
 		if why != "" {
-			skips = append(skips, ImportSkip{ID: o.ID, Reason: why})
+			skips = append(skips, ImportSkip{ID: id, Reason: why})
 			continue
 		}
-		seen["id:"+o.ID], seen[key] = true, true
-		ops = append(ops, &op{Op: "authOrigin", AuthOrigin: &o})
+		ops = append(ops, o)
 	}
 	if len(ops) == 0 {
 		return skips, nil

@@ -245,12 +245,8 @@ func pocketBaseArchive() ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if _, err := w.Write([]byte("SQLite format 3\x00")); err != nil {
-			return nil, err
-		}
+		w.Write([]byte("SQLite format 3\x00")) // the database header's magic: enough to tell the archive
 	}
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	err := zw.Close()
+	return buf.Bytes(), err
 }
