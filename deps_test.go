@@ -67,9 +67,6 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores: stdlib only.
 	"strongbox/backup": {},
-	// pocketbase reads a PocketBase data dir or backup archive, with the
-	// SQLite reader sqlite; app's import converts what it reads.
-	"strongbox/backup/pocketbase": {"strongbox/backup/sqlite"},
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
