@@ -650,3 +650,49 @@ func benchSource(b *testing.B, users, logs int) *fakeSource {
 		logAt:   time.Now().Add(-time.Duration(logs) * time.Second),
 	}
 }
+
+// TestRecordOf: SQLite values become the values of the field's type.
+func TestRecordOf(t *testing.T) {
+	c := &authn.Collection{Fields: []authn.Field{
+		{Name: "id", Type: authn.FieldText, System: true},
+		{Name: "flag", Type: authn.FieldBool},
+		{Name: "n", Type: authn.FieldNumber},
+		{Name: "s", Type: authn.FieldText},
+		{Name: "created", Type: authn.FieldAutodate},
+	}}
+	tests := []struct {
+		name string
+		col  string
+		in   any
+		want any // nil: the field is left out
+	}{
+		{"bool 1", "flag", int64(1), true},
+		{"bool 0", "flag", int64(0), false},
+		{"bool text", "flag", "true", true},
+		{"bool null", "flag", nil, nil},
+		{"number int", "n", int64(42), float64(42)},
+		{"number real", "n", 2.5, 2.5},
+		{"number text stays for validation", "n", "x", "x"},
+		{"text", "s", "hello", "hello"},
+		{"text from int", "s", int64(7), "7"},
+		{"text from blob", "s", []byte("raw"), "raw"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := recordOf(c, pocketbase.Row{"id": "abc", "created": "2025-01-02 03:04:05.678Z", "verified": int64(1), tt.col: tt.in})
+			got, ok := r.Fields[tt.col]
+			if tt.want == nil {
+				if ok {
+					t.Errorf("recordOf(%s=%#v) set %#v, want it left out", tt.col, tt.in, got)
+				}
+				return
+			}
+			if !ok || got != tt.want {
+				t.Errorf("recordOf(%s=%#v) = %#v, want %#v", tt.col, tt.in, got, tt.want)
+			}
+			if r.ID != "abc" || !r.Verified || r.Created != time.Date(2025, 1, 2, 3, 4, 5, 678e6, time.UTC) {
+				t.Errorf("recordOf built-ins = %+v", r)
+			}
+		})
+	}
+}
