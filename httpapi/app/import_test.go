@@ -696,3 +696,30 @@ func TestRecordOf(t *testing.T) {
 		})
 	}
 }
+
+func ExampleImportPocketBase() {
+	// A PocketBase data dir with a base collection and two OTPs; a real
+	// one comes from pocketbase.Open.
+	src := &fakeSource{
+		cols:     []pocketbase.Collection{{ID: "pbc_1", Name: "posts", Type: "base"}},
+		counts:   map[string]int{"_otps": 2},
+		settings: json.RawMessage(`{"meta":{"appName":"Acme","appURL":"https://acme.example.com","senderName":"Acme","senderAddress":"a@acme.example.com"}}`),
+	}
+	parent, err := os.MkdirTemp("", "import-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(parent)
+	rep, err := ImportPocketBase(context.Background(), src, ImportOptions{Dir: filepath.Join(parent, "sb_data")})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Print(rep.Text())
+	// Output:
+	// external auths: 0 imported, 0 skipped
+	// auth origins: 0 imported, 0 skipped
+	// settings: imported meta
+	// logs: 0 imported
+	// skipped collection posts (base): strongbox stores no base records
+	// skipped transient _otps (2 rows): one-time passwords are transient (they last minutes)
+}
