@@ -73,13 +73,12 @@ func (c cli) importPocketBase(ctx context.Context, args []string) (err error) {
 }
 
 // importErr is the one line an import failure prints: what went wrong
-// with path, and what to do where there is something to do.
+// with path (package pocketbase's errors say what to do, such as
+// --encryption-env for encrypted settings), or the target's refusal.
 func importErr(path string, err error) error {
 	switch {
 	case errors.Is(err, app.ErrImportTarget):
 		return err
-	case errors.Is(err, pocketbase.ErrEncrypted):
-		return fmt.Errorf("import %s: %w (start the import with --encryption-env NAME, the variable that holds the key PocketBase's --encryptionEnv named)", path, err)
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("import %s: interrupted; nothing was written", path)
 	}

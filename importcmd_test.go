@@ -72,7 +72,7 @@ func TestImportCommand(t *testing.T) {
 		{"help names dry-run", []string{"import", "pocketbase", "--help"}, nil, "", "the logs are counted, not written", "", false},
 		{"empty key variable", []string{"import", "pocketbase", "pb_data", "--encryption-env", "NO_SUCH_VAR"}, nil, "--encryption-env NO_SUCH_VAR: the variable is empty or not set", "", "", false},
 		{"open fails", []string{"import", "pocketbase", "pb_data"}, fmt.Errorf("pocketbase: %w: no _collections table", pocketbase.ErrVersion), "import pb_data: pocketbase: not a PocketBase v0.23 to v0.31 data dir: no _collections table", "", "", false},
-		{"encrypted", []string{"import", "pocketbase", "pb_data"}, fmt.Errorf("pocketbase: %w", pocketbase.ErrEncrypted), "start the import with --encryption-env NAME", "", "", false},
+		{"encrypted", []string{"import", "pocketbase", "pb_data"}, fmt.Errorf("%w: start the import with --encryption-env NAME", pocketbase.ErrEncrypted), "import pb_data: the settings are encrypted: start the import with --encryption-env NAME", "", "", false},
 		{"not empty", []string{"import", "pocketbase", "pb_data", "--dir", full}, nil, full + " is not empty: an import never merges into existing data", "", "", false},
 		{"dry run", []string{"import", "pocketbase", "pb_data", "--dry-run"}, nil, "", "Dry run: pb_data read in", "", false},
 		{"import", []string{"import", "pocketbase", "pb_data", "--encryption-env", "PB_KEY"}, nil, "", "settings: imported meta\n", "0123456789abcdef0123456789abcdef", true},
