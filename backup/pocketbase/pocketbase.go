@@ -165,6 +165,23 @@ func (d *Data) name(file string) string {
 	return filepath.Join(d.path, file)
 }
 
+// Unchanged returns an error when data.db, auxiliary.db or their
+// write-ahead logs changed since Open (sqlite.DB.Unchanged): a PocketBase
+// that held no SQLite lock when Open checked (one that has just made a
+// backup, which releases them) wrote while they were read. A caller
+// that needs one consistent state checks it once it has read everything.
+func (d *Data) Unchanged() error {
+	for _, db := range []*sqlite.DB{d.db, d.aux} {
+		if db == nil {
+			continue
+		}
+		if err := db.Unchanged(); err != nil {
+			return fmt.Errorf("pocketbase: PocketBase wrote to this data dir while it was read: stop it, or import a backup archive (%w)", err)
+		}
+	}
+	return nil
+}
+
 // Close releases the files (and removes what Open extracted).
 func (d *Data) Close() error {
 	var errs []error

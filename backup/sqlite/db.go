@@ -20,6 +20,8 @@ var (
 	// ErrCorrupt: the file is not a valid SQLite 3 database (truncated,
 	// damaged or crafted).
 	ErrCorrupt = errors.New("sqlite: the database file is corrupt")
+	// ErrChanged: the files changed after Open (see DB.Unchanged).
+	ErrChanged = errors.New("sqlite: the database changed while it was read")
 )
 
 // maxDepth bounds the depth of a b-tree walk: SQLite's own cursors stop
@@ -44,6 +46,7 @@ type DB struct {
 	nPages   uint32 // database size in pages
 	enc      byte
 	closers  []io.Closer
+	files    []fileState // what Unchanged compares; nil from OpenReaderAt
 
 	schemaOnce sync.Once
 	tables     []Table

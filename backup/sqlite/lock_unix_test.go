@@ -72,3 +72,33 @@ func TestHotJournal(t *testing.T) {
 		}
 	}
 }
+
+// TestUnchanged: a write after Open, by a process that held no lock when
+// Open checked, is reported by Unchanged.
+func TestUnchanged(t *testing.T) {
+	cases := []struct{ name, mode, write string }{
+		{"rollback, a row added", "DELETE", "INSERT INTO t VALUES (2);"},
+		{"rollback, a row updated in place", "DELETE", "UPDATE t SET a = 3;"},
+		{"WAL, a row added", "WAL", "INSERT INTO t VALUES (2);"},
+		{"WAL, a log kept", "WAL", "PRAGMA wal_autocheckpoint=0;\n.dbconfig no_ckpt_on_close on\nINSERT INTO t VALUES (2);"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			path := fixturePath(t, "changed.db")
+			runSQLite(t, path, "PRAGMA journal_mode="+c.mode+";\nCREATE TABLE t(a); INSERT INTO t VALUES (1);")
+			db, err := Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Unchanged(); err != nil {
+				t.Fatalf("Unchanged before any write = %v", err)
+			}
+			runSQLite(t, path, c.write)
+			err = db.Unchanged()
+			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "stop PocketBase first") {
+				t.Fatalf("Unchanged after a write = %v, want ErrChanged saying what to do", err)
+			}
+		})
+	}
+}

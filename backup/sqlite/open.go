@@ -6,6 +6,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"time"
 )
 
 // Open opens the database file at path read-only, with its write-ahead
@@ -56,7 +57,44 @@ func Open(path string) (*DB, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	db.closers = closers
+	db.files = []fileState{stateOf(path), stateOf(path + "-wal")}
 	return db, nil
+}
+
+// fileState is what Unchanged compares of a file Open read.
+type fileState struct {
+	name string
+	info fs.FileInfo // nil when the file did not exist
+	size int64
+	mod  time.Time
+}
+
+func stateOf(name string) fileState {
+	fi, err := os.Stat(name)
+	if err != nil {
+		return fileState{name: name}
+	}
+	return fileState{name: name, info: fi, size: fi.Size(), mod: fi.ModTime()}
+}
+
+// Unchanged returns an error wrapping ErrChanged when the database file or
+// its write-ahead log changed since Open: another size or modification
+// time, another file under the name, or a log that appeared or went. A
+// writer the lock check could not see (a process that holds no SQLite
+// lock) then wrote while the reader read, so what was read may mix two
+// states. A DB made by OpenReaderAt is always unchanged.
+func (d *DB) Unchanged() error {
+	for _, was := range d.files {
+		now := stateOf(was.name)
+		same := (was.info == nil) == (now.info == nil)
+		if same && was.info != nil {
+			same = os.SameFile(was.info, now.info) && was.size == now.size && was.mod.Equal(now.mod)
+		}
+		if !same {
+			return fmt.Errorf("%w: %s was written to after it was opened (is PocketBase running?): stop PocketBase first, or import a backup archive it made", ErrChanged, was.name)
+		}
+	}
+	return nil
 }
 
 // hotJournal reports whether a rollback journal holds a transaction to

@@ -28,6 +28,9 @@ type PocketBaseSource interface {
 	Count(table string) (int, error)
 	Settings() (json.RawMessage, error)
 	Logs(fn func(pocketbase.Log) error) error
+	// Unchanged reports an error when the source changed while it was
+	// read; ImportPocketBase checks it after reading everything.
+	Unchanged() error
 }
 
 var _ PocketBaseSource = (*pocketbase.Data)(nil)
@@ -247,7 +250,9 @@ func (im *importer) run() (err error) {
 			im.opts.AfterStep(importSteps[i], im.tmp)
 		}
 	}
-	return nil
+	// A PocketBase the lock check missed may have written while the
+	// steps read: then what they read may mix two states.
+	return im.src.Unchanged()
 }
 
 // skip records something the import left out, and why.

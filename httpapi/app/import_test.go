@@ -39,6 +39,7 @@ type fakeSource struct {
 	logs     []pocketbase.Log
 	genLogs  int
 	logAt    time.Time
+	changed  error // what Unchanged returns
 }
 
 func (f *fakeSource) Collections() ([]pocketbase.Collection, error) { return f.cols, nil }
@@ -77,6 +78,7 @@ func (f *fakeSource) AuthOrigins(fn func(pocketbase.AuthOrigin) error) error {
 
 func (f *fakeSource) Count(table string) (int, error)    { return f.counts[table], nil }
 func (f *fakeSource) Settings() (json.RawMessage, error) { return f.settings, nil }
+func (f *fakeSource) Unchanged() error                   { return f.changed }
 
 func (f *fakeSource) Logs(fn func(pocketbase.Log) error) error {
 	for _, l := range f.logs {
@@ -468,6 +470,22 @@ func mkdir(t *testing.T, dir string) {
 	t.Helper()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestImportChanged: a source written to while it was read (a PocketBase
+// running without the locks the check looks for) fails the import, which
+// leaves no target and no temporary folder.
+func TestImportChanged(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sb_data")
+	src := pbFixture(t)
+	src.changed = errors.New("PocketBase wrote to this data dir while it was read")
+	_, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: dir, Now: importClock})
+	if err == nil || !strings.Contains(err.Error(), "wrote to this data dir") {
+		t.Fatalf("import = %v, want the source's error", err)
+	}
+	if left, _ := os.ReadDir(filepath.Dir(dir)); len(left) > 0 {
+		t.Errorf("a failed import left %v", left)
 	}
 }
 
