@@ -33,8 +33,10 @@ type importPlan struct {
 	Superusers []importAccount          `json:"superusers"`
 	Accounts   map[string]importAccount `json:"accounts"`
 	SMTP       struct {
-		Host string `json:"host"`
-		Port int    `json:"port"`
+		Host     string `json:"host"`
+		Port     int    `json:"port"`
+		Username string `json:"username"`
+		Password string `json:"password"`
 	} `json:"smtp"`
 	OAuth2 struct {
 		URL          string `json:"url"`
@@ -190,10 +192,10 @@ func runStrongbox(ctx context.Context, bin string, args ...string) (string, erro
 	return string(out), err
 }
 
-// newImportPlan names the accounts and where things go, under dir.
-func newImportPlan(dir string, sink *smtpsink.Sink, prov *oauth2provider.Provider, mailbox string) *importPlan {
-	n := fmt.Sprintf("%x", time.Now().UnixNano())[:10]
-	p := &importPlan{Nonce: n, Mailbox: mailbox, Requests: 3000,
+// newImportPlan names the accounts and where things go, under dir; n
+// makes the names unique.
+func newImportPlan(n, dir string, prov *oauth2provider.Provider) *importPlan {
+	p := &importPlan{Nonce: n, Requests: 3000,
 		SeedOut: filepath.Join(dir, "pocketbase.json"), BackupKey: "import_" + n + ".zip",
 		BackupPath: filepath.Join(dir, "pb_backup.zip")}
 	p.Superusers = []importAccount{
@@ -210,7 +212,7 @@ func newImportPlan(dir string, sink *smtpsink.Sink, prov *oauth2provider.Provide
 		"mfa": {Collection: "staff", Email: "dave-" + n + "@example.com", Password: "Dave-pw-" + n, Verified: true,
 			Fields: map[string]any{"department": "ops"}},
 	}
-	p.SMTP.Host, p.SMTP.Port = sink.Host, sink.Port
+	p.SMTP.Username, p.SMTP.Password = "mailer-"+n, "smtp-secret-"+n
 	p.OAuth2.URL, p.OAuth2.ClientID, p.OAuth2.ClientSecret = prov.URL, prov.ClientID, prov.ClientSecret
 	return p
 }
@@ -230,10 +232,14 @@ func TestImportPocketBase(t *testing.T) {
 	bin := strongboxBinary(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
-	sink := smtpsink.Start(t, smtpsink.Options{})
 	prov := oauth2provider.Start(t)
 	dir := t.TempDir()
-	plan := newImportPlan(dir, sink, prov, serveMailbox(t, sink))
+	plan := newImportPlan(fmt.Sprintf("%x", time.Now().UnixNano())[:10], dir, prov)
+	// The sink takes mail only with PocketBase's SMTP credentials: the
+	// imported settings must carry the password, which no API shows.
+	sink := smtpsink.Start(t, smtpsink.Options{Username: plan.SMTP.Username, Password: plan.SMTP.Password})
+	plan.SMTP.Host, plan.SMTP.Port = sink.Host, sink.Port
+	plan.Mailbox = serveMailbox(t, sink)
 	o := plan.Accounts["oauth"]
 	prov.SignIn(oauth2provider.Grant{User: map[string]any{"sub": "sub-" + plan.Nonce, "email": o.Email,
 		"email_verified": true, "name": "Carol at the provider"}})

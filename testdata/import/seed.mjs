@@ -34,7 +34,7 @@ await step('settings', async () => {
   await su.settings.update({
     meta: { appName: 'Imported ' + plan.nonce, appURL: 'https://import.example.com', senderName: 'Importer',
       senderAddress: 'importer@example.com', hideControls: true },
-    smtp: { enabled: true, host: plan.smtp.host, port: plan.smtp.port, username: 'mailer', password: 'smtp-secret-' + plan.nonce,
+    smtp: { enabled: true, host: plan.smtp.host, port: plan.smtp.port, username: plan.smtp.username, password: plan.smtp.password,
       authMethod: 'PLAIN', tls: false, localName: 'import.test' },
     logs: { maxDays: 14, minLevel: 0, logIP: false, logAuthId: true },
     rateLimits: { enabled: false, rules },
