@@ -192,6 +192,26 @@ func runStrongbox(ctx context.Context, bin string, args ...string) (string, erro
 	return string(out), err
 }
 
+// serveImported serves the data dir an import made, as a child process
+// with env added to its environment, until the test ends.
+func serveImported(t *testing.T, ctx context.Context, bin, dir string, env ...string) *throwaway.Process {
+	t.Helper()
+	log := &syncBuffer{}
+	sb, err := throwaway.StartProcess(ctx, bin, "127.0.0.1:0", dir, env, log)
+	if err != nil {
+		t.Fatalf("serve the imported dir: %v\n%s", err, log)
+	}
+	t.Cleanup(func() {
+		if err := sb.Stop(); err != nil {
+			t.Errorf("stop strongbox: %v", err)
+		}
+		if t.Failed() {
+			t.Logf("strongbox's log:\n%s", log)
+		}
+	})
+	return sb
+}
+
 // newImportPlan names the accounts and where things go, under dir; n
 // makes the names unique.
 func newImportPlan(n, dir string, prov *oauth2provider.Provider) *importPlan {
@@ -296,19 +316,8 @@ func TestImportPocketBase(t *testing.T) {
 					t.Errorf("the import's report does not mention %q", skipped)
 				}
 			}
-			log := &syncBuffer{}
-			sb, err := throwaway.StartProcess(ctx, bin, "127.0.0.1:0", target, []string{"STRONGBOX_OAUTH2_ALLOW_PRIVATE=1"}, log)
-			if err != nil {
-				t.Fatalf("serve the imported dir: %v\n%s", err, log)
-			}
-			defer func() {
-				if err := sb.Stop(); err != nil {
-					t.Errorf("stop strongbox: %v", err)
-				}
-				if t.Failed() {
-					t.Logf("strongbox's log:\n%s", log)
-				}
-			}()
+			// The provider is on 127.0.0.1.
+			sb := serveImported(t, ctx, bin, target, "STRONGBOX_OAUTH2_ALLOW_PRIVATE=1")
 			answersPath := filepath.Join(t.TempDir(), "answers.json")
 			runNode(t, ctx, node, sdk, planPath, "check.mjs", sb.Base, answersPath)
 			got, err := os.ReadFile(answersPath)
@@ -408,12 +417,7 @@ func TestImportPocketBaseKilled(t *testing.T) {
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
-	log := &syncBuffer{}
-	sb, err := throwaway.StartProcess(ctx, bin, "127.0.0.1:0", target, nil, log)
-	if err != nil {
-		t.Fatalf("serve the imported dir: %v\n%s", err, log)
-	}
-	defer sb.Stop()
+	sb := serveImported(t, ctx, bin, target)
 	body, _ = json.Marshal(map[string]string{"identity": email, "password": password})
 	resp, err = http.Post(sb.Base+"/api/collections/users/auth-with-password", "application/json", bytes.NewReader(body))
 	if err != nil {

@@ -12,19 +12,15 @@
 // PocketBase to ANSWERS_OUT, for the test to compare; "ok NAME" per step,
 // exit 1 at the first failure.
 import { readFileSync } from 'node:fs';
-import { plan, step, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
+import { plan, step, superusers, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
 
 const [base, answersOut] = process.argv.slice(2);
 const seed = JSON.parse(readFileSync(plan.seedOut, 'utf8'));
 const acc = plan.accounts;
-const su = client(base);
 
+let su;
 await step('superusers sign in with their PocketBase passwords', async () => {
-  for (const s of plan.superusers) {
-    const r = await client(base).collection('_superusers').authWithPassword(s.email, s.password);
-    assert(r.record.email === s.email, `signed in as ${r.record.email}`);
-  }
-  await su.collection('_superusers').authWithPassword(plan.superusers[0].email, plan.superusers[0].password);
+  su = await superusers(base);
 });
 
 await step('users sign in with their PocketBase passwords', async () => {

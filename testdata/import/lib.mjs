@@ -22,13 +22,14 @@ export function assert(cond, what) {
 
 let failed = false;
 
-// step runs fn, printing "ok NAME", or "FAIL NAME: why" and making every
+// step runs fn, printing "ok NAME (its time)", or "FAIL NAME: why" and making every
 // later step a no-op and the process exit 1.
 export async function step(name, fn) {
   if (failed) return;
+  const t0 = Date.now();
   try {
     await fn();
-    console.log('ok ' + name);
+    console.log(`ok ${name} (${Date.now() - t0} ms)`);
   } catch (e) {
     failed = true;
     process.exitCode = 1;
@@ -42,6 +43,18 @@ export function client(base) {
   const pb = new PocketBase(base);
   pb.autoCancellation(false);
   return pb;
+}
+
+// superusers signs every superuser of the plan in with its password, and
+// returns a client of base signed in as the first.
+export async function superusers(base) {
+  for (const s of plan.superusers) {
+    const r = await client(base).collection('_superusers').authWithPassword(s.email, s.password);
+    assert(r.record.email === s.email, `signed in as ${r.record.email}`);
+  }
+  const su = client(base);
+  await su.collection('_superusers').authWithPassword(plan.superusers[0].email, plan.superusers[0].password);
+  return su;
 }
 
 // expectError runs fn, which must fail with a ClientResponseError of
