@@ -72,9 +72,16 @@ var depsRules = map[string][]string{
 	"strongbox/backup/s3": {},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
+	// sqlite reads SQLite database files (and their WAL) read-only,
+	// for the import from PocketBase: stdlib only.
+	"strongbox/backup/sqlite": {},
 	// backuptest is a test helper: an in-memory S3 bucket, a
 	// backup.ObjectStore.
 	"strongbox/backup/backuptest": {"strongbox/backup"},
+	// pocketbase reads a PocketBase data dir or backup archive (its SQLite
+	// files through backup/sqlite) for an import; writing strongbox's
+	// stores is its caller's work.
+	"strongbox/backup/pocketbase": {"strongbox/backup/sqlite"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -87,6 +94,8 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
+	"strongbox/backup/sqlite":     {"net/http"},
+	"strongbox/backup/pocketbase": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/httpapi/app/settings":         {"net/http"},

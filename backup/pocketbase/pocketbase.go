@@ -9,10 +9,16 @@ package pocketbase
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"time"
+
+	"strongbox/backup/sqlite"
 )
 
-// Errors Open returns, wrapped with details.
+// Errors Open (ErrVersion) and Settings (ErrEncrypted) return, wrapped
+// with details and what to do.
 var (
 	// ErrVersion: the files are not those of a PocketBase version this
 	// package knows (v0.23 to v0.31).
@@ -27,6 +33,9 @@ type Options struct {
 	// EncryptionKey is the value of the variable PocketBase's
 	// --encryptionEnv named (32 bytes, AES-256-GCM); "" when none.
 	EncryptionKey string
+	// EncryptionEnv is the name of that variable, for the messages of
+	// ErrEncrypted; "" = "NAME".
+	EncryptionEnv string
 	// TempDir is where an archive's database files are extracted;
 	// "" = os.TempDir().
 	TempDir string
@@ -54,8 +63,18 @@ type Collection struct {
 }
 
 // Row is a row of a collection's table: column name to SQLite value
-// (nil, int64, float64, string or []byte), as stored; JSON columns are
-// strings.
+// (nil, int64, float64, string or []byte), as stored. What each field type
+// of PocketBase v0.31.0 stores, given the affinity of the column type it
+// declares:
+//   - bool: int64 0 or 1.
+//   - number: int64 when the number is whole (7.0 too), float64 otherwise.
+//   - text, email, url, editor, password (the bcrypt hash), single select,
+//     file and relation: string ("" when empty).
+//   - date and autodate: string, "2006-01-02 15:04:05.000Z" or "".
+//   - multiple select, file and relation, json and geoPoint: the JSON text
+//     as a string; but a json value that is a bare number is an int64 or
+//     float64 (its column type JSON has numeric affinity), and a NULL
+//     json value is nil.
 type Row map[string]any
 
 // ExternalAuth is a row of _externalAuths: an OAuth2 link.
@@ -80,43 +99,84 @@ type Log struct {
 }
 
 // Data is an open PocketBase data dir or archive. Its methods stream rows
-// in table order and stop at the first error fn returns.
+// in table order and stop at the first error fn returns, which they return
+// as it is; their own errors name the file, the table and, for a row that
+// does not decode, its id and column.
 type Data struct {
-	// filled in by the implementation
+	path    string     // what Open was given, for messages
+	tmp     string     // the dir Open extracted an archive into, "" for a folder
+	db, aux *sqlite.DB // data.db, auxiliary.db (nil when absent)
+	opts    Options
 }
 
-var errTodo = errors.New("pocketbase: not implemented yet")
-
 // Open opens a pb_data folder of a stopped PocketBase, or a .zip backup
-// archive PocketBase made. It refuses a database another process has open,
+// archive PocketBase made (its database files are extracted into a private
+// dir in Options.TempDir, which Close removes). It checks that the schema
+// is PocketBase v0.23 to v0.31's (ErrVersion). It refuses a database another process has open,
 // or one with a hot rollback journal, and applies the committed frames of
 // a write-ahead log (data.db-wal) left behind.
-func Open(path string, opts Options) (*Data, error) { return nil, errTodo }
+func Open(path string, opts Options) (*Data, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("pocketbase: %w", err)
+	}
+	d := &Data{path: path, opts: opts}
+	dir := path
+	if !fi.IsDir() {
+		if dir, err = extract(path, opts); err != nil {
+			return nil, err
+		}
+		d.tmp = dir
+	}
+	if err := d.open(dir); err != nil {
+		return nil, errors.Join(err, d.Close())
+	}
+	return d, nil
+}
+
+// open opens the databases of dir and checks their schema.
+func (d *Data) open(dir string) error {
+	main := filepath.Join(dir, "data.db")
+	if _, err := os.Stat(main); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("pocketbase: %s has no data.db: not a PocketBase data dir (pb_data)", d.path)
+		}
+		return fmt.Errorf("pocketbase: %w", err)
+	}
+	var err error
+	if d.db, err = openDB(main, d.name("data.db")); err != nil {
+		return err
+	}
+	if err := checkSchema(d.db, d.name("data.db")); err != nil {
+		return err
+	}
+	aux := filepath.Join(dir, "auxiliary.db")
+	if _, err := os.Stat(aux); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if d.aux, err = openDB(aux, d.name("auxiliary.db")); err != nil {
+		return err
+	}
+	return checkColumns(d.aux, d.name("auxiliary.db"), "_logs", logColumns)
+}
+
+// name names file of the data dir or archive in messages.
+func (d *Data) name(file string) string {
+	return filepath.Join(d.path, file)
+}
 
 // Close releases the files (and removes what Open extracted).
-func (d *Data) Close() error { return errTodo }
-
-// Collections returns every collection, system ones included.
-func (d *Data) Collections() ([]Collection, error) { return nil, errTodo }
-
-// Rows calls fn with each row of c's table (none for a view).
-func (d *Data) Rows(c Collection, fn func(Row) error) error { return errTodo }
-
-// ExternalAuths calls fn with each OAuth2 link.
-func (d *Data) ExternalAuths(fn func(ExternalAuth) error) error { return errTodo }
-
-// AuthOrigins calls fn with each auth origin.
-func (d *Data) AuthOrigins(fn func(AuthOrigin) error) error { return errTodo }
-
-// Count returns the number of rows of a table (such as _mfas and _otps,
-// which an import skips), 0 when it does not exist.
-func (d *Data) Count(table string) (int, error) { return 0, errTodo }
-
-// Settings returns the settings as PocketBase's settings API shows them
-// (decrypted with Options.EncryptionKey when they are encrypted), nil when
-// none are stored.
-func (d *Data) Settings() (json.RawMessage, error) { return nil, errTodo }
-
-// Logs calls fn with each row of auxiliary.db's _logs; none when there is
-// no auxiliary.db.
-func (d *Data) Logs(fn func(Log) error) error { return errTodo }
+func (d *Data) Close() error {
+	var errs []error
+	for _, db := range []*sqlite.DB{d.db, d.aux} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	d.db, d.aux = nil, nil
+	if d.tmp != "" {
+		errs = append(errs, os.RemoveAll(d.tmp))
+		d.tmp = ""
+	}
+	return errors.Join(errs...)
+}
