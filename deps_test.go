@@ -26,7 +26,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and httpapi. No rule lists it, so no lower package may
 	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pocketbase"},
 	"strongbox":             {"*"},
 
 	// dashboard serves the embedded dashboard's files: stdlib only, and no

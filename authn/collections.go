@@ -58,6 +58,12 @@ var reservedFieldNames = []string{"id", "password", "tokenKey", "email", "emailV
 // options applied on top. A key of the input that
 // the new collection does not report as sent is refused (see checkApplied).
 func (s *Store) CreateCollection(in CollectionInput) (*Collection, error) {
+	return s.createCollection(in, Time{}, Time{})
+}
+
+// createCollection is CreateCollection; created and updated, when not
+// zero, are the collection's dates instead of now (ImportCollection).
+func (s *Store) createCollection(in CollectionInput, created, updated Time) (*Collection, error) {
 	body, sent, err := in.decode()
 	if err != nil {
 		return nil, err
@@ -98,6 +104,9 @@ func (s *Store) CreateCollection(in CollectionInput) (*Collection, error) {
 			errs[key] = errReadOnly
 		}
 		*t = Time{now}
+	}
+	if !created.IsZero() {
+		c.Created, c.Updated = created, cmp.Or(updated, created)
 	}
 	if c.Type != TypeAuth {
 		c.AuthOptions = nil

@@ -302,11 +302,7 @@ func checkRecordKeys(c *Collection, old *Record, values map[string]any, errs val
 // values into r. On create every field is set (to its zero value when
 // absent); on update only the fields present in values.
 func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any, create bool, errs validation.Errors) {
-	for i := range c.Fields {
-		f := &c.Fields[i]
-		if f.System || f.Type == FieldAutodate {
-			continue
-		}
+	for _, f := range c.ownFields() {
 		v, present := values[f.Name]
 		if !present && !create {
 			continue
@@ -318,6 +314,18 @@ func (s *Store) setCustomFields(c *Collection, r *Record, values map[string]any,
 		}
 		r.Fields[f.Name] = nv
 	}
+}
+
+// ownFields returns the fields of c whose values a record stores in its
+// Fields: neither the system fields nor the dates.
+func (c *Collection) ownFields() []*Field {
+	var out []*Field
+	for i := range c.Fields {
+		if f := &c.Fields[i]; !f.System && f.Type != FieldAutodate {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // checkUnique refuses an email or identity-field value another record of c

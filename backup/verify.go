@@ -179,6 +179,14 @@ func invalid(format string, args ...any) error {
 	return &ArchiveError{Reason: fmt.Sprintf(format, args...)}
 }
 
+// pocketBaseDB is the database at the root of every backup archive
+// PocketBase makes (its pb_data, zipped).
+const pocketBaseDB = "data.db"
+
+// pocketBaseArchive is why an archive with PocketBase's database and no
+// strongbox manifest is refused: it can be imported, not restored.
+const pocketBaseArchive = "a PocketBase backup archive (data.db, no manifest.json): import it into a new data dir with `strongbox import pocketbase FILE`"
+
 // open checks the archive's structure and its manifest: the zip
 // directory within the limits, every entry's name and type, the manifest
 // itself, and that the entries and the manifest's list agree.
@@ -192,6 +200,9 @@ func open(r io.ReaderAt, size int64, limits Limits) (*verifier, error) {
 	seen, manifest, err := v.sortEntries(zr.File)
 	if err != nil {
 		return nil, err
+	}
+	if manifest == nil && seen[pocketBaseDB] {
+		return nil, invalid("%s", pocketBaseArchive)
 	}
 	if err := v.readManifest(manifest); err != nil {
 		return nil, err

@@ -1,10 +1,12 @@
 package conformance
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"encoding/base64"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -197,6 +199,54 @@ var backupsUploadRequirements = []*Requirement{
 			return c.expectNoNewBackups(ctx, append(before, backupEntry{Key: src}))
 		}),
 	},
+	{
+		ID:      "BKP-UPLOAD-009",
+		Source:  SourceStrongbox,
+		Section: "§4.2 POST /api/backups/upload; §7 row 3; strongbox promise: a PocketBase archive is refused with the command that imports it",
+		Name:    "upload of a PocketBase archive names the import command",
+		Text: "POST /api/backups/upload of a zip holding data.db at its root and no manifest.json (a backup archive " +
+			"PocketBase made) answers 400 \"" + msgGenericBad + "\" with data.file.code validation_invalid_backup and a " +
+			"data.file.message that names `strongbox import pocketbase`, and the list gains no archive.",
+		Run: backupsCheckSince(func(ctx context.Context, c *Client, before []backupEntry) error {
+			name := newBackupName()
+			c.cleanupBackup(name)
+			data, err := pocketBaseArchive()
+			if err != nil {
+				return err
+			}
+			r, err := c.post(ctx, "/api/backups/upload", c.su, multipartFile(nil, "file", name, "application/zip", data))
+			if err != nil {
+				return err
+			}
+			env, err := expectError(r, http.StatusBadRequest, msgGenericBad)
+			if err != nil {
+				return err
+			}
+			fe, _ := getObject(env.data, "file")
+			code, _ := getString(fe, "code")
+			msg, _ := getString(fe, "message")
+			if code != codeInvalidBackup || !strings.Contains(msg, "strongbox import pocketbase") {
+				return Mismatch("data.file.code "+codeInvalidBackup+" with a message naming `strongbox import pocketbase`", r.String())
+			}
+			return c.expectNoNewBackups(ctx, before)
+		}),
+	},
 	backupGuard("BKP-UPLOAD-005", "POST", "/api/backups/upload", false),
 	backupGuard("BKP-UPLOAD-006", "POST", "/api/backups/upload", true),
+}
+
+// pocketBaseArchive returns a backup archive as PocketBase makes it: its
+// data dir zipped, data.db and auxiliary.db at the root, no manifest.
+func pocketBaseArchive() ([]byte, error) {
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"data.db", "auxiliary.db"} {
+		w, err := zw.Create(name)
+		if err != nil {
+			return nil, err
+		}
+		w.Write([]byte("SQLite format 3\x00")) // the database header's magic: enough to tell the archive
+	}
+	err := zw.Close()
+	return buf.Bytes(), err
 }

@@ -149,6 +149,9 @@ var backupsMutators = []mutator{
 	{"upload-overwrites", []string{"BKP-UPLOAD-003"}, accept(bkUpload, "validation_backup_name_exists")},
 	{"upload-drops-file", []string{"BKP-UPLOAD-004"}, answer(bkUpload, noContent())},
 	{"upload-keeps-unrestorable", []string{"BKP-UPLOAD-008"}, accept(bkUpload, "validation_invalid_backup")},
+	{"upload-pocketbase-unexplained", []string{"BKP-UPLOAD-009"}, edit(bkUpload, func(_ *http.Request, res *answered) {
+		res.body = bytes.ReplaceAll(res.body, []byte("strongbox import pocketbase"), []byte("a converter"))
+	})},
 	{"upload-accepts-raw", []string{"BKP-UPLOAD-007"}, answer(func(r *http.Request) bool {
 		return bkUpload(r) && r.Header.Get("Content-Type") == "application/zip"
 	}, noContent())},

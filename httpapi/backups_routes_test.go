@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"archive/zip"
 	"bufio"
 	"bytes"
 	"context"
@@ -382,6 +383,8 @@ func TestBackupUpload(t *testing.T) {
 		{"bad file name", "Bad Name.zip", good, fmt.Sprintf(fileErr, "validation_match_invalid", "The file name must be 1 to 150 lowercase letters, digits, _ or -, then .zip.")},
 		{"existing name", "taken.zip", good, fmt.Sprintf(fileErr, "validation_backup_name_exists", "Backup file with the specified name already exists.")},
 		{"empty zip", "emptyzip.zip", append([]byte("PK\x05\x06"), make([]byte, 18)...), fmt.Sprintf(fileErr, "validation_invalid_backup", "The file is not a valid backup archive: no manifest.json.")},
+		{"PocketBase archive", "pb_backup.zip", pocketBaseArchive(t), fmt.Sprintf(fileErr, "validation_invalid_backup",
+			"The file is not a valid backup archive: a PocketBase backup archive (data.db, no manifest.json): import it into a new data dir with `strongbox import pocketbase FILE`.")},
 		{"good", "good.zip", good, ""},
 		// The base name only, as the reference does: never outside the folder.
 		{"path in the file name", "../../evil.zip", good, ""},
@@ -415,7 +418,7 @@ func TestBackupUpload(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(filepath.Dir(fb.path), "evil.zip")); err == nil {
 		t.Error("../../evil.zip was stored outside the backups folder")
 	}
-	for _, k := range []string{"emptyzip.zip", "notzip.zip", "empty.zip"} {
+	for _, k := range []string{"emptyzip.zip", "notzip.zip", "empty.zip", "pb_backup.zip"} {
 		if fb.dir.Exists(k) {
 			t.Errorf("refused upload %s was stored", k)
 		}
@@ -749,4 +752,25 @@ func TestBackupHostileKeys(t *testing.T) {
 	if fi, err := os.Stat(filepath.Join(fb.path, "folder.zip")); err != nil || !fi.IsDir() {
 		t.Errorf("folder.zip after the deletes: %v", err)
 	}
+}
+
+// pocketBaseArchive is a backup archive as PocketBase makes it: its
+// pb_data zipped, data.db at the root, no manifest.
+func pocketBaseArchive(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, name := range []string{"data.db", "auxiliary.db", "storage/"} {
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(name, "/") {
+			w.Write([]byte("SQLite format 3\x00"))
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

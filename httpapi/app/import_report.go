@@ -1,0 +1,143 @@
+package app
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"strongbox/authn"
+)
+
+// ImportReport is what ImportPocketBase imported and what it skipped,
+// and why. Text renders it.
+type ImportReport struct {
+	// DryRun: nothing was written.
+	DryRun bool
+	// StaleRemoved are the temporary folders of unfinished imports into
+	// the same dir that the import removed first.
+	StaleRemoved []string
+	// Collections are the auth collections imported, in PocketBase's
+	// order, with their records.
+	Collections []*ImportedCollection
+	// ExternalAuths are the OAuth2 links (_externalAuths), AuthOrigins
+	// the sign-in origins (_authOrigins).
+	ExternalAuths, AuthOrigins ImportCount
+	// Settings are the settings sections imported.
+	Settings []string
+	// Logs is the number of logs imported (counted, on a dry run);
+	// LogsExpired of them are older than settings.logs.maxDays
+	// (LogsMaxDays) and go with retention.
+	Logs, LogsExpired, LogsMaxDays int
+	// Skipped is everything else left out, in the order met.
+	Skipped []ImportSkipped
+}
+
+// ImportedCollection is an auth collection imported, and its records.
+type ImportedCollection struct {
+	Name    string
+	Records ImportCount
+}
+
+// ImportCount counts the items of one kind imported, and those skipped by
+// reason.
+type ImportCount struct {
+	Imported int
+	Skipped  map[string]int
+}
+
+// add counts n items imported and the skipped ones.
+func (c *ImportCount) add(n int, skips []authn.ImportSkip) {
+	c.Imported += n
+	for _, s := range skips {
+		if c.Skipped == nil {
+			c.Skipped = map[string]int{}
+		}
+		c.Skipped[trimSkip(s.Reason)]++
+	}
+}
+
+// skipped returns the number of items skipped.
+func (c ImportCount) skipped() int {
+	n := 0
+	for _, k := range c.Skipped {
+		n += k
+	}
+	return n
+}
+
+// ImportSkipped is something an import left out: Kind is collection,
+// field, option, rule, provider, index, settings, setting or transient;
+// Name says which; Reason why.
+type ImportSkipped struct {
+	Kind, Name, Reason string
+}
+
+// addCollection adds an imported collection to the report.
+func (r *ImportReport) addCollection(name string) *ImportedCollection {
+	c := &ImportedCollection{Name: name}
+	r.Collections = append(r.Collections, c)
+	return c
+}
+
+// Text renders the report, one fact a line, each starting with a word
+// that says what it is about, so that the lines can be searched:
+//
+//	removed unfinished import .sb_data.import-123
+//	collection users records: 98 imported, 2 skipped
+//	  skipped 2 records: email: Must be a valid email address.
+//	external auths: 3 imported, 0 skipped
+//	auth origins: 2 imported, 0 skipped
+//	settings: imported meta, smtp, backups, logs, rateLimits, trustedProxy, batch
+//	logs: 1000 imported
+//	logs: 10 older than settings.logs.maxDays (5 days): retention drops them
+//	skipped collection posts (base): strongbox stores no base records
+//
+// Counts by reason are sorted by reason; the skipped lines keep the order
+// the import met them in.
+func (r *ImportReport) Text() string {
+	var b strings.Builder
+	for _, s := range r.StaleRemoved {
+		fmt.Fprintf(&b, "removed unfinished import %s\n", s)
+	}
+	for _, c := range r.Collections {
+		fmt.Fprintf(&b, "collection %s records: %d imported, %d skipped\n", c.Name, c.Records.Imported, c.Records.skipped())
+		writeReasons(&b, "record", c.Records.Skipped)
+	}
+	for _, x := range []struct {
+		what, one string
+		c         ImportCount
+	}{{"external auths", "external auth", r.ExternalAuths}, {"auth origins", "auth origin", r.AuthOrigins}} {
+		fmt.Fprintf(&b, "%s: %d imported, %d skipped\n", x.what, x.c.Imported, x.c.skipped())
+		writeReasons(&b, x.one, x.c.Skipped)
+	}
+	if len(r.Settings) > 0 {
+		fmt.Fprintf(&b, "settings: imported %s\n", strings.Join(r.Settings, ", "))
+	} else {
+		fmt.Fprintf(&b, "settings: none imported (strongbox's defaults)\n")
+	}
+	if r.DryRun {
+		fmt.Fprintf(&b, "logs: %d counted (dry run: not written)\n", r.Logs)
+	} else {
+		fmt.Fprintf(&b, "logs: %d imported\n", r.Logs)
+	}
+	if r.LogsExpired > 0 {
+		fmt.Fprintf(&b, "logs: %d older than settings.logs.maxDays (%d days): retention drops them\n", r.LogsExpired, r.LogsMaxDays)
+	}
+	for _, s := range r.Skipped {
+		fmt.Fprintf(&b, "skipped %s %s: %s\n", s.Kind, s.Name, s.Reason)
+	}
+	return b.String()
+}
+
+// writeReasons writes the skip counts by reason, sorted by reason.
+func writeReasons(b *strings.Builder, one string, byReason map[string]int) {
+	for _, reason := range slices.Sorted(maps.Keys(byReason)) {
+		n := byReason[reason]
+		what := one
+		if n != 1 {
+			what += "s"
+		}
+		fmt.Fprintf(b, "  skipped %d %s: %s\n", n, what, reason)
+	}
+}

@@ -1,0 +1,130 @@
+package app
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"strongbox/authn/validation"
+	"strongbox/httpapi/app/settings"
+)
+
+// settingsSections are the sections of PocketBase's settings document
+// strongbox keeps, in the order an import applies them, each with the
+// part of strongbox's settings it decodes into.
+var settingsSections = []settingsSection{
+	{"meta", func(s *settings.Settings) any { return &s.Meta }},
+	{"smtp", func(s *settings.Settings) any { return &s.SMTP }},
+	{"backups", func(s *settings.Settings) any { return &s.Backups }},
+	{"logs", func(s *settings.Settings) any { return &s.Logs }},
+	{"rateLimits", func(s *settings.Settings) any { return &s.RateLimits }},
+	{"trustedProxy", func(s *settings.Settings) any { return &s.TrustedProxy }},
+	{"batch", func(s *settings.Settings) any { return &s.Batch }},
+}
+
+// settingsSection is a section of the settings an import keeps: its key
+// and the part of strongbox's settings it decodes into.
+type settingsSection struct {
+	key     string
+	section func(*settings.Settings) any
+}
+
+// keptSection reports whether key is one of settingsSections.
+func keptSection(key string) bool {
+	return slices.ContainsFunc(settingsSections, func(s settingsSection) bool { return s.key == key })
+}
+
+// settingsSkipped are the sections of PocketBase's settings strongbox has
+// no use for, and why.
+var settingsSkipped = map[string]string{
+	"s3": "strongbox stores no files, so it has no file storage on S3",
+}
+
+// settings imports PocketBase's settings (the step "settings"): each
+// section strongbox keeps is decoded over strongbox's defaults and saved
+// through the settings store, which validates it; a section it refuses
+// keeps the defaults and is reported, as are the keys of a section
+// strongbox does not keep.
+func (im *importer) settings() error {
+	raw, err := im.src.Settings()
+	if err != nil {
+		return fmt.Errorf("read the settings: %w", err)
+	}
+	defer func() { im.logSettings = im.st.Settings.Get().Logs }()
+	if raw == nil {
+		return nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return fmt.Errorf("read the settings: %w", err)
+	}
+	for _, sec := range settingsSections {
+		b, ok := doc[sec.key]
+		if !ok {
+			continue
+		}
+		if err := im.importSection(sec.key, b, sec.section); err != nil {
+			return err
+		}
+	}
+	for _, key := range slices.Sorted(maps.Keys(doc)) {
+		if keptSection(key) || (key == "s3" && !s3Enabled(doc[key])) {
+			continue // an s3 section that is off loses nothing
+		}
+		reason, known := settingsSkipped[key]
+		if !known {
+			reason = "strongbox has no use for it"
+		}
+		im.skip("settings", key, reason)
+	}
+	return nil
+}
+
+// importSection decodes the section key (b) over the stored settings'
+// and saves it; a validation failure keeps the section as it was.
+func (im *importer) importSection(key string, b json.RawMessage, section func(*settings.Settings) any) error {
+	var orig map[string]any
+	if err := json.Unmarshal(b, &orig); err != nil {
+		im.skip("settings", key, "not an object")
+		return nil
+	}
+	next, err := im.st.Settings.Update(func(s *settings.Settings) error {
+		if err := json.Unmarshal(b, section(s)); err != nil {
+			return fmt.Errorf("%w: %v", errSectionJSON, err)
+		}
+		return nil
+	})
+	verrs, invalid := errors.AsType[validation.Errors](err)
+	switch {
+	case errors.Is(err, errSectionJSON):
+		im.skip("settings", key, err.Error())
+		return nil
+	case invalid:
+		im.skip("settings", key, "refused, strongbox's defaults kept: "+verrs.Error())
+		return nil
+	case err != nil:
+		return fmt.Errorf("save the settings section %s: %w", key, err)
+	}
+	im.report.Settings = append(im.report.Settings, key)
+	got, err := genericJSON(section(&next))
+	if err != nil {
+		return err
+	}
+	for _, k := range lostKeys(orig, got) {
+		im.skip("setting", key+"."+k, "strongbox does not keep it")
+	}
+	return nil
+}
+
+// errSectionJSON marks a settings section of the wrong shape.
+var errSectionJSON = errors.New("its values do not fit strongbox's settings")
+
+// s3Enabled reports whether an s3 settings section turns S3 on.
+func s3Enabled(b json.RawMessage) bool {
+	var s struct {
+		Enabled bool `json:"enabled"`
+	}
+	return json.Unmarshal(b, &s) == nil && s.Enabled
+}

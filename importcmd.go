@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"time"
+
+	"strongbox/backup/pocketbase"
+	"strongbox/httpapi/app"
+)
+
+// pocketBaseSource is an open PocketBase data dir or archive.
+type pocketBaseSource interface {
+	app.PocketBaseSource
+	Close() error
+}
+
+// openPocketBase opens what `import pocketbase` reads; tests replace it
+// with a source built in memory.
+var openPocketBase = func(path string, opts pocketbase.Options) (pocketBaseSource, error) {
+	return pocketbase.Open(path, opts)
+}
+
+// importPocketBase runs `strongbox import pocketbase PATH`: it converts a
+// PocketBase v0.23 to v0.31 data dir (pb_data of a stopped PocketBase) or
+// backup archive into a new data dir (app.ImportPocketBase) and prints
+// what it imported and skipped.
+func (c cli) importPocketBase(ctx context.Context, args []string) (err error) {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	cfg := baseConfig(fs, c.getenv)
+	dryRun := fs.Bool("dry-run", false, "print the report without writing anything: the conversion runs in a temporary folder that is removed, and the logs are counted, not written")
+	encEnv := fs.String("encryption-env", "", "the environment variable that holds the key of PocketBase's encrypted settings (PocketBase's --encryptionEnv)")
+	pos, done, err := c.parseArgs(fs, args, importUsage, 2, 2)
+	if done || err != nil {
+		return err
+	}
+	if pos[0] != "pocketbase" {
+		return c.usageErr(importUsage, "unknown import source %q (want pocketbase)", pos[0])
+	}
+	if cfg.err != nil {
+		return cfg.err
+	}
+	path := pos[1]
+	var opts pocketbase.Options
+	if *encEnv != "" {
+		if opts.EncryptionKey = c.getenv(*encEnv); opts.EncryptionKey == "" {
+			return fmt.Errorf("--encryption-env %s: the variable is empty or not set; set it to PocketBase's encryption key", *encEnv)
+		}
+	}
+	start := time.Now()
+	src, err := openPocketBase(path, opts)
+	if err != nil {
+		return importErr(path, err)
+	}
+	defer func() {
+		if cerr := src.Close(); err == nil && cerr != nil {
+			err = importErr(path, cerr)
+		}
+	}()
+	rep, err := app.ImportPocketBase(ctx, src, app.ImportOptions{Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
+	if err != nil {
+		return importErr(path, err)
+	}
+	if *dryRun {
+		fmt.Fprintf(c.stdout, "Dry run: %s read in %s; nothing written to %s.\n", path, time.Since(start).Round(time.Millisecond), cfg.Dir)
+	} else {
+		fmt.Fprintf(c.stdout, "Imported %s into %s in %s.\n", path, cfg.Dir, time.Since(start).Round(time.Millisecond))
+	}
+	fmt.Fprint(c.stdout, rep.Text())
+	return nil
+}
+
+// importErr is the one line an import failure prints: what went wrong
+// with path (package pocketbase's errors say what to do, such as
+// --encryption-env for encrypted settings), or the target's refusal.
+func importErr(path string, err error) error {
+	switch {
+	case errors.Is(err, app.ErrImportTarget):
+		return err
+	case errors.Is(err, context.Canceled):
+		return fmt.Errorf("import %s: interrupted; nothing was written", path)
+	}
+	return fmt.Errorf("import %s: %w", path, err)
+}
