@@ -192,6 +192,22 @@ func runStrongbox(ctx context.Context, bin string, args ...string) (string, erro
 	return string(out), err
 }
 
+// importRunning imports data, the dir of a running PocketBase, into
+// target, and says what is wrong unless the import fails with a message
+// that says to stop PocketBase or use a backup archive, leaving no target.
+func importRunning(ctx context.Context, bin, data, target string) string {
+	out, err := runStrongbox(ctx, bin, "import", "pocketbase", data, "--dir", target)
+	var why []string
+	if err == nil || !regexp.MustCompile(`(?i)stop`).MatchString(out) || !regexp.MustCompile(`(?i)archive`).MatchString(out) {
+		why = append(why, fmt.Sprintf("the import of the dir of a running PocketBase answered %v, want a failure that says "+
+			"to stop PocketBase or use a backup archive:\n%s", err, out))
+	}
+	if _, err := os.Stat(target); err == nil {
+		why = append(why, fmt.Sprintf("the import of the dir of a running PocketBase left %s behind", target))
+	}
+	return strings.Join(why, "\n")
+}
+
 // serveImported serves the data dir an import made, as a child process
 // with env added to its environment, until the test ends.
 func serveImported(t *testing.T, ctx context.Context, bin, dir string, env ...string) *throwaway.Process {
@@ -283,16 +299,19 @@ func TestImportPocketBase(t *testing.T) {
 	pb := startPB(t, ctx, pocketbase, data)
 	runNode(t, ctx, node, sdk, planPath, "seed.mjs", pb.base)
 
-	out, err := runStrongbox(ctx, bin, "import", "pocketbase", data, "--dir", filepath.Join(dir, "refused"))
-	if strings.Contains(out, `unknown command "import"`) {
-		t.Skip("TODO(e2e): this branch has no import command yet; remove once convert is merged")
+	if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused")); why != "" {
+		t.Error(why)
 	}
-	if err == nil || !regexp.MustCompile(`(?i)stop`).MatchString(out) || !regexp.MustCompile(`(?i)archive`).MatchString(out) {
-		t.Errorf("import of the dir of a running PocketBase: %v\n%s\nwant a failure that says to stop PocketBase or use a backup archive", err, out)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "refused")); err == nil {
-		t.Errorf("the refused import left %s behind", filepath.Join(dir, "refused"))
-	}
+	runNode(t, ctx, node, sdk, planPath, "backup.mjs", pb.base)
+	t.Run("running, after a backup", func(t *testing.T) {
+		// PocketBase's backup reads data.db through descriptors of its own
+		// and closes them, which drops every POSIX lock of the process on
+		// that file, SQLite's too (fcntl locks belong to the process, not
+		// the descriptor): the locks no longer show that it runs.
+		if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused-after-backup")); why != "" {
+			t.Skip("KNOWN BUG (reported on issue 24): " + why)
+		}
+	})
 	pb.stop(t)
 
 	var seed struct{ Answers json.RawMessage }
@@ -309,9 +328,9 @@ func TestImportPocketBase(t *testing.T) {
 			if err != nil {
 				t.Fatalf("import: %v", err)
 			}
-			// The report names what it skipped: the file fields and the
-			// base collection.
-			for _, skipped := range []string{"contract", "avatar", "notes"} {
+			// The report names what it skipped: the file fields, the
+			// base collection and the batch settings.
+			for _, skipped := range []string{"contract", "avatar", "notes", "batch"} {
 				if !strings.Contains(out, skipped) {
 					t.Errorf("the import's report does not mention %q", skipped)
 				}
@@ -342,8 +361,15 @@ type answersDoc struct {
 	} `json:"stats"`
 }
 
+// strongboxBatch is the batch section of strongbox's settings after the
+// import: its defaults. Strongbox has no /api/batch and refuses
+// batch.enabled true, so the import skips PocketBase's batch section (and
+// its report says so).
+var strongboxBatch any = map[string]any{"enabled": false, "maxRequests": 50.0, "timeout": 3.0, "maxBodySize": 0.0}
+
 // compareAnswers requires strongbox's answers to equal PocketBase's:
-// settings section by section, each logs list, each stats answer.
+// settings section by section (batch excepted: strongboxBatch), each logs
+// list, each stats answer.
 func compareAnswers(t *testing.T, pocketbase, strongbox []byte) {
 	t.Helper()
 	var want, got answersDoc
@@ -354,6 +380,9 @@ func compareAnswers(t *testing.T, pocketbase, strongbox []byte) {
 		t.Fatal(err)
 	}
 	for section, w := range want.Settings {
+		if section == "batch" {
+			w = strongboxBatch
+		}
 		if diff := cmp.Diff(w, got.Settings[section]); diff != "" {
 			t.Errorf("settings.%s differs from PocketBase's (-PocketBase +strongbox):\n%s", section, diff)
 		}
@@ -410,9 +439,6 @@ func TestImportPocketBaseKilled(t *testing.T) {
 
 	target := filepath.Join(t.TempDir(), "sb_data")
 	out, err := runStrongbox(ctx, bin, "import", "pocketbase", data, "--dir", target)
-	if strings.Contains(out, `unknown command "import"`) {
-		t.Skip("TODO(e2e): this branch has no import command yet; remove once convert is merged")
-	}
 	t.Logf("strongbox import pocketbase:\n%s", out)
 	if err != nil {
 		t.Fatalf("import: %v", err)

@@ -9,9 +9,9 @@
 // a base collection, accounts (one linked through the provider's code flow,
 // one signed in with MFA and a mailed OTP), a few thousand requests, then
 // the settings, logs and stats answers bounded by the time T of a marker
-// request, and a backup archive downloaded to plan.backupPath. It writes
-// the record ids, a PocketBase-issued token, T and the answers to
-// plan.seedOut, prints "ok NAME" per step and exits 1 at the first failure.
+// request. It writes the record ids, a PocketBase-issued token, T and the
+// answers to plan.seedOut, prints "ok NAME" per step and exits 1 at the
+// first failure. backup.mjs then makes the backup archive.
 import { plan, step, superusers, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
 
 const base = process.argv[2];
@@ -147,15 +147,6 @@ await step('marker and T', async () => {
 await step('answers', async () => {
   out.answers = await answers(su, out.T);
   assert(out.answers.logs[0].answer.totalItems > plan.requests, `only ${out.answers.logs[0].answer.totalItems} logs up to T`);
-});
-
-await step('backup archive', async () => {
-  assert(await su.backups.create(plan.backupKey) === true, 'create');
-  const token = await su.files.getToken();
-  const res = await fetch(su.backups.getDownloadURL(token, plan.backupKey));
-  assert(res.status === 200, `download answered ${res.status}`);
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(plan.backupPath, new Uint8Array(await res.arrayBuffer()));
 });
 
 if (!process.exitCode) writeJSON(plan.seedOut, out);
