@@ -13,7 +13,8 @@
 # bench-password-1); the rows are then inserted with Debian's sqlite3
 # (recursive CTEs: distinct ids, emails and token keys; logs shaped like
 # PocketBase's request logs over the last 3 days). USERS and LOGS override
-# the counts (LOGS is a list). Needs bash, sqlite3, curl, /usr/bin/time.
+# the counts (LOGS is a list). Needs bash, sqlite3, curl, python3 (a free
+# port) and /usr/bin/time.
 set -euo pipefail
 BIN=$(realpath "${1:?usage: bench.sh STRONGBOX_BINARY}")
 PB=${STRONGBOX_POCKETBASE:?set STRONGBOX_POCKETBASE to a PocketBase v0.31.0 executable}
@@ -21,7 +22,8 @@ USERS=${USERS:-100000}
 LOGS=${LOGS:-"1000000 100000 0"}
 PASSWORD=bench-password-1
 W=$(mktemp -d "${TMPDIR:-/tmp}/strongbox-import-bench.XXXXXX")
-trap 'rm -rf "$W"' EXIT
+# KEEP=1 keeps the work dir (its path is printed) and the PocketBase dirs.
+if [ -n "${KEEP:-}" ]; then echo "work dir: $W"; else trap 'rm -rf "$W"' EXIT; fi
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
 echo "== PocketBase schema ($("$PB" --version))"
@@ -87,7 +89,7 @@ for n in $LOGS; do
   tail -n 15 "$W/import_$n.out"
   grep -E 'Elapsed \(wall clock\)|Maximum resident set size' "$W/time_$n.txt"
   du -sh "$W/sb_$n"
-  rm -rf "$W/pb_$n"
+  [ -n "${KEEP:-}" ] || rm -rf "$W/pb_$n"
 done
 
 n=${LOGS%% *}
