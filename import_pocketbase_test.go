@@ -192,6 +192,33 @@ func runStrongbox(ctx context.Context, bin string, args ...string) (string, erro
 	return string(out), err
 }
 
+// oldLogsSQL adds 1,500 request logs shaped like PocketBase's, one every
+// 86 s back from now (36 hours), so that the stats answers have many hour
+// buckets: PocketBase's requests during the test all fall in one or two.
+const oldLogsSQL = `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1500),
+r(i, method, status, url) AS (SELECT i, CASE i % 3 WHEN 0 THEN 'POST' ELSE 'GET' END,
+  CASE WHEN i % 7 = 0 THEN 404 ELSE 200 END, printf('/api/collections/users/records?page=%d', i % 9) FROM n)
+INSERT INTO _logs (id, level, message, data, created)
+SELECT printf('old%012d', i), CASE WHEN status >= 400 THEN 8 ELSE 0 END, method || ' ' || url,
+  json_object('auth', '', 'execTime', i / 7.0, 'method', method, 'referer', '', 'remoteIP', '127.0.0.1',
+    'status', status, 'type', 'request', 'url', url, 'userAgent', 'node', 'userIP', '127.0.0.1'),
+  strftime('%Y-%m-%d %H:%M:%fZ', 'now', printf('-%d seconds', i * 86))
+FROM r;`
+
+// addOldLogs runs oldLogsSQL on PocketBase's auxiliary.db (made by
+// `superuser upsert`) with Debian's sqlite3, when it is installed.
+func addOldLogs(t *testing.T, ctx context.Context, db string) {
+	t.Helper()
+	sqlite3, err := exec.LookPath("sqlite3")
+	if err != nil {
+		t.Log("no sqlite3: the logs are only those of the test's requests, all within an hour or two")
+		return
+	}
+	if out, err := exec.CommandContext(ctx, sqlite3, db, oldLogsSQL).CombinedOutput(); err != nil {
+		t.Fatalf("sqlite3 %s: %v\n%s", db, err, out)
+	}
+}
+
 // importRunning imports data, the dir of a running PocketBase, into
 // target, and says what is wrong unless the import fails with a message
 // that says to stop PocketBase or use a backup archive, leaving no target.
@@ -296,6 +323,7 @@ func TestImportPocketBase(t *testing.T) {
 			t.Fatalf("superuser upsert: %v\n%s", err, out)
 		}
 	}
+	addOldLogs(t, ctx, filepath.Join(data, "auxiliary.db"))
 	pb := startPB(t, ctx, pocketbase, data)
 	runNode(t, ctx, node, sdk, planPath, "seed.mjs", pb.base)
 
@@ -320,6 +348,11 @@ func TestImportPocketBase(t *testing.T) {
 	} else if err := json.Unmarshal(b, &seed); err != nil {
 		t.Fatal(err)
 	}
+	var pbAnswers answersDoc
+	if err := json.Unmarshal(seed.Answers, &pbAnswers); err != nil || len(pbAnswers.Logs) == 0 {
+		t.Fatalf("seed.mjs recorded no answers: %v", err)
+	}
+	t.Logf("PocketBase's answers: %v logs up to T, in %d hour buckets", pbAnswers.Logs[0].Answer["totalItems"], len(pbAnswers.Stats[0].Answer))
 	for _, src := range []struct{ name, path string }{{"folder", data}, {"archive", plan.BackupPath}} {
 		t.Run(src.name, func(t *testing.T) {
 			target := filepath.Join(t.TempDir(), "sb_data")
