@@ -281,15 +281,13 @@ func newImportPlan(n, dir string, prov *oauth2provider.Provider) *importPlan {
 }
 
 // TestImportPocketBase is the end-to-end test of `strongbox import
-// pocketbase` against a real PocketBase v0.31.0 (issue 24): seed.mjs gives
-// it settings, superusers, users (verified, unverified, linked to the
-// loopback OAuth2 provider through PocketBase's own code flow, one with
-// MFA whose OTP goes to the SMTP sink), a few thousand requests and a
-// backup archive, and records its answers; while it runs the import is
-// refused; once it has stopped, both its data dir and the archive are
-// imported into fresh strongbox dirs, and check.mjs signs everyone in on a
-// strongbox serving each, through the same SDK, and asks the same
-// questions, whose answers must equal PocketBase's.
+// pocketbase` against a real PocketBase v0.31.0 (issue 24). pocketBasePhase
+// gives PocketBase its data and records its answers, and checks that the
+// import refuses its dir while it runs; once it has stopped, both its data
+// dir and its backup archive are imported into fresh strongbox dirs, and
+// check.mjs signs everyone in on a strongbox serving each, through the
+// same SDK, and asks the same questions, whose answers must equal
+// PocketBase's.
 func TestImportPocketBase(t *testing.T) {
 	pocketbase, sdk, node := importTools(t)
 	bin := strongboxBinary(t)
@@ -314,45 +312,9 @@ func TestImportPocketBase(t *testing.T) {
 	if err := os.WriteFile(planPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-
 	data := filepath.Join(dir, "pb_data")
-	for _, s := range plan.Superusers {
-		up := exec.CommandContext(ctx, pocketbase, "superuser", "upsert", s.Email, s.Password, "--dir", data)
-		up.Dir = dir
-		if out, err := up.CombinedOutput(); err != nil {
-			t.Fatalf("superuser upsert: %v\n%s", err, out)
-		}
-	}
-	addOldLogs(t, ctx, filepath.Join(data, "auxiliary.db"))
-	pb := startPB(t, ctx, pocketbase, data)
-	runNode(t, ctx, node, sdk, planPath, "seed.mjs", pb.base)
+	want := pocketBasePhase(t, ctx, pocketbase, sdk, node, bin, plan, planPath, data)
 
-	if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused")); why != "" {
-		t.Error(why)
-	}
-	runNode(t, ctx, node, sdk, planPath, "backup.mjs", pb.base)
-	t.Run("running, after a backup", func(t *testing.T) {
-		// PocketBase's backup reads data.db through descriptors of its own
-		// and closes them, which drops every POSIX lock of the process on
-		// that file, SQLite's too (fcntl locks belong to the process, not
-		// the descriptor): the locks no longer show that it runs.
-		if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused-after-backup")); why != "" {
-			t.Skip("KNOWN BUG (reported on issue 24): " + why)
-		}
-	})
-	pb.stop(t)
-
-	var seed struct{ Answers json.RawMessage }
-	if b, err := os.ReadFile(plan.SeedOut); err != nil {
-		t.Fatal(err)
-	} else if err := json.Unmarshal(b, &seed); err != nil {
-		t.Fatal(err)
-	}
-	var pbAnswers answersDoc
-	if err := json.Unmarshal(seed.Answers, &pbAnswers); err != nil || len(pbAnswers.Logs) == 0 {
-		t.Fatalf("seed.mjs recorded no answers: %v", err)
-	}
-	t.Logf("PocketBase's answers: %v logs up to T, in %d hour buckets", pbAnswers.Logs[0].Answer["totalItems"], len(pbAnswers.Stats[0].Answer))
 	for _, src := range []struct{ name, path string }{{"folder", data}, {"archive", plan.BackupPath}} {
 		t.Run(src.name, func(t *testing.T) {
 			target := filepath.Join(t.TempDir(), "sb_data")
@@ -372,13 +334,66 @@ func TestImportPocketBase(t *testing.T) {
 			sb := serveImported(t, ctx, bin, target, "STRONGBOX_OAUTH2_ALLOW_PRIVATE=1")
 			answersPath := filepath.Join(t.TempDir(), "answers.json")
 			runNode(t, ctx, node, sdk, planPath, "check.mjs", sb.Base, answersPath)
-			got, err := os.ReadFile(answersPath)
-			if err != nil {
+			var got answersDoc
+			if b, err := os.ReadFile(answersPath); err != nil {
+				t.Fatal(err)
+			} else if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
 			}
-			compareAnswers(t, seed.Answers, got)
+			compareAnswers(t, want, got)
 		})
 	}
+}
+
+// pocketBasePhase makes PocketBase's data dir: two superusers (`superuser
+// upsert`), older logs (addOldLogs), then, with PocketBase serving it,
+// seed.mjs's settings, collections, accounts (verified, unverified, one
+// linked through PocketBase's own OAuth2 code flow with the loopback
+// provider, one with MFA whose OTP goes to the SMTP sink) and requests,
+// and its answers; then the import must refuse the dir of the running
+// PocketBase; backup.mjs makes and downloads a backup archive; PocketBase
+// stops cleanly. It returns PocketBase's answers.
+func pocketBasePhase(t *testing.T, ctx context.Context, pocketbase, sdk, node, bin string, plan *importPlan, planPath, data string) answersDoc {
+	t.Helper()
+	for _, s := range plan.Superusers {
+		up := exec.CommandContext(ctx, pocketbase, "superuser", "upsert", s.Email, s.Password, "--dir", data)
+		up.Dir = filepath.Dir(data)
+		if out, err := up.CombinedOutput(); err != nil {
+			t.Fatalf("superuser upsert: %v\n%s", err, out)
+		}
+	}
+	addOldLogs(t, ctx, filepath.Join(data, "auxiliary.db"))
+	pb := startPB(t, ctx, pocketbase, data)
+	runNode(t, ctx, node, sdk, planPath, "seed.mjs", pb.base)
+
+	dir := filepath.Dir(data)
+	if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused")); why != "" {
+		t.Error(why)
+	}
+	runNode(t, ctx, node, sdk, planPath, "backup.mjs", pb.base)
+	t.Run("running, after a backup", func(t *testing.T) {
+		// PocketBase's backup reads data.db through descriptors of its own
+		// and closes them, which drops every POSIX lock of the process on
+		// that file, SQLite's too (fcntl locks belong to the process, not
+		// the descriptor): the locks no longer show that it runs.
+		if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused-after-backup")); why != "" {
+			t.Skip("KNOWN BUG (reported on issue 24): " + why)
+		}
+	})
+	pb.stop(t)
+
+	var seed struct{ Answers answersDoc }
+	if b, err := os.ReadFile(plan.SeedOut); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &seed); err != nil {
+		t.Fatal(err)
+	}
+	if len(seed.Answers.Logs) == 0 || len(seed.Answers.Stats) == 0 {
+		t.Fatal("seed.mjs recorded no logs answers")
+	}
+	t.Logf("PocketBase's answers: %v logs up to T, in %d hour buckets", seed.Answers.Logs[0].Answer["totalItems"],
+		len(seed.Answers.Stats[0].Answer))
+	return seed.Answers
 }
 
 // answersDoc is what lib.mjs's answers() records.
@@ -403,15 +418,8 @@ var strongboxBatch any = map[string]any{"enabled": false, "maxRequests": 50.0, "
 // compareAnswers requires strongbox's answers to equal PocketBase's:
 // settings section by section (batch excepted: strongboxBatch), each logs
 // list, each stats answer.
-func compareAnswers(t *testing.T, pocketbase, strongbox []byte) {
+func compareAnswers(t *testing.T, want, got answersDoc) {
 	t.Helper()
-	var want, got answersDoc
-	if err := json.Unmarshal(pocketbase, &want); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(strongbox, &got); err != nil {
-		t.Fatal(err)
-	}
 	for section, w := range want.Settings {
 		if section == "batch" {
 			w = strongboxBatch
