@@ -318,16 +318,25 @@ func TestImportPocketBase(t *testing.T) {
 	for _, src := range []struct{ name, path string }{{"folder", data}, {"archive", plan.BackupPath}} {
 		t.Run(src.name, func(t *testing.T) {
 			target := filepath.Join(t.TempDir(), "sb_data")
-			out, err := runStrongbox(ctx, bin, "import", "pocketbase", src.path, "--dir", target)
-			t.Logf("strongbox import pocketbase %s:\n%s", src.name, out)
-			if err != nil {
-				t.Fatalf("import: %v", err)
-			}
-			// The report names what it skipped: the file fields, the
-			// base collection and the batch settings.
-			for _, skipped := range []string{"contract", "avatar", "notes", "batch"} {
-				if !strings.Contains(out, skipped) {
-					t.Errorf("the import's report does not mention %q", skipped)
+			for _, dry := range []bool{true, false} {
+				args := []string{"import", "pocketbase", src.path, "--dir", target}
+				if dry {
+					args = append(args, "--dry-run")
+				}
+				out, err := runStrongbox(ctx, bin, args...)
+				t.Logf("strongbox %s:\n%s", strings.Join(args, " "), out)
+				if err != nil {
+					t.Fatalf("import: %v", err)
+				}
+				// The report names what it skipped: the file fields, the
+				// base collection and the batch settings.
+				for _, skipped := range []string{"contract", "avatar", "notes", "batch"} {
+					if !strings.Contains(out, skipped) {
+						t.Errorf("the import's report does not mention %q", skipped)
+					}
+				}
+				if _, err := os.Stat(target); dry && err == nil {
+					t.Fatalf("the dry run wrote %s", target)
 				}
 			}
 			// The provider is on 127.0.0.1.

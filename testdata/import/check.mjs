@@ -7,10 +7,10 @@
 // Every account signs in with its PocketBase password (the MFA one is asked
 // for its second factor and completes it with the OTP mailed to the SMTP
 // sink the imported settings name), the OAuth2 account signs in through the
-// provider to the same record, and the token PocketBase issued still
-// refreshes. It writes the server's answers to the queries seed.mjs asked
-// PocketBase to ANSWERS_OUT, for the test to compare; "ok NAME" per step,
-// exit 1 at the first failure.
+// provider to the same record, and the tokens PocketBase issued (a user's,
+// a superuser's) still refresh. It writes the server's answers to the
+// queries seed.mjs asked PocketBase to ANSWERS_OUT, for the test to
+// compare; "ok NAME" per step, exit 1 at the first failure.
 import { readFileSync } from 'node:fs';
 import { plan, step, superusers, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
 
@@ -57,11 +57,15 @@ await step('OAuth2 sign-in resolves to the linked record', async () => {
   assert(r.meta.isNew === false, `meta.isNew ${r.meta.isNew}`);
 });
 
-await step('a PocketBase-issued token refreshes', async () => {
+await step('PocketBase-issued tokens refresh', async () => {
   const pb = client(base);
   pb.authStore.save(seed.token, null);
   const r = await pb.collection(acc.verified.collection).authRefresh();
   assert(r.record.id === seed.ids.verified, `refreshed record ${r.record.id}`);
+  const root = client(base);
+  root.authStore.save(seed.superuserToken, null);
+  const rr = await root.collection('_superusers').authRefresh();
+  assert(rr.record.email === plan.superusers[0].email, `refreshed superuser ${rr.record.email}`);
 });
 
 await step('answers', async () => {

@@ -9,7 +9,7 @@
 // a base collection, accounts (one linked through the provider's code flow,
 // one signed in with MFA and a mailed OTP), a few thousand requests, then
 // the settings, logs and stats answers bounded by the time T of a marker
-// request. It writes the record ids, a PocketBase-issued token, T and the
+// request. It writes the record ids, PocketBase-issued tokens, T and the
 // answers to plan.seedOut, prints "ok NAME" per step and exits 1 at the
 // first failure. backup.mjs then makes the backup archive.
 import { plan, step, superusers, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
@@ -21,6 +21,7 @@ const acc = plan.accounts;
 let su;
 await step('superusers sign in', async () => {
   su = await superusers(base);
+  out.superuserToken = su.authStore.token;
 });
 
 await step('settings', async () => {
