@@ -8,11 +8,13 @@
 // for its second factor and completes it with the OTP mailed to the SMTP
 // sink the imported settings name), the OAuth2 account signs in through the
 // provider to the same record, and the tokens PocketBase issued (a user's,
-// a superuser's) still refresh. It writes the server's answers to the
-// queries seed.mjs asked PocketBase to ANSWERS_OUT, for the test to
-// compare; "ok NAME" per step, exit 1 at the first failure.
+// a superuser's) still refresh; PocketBase's archive uploaded as a backup
+// is refused with a message naming the import command. It writes the
+// server's answers to the queries seed.mjs asked PocketBase to
+// ANSWERS_OUT, for the test to compare; "ok NAME" per step, exit 1 at the
+// first failure.
 import { readFileSync } from 'node:fs';
-import { plan, step, superusers, assert, client, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
+import { plan, step, superusers, assert, client, expectError, writeJSON, signInMFA, signInOAuth2, answers } from './lib.mjs';
 
 const [base, answersOut] = process.argv.slice(2);
 const seed = JSON.parse(readFileSync(plan.seedOut, 'utf8'));
@@ -66,6 +68,15 @@ await step('PocketBase-issued tokens refresh', async () => {
   root.authStore.save(seed.superuserToken, null);
   const rr = await root.collection('_superusers').authRefresh();
   assert(rr.record.email === plan.superusers[0].email, `refreshed superuser ${rr.record.email}`);
+});
+
+await step("PocketBase's archive uploaded is refused, naming the import command", async () => {
+  const File = globalThis.File ?? (await import('node:buffer')).File;
+  const zip = readFileSync(plan.backupPath);
+  const e = await expectError(() => su.backups.upload({ file: new File([zip], 'from_pocketbase.zip', { type: 'application/zip' }) }), 400);
+  const m = e.response.data && e.response.data.file && e.response.data.file.message;
+  assert(typeof m === 'string' && m.includes('strongbox import pocketbase'), JSON.stringify(e.response));
+  assert(!(await su.backups.getFullList()).some((b) => b.key === 'from_pocketbase.zip'), 'the refused archive is listed');
 });
 
 await step('answers', async () => {
