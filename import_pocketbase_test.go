@@ -50,6 +50,8 @@ type importPlan struct {
 	BackupPath string `json:"backupPath"`
 }
 
+// importAccount is an account the scripts make on PocketBase and sign in
+// with on strongbox: Fields are values of the collection's extra fields.
 type importAccount struct {
 	Collection string         `json:"collection,omitempty"`
 	Email      string         `json:"email"`
@@ -75,6 +77,9 @@ func importTools(t *testing.T) (pocketbase, sdk, node string) {
 	}
 	return pocketbase, sdk, node
 }
+
+// importHTTP is the client of the test's own requests: none waits long.
+var importHTTP = &http.Client{Timeout: 10 * time.Second}
 
 // pbProcess is a PocketBase serving a data dir, as a child process.
 type pbProcess struct {
@@ -113,7 +118,7 @@ func startPB(t *testing.T, ctx context.Context, bin, data string) *pbProcess {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		resp, err := http.Get(p.base + "/api/health")
+		resp, err := importHTTP.Get(p.base + "/api/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -469,7 +474,7 @@ func TestImportPocketBaseKilled(t *testing.T) {
 	pb := startPB(t, ctx, pocketbase, data)
 	email, password := fmt.Sprintf("killed-%x@example.com", time.Now().UnixNano()), "Killed-password-1"
 	body, _ := json.Marshal(map[string]any{"email": email, "password": password, "passwordConfirm": password})
-	resp, err := http.Post(pb.base+"/api/collections/users/records", "application/json", bytes.NewReader(body))
+	resp, err := importHTTP.Post(pb.base+"/api/collections/users/records", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +500,7 @@ func TestImportPocketBaseKilled(t *testing.T) {
 	}
 	sb := serveImported(t, ctx, bin, target)
 	body, _ = json.Marshal(map[string]string{"identity": email, "password": password})
-	resp, err = http.Post(sb.Base+"/api/collections/users/auth-with-password", "application/json", bytes.NewReader(body))
+	resp, err = importHTTP.Post(sb.Base+"/api/collections/users/auth-with-password", "application/json", bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
