@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -19,6 +20,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	pbdata "strongbox/backup/pocketbase"
+	"strongbox/backup/sqlite"
 	"strongbox/conformance/oauth2provider"
 	"strongbox/conformance/smtpsink"
 	"strongbox/httpapi/app/throwaway"
@@ -389,11 +392,33 @@ func pocketBasePhase(t *testing.T, ctx context.Context, pocketbase, sdk, node, b
 		// PocketBase's backup reads data.db through descriptors of its own
 		// and closes them, which drops every POSIX lock of the process on
 		// that file, SQLite's too (fcntl locks belong to the process, not
-		// the descriptor): the locks no longer show that it runs. (A
-		// PocketBase idle for a few minutes holds none either: its
-		// connection pool has closed its connections.)
-		if why := importRunning(ctx, bin, data, filepath.Join(dir, "refused-after-backup")); why != "" {
-			t.Skip("KNOWN BUG (reported on issue 24): " + why)
+		// the descriptor), and a PocketBase idle for a few minutes holds
+		// none either (its pool has closed its connections): the lock
+		// check may not see it run. What it writes while an import reads
+		// is seen instead: Unchanged fails once PocketBase has written
+		// the log of a request (it writes logs every 3 s).
+		src, err := pbdata.Open(data, pbdata.Options{})
+		if errors.Is(err, sqlite.ErrLocked) {
+			return // the lock check saw it
+		}
+		if err != nil {
+			t.Fatalf("open the data dir of PocketBase after its backup: %v", err)
+		}
+		defer src.Close()
+		if resp, err := importHTTP.Get(pb.base + "/api/health"); err != nil {
+			t.Fatal(err)
+		} else {
+			resp.Body.Close()
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for src.Unchanged() == nil {
+			if time.Now().After(deadline) {
+				t.Fatal("PocketBase wrote its request log, but Unchanged still reports the data dir unchanged")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err := src.Unchanged(); !errors.Is(err, sqlite.ErrChanged) || !strings.Contains(err.Error(), "stop it, or import a backup archive") {
+			t.Errorf("Unchanged = %v, want sqlite.ErrChanged saying what to do", err)
 		}
 	})
 	pb.stop(t)

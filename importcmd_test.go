@@ -29,6 +29,7 @@ func (emptyPocketBase) Settings() (json.RawMessage, error) {
 	return json.RawMessage(`{"meta":{"appName":"From PB"}}`), nil
 }
 func (emptyPocketBase) Logs(func(pocketbase.Log) error) error { return nil }
+func (emptyPocketBase) Unchanged() error                      { return nil }
 func (p emptyPocketBase) Close() error                        { *p.closed++; return nil }
 
 // fakeOpen makes `import pocketbase` open an emptyPocketBase (or fail
