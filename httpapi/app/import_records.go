@@ -15,34 +15,46 @@ import (
 func (im *importer) records() error {
 	for _, id := range im.order {
 		ic := im.imported[id]
-		batch := make([]*authn.Record, 0, im.opts.BatchSize)
-		flush := func() error {
-			if len(batch) == 0 {
-				return nil
-			}
+		err := inBatches(im.opts.BatchSize, func(add func(*authn.Record) error) error {
+			return im.src.Rows(ic.src, func(row pocketbase.Row) error { return add(recordOf(ic.col, row)) })
+		}, func(batch []*authn.Record) error {
 			skips, err := im.st.Auth.ImportRecords(ic.col, batch)
 			if err != nil {
 				return fmt.Errorf("import the records of %s: %w", ic.col.Name, err)
 			}
 			ic.report.Records.add(len(batch)-len(skips), skips)
-			batch = batch[:0]
 			return im.ctx.Err()
-		}
-		err := im.src.Rows(ic.src, func(row pocketbase.Row) error {
-			batch = append(batch, recordOf(ic.col, row))
-			if len(batch) < im.opts.BatchSize {
-				return nil
-			}
-			return flush()
 		})
-		if err == nil {
-			err = flush()
-		}
 		if err != nil {
 			return fmt.Errorf("read the records of %s: %w", ic.src.Name, err)
 		}
 	}
 	return nil
+}
+
+// inBatches stores what read gives (through add) n items at a time, and
+// the rest at the end: each batch is one call of store, which must not
+// keep the slice.
+func inBatches[T any](n int, read func(add func(T) error) error, store func([]T) error) error {
+	batch := make([]T, 0, n)
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		err := store(batch)
+		batch = batch[:0]
+		return err
+	}
+	err := read(func(v T) error {
+		if batch = append(batch, v); len(batch) < n {
+			return nil
+		}
+		return flush()
+	})
+	if err != nil {
+		return err
+	}
+	return flush()
 }
 
 // recordOf returns the record that row of PocketBase's table of c holds:
@@ -138,45 +150,29 @@ func sqlTime(v any) time.Time {
 // links imports _externalAuths and _authOrigins (the step "links"), and
 // counts the transient rows of _mfas and _otps.
 func (im *importer) links() error {
-	var links []*authn.ExternalAuth
-	flushLinks := func() error {
-		skips, err := im.st.Auth.ImportExternalAuths(links)
-		im.report.ExternalAuths.add(len(links)-len(skips), skips)
-		links = links[:0]
+	err := inBatches(im.opts.BatchSize, func(add func(*authn.ExternalAuth) error) error {
+		return im.src.ExternalAuths(func(l pocketbase.ExternalAuth) error {
+			return add(&authn.ExternalAuth{ID: l.ID, CollectionID: l.CollectionRef, RecordID: l.RecordRef,
+				Provider: l.Provider, ProviderID: l.ProviderID, Created: l.Created, Updated: l.Updated})
+		})
+	}, func(batch []*authn.ExternalAuth) error {
+		skips, err := im.st.Auth.ImportExternalAuths(batch)
+		im.report.ExternalAuths.add(len(batch)-len(skips), skips)
 		return err
-	}
-	err := im.src.ExternalAuths(func(l pocketbase.ExternalAuth) error {
-		links = append(links, &authn.ExternalAuth{ID: l.ID, CollectionID: l.CollectionRef, RecordID: l.RecordRef,
-			Provider: l.Provider, ProviderID: l.ProviderID, Created: l.Created, Updated: l.Updated})
-		if len(links) < im.opts.BatchSize {
-			return nil
-		}
-		return flushLinks()
 	})
-	if err == nil {
-		err = flushLinks()
-	}
 	if err != nil {
 		return fmt.Errorf("import _externalAuths: %w", err)
 	}
-	var origins []*authn.AuthOrigin
-	flushOrigins := func() error {
-		skips, err := im.st.Auth.ImportAuthOrigins(origins)
-		im.report.AuthOrigins.add(len(origins)-len(skips), skips)
-		origins = origins[:0]
+	err = inBatches(im.opts.BatchSize, func(add func(*authn.AuthOrigin) error) error {
+		return im.src.AuthOrigins(func(o pocketbase.AuthOrigin) error {
+			return add(&authn.AuthOrigin{ID: o.ID, CollectionID: o.CollectionRef, RecordID: o.RecordRef,
+				Fingerprint: o.Fingerprint, Created: o.Created, Updated: o.Updated})
+		})
+	}, func(batch []*authn.AuthOrigin) error {
+		skips, err := im.st.Auth.ImportAuthOrigins(batch)
+		im.report.AuthOrigins.add(len(batch)-len(skips), skips)
 		return err
-	}
-	err = im.src.AuthOrigins(func(o pocketbase.AuthOrigin) error {
-		origins = append(origins, &authn.AuthOrigin{ID: o.ID, CollectionID: o.CollectionRef, RecordID: o.RecordRef,
-			Fingerprint: o.Fingerprint, Created: o.Created, Updated: o.Updated})
-		if len(origins) < im.opts.BatchSize {
-			return nil
-		}
-		return flushOrigins()
 	})
-	if err == nil {
-		err = flushOrigins()
-	}
 	if err != nil {
 		return fmt.Errorf("import _authOrigins: %w", err)
 	}
