@@ -264,14 +264,12 @@ func isDefaultAuthIndex(idx string) bool {
 	return strings.HasPrefix(idx, "CREATE UNIQUE INDEX `idx_tokenKey_") || strings.HasPrefix(idx, "CREATE UNIQUE INDEX `idx_email_")
 }
 
-// genericJSON returns v as decoded JSON.
+// genericJSON returns v, which marshals to a JSON object, as decoded
+// JSON.
 func genericJSON(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	var m map[string]any
-	return m, json.Unmarshal(b, &m)
+	g, err := genericValue(v)
+	m, _ := g.(map[string]any)
+	return m, err
 }
 
 // lostKeys returns, sorted, the keys of orig whose value is set (not
