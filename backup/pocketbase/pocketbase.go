@@ -171,12 +171,12 @@ func (d *Data) name(file string) string {
 // backup, which releases them) wrote while they were read. A caller
 // that needs one consistent state checks it once it has read everything.
 func (d *Data) Unchanged() error {
-	for _, db := range []*sqlite.DB{d.db, d.aux} {
+	for file, db := range map[string]*sqlite.DB{"data.db": d.db, "auxiliary.db": d.aux} {
 		if db == nil {
 			continue
 		}
 		if err := db.Unchanged(); err != nil {
-			return fmt.Errorf("pocketbase: PocketBase wrote to this data dir while it was read: stop it, or import a backup archive (%w)", err)
+			return userError{"pocketbase: PocketBase wrote to " + d.name(file) + " while it was read, so it is still running: stop it, or import a backup archive", err}
 		}
 	}
 	return nil

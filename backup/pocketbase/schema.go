@@ -33,7 +33,13 @@ func openDB(path, name string) (*sqlite.DB, error) {
 	case errors.Is(err, sqlite.ErrHotJournal):
 		return nil, userError{"pocketbase: " + name + " has a rollback journal left by a write that did not finish: start PocketBase on this data dir once and stop it cleanly, or import a backup archive", err}
 	case errors.Is(err, sqlite.ErrCorrupt):
-		return nil, fmt.Errorf("pocketbase: %s is damaged or not a SQLite database: %w", name, err)
+		// The reader's message names the file it opened, which for an
+		// archive is a temporary copy: keep what follows its prefix.
+		detail := err.Error()
+		if i := strings.Index(detail, "sqlite: "); i >= 0 {
+			detail = detail[i+len("sqlite: "):]
+		}
+		return nil, userError{"pocketbase: " + name + " is damaged or not a SQLite database: " + detail, err}
 	}
 	return nil, fmt.Errorf("pocketbase: %w", err)
 }
