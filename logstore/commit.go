@@ -152,7 +152,7 @@ func (s *Store) write(seg *segment, buf []byte, pos []int) error {
 // idInUse reports whether a caller-supplied id is taken: by another
 // caller-supplied id or by a derived id (current or future).
 func (s *Store) idInUse(id string, key uint64) bool {
-	if _, ok := s.idx.foreign[id]; ok {
+	if _, ok := s.idx.foreign.seqOf(id); ok {
 		return true
 	}
 	seq, _ := idSeq(id)

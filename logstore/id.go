@@ -12,7 +12,7 @@ package logstore
 // name. The first 9 characters locate the row; the last 6 make ids of
 // different stores differ and let Get reject an id whose prefix happens to
 // name an existing row. Callers may also supply their own ids (Entry.ID);
-// those are stored in the record and kept in a small map.
+// those are stored in the record and, packed, in the index (foreign.go).
 
 const (
 	idLen    = 15

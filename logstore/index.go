@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"maps"
 	"math"
 	"slices"
 	"sync"
@@ -221,9 +220,8 @@ type index struct {
 	chunks []*chunk // in row (sequence) order
 	bld    *chunkBuilder
 
-	// foreign maps caller-supplied ids to sequence numbers, and back.
-	foreign      map[string]int64
-	foreignBySeq map[int64]string
+	// foreign holds the caller-supplied ids (foreign.go).
+	foreign foreignIDs
 
 	// attrKinds records, per top-level data key of other logs, the kinds of
 	// value seen, so that data.status can still be bound as a plain number
@@ -242,10 +240,8 @@ type index struct {
 
 func newIndex() *index {
 	return &index{
-		dict:         newDict(),
-		foreign:      map[string]int64{},
-		foreignBySeq: map[int64]string{},
-		attrKinds:    map[string]uint8{},
+		dict:      newDict(),
+		attrKinds: map[string]uint8{},
 	}
 }
 
@@ -262,13 +258,8 @@ func (x *index) add(seg *segment, off int64, r *record) error {
 			return errBadRecord
 		}
 	}
-	if r.flags&flagForeignID != 0 {
-		id := string(r.id)
-		if _, dup := x.foreign[id]; dup {
-			return errBadRecord
-		}
-		x.foreign[id] = r.seq
-		x.foreignBySeq[r.seq] = id
+	if r.flags&flagForeignID != 0 && !x.foreign.add(r.seq, r.id) {
+		return errBadRecord // a duplicate
 	}
 	c := x.rowChunk(seg, r.seq)
 	i := c.n
@@ -429,16 +420,15 @@ func (x *index) merge(ys []*index) {
 		})
 	}
 	wg.Wait()
+	foreign := make([]*foreignIDs, len(ys))
+	for k, y := range ys {
+		foreign[k] = &y.foreign
+	}
+	x.foreign.appendAll(foreign)
 	for _, y := range ys {
 		x.chunks = append(x.chunks, y.chunks...)
 		x.rows += y.rows
 		x.others += y.others
-		for id, seq := range y.foreign {
-			if _, dup := x.foreign[id]; !dup {
-				x.foreign[id] = seq
-			}
-		}
-		maps.Copy(x.foreignBySeq, y.foreignBySeq)
 		for k, v := range y.attrKinds {
 			x.attrKinds[k] |= v
 		}
@@ -482,12 +472,10 @@ func (x *index) drop(gone map[*segment]bool) {
 		return false
 	})
 	x.forgetMemos() // they refer to the dropped chunks
-	for seq, id := range x.foreignBySeq {
-		if _, ok := x.find(seq); !ok {
-			delete(x.foreignBySeq, seq)
-			delete(x.foreign, id)
-		}
-	}
+	x.foreign.keep(func(seq int64) bool {
+		_, ok := x.find(seq)
+		return ok
+	})
 }
 
 // find returns the row with sequence number seq.
@@ -540,7 +528,10 @@ func (x *index) message(r row) string {
 // id returns the id of row r.
 func (x *index) id(r row) string {
 	if r.c.flagsAt(r.i)&flagForeignID != 0 {
-		return x.foreignBySeq[r.seq()]
+		if id, ok := x.foreign.idOf(r.seq()); ok {
+			return string(id[:])
+		}
+		return ""
 	}
 	id := makeID(r.seq(), r.c.seg.key)
 	return string(id[:])

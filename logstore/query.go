@@ -97,7 +97,7 @@ func (s *Store) Get(id string) (Entry, error) {
 	}
 	x := s.idx
 	var r row
-	if seq, ok := x.foreign[id]; ok {
+	if seq, ok := x.foreign.seqOf(id); ok {
 		if r, ok = x.find(seq); !ok {
 			return Entry{}, ErrNotFound
 		}

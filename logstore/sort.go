@@ -162,8 +162,7 @@ func (x *index) dataCmp(keys []string) func(a, b row) int {
 // idBytes returns the id of row r without allocating.
 func (x *index) idBytes(r row) [idLen]byte {
 	if r.c.flagsAt(r.i)&flagForeignID != 0 {
-		var id [idLen]byte
-		copy(id[:], x.foreignBySeq[r.seq()])
+		id, _ := x.foreign.idOf(r.seq())
 		return id
 	}
 	return makeID(r.seq(), r.c.seg.key)
