@@ -35,8 +35,12 @@
 //     unix it asks with F_GETLK whether a process holds the fcntl locks
 //     SQLite's unix VFS takes (the -shm file's byte 128, which every
 //     connection to a WAL database holds shared; the SHARED, RESERVED
-//     and PENDING bytes of the database file from 0x40000000). On other
-//     systems it does not check. It refuses a non-empty path+"-journal"
+//     and PENDING bytes of the database file from 0x40000000), and on
+//     Linux also whether another process has the file or its WAL open at
+//     all (/proc/PID/fd), since a process can keep a connection without
+//     holding any lock. On other systems it does not check. DB.Unchanged
+//     then tells whether the files changed while they were read
+//     (ErrChanged). Open refuses a non-empty path+"-journal"
 //     (ErrHotJournal) whose header is not zeroed: a rollback journal of
 //     an unfinished transaction.
 //   - Rows refuses WITHOUT ROWID tables, virtual tables (listed with root

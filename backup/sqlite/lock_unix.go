@@ -31,32 +31,38 @@ func checkLocks(path string) error {
 		{path + "-shm", shmDMSOffset, 1},
 		{path, lockRegion, lockRegionN},
 	} {
-		locked, err := lockedByOther(c.name, c.start, c.count)
+		pid, err := lockedByOther(c.name, c.start, c.count)
 		if err != nil {
 			return err
 		}
-		if locked {
-			return lockedError(path)
+		if pid != 0 {
+			return lockedError(path, pid)
 		}
 	}
 	return nil
 }
 
 // lockedByOther asks (F_GETLK) whether another process holds an fcntl
-// lock that conflicts with a write lock on the byte range. A missing file
-// has no lock.
-func lockedByOther(name string, start, count int64) (bool, error) {
+// lock that conflicts with a write lock on the byte range, and returns
+// its process id (0: none). A missing file has no lock.
+func lockedByOther(name string, start, count int64) (int, error) {
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
+		return 0, nil
 	}
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	defer f.Close()
 	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: 0, Start: start, Len: count}
 	if err := syscall.FcntlFlock(f.Fd(), syscall.F_GETLK, &lk); err != nil {
-		return false, err
+		return 0, err
 	}
-	return lk.Type != syscall.F_UNLCK, nil
+	if lk.Type == syscall.F_UNLCK {
+		return 0, nil
+	}
+	if lk.Pid > 0 {
+		return int(lk.Pid), nil
+	}
+	return -1, nil // a holder the kernel does not name
 }

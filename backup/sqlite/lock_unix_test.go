@@ -5,6 +5,7 @@ package sqlite
 import (
 	"errors"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -20,6 +21,11 @@ func TestLocked(t *testing.T) {
 		{"rollback, read transaction", "DELETE", "BEGIN; SELECT count(*) FROM t;", "COMMIT;"},
 		{"rollback, write transaction", "DELETE", "BEGIN IMMEDIATE; INSERT INTO t VALUES (2);", "ROLLBACK;"},
 	}
+	if runtime.GOOS == "linux" {
+		// A connection between transactions holds no lock in rollback
+		// mode, but keeps the file open, which /proc shows.
+		cases = append(cases, struct{ name, mode, during, after string }{"rollback, idle connection (Linux)", "DELETE", "SELECT count(*) FROM t;", ""})
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := fixturePath(t, "locked.db")
@@ -32,6 +38,14 @@ func TestLocked(t *testing.T) {
 			}
 			if c.after != "" {
 				cli.do(t, c.after)
+				if runtime.GOOS == "linux" {
+					// The lock is gone, but the connection keeps the
+					// file open, which /proc shows.
+					if _, err := Open(path); !errors.Is(err, ErrLocked) {
+						t.Fatalf("Open while sqlite3 keeps the file open without a lock = %v, want ErrLocked", err)
+					}
+					cli.stop(t)
+				}
 			} else {
 				cli.stop(t)
 			}

@@ -11,11 +11,15 @@ import (
 
 // Open opens the database file at path read-only, with its write-ahead
 // log path+"-wal" when there is one. It refuses a database that another
-// process has open (ErrLocked) or that has a hot rollback journal
-// (ErrHotJournal): either may change under the reader.
+// process has open (ErrLocked: it holds one of SQLite's locks on it, or,
+// on Linux, has the file or its log open at all) or that has a hot
+// rollback journal (ErrHotJournal): either may change under the reader.
 func Open(path string) (*DB, error) {
 	if err := checkLocks(path); err != nil {
 		return nil, err
+	}
+	if pid := openByOther(path, path+"-wal"); pid != 0 {
+		return nil, lockedError(path, pid)
 	}
 	if hotJournal(path + "-journal") {
 		return nil, fmt.Errorf("%w: %s-journal holds an unfinished transaction: open the database once with sqlite3 (or start and stop PocketBase) to roll it back, or import a backup archive PocketBase made", ErrHotJournal, path)
@@ -112,6 +116,10 @@ func hotJournal(name string) bool {
 }
 
 // lockedError says what to do about a database in use.
-func lockedError(path string) error {
-	return fmt.Errorf("%w: %s is open in another process (is PocketBase running?): stop PocketBase first, or import a backup archive it made", ErrLocked, path)
+func lockedError(path string, pid int) error {
+	who := "another process"
+	if pid > 0 {
+		who = fmt.Sprintf("process %d", pid)
+	}
+	return fmt.Errorf("%w: %s is open in %s (is PocketBase running?): stop PocketBase first, or import a backup archive it made", ErrLocked, path, who)
 }
