@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 )
 
@@ -90,6 +91,9 @@ func (s *Store) ImportRecords(c *Collection, recs []*Record) ([]ImportSkip, erro
 // c's records, for the identity fields other than email and id, which
 // the store does not index; nil when c has none. The caller holds s.mu.
 func (s *Store) importIndex(c *Collection) map[string]bool {
+	if !slices.ContainsFunc(c.PasswordAuth.IdentityFields, func(name string) bool { return name != "email" && name != "id" }) {
+		return nil // no need to walk the records of every batch again
+	}
 	var taken map[string]bool
 	for _, r := range s.byCol[c.ID] {
 		for _, k := range uniqueKeys(c, r)[1:] {
