@@ -26,7 +26,7 @@ func fixedNow() time.Time { return captureTime }
 // openTestStores opens the stores of a new data dir, logs included.
 func openTestStores(t testing.TB, dir string) *Stores {
 	t.Helper()
-	st, err := Open(Options{Dir: dir, BcryptCost: 4, BcryptSlots: 2}, true)
+	st, err := Open(Options{Dir: dir, BcryptCost: 4, BcryptSlots: 2, Now: fixedNow}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func restored(t *testing.T, d *backup.Dir, key string) *Stores {
 	if err := d.Extract(key, dst, backup.Limits{}); err != nil {
 		t.Fatalf("Extract(%q): %v", key, err)
 	}
-	st, err := Open(Options{Dir: dst, BcryptCost: 4, BcryptSlots: 2}, true)
+	st, err := Open(Options{Dir: dst, BcryptCost: 4, BcryptSlots: 2, Now: fixedNow}, true)
 	if err != nil {
 		t.Fatalf("open the restored data dir: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"strongbox/authn"
 	"strongbox/backup"
@@ -21,6 +22,12 @@ type Options struct {
 	BcryptSlots  int          // concurrent bcrypt computations; 0 = one per CPU
 	LogsMaxBytes int64        // cap on stored request logs; 0 = logstore's default
 	Logger       *slog.Logger // the stores' log; nil = discard
+
+	// Now is the stores' clock (log retention and creation times, token
+	// and OTP expiry, settings probes); nil = time.Now. Tests that write
+	// entries at a fixed date give that date's clock, so retention judges
+	// them by it and not by the day the test runs.
+	Now func() time.Time
 
 	// ObjectStore makes the S3 client of the settings backups.s3 when
 	// they are enabled (see s3.go); nil = the client of package
@@ -105,16 +112,16 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 	if opts.eventLog != nil {
 		events = opts.eventLog
 	}
-	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: events}); err != nil {
+	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: events, Now: opts.Now}); err != nil {
 		return nil, err
 	}
-	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: events}); err != nil {
+	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: events, Now: opts.Now}); err != nil {
 		return nil, err
 	}
 	if withLogs {
 		ls := st.Settings.Get().Logs
 		st.Logs, err = logstore.Open(filepath.Join(opts.Dir, "logs"), logstore.Options{
-			Logger: opts.Logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: opts.LogsMaxBytes,
+			Logger: opts.Logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: opts.LogsMaxBytes, Now: opts.Now,
 		})
 		if err != nil {
 			return nil, err
