@@ -166,13 +166,15 @@ type OAuth2SignIn struct {
 	Authed *Record
 	// CreateData are the values of a record created by this sign-in.
 	CreateData map[string]any
-	// Manager marks a request with full access (a superuser), as in
-	// RecordInput.
-	Manager bool
+	// Superuser marks a request by a superuser: it has full access
+	// (RecordInput's Manager) and may set hidden fields (its Superuser).
+	Superuser bool
 	// MayCreate, when set, is asked before a record is created (the
-	// collection's createRule, which the caller evaluates); its error is
-	// returned as it is.
-	MayCreate func() error
+	// collection's createRule, which the caller evaluates) with the
+	// body the rule reads: CreateData with the identity's email when it
+	// names none, as RecordInput.Accepted keeps it. Its error is returned
+	// as it is.
+	MayCreate func(body map[string]any) error
 }
 
 // SignInOAuth2 resolves an OAuth2 sign-in to a record of c and links it
@@ -328,17 +330,19 @@ func (s *Store) linkOp(c *Collection, r *Record, id OAuth2Identity) (*op, error)
 // SignInOAuth2) and its link, in one commit.
 func (s *Store) signUpOAuth2(ctx context.Context, c *Collection, in OAuth2SignIn) (*Record, bool, error) {
 	id := in.Identity
-	if in.MayCreate != nil {
-		if err := in.MayCreate(); err != nil {
-			return nil, false, err
-		}
-	}
 	values := maps.Clone(in.CreateData)
 	if values == nil {
 		values = map[string]any{}
 	}
 	if e, _ := values["email"].(string); e == "" {
 		values["email"] = id.Email
+	}
+	input := RecordInput{Values: values, Manager: in.Superuser, Superuser: in.Superuser}
+	values = input.Accepted(c)
+	if in.MayCreate != nil {
+		if err := in.MayCreate(maps.Clone(values)); err != nil {
+			return nil, false, err
+		}
 	}
 	mf := c.OAuth2.MappedFields
 	fill := func(field, v string) {
@@ -377,7 +381,9 @@ func (s *Store) signUpOAuth2(ctx context.Context, c *Collection, in OAuth2SignIn
 		}
 		values["password"], values["passwordConfirm"] = password, password
 	}
-	rec, err := s.createRecord(ctx, c, RecordInput{Values: values, Manager: in.Manager}, func(r *Record) ([]*op, error) {
+	// createRecord applies Accepted again: a mapped field may be hidden.
+	input.Values = values
+	rec, err := s.createRecord(ctx, c, input, func(r *Record) ([]*op, error) {
 		if !r.Verified && r.Email == id.Email {
 			r.Verified = true
 		}

@@ -30,9 +30,10 @@ func (r *Record) clone() *Record {
 
 // Public returns the record as clients see it: a flat object (maps marshal
 // with sorted keys, as PocketBase's records do) with the collection's id and
-// name, never the password hash or token key, and the email only when
-// showEmail is true or the record made it visible.
-func (r *Record) Public(c *Collection, showEmail bool) map[string]any {
+// name, never the password hash or token key, the email only when showEmail
+// is true or the record made it visible, and c's hidden fields only when
+// showHidden is true (PocketBase v0.31.0 shows them to superusers).
+func (r *Record) Public(c *Collection, showEmail, showHidden bool) map[string]any {
 	m := make(map[string]any, 10+len(c.Fields))
 	m["id"] = r.ID
 	m["collectionId"] = c.ID
@@ -44,7 +45,7 @@ func (r *Record) Public(c *Collection, showEmail bool) map[string]any {
 	}
 	for i := range c.Fields {
 		f := &c.Fields[i]
-		if f.System || f.Hidden {
+		if f.System || (f.Hidden && !showHidden) {
 			continue
 		}
 		switch f.Type {

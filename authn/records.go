@@ -3,6 +3,7 @@ package authn
 import (
 	"context"
 	"errors"
+	"maps"
 	"slices"
 	"unicode/utf8"
 
@@ -13,10 +14,42 @@ import (
 // to value, with JSON types (string, float64, bool, nil). Manager marks a
 // caller with full access to the record (a superuser): only a manager may set
 // verified, change the email directly, or change the password without the
-// old one.
+// old one. Superuser marks a superuser caller, the only one whose values
+// of hidden fields are stored (see Accepted); it does not imply Manager.
 type RecordInput struct {
-	Values  map[string]any
-	Manager bool
+	Values    map[string]any
+	Manager   bool
+	Superuser bool
+}
+
+// Accepted returns the values of in that a record of c takes from the
+// caller: all of them from a superuser; from anyone else, all but those of
+// c's hidden custom fields, which are dropped without an error, as
+// PocketBase v0.31.0 drops them from a non-superuser's create or update
+// (so a guest cannot sign up with a hidden "role" of "admin"). The rules
+// read the body as accepted: @request.body.role is unset for a guest who
+// sent one, as in PocketBase. The hidden system fields keep their own
+// handling (the password is read; tokenKey is refused as read-only). The
+// result is in.Values itself when nothing is dropped, else a copy.
+func (in RecordInput) Accepted(c *Collection) map[string]any {
+	if in.Superuser {
+		return in.Values
+	}
+	var out map[string]any
+	for i := range c.Fields {
+		f := &c.Fields[i]
+		if _, sent := in.Values[f.Name]; !sent || !f.Hidden || f.System {
+			continue
+		}
+		if out == nil {
+			out = maps.Clone(in.Values)
+		}
+		delete(out, f.Name)
+	}
+	if out == nil {
+		return in.Values
+	}
+	return out
 }
 
 func (in RecordInput) str(key string) (string, bool, *validation.Error) {
@@ -113,8 +146,9 @@ func checkPassword(p string) *validation.Error {
 	return nil
 }
 
-// CreateRecord validates in and stores a new record in the auth collection c.
-// Validation failures are returned as a validation.Errors.
+// CreateRecord validates in and stores a new record in the auth collection c,
+// of the values in.Accepted keeps. Validation failures are returned as a
+// validation.Errors.
 func (s *Store) CreateRecord(ctx context.Context, c *Collection, in RecordInput) (*Record, error) {
 	return s.createRecord(ctx, c, in, nil)
 }
@@ -127,6 +161,7 @@ func (s *Store) createRecord(ctx context.Context, c *Collection, in RecordInput,
 	if !c.IsAuth() {
 		return nil, ErrNotAuthCollection
 	}
+	in.Values = in.Accepted(c)
 	r, password, err := s.newRecord(c, in)
 	if err != nil {
 		return nil, err
@@ -353,10 +388,11 @@ func (s *Store) checkUnique(c *Collection, r, old *Record) error {
 	return nil
 }
 
-// UpdateRecord applies the fields present in in to record id of c. Changing
-// the password or the email rotates the record's token key, which ends every
-// token issued for it.
+// UpdateRecord applies the fields present in in to record id of c (those
+// in.Accepted keeps). Changing the password or the email rotates the
+// record's token key, which ends every token issued for it.
 func (s *Store) UpdateRecord(ctx context.Context, c *Collection, id string, in RecordInput) (*Record, error) {
+	in.Values = in.Accepted(c)
 	for range 3 {
 		r, err := s.updateRecord(ctx, c, id, in)
 		if err != errConflict {

@@ -317,6 +317,9 @@ var beyondCases = []specCase{
 	{Section: "issue 20 (PocketBase v0.31.0)", Endpoint: "POST /api/collections/users/auth-with-password from a new device (authAlert mail)", Status: 200, Reqs: []string{"AUTH-ALERT-001"}},
 	// issue 20: public auth endpoints under abuse
 	{Section: "issue 20", Endpoint: "POST /api/collections/users/auth-with-otp after 5 wrong codes from 5 addresses", Status: 429, Message: msgOTPTooMany, Reqs: []string{"OTP-ATTEMPTS-001"}},
+	// issue 29: hidden fields
+	{Section: "issue 29 (PocketBase v0.31.0)", Endpoint: "POST, PATCH /api/collections/{c}/records and auth-with-oauth2 createData with a hidden field, by a non-superuser and a superuser", Status: 200,
+		Reqs: []string{"HIDDEN-001", "HIDDEN-002", "HIDDEN-003", "HIDDEN-004"}},
 }
 
 // TestCoverage fails when a case the interface document names has no

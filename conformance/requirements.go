@@ -16,6 +16,8 @@ import (
 // after the records, the refusals of input that would otherwise be
 // dropped (nodrop.go), and after the system collections the API rules
 // (rules.go) and the auth system collections' records (records_system.go).
+// Issue 29's hidden fields (hidden.go) follow nodrop.go; one of them runs
+// the OAuth2 provider.
 // Issue 20's new-login alert (auth_alert.go) follows the account flows.
 // The checks that
 // read mail (account_flows_mail.go, otp.go, auth_alert.go) run the suite's SMTP sink and
@@ -42,6 +44,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	authPasswordRequirements,
 	recordRequirements,
 	noDropRequirements,
+	hiddenRequirements,
 	collectionRequirements,
 	systemCollectionRequirements,
 	ruleRequirements,

@@ -11,7 +11,10 @@ import (
 )
 
 // authResult is the authentication result of §2.6, keys in PocketBase's
-// order (meta, record, token; meta only for OAuth2).
+// order (meta, record, token; meta only for OAuth2). The record shows its
+// email, and its hidden fields only when it is a superuser: PocketBase
+// v0.31.0 answers as the signed-in record sees itself, whoever asked (a
+// superuser's impersonation of a user too).
 type authResult struct {
 	Meta   any            `json:"meta,omitempty"`
 	Record map[string]any `json:"record"`
@@ -108,7 +111,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collect
 	if out.Alert {
 		s.sendAuthAlert(r, c, rec)
 	}
-	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true), Token: out.Token})
+	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true, c.IsSuperusers()), Token: out.Token})
 }
 
 // sendAuthAlert queues the collection's authAlert mail to rec's email, as
@@ -217,7 +220,7 @@ func (s *Server) handleAuthRefresh(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return signInError(err)
 	}
-	return writeJSON(w, r, http.StatusOK, authResult{Record: st.rec.Public(c, true), Token: token})
+	return writeJSON(w, r, http.StatusOK, authResult{Record: st.rec.Public(c, true, c.IsSuperusers()), Token: token})
 }
 
 // authMethods is the auth methods descriptor of §2.7 in PocketBase's key
@@ -309,7 +312,7 @@ func (s *Server) handleImpersonate(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
 	}
-	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true), Token: token})
+	return writeJSON(w, r, http.StatusOK, authResult{Record: rec.Public(c, true, c.IsSuperusers()), Token: token})
 }
 
 // handleFileToken handles POST /api/files/token.

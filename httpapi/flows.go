@@ -104,7 +104,7 @@ func placeholderRecord(c *authn.Collection, email string) *authn.Record {
 // header line: line breaks in values become spaces.
 func (s *Server) renderMail(c *authn.Collection, r *authn.Record, t authn.Template, to string, extra map[string]string) *mail.Message {
 	vars := make(map[string]string, len(extra)+8)
-	for k, v := range r.Public(c, true) {
+	for k, v := range r.Public(c, true, false) {
 		vars[mail.VarRecordPrefix+k] = fmtValue(v)
 	}
 	maps.Copy(vars, extra)

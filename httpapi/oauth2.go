@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"net/http"
 	"time"
 
@@ -192,17 +191,10 @@ func (s *Server) resolveOAuth2(r *http.Request, c *authn.Collection, in *oauth2R
 			Username: user.Username, Email: email, AvatarURL: user.AvatarURL},
 		Authed:     authed,
 		CreateData: in.createData,
-		Manager:    st.isSuperuser(),
-		MayCreate: func() error {
+		Superuser:  st.isSuperuser(),
+		MayCreate: func(vals map[string]any) error {
 			if c.CreateRule == nil && !st.isSuperuser() {
 				return errForbidden(msgSuperusersOnly)
-			}
-			vals := maps.Clone(in.createData)
-			if vals == nil {
-				vals = map[string]any{}
-			}
-			if e, _ := vals["email"].(string); e == "" {
-				vals["email"] = email
 			}
 			req := ruleRequest(r, vals, authn.ContextOAuth2)
 			if err := s.ruleAllows(r, c, authn.RuleCreate, s.auth.DraftRecord(c, vals), req); err != nil {

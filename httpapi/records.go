@@ -48,7 +48,7 @@ func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error
 	p := pageOf(pg, recs)
 	items := make([]map[string]any, 0, len(recs))
 	for _, rec := range p.Items.([]*authn.Record) {
-		items = append(items, rec.Public(c, s.showEmail(r, c, rec, req)))
+		items = append(items, rec.Public(c, s.showEmail(r, c, rec, req), stateOf(r).isSuperuser()))
 	}
 	p.Items = items
 	return writeJSON(w, r, http.StatusOK, p)
@@ -132,7 +132,7 @@ func (s *Server) handleRecordView(w http.ResponseWriter, r *http.Request) error 
 	if err := s.ruleAllows(r, c, authn.RuleView, rec, req); err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req), stateOf(r).isSuperuser()))
 }
 
 // handleRecordCreate handles POST /api/collections/{collection}/records:
@@ -156,20 +156,21 @@ func (s *Server) handleRecordCreate(w http.ResponseWriter, r *http.Request) erro
 	if err := b.refuseUnstored(msgCreateFailed); err != nil {
 		return err
 	}
-	vals := recordValues(r, c, b)
-	req := ruleRequest(r, vals, authn.ContextDefault)
-	draft := s.auth.DraftRecord(c, vals)
+	in := recordInput(r, c, b)
+	req := ruleRequest(r, in.Values, authn.ContextDefault)
+	draft := s.auth.DraftRecord(c, in.Values)
 	if err := s.ruleAllows(r, c, authn.RuleCreate, draft, req); err != nil {
 		return errBadRequest(msgCreateFailed, err)
 	}
-	rec, err := s.auth.CreateRecord(r.Context(), c, authn.RecordInput{Values: vals, Manager: s.manages(r, c, draft, req)})
+	in.Manager = s.manages(r, c, draft, req)
+	rec, err := s.auth.CreateRecord(r.Context(), c, in)
 	if data := validationData(err); data != nil {
 		return errValidation(msgCreateFailed, data)
 	}
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req), in.Superuser))
 }
 
 // recordValues returns the values of a record body. A form body is merged
@@ -187,6 +188,17 @@ func recordValues(r *http.Request, c *authn.Collection, b *body) map[string]any 
 		}
 	}
 	return b.vals
+}
+
+// recordInput is the record body b of a create or update of c as the
+// store takes it from the caller (authn.RecordInput.Accepted: without
+// hidden fields unless a superuser sent it), which is also the body the
+// rules read, as in PocketBase. Manager is left to the caller, which
+// decides it with the rules.
+func recordInput(r *http.Request, c *authn.Collection, b *body) authn.RecordInput {
+	in := authn.RecordInput{Values: recordValues(r, c, b), Superuser: stateOf(r).isSuperuser()}
+	in.Values = in.Accepted(c)
+	return in
 }
 
 // handleRecordUpdate handles PATCH /api/collections/{collection}/records/{id}.
@@ -212,12 +224,13 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if err := b.refuseUnstored("Failed to update record."); err != nil {
 		return err
 	}
-	vals := recordValues(r, c, b)
-	req := ruleRequest(r, vals, authn.ContextDefault)
+	in := recordInput(r, c, b)
+	req := ruleRequest(r, in.Values, authn.ContextDefault)
 	if err := s.ruleAllows(r, c, authn.RuleUpdate, rec, req); err != nil {
 		return err
 	}
-	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, authn.RecordInput{Values: vals, Manager: s.manages(r, c, rec, req)})
+	in.Manager = s.manages(r, c, rec, req)
+	rec, err = s.auth.UpdateRecord(r.Context(), c, rec.ID, in)
 	if data := validationData(err); data != nil {
 		return errValidation("Failed to update record.", data)
 	}
@@ -227,7 +240,7 @@ func (s *Server) handleRecordUpdate(w http.ResponseWriter, r *http.Request) erro
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req)))
+	return writeJSON(w, r, http.StatusOK, rec.Public(c, s.showEmail(r, c, rec, req), in.Superuser))
 }
 
 // handleRecordDelete handles DELETE /api/collections/{collection}/records/{id}.
