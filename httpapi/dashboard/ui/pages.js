@@ -1,7 +1,7 @@
 // The pages of this version: sign in (with the code step when the
 // superusers' MFA asks for it), forgotten password, the superuser's and
-// the public confirm pages the account mails link to, and placeholders for
-// the screens still to come. Each returns {title, node}.
+// the public confirm pages the account mails link to. Each returns {title,
+// node}.
 
 import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
 import { busy, h, message } from './dom.js';
@@ -220,9 +220,4 @@ export function confirmEmailChange(token) {
     ? h('p', { class: 'hint' }, 'Type your password to change your email address to ', h('strong', null, p.newEmail), '.')
     : null;
   return page('Confirm new email', to, f.el);
-}
-
-// placeholder is a screen of a later version.
-export function placeholder(title) {
-  return { title, node: h('main', { class: 'page' }, h('h1', { tabindex: '-1' }, title), h('p', null, 'Not in this version yet.')) };
 }
