@@ -6,7 +6,8 @@
 // attribute, never parsed as markup.
 
 import { api, APIError } from './api.js';
-import { busy, h, message } from './dom.js';
+import { busy, h, message, stylesheet } from './dom.js';
+import { clearErrors, field, showErrors } from './forms.js';
 
 const perPage = 50;
 const hourMs = 3600 * 1000;
@@ -60,16 +61,10 @@ function execTime(v) {
   return typeof v === 'number' ? `${v.toFixed(v < 10 ? 2 : 0)} ms` : '';
 }
 
-// stylesheet adds logs.css to the document once (the screen's own rules).
-function stylesheet() {
-  if (document.getElementById('logs-css')) return;
-  document.head.append(h('link', { id: 'logs-css', rel: 'stylesheet', href: new URL('logs.css', import.meta.url).pathname }));
-}
-
 // logsPage builds the screen and starts its requests (stats, first page,
 // settings and a deep-linked log) in parallel.
 export function logsPage() {
-  stylesheet();
+  stylesheet('logs.css');
   const st = { term: '', superusers: false, zoom: null, gen: 0 };
   const filter = () => [st.superusers ? '' : superuserPreset, searchFilter(st.term),
     st.zoom ? `created>="${st.zoom.min}" && created<="${st.zoom.max}"` : '']
@@ -393,17 +388,13 @@ function settingsForm() {
     ['logIP', 'Log the client IP', 'checkbox'],
     ['logAuthId', 'Log the auth id', 'checkbox'],
   ];
-  const inputs = {};
-  const rows = fields.map(([name, label, type]) => {
-    const input = h('input', { id: `f-${name}`, name, type, 'aria-describedby': `err-${name}`, step: type === 'number' ? 1 : null });
-    inputs[name] = input;
-    return h('div', { class: type === 'checkbox' ? 'field check' : 'field' },
-      type === 'checkbox' ? [input, h('label', { for: input.id }, label)] : [h('label', { for: input.id }, label), input],
-      h('p', { id: `err-${name}`, class: 'field-error' }));
-  });
+  // The envelope nests their errors under logs (data.logs.maxDays).
+  const built = fields.map(([name, label, type]) =>
+    field(name, label, { type, key: `logs.${name}`, attrs: { step: type === 'number' ? 1 : null } }));
+  const inputs = Object.fromEntries(built.map((f) => [f.input.name, f.input]));
   const button = h('button', { type: 'submit' }, 'Save settings');
   const slot = h('div', { class: 'messages' });
-  const form = h('form', { class: 'logs-settings', novalidate: true }, rows, slot, h('div', null, button));
+  const form = h('form', { class: 'logs-settings', novalidate: true }, built.map((f) => f.row), slot, h('div', null, button));
   const el = h('section', { 'aria-labelledby': 'logs-settings-h' }, h('h2', { id: 'logs-settings-h' }, 'Logs settings'), form);
   const fill = (logs) => {
     for (const [name, , type] of fields) {
@@ -417,10 +408,7 @@ function settingsForm() {
     ev.preventDefault();
     if (button.disabled) return;
     slot.replaceChildren();
-    for (const name of Object.keys(inputs)) {
-      inputs[name].removeAttribute('aria-invalid');
-      document.getElementById(`err-${name}`).textContent = '';
-    }
+    clearErrors(built);
     const logs = {};
     for (const [name, , type] of fields) logs[name] = type === 'checkbox' ? inputs[name].checked : Number(inputs[name].value);
     await busy(button, async () => {
@@ -429,27 +417,9 @@ function settingsForm() {
         fill((v && v.logs) || logs);
         slot.replaceChildren(message('status', 'Settings saved.'));
       } catch (err) {
-        slot.replaceChildren(settingsError(err, inputs));
+        slot.replaceChildren(showErrors(err, built));
       }
     });
   });
   return el;
-}
-
-// settingsError puts the envelope's field errors (data.logs.<field>, or
-// data.<field>) next to their inputs and returns the alert.
-function settingsError(err, inputs) {
-  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
-  const nested = err.data.logs && typeof err.data.logs === 'object' ? err.data.logs : err.data;
-  let first = null;
-  for (const [name, input] of Object.entries(inputs)) {
-    const f = nested[name];
-    const msg = f && typeof f === 'object' && typeof f.message === 'string' ? f.message : '';
-    if (!msg) continue;
-    input.setAttribute('aria-invalid', 'true');
-    document.getElementById(`err-${name}`).textContent = msg;
-    first = first || input;
-  }
-  if (first) first.focus();
-  return message('alert', err.message);
 }
