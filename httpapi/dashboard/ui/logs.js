@@ -174,22 +174,22 @@ function hourChart(onZoom) {
 
 // zoomRange is the created range from the start of hour a to the end of
 // hour b (times in ms).
-function zoomRange(a, b) {
+export function zoomRange(a, b) {
   const fmt = (ms) => new Date(ms).toISOString().slice(0, 13).replace('T', ' ');
   return { min: `${fmt(Math.min(a, b))}:00:00.000Z`, max: `${fmt(Math.max(a, b))}:59:59.999Z` };
 }
 
-// drawBars draws one bar per hour with logs (a <title> and aria-label with
-// its hour and count) and returns the scale.
-function drawBars(svg, axis, stats, zoom, W, H) {
+// chartBars lays out the bars of stats (GET /api/logs/stats: {date,
+// total} per hour with logs, oldest first) in a chart W wide and H high:
+// the axis spans the narrowed range zoom, else at least a day ending at
+// the last hour with logs, in slots of an hour; each bar is in the slot of
+// its hour, as high as its total is against the largest (2 at least), with
+// the label of its hour and total. It returns {t0, last, max, bw, bars}
+// (t0 and last the first and last hours of the axis, in ms; bw a slot's
+// width), or null when no entry has a date.
+export function chartBars(stats, zoom, W, H) {
   const points = stats.map((e) => ({ t: parseDate(e.date), n: Number(e.total) || 0 })).filter((p) => !Number.isNaN(p.t));
-  if (points.length === 0) {
-    svg.replaceChildren();
-    axis.textContent = 'No logs in this range.';
-    return null;
-  }
-  // The axis spans the narrowed range, else at least a day ending at the
-  // last hour with logs.
+  if (points.length === 0) return null;
   let last = points[points.length - 1].t;
   let t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
   if (zoom) {
@@ -199,17 +199,31 @@ function drawBars(svg, axis, stats, zoom, W, H) {
   const hours = Math.round((last - t0) / hourMs) + 1;
   const bw = W / hours;
   const max = Math.max(...points.map((p) => p.n));
-  const bars = points.map((p, i) => {
-    const label = `${hourText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`;
-    const bh = Math.max(2, (p.n / max) * (H - 4));
-    return s('rect', {
-      class: 'bar', x: ((p.t - t0) / hourMs) * bw, y: H - bh, width: Math.max(bw * 0.8, 1), height: bh,
-      tabindex: i === 0 ? 0 : -1, role: 'img', 'aria-label': label, 'data-time': p.t, 'data-total': p.n,
-    }, s('title', null, label));
+  const bars = points.map((p) => {
+    const height = Math.max(2, (p.n / max) * (H - 4));
+    return {
+      t: p.t, n: p.n, x: ((p.t - t0) / hourMs) * bw, y: H - height, width: Math.max(bw * 0.8, 1), height,
+      label: `${hourText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`,
+    };
   });
-  svg.replaceChildren(...bars);
-  axis.replaceChildren(h('span', null, hourText(t0)), h('span', null, `max ${max} per hour`), h('span', null, hourText(last)));
-  return { t0, bw };
+  return { t0, last, max, bw, bars };
+}
+
+// drawBars draws the bars of chartBars (a <title> and aria-label with
+// each one's hour and count) and returns the scale.
+function drawBars(svg, axis, stats, zoom, W, H) {
+  const c = chartBars(stats, zoom, W, H);
+  if (!c) {
+    svg.replaceChildren();
+    axis.textContent = 'No logs in this range.';
+    return null;
+  }
+  svg.replaceChildren(...c.bars.map((b, i) => s('rect', {
+    class: 'bar', x: b.x, y: b.y, width: b.width, height: b.height,
+    tabindex: i === 0 ? 0 : -1, role: 'img', 'aria-label': b.label, 'data-time': b.t, 'data-total': b.n,
+  }, s('title', null, b.label))));
+  axis.replaceChildren(h('span', null, hourText(c.t0)), h('span', null, `max ${c.max} per hour`), h('span', null, hourText(c.last)));
+  return { t0: c.t0, bw: c.bw };
 }
 
 // dragToZoom narrows the range to the hours a pointer drag covers.
