@@ -22,7 +22,11 @@ import (
 	"sync"
 )
 
-//go:embed ui
+// files are the app's files: ui/ but its unit tests (*.test.mjs, which
+// run under Node, see node_test.go) and package.json (which tells Node the
+// .js files are modules). Only the extensions of types are embedded.
+//
+//go:embed ui/*.html ui/*.css ui/*.js ui/*.svg
 var files embed.FS
 
 // CSP is the Content-Security-Policy of every answer under /_/: the app

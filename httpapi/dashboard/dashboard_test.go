@@ -1,6 +1,9 @@
 package dashboard
 
 import (
+	"io/fs"
+	"os"
+	"path"
 	"regexp"
 	"strings"
 	"testing"
@@ -38,6 +41,40 @@ func TestAssetsAllowedByCSP(t *testing.T) {
 		if !strings.Contains(tag, " src=") {
 			t.Errorf("index.html has the inline script %q", tag)
 		}
+	}
+}
+
+// TestServedFiles checks the embedded set against ui/ on disk: every file
+// of a type the app serves is served, and no unit test (*.test.mjs) nor
+// package.json is embedded at all.
+func TestServedFiles(t *testing.T) {
+	entries, err := os.ReadDir("ui")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := map[string]bool{}
+	for _, name := range Names() {
+		served[name] = true
+	}
+	tests := 0 // the unit tests found
+	for _, e := range entries {
+		name := e.Name()
+		_, statErr := fs.Stat(files, "ui/"+name)
+		embedded := statErr == nil
+		switch {
+		case strings.HasSuffix(name, ".test.mjs") || name == "package.json":
+			if name != "package.json" {
+				tests++
+			}
+			if embedded || served[name] {
+				t.Errorf("%s is embedded (served %v), want it left out", name, served[name])
+			}
+		case types[path.Ext(name)] != "" && !served[name]:
+			t.Errorf("%s is not served", name)
+		}
+	}
+	if tests == 0 {
+		t.Error("no unit test (*.test.mjs) in ui/ to check")
 	}
 }
 

@@ -3,9 +3,14 @@
 
 const authKey = 'pocketbase_auth';
 
-// The API is the server's, one level above /_/ (so a proxy that mounts
-// the server under a prefix keeps working).
-const base = new URL('../', document.baseURI);
+// apiURL is the URL of path (under /api/) on the server, one level above
+// /_/ (so a proxy that mounts the server under a prefix keeps working).
+// It reads the document only when called, so that the module's pure
+// functions (tokenPayload) can be imported where there is none (Node's
+// test runner).
+export function apiURL(path) {
+  return new URL(path.replace(/^\//, ''), new URL('../', document.baseURI));
+}
 
 export class APIError extends Error {
   constructor(status, body) {
@@ -14,13 +19,6 @@ export class APIError extends Error {
     this.status = status;
     this.body = b;
     this.data = b.data && typeof b.data === 'object' && !Array.isArray(b.data) ? b.data : {};
-  }
-
-  // fieldMessage returns the message of the error on the field name, or
-  // "" if there is none.
-  fieldMessage(name) {
-    const f = this.data[name];
-    return f && typeof f === 'object' && typeof f.message === 'string' ? f.message : '';
   }
 }
 
@@ -39,7 +37,7 @@ export async function api(method, path, body, opts = {}) {
   }
   let res;
   try {
-    res = await fetch(new URL(path.replace(/^\//, ''), base), init);
+    res = await fetch(apiURL(path), init);
   } catch {
     throw new APIError(0, { message: 'The server cannot be reached.' });
   }

@@ -9,15 +9,6 @@ import { backups } from './backups.js';
 import { appSettings, mailSettings } from './settings.js';
 import { collectionsPage } from './collections.js';
 
-// Screens that need a signed-in superuser: their heading.
-const screens = {
-  '/logs': 'Logs',
-  '/collections': 'Collections',
-  '/settings': 'Settings',
-  '/settings/mail': 'Mail settings',
-  '/settings/backups': 'Backups',
-};
-
 const nav = [
   ['#/logs', 'Logs'],
   ['#/collections', 'Collections'],
@@ -67,7 +58,6 @@ function resolve(path) {
   if (path === '/settings') return shell(path, appSettings());
   if (path === '/settings/mail') return shell(path, mailSettings());
   if (path === '/collections') return shell(path, collectionsPage());
-  if (screens[path]) return shell(path, pages.placeholder(screens[path]));
   return '#/logs';
 }
 

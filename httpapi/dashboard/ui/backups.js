@@ -5,10 +5,9 @@
 // the public JSON API (§4.2, /api/health, /api/settings, /api/files/token);
 // every value from data is a text node.
 
-import { api, APIError, loadAuth } from './api.js';
+import { api, APIError, apiURL, loadAuth } from './api.js';
 import { busy, h, message } from './dom.js';
-
-const base = new URL('../', document.baseURI);
+import { clearErrors, field, showErrors } from './forms.js';
 
 // How often the screen asks /api/health again while a backup or restore
 // runs, and how long a restore's restart may take before the screen gives
@@ -50,47 +49,6 @@ export function backups() {
 
 // ---- helpers ----
 
-function fieldRow(name, label, attrs = {}) {
-  const id = `f-${name}`;
-  const input = h(attrs.tag || 'input', { id, name, 'aria-describedby': `err-${name}`, ...attrs, tag: null });
-  return { input, row: h('div', { class: 'field' }, h('label', { for: id }, label), input, h('p', { id: `err-${name}`, class: 'field-error' })) };
-}
-
-function clearErrors(form) {
-  for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
-  for (const el of form.querySelectorAll('.field-error')) el.textContent = '';
-}
-
-// showErrors puts the envelope's field errors (data.<path>.message, nested
-// as the settings' are) next to the fields named prefix+path, and returns
-// the alert with the message and the errors no field here shows.
-function showErrors(form, err, prefix = '') {
-  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
-  const rest = [];
-  const walk = (data, path) => {
-    for (const [k, v] of Object.entries(data || {})) {
-      if (!v || typeof v !== 'object') continue;
-      const name = path ? `${path}.${k}` : k;
-      if (typeof v.message === 'string') {
-        const slot = document.getElementById(`err-${name}`);
-        const input = document.getElementById(`f-${name}`);
-        if (slot && form.contains(slot)) {
-          slot.textContent = v.message;
-          if (input) input.setAttribute('aria-invalid', 'true');
-        } else {
-          rest.push(v.message);
-        }
-      } else {
-        walk(v, name);
-      }
-    }
-  };
-  walk(err.data, prefix);
-  const bad = form.querySelector('[aria-invalid="true"]');
-  if (bad) bad.focus();
-  return message('alert', [err.message, ...rest].join(' '));
-}
-
 // size is n bytes in words (1 KB = 1024 bytes).
 export function size(n) {
   const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
@@ -111,14 +69,14 @@ function when(modified) {
 // ---- create and upload ----
 
 function createForm(screen) {
-  const name = fieldRow('name', 'Name (optional)', { type: 'text', placeholder: 'my_backup.zip', autocomplete: 'off' });
+  const name = field('name', 'Name (optional)', { attrs: { placeholder: 'my_backup.zip', autocomplete: 'off' } });
   const reason = h('p', { id: 'create-reason', class: 'hint', hidden: true }, busyReason);
   const button = h('button', { type: 'submit', 'aria-describedby': 'create-reason' }, 'Create backup');
   const el = h('form', { novalidate: true, class: 'inline-form' }, name.row, reason, h('div', null, button));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    clearErrors(el);
+    clearErrors([name]);
     screen.show(null);
     const v = name.input.value.trim();
     await busy(button, async () => {
@@ -127,7 +85,7 @@ function createForm(screen) {
         name.input.value = '';
         screen.show(message('status', v ? `Backup ${v} created.` : 'Backup created.'));
       } catch (err) {
-        screen.show(showErrors(el, err));
+        screen.show(showErrors(err, [name]));
       }
     });
     await screen.reload();
@@ -165,7 +123,7 @@ async function checkHealth(screen) {
 function upload(file, progress) {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
-    xhr.open('POST', new URL('api/backups/upload', base));
+    xhr.open('POST', apiURL('/api/backups/upload'));
     const auth = loadAuth();
     if (auth) xhr.setRequestHeader('Authorization', auth.token);
     xhr.upload.addEventListener('progress', (e) => {
@@ -192,7 +150,7 @@ function upload(file, progress) {
 }
 
 function uploadForm(screen) {
-  const file = fieldRow('file', 'Archive to upload (.zip)', { type: 'file', accept: '.zip,application/zip' });
+  const file = field('file', 'Archive to upload (.zip)', { type: 'file', attrs: { accept: '.zip,application/zip' } });
   const bar = h('progress', { id: 'upload-progress', max: '100', value: '0' });
   const pct = h('output', { for: 'upload-progress', class: 'hint' }, '');
   const prog = h('div', { class: 'field upload-progress', hidden: true },
@@ -206,11 +164,11 @@ function uploadForm(screen) {
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    clearErrors(el);
+    clearErrors([file]);
     screen.show(null);
     const f = file.input.files && file.input.files[0];
     if (!f) {
-      document.getElementById('err-file').textContent = 'Choose a .zip archive first.';
+      file.error.textContent = 'Choose a .zip archive first.';
       file.input.setAttribute('aria-invalid', 'true');
       file.input.focus();
       return;
@@ -224,7 +182,7 @@ function uploadForm(screen) {
         file.input.value = '';
         screen.show(message('status', `Backup ${f.name} uploaded.`));
       } catch (err) {
-        screen.show(showErrors(el, err));
+        screen.show(showErrors(err, [file]));
       }
     });
     await screen.reload();
@@ -271,7 +229,7 @@ async function download(screen, key, button) {
   await busy(button, async () => {
     try {
       const res = await api('POST', '/api/files/token');
-      const url = new URL(`api/backups/${encodeURIComponent(key)}`, base);
+      const url = apiURL(`/api/backups/${encodeURIComponent(key)}`);
       url.searchParams.set('token', res && res.token ? res.token : '');
       const a = h('a', { href: url.href, download: key, hidden: true });
       document.body.append(a);
@@ -283,9 +241,10 @@ async function download(screen, key, button) {
   });
 }
 
-// confirmPanel shows a form in the list's panel: heading, body, a submit
-// button and Cancel; onSubmit runs with the button busy.
-function confirmPanel(screen, title, body, submit, onSubmit) {
+// confirmPanel shows a form in the list's panel: heading, body (with the
+// fields, if any), a submit button and Cancel; onSubmit runs with the
+// button busy.
+function confirmPanel(screen, title, body, submit, onSubmit, fields = []) {
   const button = h('button', { type: 'submit', class: 'danger' }, submit);
   const cancel = h('button', { type: 'button', class: 'plain', onclick: () => screen.panel.replaceChildren() }, 'Cancel');
   const slot = h('div', { class: 'messages' });
@@ -294,13 +253,13 @@ function confirmPanel(screen, title, body, submit, onSubmit) {
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    clearErrors(el);
+    clearErrors(fields);
     slot.replaceChildren();
     await busy(button, async () => {
       try {
         await onSubmit(el);
       } catch (err) {
-        slot.replaceChildren(showErrors(el, err));
+        slot.replaceChildren(showErrors(err, fields));
       }
     });
   });
@@ -320,7 +279,7 @@ function askDelete(screen, key) {
 }
 
 function askRestore(screen, key) {
-  const confirm = fieldRow('confirm', 'Type the backup name to confirm', { type: 'text', autocomplete: 'off', spellcheck: 'false' });
+  const confirm = field('confirm', 'Type the backup name to confirm', { attrs: { autocomplete: 'off', spellcheck: 'false' } });
   const p = confirmPanel(screen, 'Restore this backup?',
     [h('p', null, 'Restoring ', h('strong', null, key), ' replaces all the current data with the data of the backup, then restarts the server.'), confirm.row],
     'Restore', async () => {
@@ -329,7 +288,7 @@ function askRestore(screen, key) {
       }
       await api('POST', `/api/backups/${encodeURIComponent(key)}/restore`);
       restoring(screen, key);
-    });
+    }, [confirm]);
   const sync = () => {
     p.button.disabled = confirm.input.value !== key;
   };
@@ -391,18 +350,11 @@ function settingsSection() {
   return h('section', { 'aria-labelledby': 'bk-settings' }, h('h2', { id: 'bk-settings' }, 'Automatic backups and storage'), wrap);
 }
 
-function checkbox(name, label, checked) {
-  const id = `f-${name}`;
-  const input = h('input', { id, name, type: 'checkbox', checked: !!checked, 'aria-describedby': `err-${name}` });
-  return { input, row: h('div', { class: 'field check' }, input, h('label', { for: id }, label), h('p', { id: `err-${name}`, class: 'field-error' })) };
-}
-
 function settingsForm(b) {
   const s3 = b.s3 || {};
-  const cron = fieldRow('backups.cron', 'Cron expression', { type: 'text', autocomplete: 'off', spellcheck: 'false' });
+  const cron = field('backups.cron', 'Cron expression', { attrs: { autocomplete: 'off', spellcheck: 'false' } });
   cron.input.value = b.cron || '';
-  const preset = fieldRow('preset', 'Schedule', { tag: 'select' });
-  preset.input.append(...presets.map(([v, t]) => h('option', { value: v }, t)), h('option', { value: 'custom' }, 'Custom'));
+  const preset = field('preset', 'Schedule', { type: 'select', options: [...presets, ['custom', 'Custom']] });
   const syncPreset = () => {
     preset.input.value = presets.some(([v]) => v === cron.input.value.trim()) ? cron.input.value.trim() : 'custom';
   };
@@ -412,18 +364,19 @@ function settingsForm(b) {
     else cron.input.focus();
   });
   cron.input.addEventListener('input', syncPreset);
-  const keep = fieldRow('backups.cronMaxKeep', 'Automatic backups to keep', { type: 'number', min: '1', step: '1' });
+  const keep = field('backups.cronMaxKeep', 'Automatic backups to keep', { type: 'number', attrs: { min: '1', step: '1' } });
   keep.input.value = String(b.cronMaxKeep ?? 3);
   const f = {
-    enabled: checkbox('backups.s3.enabled', 'Store backups in an S3 bucket', s3.enabled),
-    bucket: fieldRow('backups.s3.bucket', 'Bucket', { type: 'text', autocomplete: 'off' }),
-    region: fieldRow('backups.s3.region', 'Region', { type: 'text', autocomplete: 'off' }),
-    endpoint: fieldRow('backups.s3.endpoint', 'Endpoint', { type: 'url', autocomplete: 'off' }),
-    accessKey: fieldRow('backups.s3.accessKey', 'Access key', { type: 'text', autocomplete: 'off' }),
-    secret: fieldRow('backups.s3.secret', 'Secret', { type: 'password', autocomplete: 'new-password', placeholder: 'Unchanged' }),
-    forcePathStyle: checkbox('backups.s3.forcePathStyle', 'Force path-style addressing', s3.forcePathStyle),
+    enabled: field('backups.s3.enabled', 'Store backups in an S3 bucket', { type: 'checkbox', attrs: { checked: !!s3.enabled } }),
+    bucket: field('backups.s3.bucket', 'Bucket', { attrs: { autocomplete: 'off' } }),
+    region: field('backups.s3.region', 'Region', { attrs: { autocomplete: 'off' } }),
+    endpoint: field('backups.s3.endpoint', 'Endpoint', { type: 'url', attrs: { autocomplete: 'off' } }),
+    accessKey: field('backups.s3.accessKey', 'Access key', { attrs: { autocomplete: 'off' } }),
+    secret: field('backups.s3.secret', 'Secret', { type: 'password', attrs: { autocomplete: 'new-password', placeholder: 'Unchanged' } }),
+    forcePathStyle: field('backups.s3.forcePathStyle', 'Force path-style addressing', { type: 'checkbox', attrs: { checked: !!s3.forcePathStyle } }),
   };
   for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) f[k].input.value = s3[k] || '';
+  const fields = [preset, cron, keep, ...Object.values(f)];
   const button = h('button', { type: 'submit' }, 'Save settings');
   const slot = h('div', { class: 'messages' });
   const el = h('form', { novalidate: true, class: 'settings-form' },
@@ -435,7 +388,7 @@ function settingsForm(b) {
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    clearErrors(el);
+    clearErrors(fields);
     slot.replaceChildren();
     const body = {
       cron: cron.input.value.trim(),
@@ -450,7 +403,7 @@ function settingsForm(b) {
         f.secret.input.value = '';
         slot.replaceChildren(message('status', 'Settings saved.'));
       } catch (err) {
-        slot.replaceChildren(showErrors(el, err));
+        slot.replaceChildren(showErrors(err, fields));
       }
     });
   });

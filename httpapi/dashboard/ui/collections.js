@@ -4,8 +4,9 @@
 // send verification, send password reset and impersonate (copy the token).
 // Every value from the server is set as text or an attribute value.
 
-import { api, APIError, collectionPath } from './api.js';
-import { busy, h, message } from './dom.js';
+import { api, collectionPath } from './api.js';
+import { busy, h, message, stylesheet } from './dom.js';
+import { clearErrors, field, quiet, showErrors } from './forms.js';
 import { createCollection, deleteCollection, optionsForm } from './collopts.js';
 import { linkedAccounts, oauth2Form } from './colloauth.js';
 
@@ -14,47 +15,14 @@ const perPage = 20;
 // the collection's schema get a text input each.
 const authFields = new Set(['id', 'email', 'emailVisibility', 'verified', 'password', 'tokenKey', 'created', 'updated']);
 
-function stylesheet() {
-  if (document.getElementById('collections-css')) return;
-  document.head.append(h('link', { id: 'collections-css', rel: 'stylesheet', href: new URL('collections.css', import.meta.url).pathname }));
-}
-
 function text(v) {
   if (v === null || v === undefined) return '';
   return typeof v === 'object' ? JSON.stringify(v) : String(v);
 }
 
-// field is a labelled input with its error element (id err-<name>).
-function field(id, name, label, attrs = {}) {
-  const input = h('input', { id, name, 'aria-describedby': `err-${id}`, ...attrs });
-  const wrap = attrs.type === 'checkbox'
-    ? h('div', { class: 'check' }, input, h('label', { for: id }, label))
-    : h('div', { class: 'field' }, h('label', { for: id }, label), input);
-  wrap.append(h('p', { id: `err-${id}`, class: 'field-error' }));
-  return { wrap, input, name, id };
-}
-
-// showErrors puts the envelope's message in alert and each field's error
-// next to its field.
-function showErrors(err, alert, fields) {
-  alert.replaceChildren(message('alert', err.message));
-  for (const f of fields) {
-    const el = document.getElementById(`err-${f.id}`);
-    if (el) el.textContent = err instanceof APIError ? err.fieldMessage(f.name) : '';
-  }
-}
-
-function clearErrors(alert, fields) {
-  alert.replaceChildren();
-  for (const f of fields) {
-    const el = document.getElementById(`err-${f.id}`);
-    if (el) el.textContent = '';
-  }
-}
-
 // collectionsPage builds the screen and loads the auth collections.
 export function collectionsPage() {
-  stylesheet();
+  stylesheet('collections.css');
   const picker = h('ul', { class: 'coll-pick', 'aria-label': 'Auth collections' });
   const alert = h('div');
   const body = h('div');
@@ -104,8 +72,8 @@ function recordsView(c) {
   const pageInfo = h('span');
   const prev = h('button', { type: 'button', class: 'plain', onclick: () => { st.page--; load(); } }, 'Previous');
   const next = h('button', { type: 'button', class: 'plain', onclick: () => { st.page++; load(); } }, 'Next');
-  const filterIn = field('rec-filter', 'filter', 'Filter', { type: 'text', placeholder: 'email~"example"' });
-  const sortIn = field('rec-sort', 'sort', 'Sort', { type: 'text', value: st.sort });
+  const filterIn = field('filter', 'Filter', { id: 'rec-filter', attrs: { placeholder: 'email~"example"' } });
+  const sortIn = field('sort', 'Sort', { id: 'rec-sort', attrs: { value: st.sort } });
   const searchBtn = h('button', { type: 'submit' }, 'Search');
   const load = async () => {
     const gen = ++st.gen;
@@ -122,7 +90,7 @@ function recordsView(c) {
       prev.disabled = st.page <= 1;
       next.disabled = st.page >= pages;
     } catch (err) {
-      if (gen === st.gen) showErrors(err, alert, [filterIn, sortIn]);
+      if (gen === st.gen) alert.replaceChildren(showErrors(err, [filterIn, sortIn], quiet));
     }
   };
   const done = (msg) => {
@@ -137,7 +105,7 @@ function recordsView(c) {
       st.page = 1;
       busy(searchBtn, load);
     },
-  }, h('div', { class: 'row' }, filterIn.wrap, sortIn.wrap, searchBtn));
+  }, h('div', { class: 'row' }, filterIn.row, sortIn.row, searchBtn));
   const create = h('button', { type: 'button', onclick: () => panel.replaceChildren(recordPanel(c, null, done)) }, 'New record');
   const table = h('table', { class: 'coll-table' },
     h('thead', null, h('tr', null, ['ID', 'Email', 'Verified', 'Created', ''].map((t) => h('th', { scope: 'col' }, t)))), rows);
@@ -158,16 +126,15 @@ function recordRow(r, edit) {
 function recordForm(c, r) {
   const v = r || {};
   const fields = [
-    field('rec-email', 'email', 'Email', { type: 'email', value: text(v.email) }),
-    field('rec-password', 'password', r ? 'New password' : 'Password', { type: 'password', autocomplete: 'new-password' }),
-    field('rec-passwordConfirm', 'passwordConfirm', 'Confirm password', { type: 'password', autocomplete: 'new-password' }),
-    field('rec-verified', 'verified', 'Verified', { type: 'checkbox', checked: !!v.verified }),
-    field('rec-emailVisibility', 'emailVisibility', 'Email visible', { type: 'checkbox', checked: !!v.emailVisibility }),
+    field('email', 'Email', { id: 'rec-email', type: 'email', attrs: { value: text(v.email) } }),
+    field('password', r ? 'New password' : 'Password', { id: 'rec-password', type: 'password', attrs: { autocomplete: 'new-password' } }),
+    field('passwordConfirm', 'Confirm password', { id: 'rec-passwordConfirm', type: 'password', attrs: { autocomplete: 'new-password' } }),
+    field('verified', 'Verified', { id: 'rec-verified', type: 'checkbox', attrs: { checked: !!v.verified } }),
+    field('emailVisibility', 'Email visible', { id: 'rec-emailVisibility', type: 'checkbox', attrs: { checked: !!v.emailVisibility } }),
   ];
   const others = (c.fields || []).filter((f) => f && !authFields.has(f.name) && !['autodate', 'file', 'password'].includes(f.type) && !f.hidden);
   for (const f of others) {
-    const id = `rec-f-${f.name}`;
-    const fl = field(id, f.name, text(f.name), { type: 'text', value: text(v[f.name]) });
+    const fl = field(f.name, text(f.name), { id: `rec-f-${f.name}`, attrs: { value: text(v[f.name]) } });
     fl.kind = f.type;
     fields.push(fl);
   }
@@ -180,15 +147,15 @@ function recordForm(c, r) {
 function formValues(fields, edit) {
   const out = {};
   for (const f of fields) {
-    if (f.input.type === 'checkbox') out[f.name] = f.input.checked;
-    else if (edit && (f.name === 'password' || f.name === 'passwordConfirm') && !f.input.value) continue;
+    if (f.input.type === 'checkbox') out[f.key] = f.input.checked;
+    else if (edit && (f.key === 'password' || f.key === 'passwordConfirm') && !f.input.value) continue;
     else if (['number', 'bool', 'json'].includes(f.kind)) {
       try {
-        out[f.name] = f.input.value === '' ? null : JSON.parse(f.input.value);
+        out[f.key] = f.input.value === '' ? null : JSON.parse(f.input.value);
       } catch {
-        out[f.name] = f.input.value;
+        out[f.key] = f.input.value;
       }
-    } else out[f.name] = f.input.value;
+    } else out[f.key] = f.input.value;
   }
   return out;
 }
@@ -202,16 +169,17 @@ function recordPanel(c, r, done) {
   const form = h('form', {
     'aria-label': r ? 'Edit record' : 'New record', onsubmit: async (e) => {
       e.preventDefault();
-      clearErrors(alert, fields);
+      alert.replaceChildren();
+      clearErrors(fields);
       const path = r ? `${collectionPath(c.name, 'records')}/${encodeURIComponent(r.id)}` : collectionPath(c.name, 'records');
       try {
         await busy(save, () => api(r ? 'PATCH' : 'POST', path, formValues(fields, !!r)));
         done(r ? 'The record was saved.' : 'The record was created.');
       } catch (err) {
-        showErrors(err, alert, fields);
+        alert.replaceChildren(showErrors(err, fields, quiet));
       }
     },
-  }, fields.map((f) => f.wrap), alert, h('div', { class: 'coll-actions' }, save,
+  }, fields.map((f) => f.row), alert, h('div', { class: 'coll-actions' }, save,
     h('button', { type: 'button', class: 'plain', onclick: () => done('') }, 'Cancel')));
   const title = h('h2', null, r ? `Record ${text(r.id)}` : 'New record');
   if (!r) return h('section', { class: 'coll-panel' }, title, form);
@@ -259,14 +227,15 @@ function recordActions(c, r) {
 // impersonateForm gets a token for the record that lasts the duration
 // given (0: the collection's auth token duration), and copies it.
 function impersonateForm(c, r) {
-  const dur = field('imp-duration', 'duration', 'Duration (seconds)', { type: 'number', min: '0', value: '3600' });
+  const dur = field('duration', 'Duration (seconds)', { id: 'imp-duration', type: 'number', attrs: { min: '0', value: '3600' } });
   const alert = h('div');
   const out = h('div');
   const go = h('button', { type: 'submit' }, 'Impersonate');
   return h('form', {
     'aria-label': 'Impersonate', onsubmit: async (e) => {
       e.preventDefault();
-      clearErrors(alert, [dur]);
+      alert.replaceChildren();
+      clearErrors([dur]);
       out.replaceChildren();
       try {
         const res = await busy(go, () => api('POST', collectionPath(c.name, `impersonate/${encodeURIComponent(r.id)}`),
@@ -284,8 +253,8 @@ function impersonateForm(c, r) {
         const copied = h('p', { role: 'status' });
         out.replaceChildren(h('div', { class: 'field' }, h('label', { for: 'imp-token' }, 'Token'), tok), copy, copied);
       } catch (err) {
-        showErrors(err, alert, [dur]);
+        alert.replaceChildren(showErrors(err, [dur], quiet));
       }
     },
-  }, h('h3', null, 'Impersonate'), dur.wrap, go, alert, out);
+  }, h('h3', null, 'Impersonate'), dur.row, go, alert, out);
 }

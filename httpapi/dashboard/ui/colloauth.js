@@ -6,23 +6,18 @@
 // _externalAuths rows), each unlinked by deleting its row. Every value is
 // set as text or an attribute value.
 
-import { api, APIError, collectionPath } from './api.js';
+import { api, collectionPath } from './api.js';
 import { busy, h, message } from './dom.js';
+import { clearErrors, field, quiet, showErrors } from './forms.js';
 
 const mapped = ['id', 'name', 'username', 'avatarURL'];
 const urls = [['authURL', 'auth URL'], ['tokenURL', 'token URL'], ['userInfoURL', 'user info URL']];
 // The PKCE switch's states: the select's value and the provider's pkce.
 const pkceStates = [['', 'preset default', null], ['on', 'on', true], ['off', 'off', false]];
 
-function input(id, label, value, attrs = {}) {
-  const el = h('input', { id, type: 'text', value: value === undefined || value === null ? '' : String(value), 'aria-describedby': `err-${id}`, ...attrs });
-  return { el, wrap: h('div', { class: 'field' }, h('label', { for: id }, label), el, h('p', { id: `err-${id}`, class: 'field-error' })) };
-}
-
-function errAt(err, path) {
-  let f = err instanceof APIError ? err.data : null;
-  for (const k of path) f = f && typeof f === 'object' ? f[k] : null;
-  return f && typeof f === 'object' && typeof f.message === 'string' ? f.message : '';
+// str is v as a field's value.
+function str(v) {
+  return v === undefined || v === null ? '' : String(v);
 }
 
 // providerRow is the inputs of the provider p (index i).
@@ -30,15 +25,15 @@ function providerRow(p, i, remove) {
   const n = `oa-${i}`;
   const row = {
     p,
-    clientId: input(`${n}-clientId`, `${p.name} client ID`, p.clientId),
-    secret: input(`${n}-clientSecret`, `${p.name} client secret (empty keeps it)`, '', { type: 'password', autocomplete: 'off' }),
-    displayName: input(`${n}-displayName`, `${p.name} display name`, p.displayName),
-    urls: urls.map(([k, l]) => ({ k, f: input(`${n}-${k}`, `${p.name} ${l} (empty: the preset's)`, p[k]) })),
+    clientId: field('clientId', `${p.name} client ID`, { id: `${n}-clientId`, attrs: { value: str(p.clientId) } }),
+    secret: field('clientSecret', `${p.name} client secret (empty keeps it)`, { id: `${n}-clientSecret`, type: 'password', attrs: { value: '', autocomplete: 'off' } }),
+    displayName: field('displayName', `${p.name} display name`, { id: `${n}-displayName`, attrs: { value: str(p.displayName) } }),
+    urls: urls.map(([k, l]) => ({ k, f: field(k, `${p.name} ${l} (empty: the preset's)`, { id: `${n}-${k}`, attrs: { value: str(p[k]) } }) })),
   };
   const pkce = pkceStates.find(([, , v]) => v === (p.pkce === undefined ? null : p.pkce)) || pkceStates[0];
   row.pkce = h('select', { id: `${n}-pkce` }, pkceStates.map(([v, l]) => h('option', { value: v, selected: v === pkce[0] }, l)));
   row.node = h('fieldset', { class: 'coll-panel' }, h('legend', null, String(p.name)),
-    row.clientId.wrap, row.secret.wrap, row.displayName.wrap, row.urls.map(({ f }) => f.wrap),
+    row.clientId.row, row.secret.row, row.displayName.row, row.urls.map(({ f }) => f.row),
     h('div', { class: 'field' }, h('label', { for: row.pkce.id }, `${p.name} PKCE`), row.pkce),
     h('button', { type: 'button', class: 'plain', onclick: () => remove(row) }, `Remove ${p.name}`));
   return row;
@@ -48,7 +43,7 @@ function providerRow(p, i, remove) {
 export function oauth2Form(c) {
   const o = c.oauth2 || {};
   const enabled = h('input', { id: 'oa-enabled', type: 'checkbox', checked: !!o.enabled });
-  const maps = mapped.map((k) => ({ k, f: input(`oa-map-${k}`, `Mapped field: ${k}`, (o.mappedFields || {})[k]) }));
+  const maps = mapped.map((k) => ({ k, f: field(`mappedFields.${k}`, `Mapped field: ${k}`, { id: `oa-map-${k}`, attrs: { value: str((o.mappedFields || {})[k]) } }) }));
   const list = h('div');
   let rows = [];
   let seq = 0;
@@ -62,7 +57,7 @@ export function oauth2Form(c) {
     list.append(row.node);
   };
   (o.providers || []).forEach(add);
-  const newName = input('oa-new', 'Provider name (e.g. google)', '');
+  const newName = field('newProvider', 'Provider name (e.g. google)', { id: 'oa-new', attrs: { value: '' } });
   const alert = h('div');
   const save = h('button', { type: 'submit' }, 'Save OAuth2');
   return h('form', {
@@ -70,33 +65,35 @@ export function oauth2Form(c) {
       e.preventDefault();
       alert.replaceChildren();
       const providers = rows.map((r) => {
-        const p = { ...r.p, clientId: r.clientId.el.value, displayName: r.displayName.el.value };
-        for (const { k, f } of r.urls) p[k] = f.el.value;
+        const p = { ...r.p, clientId: r.clientId.input.value, displayName: r.displayName.input.value };
+        for (const { k, f } of r.urls) p[k] = f.input.value;
         p.pkce = pkceStates.find(([v]) => v === r.pkce.value)[2];
-        if (r.secret.el.value) p.clientSecret = r.secret.el.value;
+        if (r.secret.input.value) p.clientSecret = r.secret.input.value;
         return p;
       });
-      const body = { oauth2: { enabled: enabled.checked, providers, mappedFields: Object.fromEntries(maps.map(({ k, f }) => [k, f.el.value])) } };
-      const errs = [...rows.flatMap((r, i) => [[r.clientId, 'clientId'], [r.secret, 'clientSecret'], [r.displayName, 'displayName'],
-        ...r.urls.map(({ k, f }) => [f, k])].map(([f, k]) => [f, ['oauth2', 'providers', String(i), k]])), ...maps.map(({ k, f }) => [f, ['oauth2', 'mappedFields', k]])];
+      const body = { oauth2: { enabled: enabled.checked, providers, mappedFields: Object.fromEntries(maps.map(({ k, f }) => [k, f.input.value])) } };
+      // The fields, each with the key of its error: a provider's by its
+      // place in the list now (data.oauth2.providers.0.clientId).
+      const fields = [...rows.flatMap((r, i) => [r.clientId, r.secret, r.displayName, ...r.urls.map(({ f }) => f)]
+        .map((f) => ({ ...f, key: `oauth2.providers.${i}.${f.input.name}` }))),
+      ...maps.map(({ k, f }) => ({ ...f, key: `oauth2.mappedFields.${k}` }))];
       try {
         await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, body));
-        for (const [f] of errs) document.getElementById(`err-${f.el.id}`).textContent = '';
-        for (const r of rows) r.secret.el.value = '';
+        clearErrors(fields);
+        for (const r of rows) r.secret.input.value = '';
         alert.replaceChildren(message('status', 'The OAuth2 options were saved.'));
       } catch (err) {
-        for (const [f, path] of errs) document.getElementById(`err-${f.el.id}`).textContent = errAt(err, path);
-        alert.replaceChildren(message('alert', err.message));
+        alert.replaceChildren(showErrors(err, fields, quiet));
       }
     },
   }, h('h2', null, 'OAuth2'), h('div', { class: 'check' }, enabled, h('label', { for: 'oa-enabled' }, 'OAuth2 enabled')),
-  list, newName.wrap, h('button', {
+  list, newName.row, h('button', {
     type: 'button', class: 'plain', onclick: () => {
-      const name = newName.el.value.trim();
+      const name = newName.input.value.trim();
       if (name) add({ name, clientId: '', displayName: '' });
-      newName.el.value = '';
+      newName.input.value = '';
     },
-  }, 'Add provider'), maps.map(({ f }) => f.wrap), alert, save);
+  }, 'Add provider'), maps.map(({ f }) => f.row), alert, save);
 }
 
 // linkedAccounts lists the OAuth2 accounts linked to the record r of c,

@@ -5,8 +5,9 @@
 // PATCH /api/collections/{id}; and deleting the collection after typing
 // its name. Every value is set as text or an attribute value.
 
-import { api, APIError } from './api.js';
+import { api } from './api.js';
 import { busy, h, message } from './dom.js';
+import { clearErrors, field, quiet, showErrors } from './forms.js';
 
 const rules = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule', 'authRule', 'manageRule'];
 const tokens = ['authToken', 'passwordResetToken', 'emailChangeToken', 'verificationToken', 'fileToken'];
@@ -41,35 +42,23 @@ function idOf(path) {
   return 'opt-' + path.replace(/\./g, '-');
 }
 
-// fieldError returns the envelope's message for the field at path (the
-// data of a nested option is nested, as PocketBase answers).
-function fieldError(err, path) {
-  const f = err instanceof APIError ? get(err.data, path) : null;
-  return f && typeof f === 'object' && typeof f.message === 'string' ? f.message : '';
-}
-
-// optField is the input of one option with its error element.
+// optField is the field of one option (see field), whose error is the
+// envelope's at its path (the data of a nested option is nested, as
+// PocketBase answers). A rule has a second box, "superusers only" (a null
+// rule).
 function optField(c, [path, label, kind]) {
   const id = idOf(path);
   const v = get(c, path);
-  const err = h('p', { id: `err-${id}`, class: 'field-error' });
-  const attrs = { id, name: path, 'aria-describedby': `err-${id}` };
-  if (kind === 'bool') {
-    const input = h('input', { ...attrs, type: 'checkbox', checked: !!v });
-    return { path, kind, input, wrap: h('div', null, h('div', { class: 'check' }, input, h('label', { for: id }, label)), err) };
-  }
+  const str = v === null || v === undefined ? '' : String(v);
+  if (kind === 'bool') return { kind, ...field(path, label, { id, type: 'checkbox', attrs: { checked: !!v } }) };
   if (kind === 'rule') {
-    const input = h('input', { ...attrs, type: 'text', value: v === null || v === undefined ? '' : String(v) });
     const locked = h('input', { id: `${id}-locked`, type: 'checkbox', checked: v === null || v === undefined });
-    return {
-      path, kind, input, locked, wrap: h('div', { class: 'field' }, h('label', { for: id }, label), input,
-        h('div', { class: 'check' }, locked, h('label', { for: `${id}-locked` }, `${label}: superusers only`)), err),
-    };
+    const after = h('div', { class: 'check' }, locked, h('label', { for: `${id}-locked` }, `${label}: superusers only`));
+    return { kind, locked, ...field(path, label, { id, attrs: { value: str }, after }) };
   }
-  const value = kind === 'list' ? (Array.isArray(v) ? v.join(', ') : '') : v === null || v === undefined ? '' : String(v);
-  const input = kind === 'textarea' ? h('textarea', { ...attrs, rows: 4 }, value)
-    : h('input', { ...attrs, type: kind === 'number' ? 'number' : 'text', value });
-  return { path, kind, input, wrap: h('div', { class: 'field' }, h('label', { for: id }, label), input, err) };
+  if (kind === 'textarea') return { kind, ...field(path, label, { id, type: 'textarea', value: str, attrs: { rows: 4 } }) };
+  const value = kind === 'list' ? (Array.isArray(v) ? v.join(', ') : '') : str;
+  return { kind, ...field(path, label, { id, type: kind === 'number' ? 'number' : 'text', attrs: { value } }) };
 }
 
 function optValue(f) {
@@ -91,33 +80,31 @@ export function optionsForm(c, saved) {
       e.preventDefault();
       alert.replaceChildren();
       const body = {};
-      for (const f of fields) set(body, f.path, optValue(f));
+      for (const f of fields) set(body, f.key, optValue(f));
       try {
         const res = await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, body));
-        for (const f of fields) document.getElementById(`err-${idOf(f.path)}`).textContent = '';
+        clearErrors(fields);
         alert.replaceChildren(message('status', 'The options were saved.'));
         saved(res);
       } catch (err) {
-        for (const f of fields) document.getElementById(`err-${idOf(f.path)}`).textContent = fieldError(err, f.path);
-        alert.replaceChildren(message('alert', err.message));
+        alert.replaceChildren(showErrors(err, fields, quiet));
       }
     },
-  }, h('h2', null, `Options of ${String(c.name)}`), fields.map((f) => f.wrap),
+  }, h('h2', null, `Options of ${String(c.name)}`), fields.map((f) => f.row),
   h('p', { class: 'hint' }, 'Mail placeholders: {APP_NAME}, {APP_URL}, {TOKEN}, {OTP}, {OTP_ID}, {RECORD:fieldName}.'), alert, save);
 }
 
 // deleteCollection deletes c once its name is typed; deleted() follows.
 export function deleteCollection(c, deleted) {
-  const name = h('input', { id: 'del-coll-name', type: 'text', autocomplete: 'off', 'aria-describedby': 'err-del-coll-name' });
-  const err = h('p', { id: 'err-del-coll-name', class: 'field-error' });
+  const name = field('confirmName', `Type ${String(c.name)} to confirm`, { id: 'del-coll-name', attrs: { autocomplete: 'off' } });
   const alert = h('div');
   const go = h('button', { type: 'submit', class: 'danger' }, 'Delete collection');
   return h('form', {
     class: 'coll-panel', 'aria-label': 'Delete collection', onsubmit: async (e) => {
       e.preventDefault();
-      err.textContent = '';
-      if (name.value !== c.name) {
-        err.textContent = 'Type the collection\'s name to confirm.';
+      clearErrors([name]);
+      if (name.input.value !== c.name) {
+        name.error.textContent = 'Type the collection\'s name to confirm.';
         return;
       }
       try {
@@ -127,28 +114,25 @@ export function deleteCollection(c, deleted) {
         alert.replaceChildren(message('alert', e2.message));
       }
     },
-  }, h('h2', null, 'Delete collection'), h('div', { class: 'field' },
-    h('label', { for: 'del-coll-name' }, `Type ${String(c.name)} to confirm`), name, err), alert, go);
+  }, h('h2', null, 'Delete collection'), name.row, alert, go);
 }
 
 // createCollection creates an auth collection by name; created(c) follows.
 export function createCollection(created) {
-  const name = h('input', { id: 'new-coll-name', type: 'text', autocomplete: 'off', 'aria-describedby': 'err-new-coll-name' });
-  const err = h('p', { id: 'err-new-coll-name', class: 'field-error' });
+  const name = field('name', 'New auth collection name', { id: 'new-coll-name', attrs: { autocomplete: 'off' } });
   const alert = h('div');
   const go = h('button', { type: 'submit' }, 'Create collection');
   return h('form', {
     class: 'coll-panel', 'aria-label': 'New auth collection', onsubmit: async (e) => {
       e.preventDefault();
-      err.textContent = '';
+      clearErrors([name]);
       alert.replaceChildren();
       try {
-        const c = await busy(go, () => api('POST', '/api/collections', { name: name.value.trim(), type: 'auth' }));
+        const c = await busy(go, () => api('POST', '/api/collections', { name: name.input.value.trim(), type: 'auth' }));
         created(c);
       } catch (e2) {
-        err.textContent = e2 instanceof APIError ? e2.fieldMessage('name') : '';
-        alert.replaceChildren(message('alert', e2.message));
+        alert.replaceChildren(showErrors(e2, [name], quiet));
       }
     },
-  }, h('div', { class: 'field' }, h('label', { for: 'new-coll-name' }, 'New auth collection name'), name, err), alert, go);
+  }, name.row, alert, go);
 }

@@ -40,3 +40,12 @@ export async function busy(button, fn) {
 export function message(role, text) {
   return h('p', { role }, text);
 }
+
+// stylesheet adds the stylesheet name (a file beside the modules, such as
+// logs.css) to the document once: the rules of a screen, loaded when the
+// screen is first shown.
+export function stylesheet(name) {
+  const id = `${name.replace(/\.css$/, '')}-css`;
+  if (document.getElementById(id)) return;
+  document.head.append(h('link', { id, rel: 'stylesheet', href: new URL(name, import.meta.url).pathname }));
+}

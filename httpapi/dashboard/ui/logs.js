@@ -6,7 +6,8 @@
 // attribute, never parsed as markup.
 
 import { api, APIError } from './api.js';
-import { busy, h, message } from './dom.js';
+import { busy, h, message, stylesheet } from './dom.js';
+import { clearErrors, field, showErrors } from './forms.js';
 
 const perPage = 50;
 const hourMs = 3600 * 1000;
@@ -60,16 +61,10 @@ function execTime(v) {
   return typeof v === 'number' ? `${v.toFixed(v < 10 ? 2 : 0)} ms` : '';
 }
 
-// stylesheet adds logs.css to the document once (the screen's own rules).
-function stylesheet() {
-  if (document.getElementById('logs-css')) return;
-  document.head.append(h('link', { id: 'logs-css', rel: 'stylesheet', href: new URL('logs.css', import.meta.url).pathname }));
-}
-
 // logsPage builds the screen and starts its requests (stats, first page,
 // settings and a deep-linked log) in parallel.
 export function logsPage() {
-  stylesheet();
+  stylesheet('logs.css');
   const st = { term: '', superusers: false, zoom: null, gen: 0 };
   const filter = () => [st.superusers ? '' : superuserPreset, searchFilter(st.term),
     st.zoom ? `created>="${st.zoom.min}" && created<="${st.zoom.max}"` : '']
@@ -179,22 +174,22 @@ function hourChart(onZoom) {
 
 // zoomRange is the created range from the start of hour a to the end of
 // hour b (times in ms).
-function zoomRange(a, b) {
+export function zoomRange(a, b) {
   const fmt = (ms) => new Date(ms).toISOString().slice(0, 13).replace('T', ' ');
   return { min: `${fmt(Math.min(a, b))}:00:00.000Z`, max: `${fmt(Math.max(a, b))}:59:59.999Z` };
 }
 
-// drawBars draws one bar per hour with logs (a <title> and aria-label with
-// its hour and count) and returns the scale.
-function drawBars(svg, axis, stats, zoom, W, H) {
+// chartBars lays out the bars of stats (GET /api/logs/stats: {date,
+// total} per hour with logs, oldest first) in a chart W wide and H high:
+// the axis spans the narrowed range zoom, else at least a day ending at
+// the last hour with logs, in slots of an hour; each bar is in the slot of
+// its hour, as high as its total is against the largest (2 at least), with
+// the label of its hour and total. It returns {t0, last, max, bw, bars}
+// (t0 and last the first and last hours of the axis, in ms; bw a slot's
+// width), or null when no entry has a date.
+export function chartBars(stats, zoom, W, H) {
   const points = stats.map((e) => ({ t: parseDate(e.date), n: Number(e.total) || 0 })).filter((p) => !Number.isNaN(p.t));
-  if (points.length === 0) {
-    svg.replaceChildren();
-    axis.textContent = 'No logs in this range.';
-    return null;
-  }
-  // The axis spans the narrowed range, else at least a day ending at the
-  // last hour with logs.
+  if (points.length === 0) return null;
   let last = points[points.length - 1].t;
   let t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
   if (zoom) {
@@ -204,17 +199,31 @@ function drawBars(svg, axis, stats, zoom, W, H) {
   const hours = Math.round((last - t0) / hourMs) + 1;
   const bw = W / hours;
   const max = Math.max(...points.map((p) => p.n));
-  const bars = points.map((p, i) => {
-    const label = `${hourText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`;
-    const bh = Math.max(2, (p.n / max) * (H - 4));
-    return s('rect', {
-      class: 'bar', x: ((p.t - t0) / hourMs) * bw, y: H - bh, width: Math.max(bw * 0.8, 1), height: bh,
-      tabindex: i === 0 ? 0 : -1, role: 'img', 'aria-label': label, 'data-time': p.t, 'data-total': p.n,
-    }, s('title', null, label));
+  const bars = points.map((p) => {
+    const height = Math.max(2, (p.n / max) * (H - 4));
+    return {
+      t: p.t, n: p.n, x: ((p.t - t0) / hourMs) * bw, y: H - height, width: Math.max(bw * 0.8, 1), height,
+      label: `${hourText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`,
+    };
   });
-  svg.replaceChildren(...bars);
-  axis.replaceChildren(h('span', null, hourText(t0)), h('span', null, `max ${max} per hour`), h('span', null, hourText(last)));
-  return { t0, bw };
+  return { t0, last, max, bw, bars };
+}
+
+// drawBars draws the bars of chartBars (a <title> and aria-label with
+// each one's hour and count) and returns the scale.
+function drawBars(svg, axis, stats, zoom, W, H) {
+  const c = chartBars(stats, zoom, W, H);
+  if (!c) {
+    svg.replaceChildren();
+    axis.textContent = 'No logs in this range.';
+    return null;
+  }
+  svg.replaceChildren(...c.bars.map((b, i) => s('rect', {
+    class: 'bar', x: b.x, y: b.y, width: b.width, height: b.height,
+    tabindex: i === 0 ? 0 : -1, role: 'img', 'aria-label': b.label, 'data-time': b.t, 'data-total': b.n,
+  }, s('title', null, b.label))));
+  axis.replaceChildren(h('span', null, hourText(c.t0)), h('span', null, `max ${c.max} per hour`), h('span', null, hourText(c.last)));
+  return { t0: c.t0, bw: c.bw };
 }
 
 // dragToZoom narrows the range to the hours a pointer drag covers.
@@ -393,17 +402,13 @@ function settingsForm() {
     ['logIP', 'Log the client IP', 'checkbox'],
     ['logAuthId', 'Log the auth id', 'checkbox'],
   ];
-  const inputs = {};
-  const rows = fields.map(([name, label, type]) => {
-    const input = h('input', { id: `f-${name}`, name, type, 'aria-describedby': `err-${name}`, step: type === 'number' ? 1 : null });
-    inputs[name] = input;
-    return h('div', { class: type === 'checkbox' ? 'field check' : 'field' },
-      type === 'checkbox' ? [input, h('label', { for: input.id }, label)] : [h('label', { for: input.id }, label), input],
-      h('p', { id: `err-${name}`, class: 'field-error' }));
-  });
+  // The envelope nests their errors under logs (data.logs.maxDays).
+  const built = fields.map(([name, label, type]) =>
+    field(name, label, { type, key: `logs.${name}`, attrs: { step: type === 'number' ? 1 : null } }));
+  const inputs = Object.fromEntries(built.map((f) => [f.input.name, f.input]));
   const button = h('button', { type: 'submit' }, 'Save settings');
   const slot = h('div', { class: 'messages' });
-  const form = h('form', { class: 'logs-settings', novalidate: true }, rows, slot, h('div', null, button));
+  const form = h('form', { class: 'logs-settings', novalidate: true }, built.map((f) => f.row), slot, h('div', null, button));
   const el = h('section', { 'aria-labelledby': 'logs-settings-h' }, h('h2', { id: 'logs-settings-h' }, 'Logs settings'), form);
   const fill = (logs) => {
     for (const [name, , type] of fields) {
@@ -417,10 +422,7 @@ function settingsForm() {
     ev.preventDefault();
     if (button.disabled) return;
     slot.replaceChildren();
-    for (const name of Object.keys(inputs)) {
-      inputs[name].removeAttribute('aria-invalid');
-      document.getElementById(`err-${name}`).textContent = '';
-    }
+    clearErrors(built);
     const logs = {};
     for (const [name, , type] of fields) logs[name] = type === 'checkbox' ? inputs[name].checked : Number(inputs[name].value);
     await busy(button, async () => {
@@ -429,27 +431,9 @@ function settingsForm() {
         fill((v && v.logs) || logs);
         slot.replaceChildren(message('status', 'Settings saved.'));
       } catch (err) {
-        slot.replaceChildren(settingsError(err, inputs));
+        slot.replaceChildren(showErrors(err, built));
       }
     });
   });
   return el;
-}
-
-// settingsError puts the envelope's field errors (data.logs.<field>, or
-// data.<field>) next to their inputs and returns the alert.
-function settingsError(err, inputs) {
-  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
-  const nested = err.data.logs && typeof err.data.logs === 'object' ? err.data.logs : err.data;
-  let first = null;
-  for (const [name, input] of Object.entries(inputs)) {
-    const f = nested[name];
-    const msg = f && typeof f === 'object' && typeof f.message === 'string' ? f.message : '';
-    if (!msg) continue;
-    input.setAttribute('aria-invalid', 'true');
-    document.getElementById(`err-${name}`).textContent = msg;
-    first = first || input;
-  }
-  if (first) first.focus();
-  return message('alert', err.message);
 }

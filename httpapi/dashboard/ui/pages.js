@@ -1,10 +1,11 @@
 // The pages of this version: sign in (with the code step when the
 // superusers' MFA asks for it), forgotten password, the superuser's and
-// the public confirm pages the account mails link to, and placeholders for
-// the screens still to come. Each returns {title, node}.
+// the public confirm pages the account mails link to. Each returns {title,
+// node}.
 
 import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
 import { busy, h, message } from './dom.js';
+import { clearErrors, field, showErrors } from './forms.js';
 
 const superusers = '_superusers';
 const invalidToken = 'Invalid or expired token.';
@@ -12,67 +13,34 @@ const invalidToken = 'Invalid or expired token.';
 // their way.
 const guest = { guest: true };
 
-// form builds a <form> of labelled fields, each followed by the element
-// that shows its error (err-<name>, the input's aria-describedby), and a
-// submit button. On submit, with the button busy, it calls
-// onSubmit(values, show) and shows an APIError it throws: each field's
-// message next to the field, the rest in an alert before the button.
+// form builds a <form> of labelled fields (see field) and a submit
+// button. On submit, with the button busy, it calls onSubmit(values, show)
+// and shows an APIError it throws: each field's message next to the field,
+// the rest in an alert before the button.
 function form({ fields, submit, onSubmit }) {
-  const inputs = {};
-  const rows = fields.map((f) => {
-    const id = `f-${f.name}`;
-    const input = h('input', {
-      id, name: f.name, type: f.type || 'text', autocomplete: f.autocomplete, required: true,
-      inputmode: f.inputmode, 'aria-describedby': `err-${f.name}`,
-    });
-    inputs[f.name] = input;
-    return h('div', { class: 'field' },
-      h('label', { for: id }, f.label), input, h('p', { id: `err-${f.name}`, class: 'field-error' }));
-  });
+  const built = fields.map((f) => field(f.name, f.label, {
+    type: f.type, attrs: { autocomplete: f.autocomplete, required: true, inputmode: f.inputmode },
+  }));
+  const inputs = Object.fromEntries(built.map((f) => [f.key, f.input]));
   const button = h('button', { type: 'submit' }, submit);
   const slot = h('div', { class: 'messages' });
-  const el = h('form', { novalidate: true }, rows, slot, h('div', null, button));
+  const el = h('form', { novalidate: true }, built.map((f) => f.row), slot, h('div', null, button));
   const show = (node) => slot.replaceChildren(...(node ? [node] : []));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
     show(null);
-    for (const [name, input] of Object.entries(inputs)) {
-      input.removeAttribute('aria-invalid');
-      document.getElementById(`err-${name}`).textContent = '';
-    }
+    clearErrors(built);
     const values = Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, v.value]));
     await busy(button, async () => {
       try {
         await onSubmit(values, show);
       } catch (err) {
-        show(errorAlert(err, inputs));
-        const bad = el.querySelector('[aria-invalid="true"]');
-        if (bad) bad.focus();
+        show(showErrors(err, built));
       }
     });
   });
   return { el, inputs, show };
-}
-
-// errorAlert puts the field errors of err next to their inputs and returns
-// the alert with its message, followed by the messages of fields that have
-// no input here (such as token).
-function errorAlert(err, inputs = {}) {
-  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
-  const rest = [];
-  for (const name of Object.keys(err.data)) {
-    const text = err.fieldMessage(name);
-    if (!text) continue;
-    const input = inputs[name];
-    if (input) {
-      input.setAttribute('aria-invalid', 'true');
-      document.getElementById(`err-${name}`).textContent = text;
-    } else {
-      rest.push(text);
-    }
-  }
-  return message('alert', [err.message, ...rest].join(' '));
 }
 
 // finish replaces a form whose request succeeded with its status message
@@ -199,7 +167,7 @@ export function confirmVerification(token) {
   const slot = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Verifying…'));
   api('POST', collectionPath(col, 'confirm-verification'), { token }, guest).then(
     () => slot.replaceChildren(message('status', 'Your email has been verified.')),
-    (err) => slot.replaceChildren(errorAlert(err)),
+    (err) => slot.replaceChildren(showErrors(err, [])),
   ).finally(() => slot.removeAttribute('aria-busy'));
   return page('Email verification', slot);
 }
@@ -220,9 +188,4 @@ export function confirmEmailChange(token) {
     ? h('p', { class: 'hint' }, 'Type your password to change your email address to ', h('strong', null, p.newEmail), '.')
     : null;
   return page('Confirm new email', to, f.el);
-}
-
-// placeholder is a screen of a later version.
-export function placeholder(title) {
-  return { title, node: h('main', { class: 'page' }, h('h1', { tabindex: '-1' }, title), h('p', null, 'Not in this version yet.')) };
 }

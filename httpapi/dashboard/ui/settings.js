@@ -6,8 +6,9 @@
 // nested like the body: data.smtp.host) show next to their field, in the
 // element err-<dotted key>.
 
-import { api, APIError } from './api.js';
-import { busy, h, message } from './dom.js';
+import { api } from './api.js';
+import { busy, h, message, stylesheet } from './dom.js';
+import { clearErrors, field, showErrors } from './forms.js';
 
 // The templates POST /api/settings/test/email can send.
 const templates = [
@@ -18,83 +19,21 @@ const templates = [
   ['login-alert', 'Login alert'],
 ];
 
-// stylesheet adds settings.css to the document once.
-function stylesheet() {
-  if (document.getElementById('settings-css')) return;
-  document.head.append(h('link', { id: 'settings-css', rel: 'stylesheet', href: new URL('settings.css', import.meta.url).pathname }));
-}
-
-// field returns a labelled input (or select, with options [[value, text]])
-// named by its dotted key, with its error element after it.
-function field(key, label, type, opts = {}) {
-  const attrs = { id: `f-${key}`, name: key, 'aria-describedby': `err-${key}`, ...opts.attrs };
-  let input;
-  if (type === 'select') {
-    input = h('select', attrs, opts.options.map(([v, t]) => h('option', { value: v }, t)));
-  } else {
-    input = h('input', { ...attrs, type, step: type === 'number' ? 1 : null });
-  }
-  const err = h('p', { id: `err-${key}`, class: 'field-error' });
-  const check = type === 'checkbox';
-  const row = h('div', { class: check ? 'field check' : 'field' },
-    check ? [input, h('label', { for: input.id }, label)] : [h('label', { for: input.id }, label), input], err);
-  return { row, input };
-}
-
-// flatten returns the envelope's field errors as dotted key -> message.
-function flatten(data, prefix = '', out = {}) {
-  for (const [k, v] of Object.entries(data || {})) {
-    if (!v || typeof v !== 'object') continue;
-    const key = prefix + k;
-    if (typeof v.message === 'string' && typeof v.code === 'string') out[key] = v.message;
-    else flatten(v, key + '.', out);
-  }
-  return out;
-}
-
-// clearErrors empties the field errors of form.
-function clearErrors(form) {
-  for (const p of form.querySelectorAll('.field-error')) p.textContent = '';
-  for (const i of form.querySelectorAll('[aria-invalid]')) i.removeAttribute('aria-invalid');
-}
-
-// showError puts err's field errors next to their fields in form (those
-// without a field join the alert) and returns the alert.
-function showError(form, err) {
-  if (!(err instanceof APIError)) return message('alert', String(err && err.message ? err.message : err));
-  const rest = [];
-  let first = null;
-  for (const [key, msg] of Object.entries(flatten(err.data))) {
-    const p = form.querySelector(`[id="err-${CSS.escape(key)}"]`);
-    const input = form.querySelector(`[id="f-${CSS.escape(key)}"]`);
-    if (!p) {
-      rest.push(`${key}: ${msg}`);
-      continue;
-    }
-    p.textContent = msg;
-    if (input) {
-      input.setAttribute('aria-invalid', 'true');
-      first = first || input;
-    }
-  }
-  if (first) first.focus();
-  return message('alert', [err.message, ...rest].join(' '));
-}
-
 // submitter wires form's submit to send() (which returns the status text)
-// with the busy button and the messages in slot.
-function submitter(form, button, slot, send) {
+// with the busy button and the messages in slot; fields() returns the
+// form's fields (built by field), whose errors show next to them.
+function submitter(form, button, slot, fields, send) {
   const run = () => busy(button, async () => {
     try {
       slot.replaceChildren(message('status', await send()));
     } catch (err) {
-      slot.replaceChildren(showError(form, err));
+      slot.replaceChildren(showErrors(err, fields()));
     }
   });
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    clearErrors(form);
+    clearErrors(fields());
     slot.replaceChildren();
     run();
   });
@@ -103,7 +42,7 @@ function submitter(form, button, slot, send) {
 // page builds a screen: its heading, and forms loaded from GET
 // /api/settings by load(settings).
 function page(title, cls, forms, load) {
-  stylesheet();
+  stylesheet('settings.css');
   const alert = h('div', { class: 'messages' });
   const node = h('main', { class: `page settings ${cls}` },
     h('h1', { tabindex: '-1' }, title),
@@ -121,14 +60,15 @@ function section(id, title, ...children) {
   return h('section', { 'aria-labelledby': id }, h('h2', { id }, title), children);
 }
 
-// ruleRow returns the inputs of rate limit rule i, with a Remove button.
+// ruleRow returns the inputs of rate limit rule i, with a Remove button:
+// {el, fields, value}.
 function ruleRow(i, rule, onRemove) {
   const k = `rateLimits.rules.${i}`;
   const f = {
-    label: field(`${k}.label`, 'Label', 'text', { attrs: { placeholder: '*:auth or /api/' } }),
-    audience: field(`${k}.audience`, 'Audience', 'select', { options: [['', 'All'], ['@guest', 'Guests'], ['@auth', 'Authenticated']] }),
-    maxRequests: field(`${k}.maxRequests`, 'Max requests', 'number', { attrs: { min: 1 } }),
-    duration: field(`${k}.duration`, 'Per seconds', 'number', { attrs: { min: 1 } }),
+    label: field(`${k}.label`, 'Label', { attrs: { placeholder: '*:auth or /api/' } }),
+    audience: field(`${k}.audience`, 'Audience', { type: 'select', options: [['', 'All'], ['@guest', 'Guests'], ['@auth', 'Authenticated']] }),
+    maxRequests: field(`${k}.maxRequests`, 'Max requests', { type: 'number', attrs: { step: 1, min: 1 } }),
+    duration: field(`${k}.duration`, 'Per seconds', { type: 'number', attrs: { step: 1, min: 1 } }),
   };
   f.label.input.value = rule.label || '';
   f.audience.input.value = rule.audience || '';
@@ -143,12 +83,13 @@ function ruleRow(i, rule, onRemove) {
     maxRequests: Number(f.maxRequests.input.value),
     duration: Number(f.duration.input.value),
   });
-  return { el, value };
+  return { el, fields: Object.values(f), value };
 }
 
-// rateLimits is the rules editor: rows, "Add rule", and value().
+// rateLimits is the rules editor: rows, "Add rule", value() and fields()
+// (those of the switch and of the rules shown now).
 function rateLimits() {
-  const enabled = field('rateLimits.enabled', 'Enable rate limiting', 'checkbox');
+  const enabled = field('rateLimits.enabled', 'Enable rate limiting', { type: 'checkbox' });
   const list = h('div', { class: 'rules' });
   let rules = [];
   const draw = (values) => {
@@ -169,15 +110,16 @@ function rateLimits() {
       draw(Array.isArray(rl.rules) ? rl.rules : []);
     },
     value: () => ({ enabled: enabled.input.checked, rules: rules.map((x) => x.value()) }),
+    fields: () => [enabled, ...rules.flatMap((r) => r.fields)],
   };
 }
 
 // appSettings is #/settings: application, trusted proxy, rate limits.
 export function appSettings() {
-  const name = field('meta.appName', 'Application name', 'text', { attrs: { autocomplete: 'off' } });
-  const url = field('meta.appURL', 'Application URL', 'url', { attrs: { autocomplete: 'off' } });
-  const headers = field('trustedProxy.headers', 'Trusted proxy headers (comma separated, e.g. X-Forwarded-For)', 'text');
-  const leftmost = field('trustedProxy.useLeftmostIP', 'Use the leftmost IP of the header (else the rightmost)', 'checkbox');
+  const name = field('meta.appName', 'Application name', { attrs: { autocomplete: 'off' } });
+  const url = field('meta.appURL', 'Application URL', { type: 'url', attrs: { autocomplete: 'off' } });
+  const headers = field('trustedProxy.headers', 'Trusted proxy headers (comma separated, e.g. X-Forwarded-For)');
+  const leftmost = field('trustedProxy.useLeftmostIP', 'Use the leftmost IP of the header (else the rightmost)', { type: 'checkbox' });
   const limits = rateLimits();
   const button = h('button', { type: 'submit' }, 'Save changes');
   const slot = h('div', { class: 'messages' });
@@ -195,7 +137,7 @@ export function appSettings() {
     leftmost.input.checked = !!proxy.useLeftmostIP;
     limits.fill(v.rateLimits || {});
   };
-  submitter(form, button, slot, async () => {
+  submitter(form, button, slot, () => [name, url, headers, leftmost, ...limits.fields()], async () => {
     const body = {
       meta: { appName: name.input.value.trim(), appURL: url.input.value.trim() },
       trustedProxy: {
@@ -213,16 +155,16 @@ export function appSettings() {
 // mailForm is the sender and SMTP form of #/settings/mail.
 function mailForm() {
   const f = {
-    senderName: field('meta.senderName', 'Sender name', 'text'),
-    senderAddress: field('meta.senderAddress', 'Sender address', 'email'),
-    enabled: field('smtp.enabled', 'Use an SMTP server (else mails stay in the outbox)', 'checkbox'),
-    host: field('smtp.host', 'SMTP server host', 'text'),
-    port: field('smtp.port', 'Port', 'number', { attrs: { min: 0 } }),
-    username: field('smtp.username', 'Username', 'text', { attrs: { autocomplete: 'off' } }),
-    password: field('smtp.password', 'Password', 'password', { attrs: { autocomplete: 'new-password', placeholder: 'Unchanged (leave empty to keep)' } }),
-    authMethod: field('smtp.authMethod', 'Authentication method', 'select', { options: [['PLAIN', 'PLAIN (default)'], ['LOGIN', 'LOGIN']] }),
-    tls: field('smtp.tls', 'Use TLS from the start (else STARTTLS when offered)', 'checkbox'),
-    localName: field('smtp.localName', 'EHLO/HELO domain (optional)', 'text'),
+    senderName: field('meta.senderName', 'Sender name'),
+    senderAddress: field('meta.senderAddress', 'Sender address', { type: 'email' }),
+    enabled: field('smtp.enabled', 'Use an SMTP server (else mails stay in the outbox)', { type: 'checkbox' }),
+    host: field('smtp.host', 'SMTP server host'),
+    port: field('smtp.port', 'Port', { type: 'number', attrs: { step: 1, min: 0 } }),
+    username: field('smtp.username', 'Username', { attrs: { autocomplete: 'off' } }),
+    password: field('smtp.password', 'Password', { type: 'password', attrs: { autocomplete: 'new-password', placeholder: 'Unchanged (leave empty to keep)' } }),
+    authMethod: field('smtp.authMethod', 'Authentication method', { type: 'select', options: [['PLAIN', 'PLAIN (default)'], ['LOGIN', 'LOGIN']] }),
+    tls: field('smtp.tls', 'Use TLS from the start (else STARTTLS when offered)', { type: 'checkbox' }),
+    localName: field('smtp.localName', 'EHLO/HELO domain (optional)'),
   };
   const button = h('button', { type: 'submit' }, 'Save changes');
   const slot = h('div', { class: 'messages' });
@@ -244,7 +186,7 @@ function mailForm() {
     f.tls.input.checked = !!smtp.tls;
     f.localName.input.value = smtp.localName || '';
   };
-  submitter(form, button, slot, async () => {
+  submitter(form, button, slot, () => Object.values(f), async () => {
     const smtp = {
       enabled: f.enabled.input.checked,
       host: f.host.input.value.trim(),
@@ -265,15 +207,15 @@ function mailForm() {
 
 // testEmailForm is "Send test email": a recipient and a template.
 function testEmailForm() {
-  const email = field('email', 'Send to', 'email', { attrs: { autocomplete: 'email' } });
-  const template = field('template', 'Template', 'select', { options: templates });
+  const email = field('email', 'Send to', { type: 'email', attrs: { autocomplete: 'email' } });
+  const template = field('template', 'Template', { type: 'select', options: templates });
   const button = h('button', { type: 'submit' }, 'Send test email');
   const slot = h('div', { class: 'messages' });
   const form = h('form', { novalidate: true },
     section('test-h', 'Send a test email', h('p', { class: 'hint' }, 'Save the settings first: the test uses the saved ones.'),
       email.row, template.row),
     slot, h('div', null, button));
-  submitter(form, button, slot, async () => {
+  submitter(form, button, slot, () => [email, template], async () => {
     await api('POST', '/api/settings/test/email', { email: email.input.value.trim(), template: template.input.value });
     return 'The test email was sent.';
   });
