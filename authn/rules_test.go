@@ -334,4 +334,25 @@ func TestAuthFieldRules(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(s2, "banned back", true, false)
+
+	// A field only another auth collection has: the rule holds for its
+	// records until that collection is deleted, then for no one.
+	crew, err := s2.CreateCollection(input(t, `{"name":"crew","type":"auth","fields":[{"name":"rank","type":"number"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff, err := s2.UpdateCollection(mustCollection(t, s2, "staff"), input(t, `{"updateRule":"@request.auth.rank > 1"}`))
+	if err != nil {
+		t.Fatalf("a rule naming a field of another auth collection: %v", err)
+	}
+	captain := &Request{Auth: &Record{ID: "c1", Fields: map[string]any{"rank": float64(3)}}, AuthCollection: crew}
+	if !s2.RuleAllows(staff, RuleUpdate, &Record{ID: "r1"}, captain) {
+		t.Error("rank 3 of crew does not pass @request.auth.rank > 1")
+	}
+	if err := s2.DeleteCollection(crew); err != nil {
+		t.Fatal(err)
+	}
+	if s2.RuleAllows(staff, RuleUpdate, &Record{ID: "r1"}, captain) {
+		t.Error("@request.auth.rank > 1 still holds once no auth collection has rank")
+	}
 }
