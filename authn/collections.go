@@ -281,7 +281,7 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 	if c.IsAuth() {
 		kinds = append(kinds, RuleAuth, RuleManage)
 	}
-	known := s.authFieldNames(c.ID) // c's own fields as they will be count too
+	known := s.authFieldNames(c.ID) // c's own count as they will be after this save
 	for _, k := range kinds {
 		if err := checkRule(c, c.rule(k), known); err != nil {
 			set(ruleKeys[k], err)

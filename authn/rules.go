@@ -286,7 +286,9 @@ func (rc *apiRuleCache) drop(id string) {
 }
 
 // ErrRule reports a stored rule that cannot be evaluated (a collection
-// stored by another version): it lets nobody but superusers through.
+// stored by another version, or a rule naming an @request.auth field that
+// no auth collection has any more): it lets nobody but superusers
+// through.
 var ErrRule = errors.New("authn: API rule cannot be evaluated")
 
 // bindRequest returns req with its clock set, or an empty guest request.
