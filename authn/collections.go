@@ -281,8 +281,9 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 	if c.IsAuth() {
 		kinds = append(kinds, RuleAuth, RuleManage)
 	}
+	known := s.authFieldNames(c.ID) // c's own count as they will be after this save
 	for _, k := range kinds {
-		if err := checkRule(c, c.rule(k)); err != nil {
+		if err := checkRule(c, c.rule(k), known); err != nil {
 			set(ruleKeys[k], err)
 		}
 	}
@@ -295,7 +296,7 @@ func (s *Store) collectionErrors(errs validation.Errors, c, old *Collection) {
 			set("manageRule", validation.NilOrNotEmpty())
 		}
 		aerrs := validation.Errors{}
-		validateAuthOptions(c, aerrs)
+		validateAuthOptions(c, aerrs, known)
 		for key, e := range aerrs {
 			if m, ok := errs[key].(validation.Errors); ok {
 				for k, v := range e.(validation.Errors) {
@@ -330,7 +331,7 @@ func validateFields(fields []Field) validation.Errors {
 	return errs
 }
 
-func validateAuthOptions(c *Collection, errs validation.Errors) {
+func validateAuthOptions(c *Collection, errs validation.Errors, known authFields) {
 	o := c.AuthOptions
 	sub := errs.Sub
 	if o.PasswordAuth.Enabled {
@@ -367,7 +368,7 @@ func validateAuthOptions(c *Collection, errs validation.Errors) {
 	// The rule is checked whether or not MFA is on, as PocketBase
 	// does, against the fields the collection will have after this save:
 	// a change of fields that would break the rule is refused with it.
-	if e := checkRule(c, &o.MFA.Rule); e != nil {
+	if e := checkRule(c, &o.MFA.Rule, known); e != nil {
 		sub("mfa")["rule"] = e
 	}
 	validateProviders(&o.OAuth2, errs)

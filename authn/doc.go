@@ -60,14 +60,19 @@
 //
 // The rules of a collection (listRule … deleteRule, authRule, manageRule)
 // are null (superusers only), "" (anyone) or a filter of package
-// filterlang over a record and a Request: the record's non-hidden fields
-// and @request.auth/body/query/headers/method/context, bound per
-// evaluation as PocketBase binds request values (filterlang's Param
-// fields), with the date macros taken at the request's time. Joins
-// (@collection.*, a related record's fields) are not supported and are
-// refused at save, like a rule naming an unknown or hidden field. Each
-// stored version of a collection has its rules, and its mfa.rule, compiled
-// once (on save and at start); RuleAllows and FilterByRule evaluate them.
+// filterlang over a record and a Request: the record's fields and
+// @request.auth/body/query/headers/method/context, bound per evaluation as
+// PocketBase binds request values (filterlang's Param fields), with the
+// date macros taken at the request's time. Hidden fields are read, of the
+// record and of @request.auth, as PocketBase's rules read them; password
+// and tokenKey never. Joins (@collection.*, a related record's fields) are
+// not supported and are refused at save, like a rule naming an unknown
+// field, password, tokenKey, or an @request.auth field that no auth
+// collection of the store has. Each stored version of a collection has its
+// rules, and its mfa.rule, compiled once (on save and at start) and again
+// when the auth collections' field names change, so that a rule whose
+// @request.auth field has gone from all of them lets nobody through;
+// RuleAllows and FilterByRule evaluate them.
 //
 // # One-time passwords and MFA
 //

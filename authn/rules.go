@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,8 +114,9 @@ func (q *Request) macro(name string) filterlang.Value {
 
 // authValue returns the value of field name (lowercased with lower) of
 // the signed-in record, computed once: NULL for guests and for a field its
-// collection lacks or hides, as PocketBase resolves a missing @request.*
-// field.
+// collection lacks, as PocketBase resolves a missing @request.* field. A
+// hidden field is read like any other, as PocketBase's rules read it
+// (authField never lets password or tokenKey this far).
 func (q *Request) authValue(name string, lower bool) filterlang.Value {
 	key := name
 	if lower {
@@ -125,7 +127,7 @@ func (q *Request) authValue(name string, lower bool) filterlang.Value {
 	}
 	var v filterlang.Value
 	if q.Auth != nil && q.AuthCollection != nil {
-		if f := q.AuthCollection.Field(name); f != nil && !f.Hidden {
+		if f := q.AuthCollection.Field(name); f != nil {
 			v = recordValue(f, q.Auth)
 			if lower && v.Kind != filterlang.KindNull {
 				v = filterlang.Value{Kind: filterlang.KindString, Str: strings.ToLower(valueText(v))}
@@ -159,28 +161,38 @@ type apiRule struct {
 // apiRuleSet holds the compiled rules of one version of a collection:
 // its API rules and, for an auth collection, its mfa.rule, which
 // PocketBase evaluates like them, against the record signing in and the
-// sign-in's request.
+// sign-in's request. gen is the generation of the auth field names
+// (apiRuleCache.names) they were compiled against.
 type apiRuleSet struct {
 	col   *Collection
+	gen   uint64
 	rules [numRules]apiRule
 	mfa   apiRule
 }
 
-// compileRules compiles every rule of c.
-func compileRules(c *Collection) *apiRuleSet {
+// authFields is a set of field names of auth collections: the names
+// @request.auth.NAME may take besides the plain ones (authPlain). The
+// signed-in record may be of any auth collection, so a name is known if
+// one of them has it; a rule naming one that none has can only be a
+// mistake, and is refused.
+type authFields map[string]bool
+
+// compileRules compiles every rule of c against the auth field names
+// known.
+func compileRules(c *Collection, known authFields) *apiRuleSet {
 	set := &apiRuleSet{col: c}
 	for k := range numRules {
-		set.rules[k] = newAPIRule(c, c.rule(k))
+		set.rules[k] = newAPIRule(c, c.rule(k), known)
 	}
-	set.mfa = newAPIRule(c, c.mfaRule())
+	set.mfa = newAPIRule(c, c.mfaRule(), known)
 	return set
 }
 
 // newAPIRule compiles rule src of c.
-func newAPIRule(c *Collection, src *string) apiRule {
+func newAPIRule(c *Collection, src *string, known authFields) apiRule {
 	r := apiRule{src: src}
 	if src != nil && *src != "" {
-		r.pred, r.err = compileRule(c, *src)
+		r.pred, r.err = compileRule(c, *src, known)
 	}
 	return r
 }
@@ -193,9 +205,10 @@ func ruleText(r *string) string {
 	return *r
 }
 
-// current reports whether set was compiled from c as it stands.
-func (set *apiRuleSet) current(c *Collection) bool {
-	if set.col != c {
+// current reports whether set was compiled from c as it stands, against
+// the auth field names of generation gen.
+func (set *apiRuleSet) current(c *Collection, gen uint64) bool {
+	if set.col != c || set.gen != gen {
 		return false
 	}
 	for k := range numRules {
@@ -208,21 +221,56 @@ func (set *apiRuleSet) current(c *Collection) bool {
 
 // apiRuleCache holds the compiled API rules of each auth collection, by
 // id: compiled when a collection is stored (on save and at start) and
-// used only for the very *Collection they were compiled from.
+// used only for the very *Collection they were compiled from, and only
+// while the auth collections' field names are those they were compiled
+// against. When those change (a field or an auth collection is removed),
+// every set is compiled again on its next use, so that a stored rule
+// naming an @request.auth field that no auth collection has any more
+// stops compiling and lets nobody through (ErrRule) instead of reading
+// it as NULL, which "@request.auth.banned != true" would pass.
 type apiRuleCache struct {
-	mu sync.Mutex
-	m  map[string]*apiRuleSet
+	mu    sync.Mutex
+	m     map[string]*apiRuleSet
+	names authFields // of the store's auth collections, as last set
+	gen   uint64     // bumped whenever names changes
+}
+
+// setNames records the field names of the store's auth collections.
+func (rc *apiRuleCache) setNames(names authFields) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if !maps.Equal(rc.names, names) {
+		rc.names = names
+		rc.gen++
+	}
+}
+
+// authFieldNames returns the field names of the store's auth collections
+// (_superusers included) but the one of id except (a collection being
+// saved, whose new fields compileRule adds). The caller holds s.mu.
+func (s *Store) authFieldNames(except string) authFields {
+	names := authFields{}
+	for id, c := range s.cols {
+		if id == except || !c.IsAuth() {
+			continue
+		}
+		for _, f := range c.Fields {
+			names[f.Name] = true
+		}
+	}
+	return names
 }
 
 // get returns the compiled rules of c, compiling them if c is not the
-// version stored.
+// version stored or the auth field names changed since.
 func (rc *apiRuleCache) get(c *Collection) *apiRuleSet {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if set, ok := rc.m[c.ID]; ok && set.current(c) {
+	if set, ok := rc.m[c.ID]; ok && set.current(c, rc.gen) {
 		return set
 	}
-	set := compileRules(c)
+	set := compileRules(c, rc.names)
+	set.gen = rc.gen
 	if rc.m == nil {
 		rc.m = map[string]*apiRuleSet{}
 	}
@@ -238,7 +286,9 @@ func (rc *apiRuleCache) drop(id string) {
 }
 
 // ErrRule reports a stored rule that cannot be evaluated (a collection
-// stored by another version): it lets nobody but superusers through.
+// stored by another version, or a rule naming an @request.auth field that
+// no auth collection has any more): it lets nobody but superusers
+// through.
 var ErrRule = errors.New("authn: API rule cannot be evaluated")
 
 // bindRequest returns req with its clock set, or an empty guest request.
@@ -290,16 +340,18 @@ func (s *Store) FilterByRule(c *Collection, kind RuleKind, recs []*Record, req *
 	return out
 }
 
-// compileRule parses and compiles rule src of c. Its errors are
+// compileRule parses and compiles rule src of c, with known the field
+// names of the other auth collections (c's own count too). Its errors are
 // *filterlang.SyntaxError values, with the refusals of what strongbox
 // does not evaluate (joins) in their words.
-func compileRule(c *Collection, src string) (filterlang.Predicate[ruleSubject], error) {
+func compileRule(c *Collection, src string, known authFields) (filterlang.Predicate[ruleSubject], error) {
 	e, err := filterlang.Parse(src)
 	if err != nil {
 		return nil, err
 	}
 	var why string
-	pred, err := filterlang.Compile(e, ruleResolver(c, &why), filterlang.Options{ParamMacros: true})
+	authKnown := func(name string) bool { return known[name] || (c.IsAuth() && c.Field(name) != nil) }
+	pred, err := filterlang.Compile(e, ruleResolver(c, authKnown, &why), filterlang.Options{ParamMacros: true})
 	if se, ok := errors.AsType[*filterlang.SyntaxError](err); ok && why != "" {
 		return nil, &filterlang.SyntaxError{Offset: se.Offset, Msg: why}
 	}
@@ -307,13 +359,14 @@ func compileRule(c *Collection, src string) (filterlang.Predicate[ruleSubject], 
 }
 
 // checkRule judges an API rule at save: null and "" are always valid; a
-// filter must compile against c (validation_invalid_rule otherwise, in
+// filter must compile against c, with known the field names of the
+// store's other auth collections (validation_invalid_rule otherwise, in
 // PocketBase's words, saying why).
-func checkRule(c *Collection, r *string) *validation.Error {
+func checkRule(c *Collection, r *string, known authFields) *validation.Error {
 	if r == nil || *r == "" {
 		return nil
 	}
-	if _, err := compileRule(c, *r); err != nil {
+	if _, err := compileRule(c, *r, known); err != nil {
 		if se, ok := errors.AsType[*filterlang.SyntaxError](err); ok {
 			return validation.InvalidRule(fmt.Sprintf("offset %d: %s", se.Offset, se.Msg))
 		}
@@ -330,9 +383,10 @@ const errJoins = "joins are not supported by this server (%q): a rule may name t
 var ruleModifiers = map[string]bool{"isset": true, "length": true, "lower": true, "each": true}
 
 // ruleResolver resolves the identifiers of a rule of c, as PocketBase's
-// record field resolver does; a name it refuses for a reason other than
+// record field resolver does, with authKnown telling the field names
+// some auth collection has; a name it refuses for a reason other than
 // being unknown sets *why.
-func ruleResolver(c *Collection, why *string) filterlang.Resolver[ruleSubject] {
+func ruleResolver(c *Collection, authKnown func(string) bool, why *string) filterlang.Resolver[ruleSubject] {
 	return func(name string) (filterlang.Field[ruleSubject], bool) {
 		if _, ok := filterlang.MacroValue(name, time.Time{}); ok {
 			return param(func(s ruleSubject) filterlang.Value { return s.req.macro(name) }), true
@@ -364,7 +418,7 @@ func ruleResolver(c *Collection, why *string) filterlang.Resolver[ruleSubject] {
 		case strings.HasPrefix(path, "@request.body."):
 			return bodyField(c, path, mod, refuse)
 		case strings.HasPrefix(path, "@request.auth."):
-			return authField(path, mod, refuse)
+			return authField(path, mod, authKnown, refuse)
 		case strings.HasPrefix(name, "@"):
 			return filterlang.Field[ruleSubject]{}, false
 		}
@@ -497,16 +551,21 @@ var authPlain = map[string]func(q *Request) filterlang.Value{
 
 // authField resolves @request.auth.NAME: NULL for guests (whatever the
 // modifier, as in PocketBase); the plain fields as values; any other
-// field as a column of the signed-in record's row, NULL when its
-// collection has no such field or hides it. password and tokenKey are
-// never readable.
-func authField(path, mod string, refuse refusal) (filterlang.Field[ruleSubject], bool) {
+// field as a column of the signed-in record's row, hidden ones too (as
+// PocketBase's rules read them: a superuser wrote the rule), NULL when
+// its collection has no such field. password and tokenKey are never
+// readable, and a name that is no field of any auth collection
+// (authKnown) is refused, where PocketBase reads it as NULL.
+func authField(path, mod string, authKnown func(string) bool, refuse refusal) (filterlang.Field[ruleSubject], bool) {
 	name := strings.TrimPrefix(path, "@request.auth.")
 	if strings.Contains(name, ".") {
 		return refuse(errJoins, path)
 	}
 	if name == "password" || name == "tokenKey" {
 		return refuse("field %q is hidden and cannot be used in a rule", path)
+	}
+	if _, plain := authPlain[name]; !plain && !authKnown(name) {
+		return refuse("unknown field %q: no auth collection has a field %q", path, name)
 	}
 	guest := func(q *Request) bool { return q.Auth == nil || q.AuthCollection == nil }
 	if get, ok := authPlain[name]; ok && mod == "" {
@@ -523,10 +582,11 @@ func authField(path, mod string, refuse refusal) (filterlang.Field[ruleSubject],
 	}}, true
 }
 
-// ownField resolves a field of the record: a column (see recordField);
-// :lower its text lowercased, with no type affinity; :length of a file
-// field its number of files; :isset is ignored, as PocketBase ignores it
-// on a record's own field.
+// ownField resolves a field of the record: a column (see recordField),
+// hidden ones too, as PocketBase's rules read them (only password and
+// tokenKey are refused); :lower its text lowercased, with no type
+// affinity; :length of a file field its number of files; :isset is
+// ignored, as PocketBase ignores it on a record's own field.
 func ownField(c *Collection, path, mod string, refuse refusal) (filterlang.Field[ruleSubject], bool) {
 	first, _, nested := strings.Cut(path, ".")
 	f := c.Field(first)
@@ -535,7 +595,7 @@ func ownField(c *Collection, path, mod string, refuse refusal) (filterlang.Field
 		return filterlang.Field[ruleSubject]{}, false
 	case nested:
 		return refuse(errJoins, path)
-	case f.Hidden || f.Name == "password" || f.Name == "tokenKey":
+	case f.Name == "password" || f.Name == "tokenKey":
 		return refuse("field %q is hidden and cannot be used in a rule", path)
 	}
 	col, ok := recordField(f, subjectRecord)
@@ -558,8 +618,8 @@ func ownField(c *Collection, path, mod string, refuse refusal) (filterlang.Field
 	return col, true
 }
 
-// recordField returns the getter of field f, which is not hidden, of the
-// record rec returns for a subject S, as a column. An unset custom field
+// recordField returns the getter of field f (not password or tokenKey) of
+// the record rec returns for a subject S, as a column. An unset custom field
 // reads as its type's zero value, as PocketBase's row holds it (empty
 // text, number 0, bool false), never as NULL.
 func recordField[S any](f *Field, rec func(S) *Record) (filterlang.Field[S], bool) {

@@ -1,6 +1,7 @@
 package authn
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -24,12 +25,14 @@ func ruleTestCollection(t *testing.T) *Collection {
 	return c
 }
 
-// TestCheckRule: every filter over the record's own fields and the
-// request compiles; what names an unknown or hidden field, a join or an
+// TestCheckRule: every filter over the record's own fields (hidden ones
+// too) and the request compiles; what names an unknown field, password or
+// tokenKey, an @request.auth field no auth collection has, a join or an
 // unknown modifier is validation_invalid_rule saying so.
 func TestCheckRule(t *testing.T) {
 	c := ruleTestCollection(t)
 	str := func(s string) *string { return &s }
+	others := authFields{"level": true} // a field of another auth collection
 	for _, tt := range []struct {
 		rule *string
 		code string // "" = accepted
@@ -55,8 +58,16 @@ func TestCheckRule(t *testing.T) {
 		{str("nofield = 1"), validation.CodeInvalidRule, `unknown field "nofield"`},
 		{str("password = ''"), validation.CodeInvalidRule, `"password" is hidden`},
 		{str("tokenKey = ''"), validation.CodeInvalidRule, `"tokenKey" is hidden`},
-		{str("secret = ''"), validation.CodeInvalidRule, `"secret" is hidden`},
+		{str("secret = ''"), "", ""}, // hidden fields may be read by a rule, as in PocketBase
+		{str("@request.auth.secret = 's' && @request.auth.secret:lower != 'x'"), "", ""},
+		{str("@request.auth.level > 3"), "", ""},
+		{str("@request.auth.emailVisibility = true && @request.auth.created > @yesterday"), "", ""},
 		{str("@request.auth.tokenKey = ''"), validation.CodeInvalidRule, "hidden"},
+		{str("@request.auth.password != ''"), validation.CodeInvalidRule, "hidden"},
+		{str("id != '' && @request.auth.nosuch = 1"), validation.CodeInvalidRule,
+			`offset 12: unknown field "@request.auth.nosuch": no auth collection has a field "nosuch"`},
+		{str("@request.auth.nosuch:lower = 'x'"), validation.CodeInvalidRule, "no auth collection has a field"},
+		{str("@request.auth.nosuch:isset = true"), validation.CodeInvalidRule, "no auth collection has a field"},
 		{str("@collection.users.id = id"), validation.CodeInvalidRule, "joins are not supported"},
 		{str("name.id = 'x'"), validation.CodeInvalidRule, "joins are not supported"},
 		{str("@request.auth.name.id = 'x'"), validation.CodeInvalidRule, "joins are not supported"},
@@ -69,7 +80,7 @@ func TestCheckRule(t *testing.T) {
 		if tt.rule != nil {
 			name = *tt.rule
 		}
-		e := checkRule(c, tt.rule)
+		e := checkRule(c, tt.rule, others)
 		switch {
 		case tt.code == "" && e != nil:
 			t.Errorf("checkRule(%s) = %v, want accepted", name, e)
@@ -113,7 +124,12 @@ func TestRuleEval(t *testing.T) {
 		{"@request.auth.admin = true", rec, signedIn(other), true},
 		{"@request.auth.admin = true", rec, signedIn(rec), false},
 		{"@request.auth.name:lower = 'ann'", rec, signedIn(other), true},
-		{"@request.auth.secret = 's'", rec, signedIn(rec), false}, // hidden: NULL
+		{"@request.auth.secret = 's'", rec, signedIn(rec), true}, // hidden fields are read, as in PocketBase
+		{"@request.auth.secret != 's'", rec, signedIn(rec), false},
+		{"@request.auth.secret = 's'", rec, signedIn(other), false},
+		{"@request.auth.secret != 's'", rec, guest, true}, // NULL for guests, which != passes (PocketBase: NULL IS NOT)
+		{"secret = 's'", rec, guest, true},
+		{"secret = 's'", other, guest, false},
 		{"@request.auth.email = 'ann@example.com'", rec, signedIn(other), true},
 		{"verified = true", rec, guest, true},
 		{"verified = true", other, guest, false},
@@ -212,7 +228,7 @@ func FuzzRule(f *testing.F) {
 		if c.ID == "" {
 			c = ruleTestCollection(t)
 		}
-		e := checkRule(c, &rule)
+		e := checkRule(c, &rule, nil)
 		if e != nil {
 			if e.Code != validation.CodeInvalidRule {
 				t.Fatalf("checkRule(%q) = %v", rule, e)
@@ -229,4 +245,114 @@ func FuzzRule(f *testing.F) {
 			s.RuleAllows(&n, RuleList, rec, req)
 		}
 	})
+}
+
+// TestAuthFieldRules: a rule may name @request.auth.NAME only if some
+// auth collection of the store has a field NAME (validation_invalid_rule
+// at save otherwise); a hidden field is read (a banned member fails
+// "@request.auth.banned != true"); and a stored rule whose field has
+// since gone from every auth collection lets nobody through, after a
+// restart too, until the field is back.
+func TestAuthFieldRules(t *testing.T) {
+	s, clk, path := newTestStore(t)
+	const rule = `{"name":"staff","type":"auth","listRule":"@request.auth.banned != true"}`
+	wantRefused := func(err error, key, msg string) {
+		t.Helper()
+		ce, _ := errors.AsType[validation.Errors](err)
+		e, _ := ce[key].(*validation.Error)
+		if e == nil || e.Code != validation.CodeInvalidRule || !strings.Contains(e.Message, msg) {
+			t.Errorf("save: %v, want %s %s mentioning %q", err, key, validation.CodeInvalidRule, msg)
+		}
+	}
+	_, err := s.CreateCollection(input(t, rule))
+	wantRefused(err, "listRule", `unknown field "@request.auth.banned": no auth collection has a field "banned"`)
+
+	// The bodies that give users its fields as they are and a hidden bool
+	// banned, or without it.
+	fields := func(c *Collection, banned bool) CollectionInput {
+		var fs []any
+		for _, f := range c.Fields {
+			if f.Name != "banned" {
+				fs = append(fs, f)
+			}
+		}
+		if banned {
+			fs = append(fs, map[string]any{"name": "banned", "type": FieldBool, "hidden": true})
+		}
+		return CollectionInput{Values: map[string]any{"fields": fs}}
+	}
+	withBanned := func(s *Store) CollectionInput { return fields(mustCollection(t, s, UsersName), true) }
+	without := func(s *Store) CollectionInput { return fields(mustCollection(t, s, UsersName), false) }
+	if _, err := s.UpdateCollection(mustCollection(t, s, UsersName), withBanned(s)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateCollection(input(t, rule)); err != nil {
+		t.Fatalf("create staff once users has banned: %v", err)
+	}
+	member := &Record{ID: "m1", Fields: map[string]any{"banned": false}}
+	banned := &Record{ID: "m2", Fields: map[string]any{"banned": true}}
+	check := func(s *Store, when string, wantMember, wantBanned bool) {
+		t.Helper()
+		staff, users := mustCollection(t, s, "staff"), mustCollection(t, s, UsersName)
+		for _, tc := range []struct {
+			who  *Record
+			want bool
+		}{{member, wantMember}, {banned, wantBanned}} {
+			req := &Request{Auth: tc.who, AuthCollection: users}
+			if got := s.RuleAllows(staff, RuleList, &Record{ID: "r1"}, req); got != tc.want {
+				t.Errorf("%s: the rule lets %s (banned %v) through: %v, want %v", when, tc.who.ID, tc.who.Fields["banned"], got, tc.want)
+			}
+		}
+	}
+	check(s, "with banned", true, false)
+
+	// users' own rule names the field: dropping it from users is refused.
+	users, err := s.UpdateCollection(mustCollection(t, s, UsersName), input(t, `{"updateRule":"@request.auth.banned = false"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.UpdateCollection(users, without(s))
+	wantRefused(err, "updateRule", `no auth collection has a field "banned"`)
+	if _, err := s.UpdateCollection(users, input(t, `{"updateRule":"id = @request.auth.id"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// Only staff's rule names it now: the drop is accepted, and the rule
+	// fails closed.
+	if _, err := s.UpdateCollection(mustCollection(t, s, UsersName), without(s)); err != nil {
+		t.Fatalf("drop banned from users: %v", err)
+	}
+	check(s, "banned dropped", false, false)
+	_, err = s.UpdateCollection(mustCollection(t, s, "staff"), input(t, `{"viewRule":""}`))
+	wantRefused(err, "listRule", `no auth collection has a field "banned"`)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := openTestStore(t, path, clk)
+	defer s2.Close()
+	check(s2, "banned dropped, reopened", false, false)
+	if _, err := s2.UpdateCollection(mustCollection(t, s2, UsersName), withBanned(s2)); err != nil {
+		t.Fatal(err)
+	}
+	check(s2, "banned back", true, false)
+
+	// A field only another auth collection has: the rule holds for its
+	// records until that collection is deleted, then for no one.
+	crew, err := s2.CreateCollection(input(t, `{"name":"crew","type":"auth","fields":[{"name":"rank","type":"number"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	staff, err := s2.UpdateCollection(mustCollection(t, s2, "staff"), input(t, `{"updateRule":"@request.auth.rank > 1"}`))
+	if err != nil {
+		t.Fatalf("a rule naming a field of another auth collection: %v", err)
+	}
+	captain := &Request{Auth: &Record{ID: "c1", Fields: map[string]any{"rank": float64(3)}}, AuthCollection: crew}
+	if !s2.RuleAllows(staff, RuleUpdate, &Record{ID: "r1"}, captain) {
+		t.Error("rank 3 of crew does not pass @request.auth.rank > 1")
+	}
+	if err := s2.DeleteCollection(crew); err != nil {
+		t.Fatal(err)
+	}
+	if s2.RuleAllows(staff, RuleUpdate, &Record{ID: "r1"}, captain) {
+		t.Error("@request.auth.rank > 1 still holds once no auth collection has rank")
+	}
 }

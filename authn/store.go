@@ -458,6 +458,7 @@ func (s *Store) apply(o *op, size int64) {
 			s.byEmail[c.ID] = map[string]*Record{}
 		}
 		s.cols[c.ID] = c
+		s.apiRules.setNames(s.authFieldNames(""))
 		s.apiRules.get(c)
 	case "deleteCollection":
 		s.apiRules.drop(o.ID)
@@ -468,6 +469,7 @@ func (s *Store) apply(o *op, size int64) {
 			s.dropRecordAuthState(id)
 		}
 		delete(s.cols, o.ID)
+		s.apiRules.setNames(s.authFieldNames(""))
 		delete(s.byCol, o.ID)
 		s.unsort(o.ID)
 		delete(s.byEmail, o.ID)

@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -95,6 +96,30 @@ var rulesMutators = []mutator{
 			setBody(r, b)
 		}
 	})},
+
+	// hidden values (rules_hidden.go)
+	{"filters-as-superuser", []string{"RULE-FILTER-001", "RULE-FILTER-002"},
+		when(both(ruleRecords, func(r *http.Request) bool { return r.URL.Query().Has("filter") }),
+			func(x *front, w http.ResponseWriter, r *http.Request) { x.forwardAs(r, x.superuser()).write(w) })},
+	{"sorts-as-superuser", []string{"RULE-SORT-001"},
+		when(both(ruleRecords, func(r *http.Request) bool { return r.URL.Query().Has("sort") }),
+			func(x *front, w http.ResponseWriter, r *http.Request) { x.forwardAs(r, x.superuser()).write(w) })},
+	{"rules-hidden-auth-null-update", []string{"RULE-HIDDEN-001"}, when(both(ruleRecords, under(http.MethodPatch, "")),
+		func(x *front, w http.ResponseWriter, r *http.Request) { x.forwardAs(r, x.superuser()).write(w) })},
+	{"rules-hidden-auth-null-list", []string{"RULE-HIDDEN-002"}, editObject(both(ruleRecords, under(http.MethodGet, "")),
+		func(_ *http.Request, m map[string]any) {
+			if _, ok := m["items"]; ok {
+				m["items"], m["totalItems"], m["totalPages"] = []any{}, 0, 0
+			}
+		})},
+	{"rules-own-hidden-refused", []string{"RULE-HIDDEN-003"}, answer(
+		func(r *http.Request) bool {
+			return r.Method == http.MethodPatch && strings.HasPrefix(r.URL.Path, "/api/collections/cf_") &&
+				strings.Contains(fmt.Sprint(bodyJSON(r)["viewRule"]), "cfbanned")
+		},
+		&answered{status: 400, header: http.Header{"Content-Type": {"application/json"}}, body: []byte(`{"data":{"viewRule":` +
+			`{"code":"validation_invalid_rule","message":"Invalid rule. Raw error: field \"cfbanned\" is hidden."}},` +
+			`"message":"Failed to update collection.","status":400}`)})},
 
 	// the auth system collections (records_system.go)
 	{"authorigins-without-fingerprint", []string{"SYSREC-001"}, editRecords(systemRecords("_authOrigins"), func(rec map[string]any) {

@@ -139,6 +139,55 @@ var ruleRequirements = []*Requirement{
 				body["emailVisibility"] = true
 				return expectCreated(ctx, c, fx, nil, body)
 			})),
+
+	// hidden values (issue 29; rules_hidden.go)
+	ruleHiddenReq("RULE-FILTER-001", "a non-superuser's filter comparison naming email holds only where emailVisibility is true",
+		"filters find no hidden email",
+		"On an auth collection with listRule \"\" holding record A (emailVisibility false) and B (emailVisibility true): "+
+			"a guest's list with filter `email = \"<A's email>\"`, `email ~ \"<A's first 9 characters>%\"`, "+
+			"`email ?= \"<A's email>\"` or `email = \"\"` answers 200 with no items (totalItems 0), and with "+
+			"`email != \"x\"`, `email > \"\"` or `email !~ \"zzz\"` 200 listing exactly B (totalItems 1); A signed in "+
+			"gets the same answers, its own email included; a superuser's `email = \"<A's email>\"` lists exactly A and "+
+			"`email != \"x\"` exactly A and B.",
+		withRuleHiddenCollection(map[string]any{"listRule": ""}, []map[string]any{{"emailVisibility": false}, {"emailVisibility": true}},
+			checkEmailFilters)),
+	ruleHiddenReq("RULE-FILTER-002", "hidden fields are filterable by superusers only",
+		"superusers filter by hidden fields",
+		"On an auth collection with listRule \"\" and a hidden text field cfrole holding A (cfrole \"admin\") and B "+
+			"(cfrole \"member\"): a superuser's list with filter `cfrole = \"admin\"` answers 200 listing exactly A; the "+
+			"same list by a guest and by A signed in answers 400 \""+msgGenericBad+"\".",
+		withRuleHiddenCollection(map[string]any{"listRule": ""}, []map[string]any{{"cfrole": "admin"}, {"cfrole": "member"}},
+			checkHiddenFieldFilter)),
+	ruleHiddenReq("RULE-HIDDEN-001", "rules read the hidden fields of @request.auth",
+		"a rule reads a hidden field of the signed-in record",
+		"On an auth collection with a hidden bool field cfbanned, viewRule \"\" and updateRule "+
+			"`id = @request.auth.id && @request.auth.cfbanned != true`: a record with cfbanned true, signed in, "+
+			"PATCHing its own {\"emailVisibility\":true} answers 404 \""+msgNotFound+"\" and changes nothing (a "+
+			"superuser still reads emailVisibility false); a record with cfbanned false doing the same answers 200.",
+		withRuleHiddenCollection(map[string]any{"viewRule": "", "updateRule": "id = @request.auth.id && @request.auth.cfbanned != true"},
+			[]map[string]any{{"cfbanned": false}, {"cfbanned": true}}, checkHiddenAuthUpdate)),
+	ruleHiddenReq("RULE-HIDDEN-002", "rules read the hidden fields of @request.auth",
+		"a rule matches a hidden role of the signed-in record",
+		"On an auth collection with a hidden text field cfrole and listRule `@request.auth.cfrole = \"admin\"` holding A "+
+			"(cfrole \"admin\") and B (cfrole \"member\"): A signed in lists exactly A and B (200, totalItems 2); B "+
+			"signed in and a guest get 200 with no items (totalItems 0).",
+		withRuleHiddenCollection(map[string]any{"listRule": `@request.auth.cfrole = "admin"`},
+			[]map[string]any{{"cfrole": "admin"}, {"cfrole": "member"}}, checkHiddenAuthList)),
+	ruleHiddenReq("RULE-HIDDEN-003", "a rule may name the record's own hidden fields",
+		"a rule reads the record's own hidden field",
+		"On an auth collection with a hidden bool field cfbanned, a superuser's PATCH of viewRule `cfbanned = false` "+
+			"answers 200; then a guest's GET of a record with cfbanned true answers 404 \""+msgNotFound+"\" and of one "+
+			"with cfbanned false 200 with that record.",
+		withRuleHiddenCollection(nil, []map[string]any{{"cfbanned": false}, {"cfbanned": true}}, checkOwnHiddenRule)),
+	{ID: "RULE-SORT-001", Source: SourceStrongbox,
+		Section: "§1 (records: contract not shown); issue 29; strongbox (for anyone but a superuser a hidden email sorts " +
+			"as \"\"; PocketBase sorts by it, which tells the hidden emails' order)",
+		Name: "sorting tells nothing of hidden emails",
+		Text: "On an auth collection with listRule \"\" holding A and C (emailVisibility false) and B (emailVisibility " +
+			"true): a guest's list with sort=email answers 200 with B last, with sort=-email 200 with B first, and A and C " +
+			"in the same order both times.",
+		Run: withRuleHiddenCollection(map[string]any{"listRule": ""},
+			[]map[string]any{{"emailVisibility": false}, {"emailVisibility": true}, {"emailVisibility": false}}, checkEmailSort)},
 }
 
 // withOperandRule is the Run of a check of an operand: it creates an auth

@@ -23,6 +23,16 @@ import (
 // type affinity, and = and != choose between their forms for an empty
 // (NULL or "") and a non-empty constant by the value each evaluation
 // reads. A Param field on the right of ~ is a pattern, as a constant is.
+//
+// Guard, when set, is a condition joined to every comparison that names
+// the field: such a comparison holds for an entry only if Guard reports
+// true for it, as if "cond" were written "(cond && guard)". For an entry
+// whose Guard is false every comparison naming the field is false,
+// whatever its operator (!=, !~ and the any-of forms included) and
+// whatever the field's value; the rest of the expression is evaluated as
+// usual. This is how PocketBase hides an auth record's email from the
+// filters of non-superusers (the comparison is joined to
+// emailVisibility = TRUE).
 type Field[T any] struct {
 	Type  Type
 	JSON  bool
@@ -30,6 +40,7 @@ type Field[T any] struct {
 	Str   func(T) (string, bool)
 	Num   func(T) (float64, bool)
 	Dyn   func(T) Value
+	Guard func(T) bool
 }
 
 // Resolver maps a field name as written in a filter ("level",
@@ -447,13 +458,41 @@ func (c *compiler[T]) compare(x *Compare) (comparison[T], error) {
 	if err != nil {
 		return comparison[T]{}, err
 	}
+	var k comparison[T]
 	switch x.Op {
 	case Like, NotLike:
-		return comparison[T]{chain: c.like(x, &l, &r)}, nil
+		k = comparison[T]{chain: c.like(x, &l, &r)}
 	case Eq, Neq, Lt, Lte, Gt, Gte:
-		return c.cmp(x, &l, &r), nil
+		k = c.cmp(x, &l, &r)
+	default:
+		return comparison[T]{}, fmt.Errorf("filterlang: compile: invalid comparison operator %v", x.Op)
 	}
-	return comparison[T]{}, fmt.Errorf("filterlang: compile: invalid comparison operator %v", x.Op)
+	return guarded(k, l.guard(), r.guard()), nil
+}
+
+// guard returns the Guard of the operand's field, or nil.
+func (o *operand[T]) guard() func(T) bool {
+	if o.field == nil {
+		return nil
+	}
+	return o.field.Guard
+}
+
+// guarded joins comparison k to the guards of its operands' fields (nil
+// when a side has none): the comparison holds only where they do. It
+// selects with its predicate, the guard first.
+func guarded[T any](k comparison[T], lg, rg func(T) bool) comparison[T] {
+	switch {
+	case lg == nil && rg == nil:
+		return k
+	case lg == nil:
+		lg = rg
+	case rg != nil:
+		l, r := lg, rg
+		lg = func(e T) bool { return l(e) && r(e) }
+	}
+	p, g := k.chain(nil, false), lg
+	return comparison[T]{chain: plain(func(e T) bool { return g(e) && p(e) })}
 }
 
 // plain turns a predicate into a chain builder that joins with a closure.

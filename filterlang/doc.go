@@ -76,7 +76,9 @@
 // With Options.ParamMacros the Resolver is asked before the macros, so
 // that it can bind them per evaluation. A field marked Param (a value
 // bound per evaluation, such as a request's) compares as the constant it
-// holds would, not as a column.
+// holds would, not as a column. A field with a Guard takes part in a
+// comparison only where the guard holds: for any other entry every
+// comparison naming it is false, whatever its operator.
 //
 // Numbers are float64 values. Booleans everywhere are the numbers 1 and 0,
 // as SQLite's JSON_EXTRACT returns them.

@@ -101,19 +101,42 @@ func compareValues(a, b any) int {
 	return 0
 }
 
-// recordFields returns the filterable fields of the records of c.
-func recordFields(c *authn.Collection) map[string]listField[*authn.Record] {
+// recordFields returns the fields of the records of c that a client's
+// filter and sort may name; superuser says whether the caller is one.
+// This is the one place record fields meet client filters, so what
+// follows from who asks is decided here, as PocketBase decides it
+// (core/record_field_resolver_runner.go, allowHiddenFields):
+//   - hidden fields (not password or tokenKey, never filterable) are
+//     there for superusers only; anyone else naming one gets the 400 of an
+//     unknown field;
+//   - for anyone but a superuser, every comparison naming email holds
+//     only for records whose emailVisibility is true, the record's owner
+//     included: PocketBase joins it to "emailVisibility = TRUE", so that
+//     email ~ 'ali%', email != 'x' or email = "" count no hidden email.
+//     Sorting by email puts a hidden one as "" (PocketBase sorts by the
+//     hidden values, which tells their order).
+func recordFields(c *authn.Collection, superuser bool) map[string]listField[*authn.Record] {
 	type R = *authn.Record
+	email := strField(func(r R) string { return r.Email })
+	if !superuser {
+		email.field.Guard = func(r R) bool { return r.EmailVisibility }
+		email.value = func(r R) any {
+			if !r.EmailVisibility {
+				return ""
+			}
+			return r.Email
+		}
+	}
 	m := map[string]listField[R]{
 		"id":              strField(func(r R) string { return r.ID }),
-		"email":           strField(func(r R) string { return r.Email }),
+		"email":           email,
 		"created":         strField(func(r R) string { return authn.Time{Time: r.Created}.String() }),
 		"updated":         strField(func(r R) string { return authn.Time{Time: r.Updated}.String() }),
 		"emailVisibility": numField(func(r R) float64 { return boolNum(r.EmailVisibility) }),
 		"verified":        numField(func(r R) float64 { return boolNum(r.Verified) }),
 	}
 	for _, f := range c.Fields {
-		if f.System || f.Hidden || f.Type == authn.FieldAutodate || f.Type == authn.FieldFile {
+		if f.System || (f.Hidden && !superuser) || f.Type == authn.FieldAutodate || f.Type == authn.FieldFile {
 			continue
 		}
 		name := f.Name

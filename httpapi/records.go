@@ -42,7 +42,7 @@ func (s *Server) handleRecordsList(w http.ResponseWriter, r *http.Request) error
 	if !stateOf(r).isSuperuser() {
 		recs = s.auth.FilterByRule(c, authn.RuleList, recs, req)
 	}
-	if recs, err = filterAndSort(recs, q.Get("filter"), q.Get("sort"), recordFields(c), s.now); err != nil {
+	if recs, err = filterAndSort(recs, q.Get("filter"), q.Get("sort"), recordFields(c, stateOf(r).isSuperuser()), s.now); err != nil {
 		return err
 	}
 	p := pageOf(pg, recs)

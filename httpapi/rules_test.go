@@ -219,6 +219,9 @@ func TestRuleSaveRefusals(t *testing.T) {
 		{`{"viewRule":"name.x = 1"}`, "viewRule", "validation_invalid_rule", `joins are not supported`},
 		{`{"manageRule":""}`, "manageRule", "validation_nil_or_not_empty_required", `Cannot be blank.`},
 		{`{"createRule":"password != ''"}`, "createRule", "validation_invalid_rule", `hidden`},
+		{`{"updateRule":"id = @request.auth.id && @request.auth.nosuch != true"}`, "updateRule", "validation_invalid_rule",
+			`Invalid rule. Raw error: offset 25: unknown field \"@request.auth.nosuch\": no auth collection has a field \"nosuch\".`},
+		{`{"mfa":{"rule":"@request.auth.nosuch:lower = 'x'"}}`, "rule", "validation_invalid_rule", `no auth collection has a field`},
 	} {
 		res := e.do("PATCH", "/api/collections/users", e.su, tt.body)
 		body := string(res.Body)
@@ -235,6 +238,60 @@ func TestHeaderKey(t *testing.T) {
 	} {
 		if got := headerKey(in); got != want {
 			t.Errorf("headerKey(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestRuleHiddenFields: a rule reads hidden fields, of @request.auth and
+// of the record itself, as PocketBase's rules do: a banned member fails
+// "@request.auth.banned != true" (404 on its own update), a hidden role
+// "admin" satisfies a listRule; a rule may name a field of another auth
+// collection (the signed-in record may be of any), but one that no auth
+// collection has is refused at save.
+func TestRuleHiddenFields(t *testing.T) {
+	e, ids := hiddenEnv(t, `{"updateRule":"id = @request.auth.id && @request.auth.banned != true",`+
+		`"listRule":"@request.auth.role = \"admin\""}`)
+	tokens := map[string]string{}
+	for _, name := range []string{"alice", "bob", "carol"} {
+		tokens[name] = e.login("members", name+"@secret.test", "password1")
+	}
+	for _, tt := range []struct {
+		name, who, method, path, body string
+		status                        int
+	}{
+		{"not banned, own update", "alice", "PATCH", ids["alice"], `{"emailVisibility":true}`, 200},
+		{"banned, own update", "bob", "PATCH", ids["bob"], `{"emailVisibility":false}`, 404},
+		{"banned, own update", "carol", "PATCH", ids["carol"], `{"emailVisibility":true}`, 404},
+		{"a rule on the record's own hidden field", "su", "PATCH", "", `{"viewRule":"banned = false"}`, 200},
+		{"own hidden field, viewable", "", "GET", ids["alice"], "", 200},
+		{"own hidden field, not viewable", "", "GET", ids["bob"], "", 404},
+	} {
+		path := "/api/collections/members/records/" + tt.path
+		if tt.who == "su" {
+			tokens[tt.who], path = e.su, "/api/collections/members"
+		}
+		res := e.do(tt.method, path, tokens[tt.who], tt.body)
+		if tt.status == 404 {
+			wantError(t, res, 404, msgNotFound)
+		} else if res.Status != tt.status {
+			t.Errorf("%s (%s): %d %s, want %d", tt.name, tt.who, res.Status, res.Body, tt.status)
+		}
+	}
+	for who, want := range map[string]float64{"alice": 3, "bob": 0, "": 0} {
+		res := e.do("GET", "/api/collections/members/records", tokens[who], nil)
+		if res.Status != 200 || res.JSON(t)["totalItems"] != want {
+			t.Errorf("list by %q under @request.auth.role = \"admin\": %d %s, want 200 with %v items", who, res.Status, res.Body, want)
+		}
+	}
+	// users has no field role, members has: a rule of users may name it.
+	e.signUp("dave@example.com", "password1")
+	if res := e.do("PATCH", "/api/collections/users", e.su, `{"listRule":"@request.auth.role = 'admin'"}`); res.Status != 200 {
+		t.Errorf("a users rule naming a field of members: %d %s, want 200", res.Status, res.Body)
+	}
+	for who, want := range map[string]float64{"alice": 1, "bob": 0} {
+		res := e.do("GET", "/api/collections/users/records", tokens[who], nil)
+		if res.Status != 200 || res.JSON(t)["totalItems"] != want {
+			t.Errorf("users list by %s of members: %d %s, want 200 with %v items", who, res.Status, res.Body, want)
 		}
 	}
 }
