@@ -67,6 +67,7 @@ type Store struct {
 	recs           map[string]*Record                  // by id, across all collections
 	byCol          map[string]map[string]*Record       // collection id → record id → record
 	byEmail        map[string]map[string]*Record       // collection id → email → record
+	hashCosts      map[string]*hashCosts               // collection id → its records' hashes by bcrypt cost (decoyCost)
 	colOrder       []string                            // collection ids in creation order
 	otps           map[string]*otpEntry                // OTPs by id
 	recOTPs        map[string]map[string]*otpEntry     // record id → OTP id → OTP
@@ -166,6 +167,7 @@ func Open(path string, opts Options) (*Store, error) {
 		recs:      map[string]*Record{},
 		byCol:     map[string]map[string]*Record{},
 		byEmail:   map[string]map[string]*Record{},
+		hashCosts: map[string]*hashCosts{},
 		otps:      map[string]*otpEntry{},
 		recOTPs:   map[string]map[string]*otpEntry{},
 		mfas:      map[string]*mfaEntry{},
@@ -471,11 +473,13 @@ func (s *Store) apply(o *op, size int64) {
 		delete(s.byCol, o.ID)
 		s.unsort(o.ID)
 		delete(s.byEmail, o.ID)
+		delete(s.hashCosts, o.ID)
 		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
 		return
 	case "record":
 		r := o.Record
-		if old, ok := s.recs[r.ID]; ok {
+		old, ok := s.recs[r.ID]
+		if ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			if old.PasswordHash != r.PasswordHash {
 				// A new password ends the record's MFA sessions
@@ -483,6 +487,12 @@ func (s *Store) apply(o *op, size int64) {
 				s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == r.ID })
 				s.dropRecordOrigins(r.ID)
 			}
+		}
+		if !ok || old.PasswordHash != r.PasswordHash || old.CollectionID != r.CollectionID {
+			if ok {
+				s.countHash(old, -1)
+			}
+			s.countHash(r, 1)
 		}
 		s.recs[r.ID] = r
 		s.unsort(r.CollectionID)
@@ -495,6 +505,7 @@ func (s *Store) apply(o *op, size int64) {
 	case "deleteRecord":
 		if old, ok := s.recs[o.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
+			s.countHash(old, -1)
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
 			s.unsort(old.CollectionID)
