@@ -22,6 +22,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
+	"strongbox/httpapi/app/settings"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata")
@@ -802,4 +803,56 @@ func ExampleImportPocketBase() {
 	// logs: 0 imported
 	// skipped collection posts (base): strongbox stores no base records
 	// skipped transient _otps (2 rows): one-time passwords are transient (they last minutes)
+}
+
+// BenchmarkImportRateLimits imports settings whose rateLimits section has
+// n rules (distinct labels, none conflicting): checking that no two rules
+// conflict must not take time quadratic in n.
+func BenchmarkImportRateLimits(b *testing.B) {
+	for _, n := range []int{0, 1000, 5000, 8000, 20_000, 100_000} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			src := &fakeSource{settings: rateLimitsSettings(n)}
+			for b.Loop() {
+				if _, err := ImportPocketBase(b.Context(), src, ImportOptions{Dir: filepath.Join(b.TempDir(), "sb_data")}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestImportRateLimitsBound: a rateLimits section with more rules than
+// the API can take (settings.MaxRateLimitRules) is refused and reported,
+// strongbox's defaults kept; one of that many is imported.
+func TestImportRateLimitsBound(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{
+		{settings.MaxRateLimitRules, "settings: imported rateLimits\n"},
+		{settings.MaxRateLimitRules + 1, fmt.Sprintf("skipped settings rateLimits: refused, strongbox's defaults kept: rateLimits.rules: The length must be no more than %d.\n", settings.MaxRateLimitRules)},
+	} {
+		rep, err := ImportPocketBase(t.Context(), &fakeSource{settings: rateLimitsSettings(tt.n)}, ImportOptions{Dir: filepath.Join(t.TempDir(), "sb_data")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rep.Text(), tt.want) {
+			t.Errorf("%d rules: report\n%s\nwant %q", tt.n, rep.Text(), tt.want)
+		}
+	}
+}
+
+// rateLimitsSettings is a settings document whose rateLimits section has
+// n rules with distinct labels.
+func rateLimitsSettings(n int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"rateLimits":{"enabled":true,"rules":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"label":"/api/r%d","audience":"","duration":10,"maxRequests":100}`, i)
+	}
+	b.WriteString(`]}}`)
+	return json.RawMessage(b.String())
 }
