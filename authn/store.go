@@ -68,6 +68,7 @@ type Store struct {
 	byCol          map[string]map[string]*Record       // collection id → record id → record
 	byEmail        map[string]map[string]*Record       // collection id → email → record
 	hashCosts      map[string]*hashCosts               // collection id → its records' hashes by bcrypt cost (decoyCost)
+	tokenKeys      map[string]map[string]int           // collection id → token key → records with it; built by ImportRecords
 	colOrder       []string                            // collection ids in creation order
 	otps           map[string]*otpEntry                // OTPs by id
 	recOTPs        map[string]map[string]*otpEntry     // record id → OTP id → OTP
@@ -168,6 +169,7 @@ func Open(path string, opts Options) (*Store, error) {
 		byCol:     map[string]map[string]*Record{},
 		byEmail:   map[string]map[string]*Record{},
 		hashCosts: map[string]*hashCosts{},
+		tokenKeys: map[string]map[string]int{},
 		otps:      map[string]*otpEntry{},
 		recOTPs:   map[string]map[string]*otpEntry{},
 		mfas:      map[string]*mfaEntry{},
@@ -474,6 +476,7 @@ func (s *Store) apply(o *op, size int64) {
 		s.unsort(o.ID)
 		delete(s.byEmail, o.ID)
 		delete(s.hashCosts, o.ID)
+		delete(s.tokenKeys, o.ID)
 		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
 		return
 	case "record":
@@ -494,6 +497,12 @@ func (s *Store) apply(o *op, size int64) {
 			}
 			s.countHash(r, 1)
 		}
+		if !ok || old.TokenKey != r.TokenKey || old.CollectionID != r.CollectionID {
+			if ok {
+				s.countTokenKey(old, -1)
+			}
+			s.countTokenKey(r, 1)
+		}
 		s.recs[r.ID] = r
 		s.unsort(r.CollectionID)
 		if m := s.byCol[r.CollectionID]; m != nil {
@@ -506,6 +515,7 @@ func (s *Store) apply(o *op, size int64) {
 		if old, ok := s.recs[o.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			s.countHash(old, -1)
+			s.countTokenKey(old, -1)
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
 			s.unsort(old.CollectionID)
