@@ -235,9 +235,10 @@ func pbFixture(t testing.TB) *fakeSource {
 			"_pb_users_auth_": {
 				pbUser("alice0000000001", "alice@example.com", map[string]any{"name": "Alice", "age": int64(31), "admin": int64(1), "avatar": "a.png", "plan": "pro", "backup": ""}),
 				pbUser("bob000000000001", "bob@example.com", map[string]any{"name": "Bob", "age": float64(40), "admin": int64(0), "verified": int64(1)}),
-				pbUser("carol0000000001", "", map[string]any{"name": "Carol"}),                      // no email: skipped
-				pbUser("dave00000000001", "dave@example.com", map[string]any{"age": 1.5}),           // not an integer: skipped
-				pbUser("erin00000000001", "erin@example.com", map[string]any{"password": "nohash"}), // skipped
+				pbUser("carol0000000001", "", map[string]any{"name": "Carol"}),                                                                 // no email: skipped
+				pbUser("dave00000000001", "dave@example.com", map[string]any{"age": 1.5}),                                                      // not an integer: skipped
+				pbUser("erin00000000001", "erin@example.com", map[string]any{"password": "nohash"}),                                            // skipped
+				pbUser("frank0000000001", "frank@example.com", map[string]any{"tokenKey": "tk_alice0000000001_01234567890123456789012345678"}), // alice's: skipped
 			},
 			"pbc_111": {pbUser("mem000000000001", "mem@example.com", map[string]any{"profile": `{"a":1}`})},
 		},
