@@ -481,8 +481,8 @@ func (s *Store) apply(o *op, size int64) {
 		return
 	case "record":
 		r := o.Record
-		old, ok := s.recs[r.ID]
-		if ok {
+		old := s.recs[r.ID]
+		if old != nil {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			if old.PasswordHash != r.PasswordHash {
 				// A new password ends the record's MFA sessions
@@ -491,18 +491,7 @@ func (s *Store) apply(o *op, size int64) {
 				s.dropRecordOrigins(r.ID)
 			}
 		}
-		if !ok || old.PasswordHash != r.PasswordHash || old.CollectionID != r.CollectionID {
-			if ok {
-				s.countHash(old, -1)
-			}
-			s.countHash(r, 1)
-		}
-		if !ok || old.TokenKey != r.TokenKey || old.CollectionID != r.CollectionID {
-			if ok {
-				s.countTokenKey(old, -1)
-			}
-			s.countTokenKey(r, 1)
-		}
+		s.recount(old, r)
 		s.recs[r.ID] = r
 		s.unsort(r.CollectionID)
 		if m := s.byCol[r.CollectionID]; m != nil {
@@ -514,8 +503,7 @@ func (s *Store) apply(o *op, size int64) {
 	case "deleteRecord":
 		if old, ok := s.recs[o.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
-			s.countHash(old, -1)
-			s.countTokenKey(old, -1)
+			s.recount(old, nil)
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
 			s.unsort(old.CollectionID)
@@ -546,6 +534,23 @@ func (s *Store) apply(o *op, size int64) {
 	}
 	s.sizes[key] = size
 	s.live += size
+}
+
+// recount moves a record from old (nil for a new one) to r (nil when it
+// is deleted) in the counts by hash cost and by token key (hashCosts,
+// tokenKeys). The caller holds s.mu for writing.
+func (s *Store) recount(old, r *Record) {
+	if old != nil && r != nil && old.CollectionID == r.CollectionID && old.PasswordHash == r.PasswordHash && old.TokenKey == r.TokenKey {
+		return
+	}
+	if old != nil {
+		s.countHash(old, -1)
+		s.countTokenKey(old, -1)
+	}
+	if r != nil {
+		s.countHash(r, 1)
+		s.countTokenKey(r, 1)
+	}
 }
 
 // commit persists ops durably, as one frame, then applies them. The caller
