@@ -12,10 +12,7 @@ import (
 )
 
 // pocketBaseSource is an open PocketBase data dir or archive.
-type pocketBaseSource interface {
-	app.PocketBaseSource
-	Close() error
-}
+type pocketBaseSource = app.ClosingSource
 
 // openPocketBase opens what `import pocketbase` reads; tests replace it
 // with a source built in memory.
@@ -25,9 +22,9 @@ var openPocketBase = func(path string, opts pocketbase.Options) (pocketBaseSourc
 
 // importPocketBase runs `strongbox import pocketbase PATH`: it converts a
 // PocketBase v0.23 to v0.31 data dir (pb_data of a stopped PocketBase) or
-// backup archive into a new data dir (app.ImportPocketBase) and prints
+// backup archive into a new data dir (app.ImportPocketBaseFrom) and prints
 // what it imported and skipped.
-func (c cli) importPocketBase(ctx context.Context, args []string) (err error) {
+func (c cli) importPocketBase(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	cfg := baseConfig(fs, c.getenv)
 	dryRun := fs.Bool("dry-run", false, "print the report without writing anything: the conversion runs in a temporary folder that is removed, and the logs are counted, not written")
@@ -50,16 +47,13 @@ func (c cli) importPocketBase(ctx context.Context, args []string) (err error) {
 		}
 	}
 	start := time.Now()
-	src, err := openPocketBase(path, opts)
-	if err != nil {
-		return importErr(path, err)
+	// An archive is extracted into the import's temporary folder, which
+	// the next import removes should this one be killed.
+	open := func(tempDir string) (pocketBaseSource, error) {
+		opts.TempDir = tempDir
+		return openPocketBase(path, opts)
 	}
-	defer func() {
-		if cerr := src.Close(); err == nil && cerr != nil {
-			err = importErr(path, cerr)
-		}
-	}()
-	rep, err := app.ImportPocketBase(ctx, src, app.ImportOptions{Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
+	rep, err := app.ImportPocketBaseFrom(ctx, open, app.ImportOptions{Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
 	if err != nil {
 		return importErr(path, err)
 	}

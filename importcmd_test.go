@@ -105,6 +105,11 @@ func TestImportCommand(t *testing.T) {
 				if *closed != 1 {
 					t.Errorf("source closed %d times, want once", *closed)
 				}
+				// An archive is extracted into the import's own folder
+				// beside the target, which the next import removes.
+				if got := opts.TempDir; filepath.Dir(got) != filepath.Dir(dir) || !strings.HasPrefix(filepath.Base(got), ".sb_data.import-") {
+					t.Errorf("opened with TempDir %q, want the import's folder beside %s", got, dir)
+				}
 			}
 		})
 	}

@@ -56,9 +56,9 @@ func (s *Store) ImportCollection(in CollectionInput, created, updated Time) (*Co
 // working), token key, created, updated and the values of c's own fields
 // (JSON types: string, float64, bool, nil; normalised as the API
 // normalises them). A record that fails validation (the id's format, the
-// email, the hash, the token key, a field's value) or whose id, email or
-// identity field another record has is skipped and reported, never stored
-// in part. The records stored are committed as one journal frame; a
+// email, the hash, the token key, a field's value) or whose id, email,
+// token key or identity field another record of c has is skipped and
+// reported, never stored in part. The records stored are committed as one journal frame; a
 // caller imports a large collection in batches.
 func (s *Store) ImportRecords(c *Collection, recs []*Record) ([]ImportSkip, error) {
 	if !c.IsAuth() {
@@ -71,6 +71,7 @@ func (s *Store) ImportRecords(c *Collection, recs []*Record) ([]ImportSkip, erro
 	}
 	var skips []ImportSkip
 	ops := make([]*op, 0, len(recs))
+	s.indexTokenKeys(c)
 	stored := s.importIndex(c)
 	taken := map[string]bool{} // the keys of the records of this batch
 	for _, in := range recs {
@@ -106,6 +107,35 @@ func (s *Store) importIndex(c *Collection) map[string]bool {
 	return taken
 }
 
+// indexTokenKeys builds the count of c's records by token key
+// (s.tokenKeys), which apply then keeps, unless there is one: PocketBase's
+// index of tokenKey is unique, and so are the keys an import stores. Only
+// the collections imported into have one. The caller holds s.mu for
+// writing.
+func (s *Store) indexTokenKeys(c *Collection) {
+	if s.tokenKeys[c.ID] != nil {
+		return
+	}
+	m := make(map[string]int, len(s.byCol[c.ID]))
+	for _, r := range s.byCol[c.ID] {
+		m[r.TokenKey]++
+	}
+	s.tokenKeys[c.ID] = m
+}
+
+// countTokenKey adds d (1 or -1) to the count of r's token key in its
+// collection, if the collection has a count (indexTokenKeys). The caller
+// holds s.mu for writing.
+func (s *Store) countTokenKey(r *Record, d int) {
+	m := s.tokenKeys[r.CollectionID]
+	if m == nil {
+		return
+	}
+	if m[r.TokenKey] += d; m[r.TokenKey] <= 0 {
+		delete(m, r.TokenKey)
+	}
+}
+
 // uniqueKeys returns the keys of r that must be unique within c: "email:"
 // + its email first, then name + ":" + value for each of its other
 // identity fields that is set.
@@ -124,8 +154,8 @@ func uniqueKeys(c *Collection, r *Record) []string {
 
 // importRecord validates the imported record in against c, the store,
 // the identity-field values stored (importIndex) and the keys the batch
-// has taken (uniqueKeys, and "id:" + id), and returns the record to
-// store, its keys now taken. The caller holds s.mu.
+// has taken (uniqueKeys, "id:" + id and "tokenKey:" + token key), and
+// returns the record to store, its keys now taken. The caller holds s.mu.
 func (s *Store) importRecord(c *Collection, in *Record, stored, taken map[string]bool) (*Record, error) {
 	r := in.clone()
 	r.CollectionID = c.ID
@@ -169,12 +199,15 @@ func (s *Store) importRecord(c *Collection, in *Record, stored, taken map[string
 	if _, ok := s.byEmail[c.ID][r.Email]; ok {
 		return nil, skip("email: another record has it")
 	}
+	if taken["tokenKey:"+r.TokenKey] || s.tokenKeys[c.ID][r.TokenKey] > 0 {
+		return nil, skip("tokenKey: another record has it")
+	}
 	for _, k := range keys {
 		if taken[k] || stored[k] {
 			return nil, skip("%s: another record has it", k[:strings.IndexByte(k, ':')])
 		}
 	}
-	taken["id:"+r.ID] = true
+	taken["id:"+r.ID], taken["tokenKey:"+r.TokenKey] = true, true
 	for _, k := range keys {
 		taken[k] = true
 	}

@@ -233,3 +233,58 @@ func joinSkips(skips []ImportSkip) string {
 	}
 	return strings.Join(out, "; ")
 }
+
+// TestImportTokenKeyUnique: a record whose token key another record of
+// the collection has (in the same batch, an earlier one, or one stored
+// before the import) is skipped with its reason, as PocketBase's unique
+// index of tokenKey would refuse it; a key a record gave up (a password
+// reset rotates it) is free again, and another collection's keys do not
+// count.
+func TestImportTokenKeyUnique(t *testing.T) {
+	s, _, _ := newTestStore(t)
+	c := importMembers(t, s)
+	alice := signUp(t, s, "alice@example.com", "alice-password-1")
+	hash := pbHash(t)
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
+	rec := func(id, key string) *Record {
+		return &Record{ID: id, Email: id + "@example.com", PasswordHash: hash, TokenKey: key, Created: at, Updated: at}
+	}
+	const keyA, keyB = "key-a-0123456789012345678901234567", "key-b-0123456789012345678901234567"
+	reasons := func(skips []ImportSkip, err error) string {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("ImportRecords: %v", err)
+		}
+		var got []string
+		for _, sk := range skips {
+			got = append(got, sk.ID+" "+strings.TrimPrefix(sk.Reason, ErrImportSkipped.Error()+": "))
+		}
+		return strings.Join(got, "; ")
+	}
+	if got := reasons(s.ImportRecords(c, []*Record{rec("first0000000001", keyA), rec("second000000001", keyA), rec("third0000000001", keyB)})); got != "second000000001 tokenKey: another record has it" {
+		t.Errorf("one batch: skips %q, want the second record with key A", got)
+	}
+	if got := reasons(s.ImportRecords(c, []*Record{rec("fourth000000001", keyB)})); got != "fourth000000001 tokenKey: another record has it" {
+		t.Errorf("a later batch: skips %q, want the record with key B", got)
+	}
+	first, _ := s.Record(c, "first0000000001")
+	if _, err := s.ResetPassword(t.Context(), c, first, nil, "new-password-1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(s.ImportRecords(c, []*Record{rec("fifth0000000001", keyA)})); got != "" {
+		t.Errorf("key A given up: skips %q, want none", got)
+	}
+	// In users, key A is free; alice's key, stored before any import into
+	// users, is not.
+	users, _ := s.Collection(UsersName)
+	if got := reasons(s.ImportRecords(users, []*Record{rec("sixth0000000001", keyA), rec("eighth000000001", alice.TokenKey)})); got != "eighth000000001 tokenKey: another record has it" {
+		t.Errorf("users: skips %q, want alice's key refused only", got)
+	}
+	if err := s.DeleteRecord(c, "third0000000001"); err != nil {
+		t.Fatal(err)
+	}
+	if got := reasons(s.ImportRecords(c, []*Record{rec("seventh00000001", keyB)})); got != "" {
+		t.Errorf("key B's record deleted: skips %q, want none", got)
+	}
+
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 
 	"golang.org/x/crypto/bcrypt"
@@ -46,7 +47,17 @@ type Hasher struct {
 	slots   chan struct{}
 	waiting atomic.Int64 // computations queued for a slot
 	checks  atomic.Int64 // passwords checked (see Checks)
-	dummy   []byte       // hash compared against when an identity is unknown
+	// dummies are the hashes, by cost, compared against when an identity
+	// is unknown, each made on first use (decoy).
+	dummies [bcrypt.MaxCost + 1]dummyHash
+	// onDecoy, if set (by tests), is told the cost of each decoy check.
+	onDecoy func(cost int)
+}
+
+// dummyHash is a hash of a password no account has, made once.
+type dummyHash struct {
+	once sync.Once
+	hash []byte
 }
 
 // NewHasher returns a Hasher with the given bcrypt cost and number of
@@ -58,11 +69,9 @@ func NewHasher(cost, slots int) (*Hasher, error) {
 	if slots < 1 {
 		slots = runtime.NumCPU()
 	}
-	dummy, err := bcrypt.GenerateFromPassword([]byte("strongbox-dummy-password"), cost)
-	if err != nil {
-		return nil, err
-	}
-	return &Hasher{cost: cost, slots: make(chan struct{}, slots), dummy: dummy}, nil
+	h := &Hasher{cost: cost, slots: make(chan struct{}, slots)}
+	h.decoy(cost, "") // made now: the decoys at the Hasher's cost are compares
+	return h, nil
 }
 
 func (h *Hasher) acquire(ctx context.Context) error {
@@ -120,9 +129,15 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 }
 
 // Check reports whether password matches hash. An empty hash never matches.
-// With an empty hash it still spends one bcrypt computation, so the time a
-// login takes does not tell whether its identity exists.
+// With an empty hash it still spends one bcrypt computation at h's cost,
+// so the time a login takes does not tell whether its identity exists.
 func (h *Hasher) Check(ctx context.Context, hash, password string) (bool, error) {
+	return h.check(ctx, hash, password, h.cost)
+}
+
+// check is Check with an empty hash costing a computation at decoyCost
+// (Store.decoyCost: what the hashes of the identity's collection cost).
+func (h *Hasher) check(ctx context.Context, hash, password string, decoyCost int) (bool, error) {
 	if err := h.acquire(ctx); err != nil {
 		return false, err
 	}
@@ -130,12 +145,31 @@ func (h *Hasher) Check(ctx context.Context, hash, password string) (bool, error)
 	h.checks.Add(1)
 	ok := lowPriority(func() bool {
 		if hash == "" {
-			bcrypt.CompareHashAndPassword(h.dummy, []byte(password))
+			h.decoy(decoyCost, password)
 			return false
 		}
 		return bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) == nil
 	})
 	return ok, nil
+}
+
+// decoy spends one bcrypt computation at cost on password, matching no
+// account: a compare against the dummy hash of that cost, or, the first
+// time, the making of that hash, which costs the same.
+func (h *Hasher) decoy(cost int, password string) {
+	cost = min(max(cost, bcrypt.MinCost), bcrypt.MaxCost)
+	if h.onDecoy != nil {
+		h.onDecoy(cost)
+	}
+	d := &h.dummies[cost]
+	made := false
+	d.once.Do(func() {
+		d.hash, _ = bcrypt.GenerateFromPassword([]byte("strongbox-dummy-password"), cost)
+		made = true
+	})
+	if !made {
+		bcrypt.CompareHashAndPassword(d.hash, []byte(password))
+	}
 }
 
 // Checks returns how many passwords h has checked (bcrypt comparisons run

@@ -67,6 +67,8 @@ type Store struct {
 	recs           map[string]*Record                  // by id, across all collections
 	byCol          map[string]map[string]*Record       // collection id → record id → record
 	byEmail        map[string]map[string]*Record       // collection id → email → record
+	hashCosts      map[string]*hashCosts               // collection id → its records' hashes by bcrypt cost (decoyCost)
+	tokenKeys      map[string]map[string]int           // collection id → token key → records with it; built by ImportRecords
 	colOrder       []string                            // collection ids in creation order
 	otps           map[string]*otpEntry                // OTPs by id
 	recOTPs        map[string]map[string]*otpEntry     // record id → OTP id → OTP
@@ -166,6 +168,8 @@ func Open(path string, opts Options) (*Store, error) {
 		recs:      map[string]*Record{},
 		byCol:     map[string]map[string]*Record{},
 		byEmail:   map[string]map[string]*Record{},
+		hashCosts: map[string]*hashCosts{},
+		tokenKeys: map[string]map[string]int{},
 		otps:      map[string]*otpEntry{},
 		recOTPs:   map[string]map[string]*otpEntry{},
 		mfas:      map[string]*mfaEntry{},
@@ -473,11 +477,14 @@ func (s *Store) apply(o *op, size int64) {
 		delete(s.byCol, o.ID)
 		s.unsort(o.ID)
 		delete(s.byEmail, o.ID)
+		delete(s.hashCosts, o.ID)
+		delete(s.tokenKeys, o.ID)
 		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
 		return
 	case "record":
 		r := o.Record
-		if old, ok := s.recs[r.ID]; ok {
+		old := s.recs[r.ID]
+		if old != nil {
 			delete(s.byEmail[old.CollectionID], old.Email)
 			if old.PasswordHash != r.PasswordHash {
 				// A new password ends the record's MFA sessions
@@ -486,6 +493,7 @@ func (s *Store) apply(o *op, size int64) {
 				s.dropRecordOrigins(r.ID)
 			}
 		}
+		s.recount(old, r)
 		s.recs[r.ID] = r
 		s.unsort(r.CollectionID)
 		if m := s.byCol[r.CollectionID]; m != nil {
@@ -497,6 +505,7 @@ func (s *Store) apply(o *op, size int64) {
 	case "deleteRecord":
 		if old, ok := s.recs[o.ID]; ok {
 			delete(s.byEmail[old.CollectionID], old.Email)
+			s.recount(old, nil)
 			delete(s.byCol[old.CollectionID], o.ID)
 			delete(s.recs, o.ID)
 			s.unsort(old.CollectionID)
@@ -527,6 +536,23 @@ func (s *Store) apply(o *op, size int64) {
 	}
 	s.sizes[key] = size
 	s.live += size
+}
+
+// recount moves a record from old (nil for a new one) to r (nil when it
+// is deleted) in the counts by hash cost and by token key (hashCosts,
+// tokenKeys). The caller holds s.mu for writing.
+func (s *Store) recount(old, r *Record) {
+	if old != nil && r != nil && old.CollectionID == r.CollectionID && old.PasswordHash == r.PasswordHash && old.TokenKey == r.TokenKey {
+		return
+	}
+	if old != nil {
+		s.countHash(old, -1)
+		s.countTokenKey(old, -1)
+	}
+	if r != nil {
+		s.countHash(r, 1)
+		s.countTokenKey(r, 1)
+	}
 }
 
 // commit persists ops durably, as one frame, then applies them. The caller

@@ -127,12 +127,13 @@ func (s *Store) AuthWithPassword(ctx context.Context, c *Collection, identity, i
 			break
 		}
 	}
+	decoy := s.decoyCost(c)
 	s.mu.RUnlock()
 	hash := ""
 	if r != nil {
 		hash = r.PasswordHash
 	}
-	ok, err := s.hasher.Check(ctx, hash, password)
+	ok, err := s.hasher.check(ctx, hash, password, decoy)
 	if err != nil {
 		return nil, err
 	}

@@ -306,3 +306,32 @@ func errJSON(status int, msg string) string {
 	b, _ := json.Marshal(envelope{Data: map[string]any{}, Message: msg, Status: status})
 	return string(b)
 }
+
+// TestS3ErrorTextMask: the test connection's error masks a secret of a
+// real length wherever it occurs, and a short one only where it stands
+// alone, never inside the words of the message.
+func TestS3ErrorTextMask(t *testing.T) {
+	const long = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+	access := &backup.ProbeError{Step: "failed to upload a test file", Err: &s3Err{"AccessDenied", "Access Denied"}}
+	tests := []struct {
+		name, secret string
+		err          error
+		want         string
+	}{
+		{"no secret", "", access, "failed to upload a test file: AccessDenied: Access Denied"},
+		{"one letter, inside words", "e", access, "failed to upload a test file: AccessDenied: Access Denied"},
+		{"one letter, alone", "e", errors.New("signing with e failed (key=e)"), "signing with *** failed (key=***)"},
+		{"short, at the ends", "ab1", errors.New("ab1 is ab1"), "*** is ***"},
+		{"short, glued to a word", "ab1", errors.New("xab1 ab1_ ab12"), "xab1 ab1_ ab12"},
+		{"real length, alone", long, errors.New("dial tcp 127.0.0.1:1: connection refused (key " + long + ")"), "dial tcp 127.0.0.1:1: connection refused (key ***)"},
+		{"real length, inside a word", long, errors.New("sig=x" + long + "y"), "sig=x***y"},
+		{"real length, S3 message", long, &backup.ProbeError{Step: "failed to list the bucket", Err: &s3Err{"InvalidSecret", "bad secret " + long}}, "failed to list the bucket: InvalidSecret: bad secret ***"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := s3ErrorText(tt.err, tt.secret); got != tt.want {
+				t.Errorf("s3ErrorText(%q, %q) = %q, want %q", tt.err, tt.secret, got, tt.want)
+			}
+		})
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"strongbox/authn/validation"
 	"strongbox/backup"
@@ -79,7 +81,7 @@ func (s *Server) handleSettingsTestS3(w http.ResponseWriter, r *http.Request) er
 
 // s3ErrorText is err in words: the step of the probe that failed, then
 // the S3 error code and message, or the error's own text (a connection
-// error). The secret, should any error quote it, is masked.
+// error). The secret, should any error quote it, is masked (maskSecret).
 func s3ErrorText(err error, secret string) string {
 	text := err.Error()
 	if c, ok := errors.AsType[s3Coded](err); ok {
@@ -89,8 +91,49 @@ func s3ErrorText(err error, secret string) string {
 			text = pe.Step + ": " + text
 		}
 	}
-	if secret != "" {
-		text = strings.ReplaceAll(text, secret, "***")
+	return maskSecret(text, secret)
+}
+
+// minMaskedSecret is the length from which a secret is masked wherever it
+// occurs in a text: a random string this long does not occur in words by
+// chance (backup/s3 masks the service's messages from the same length).
+const minMaskedSecret = 8
+
+// maskSecret replaces the occurrences of secret in text with "***": every
+// one when the secret has minMaskedSecret bytes or more, else only those
+// that stand as a word of their own (no letter, digit or '_' right before
+// or after), so that a short secret (one letter, say) does not mask that
+// letter inside every word of the message.
+func maskSecret(text, secret string) string {
+	if secret == "" {
+		return text
 	}
-	return text
+	if len(secret) >= minMaskedSecret {
+		return strings.ReplaceAll(text, secret, "***")
+	}
+	var b strings.Builder
+	written := 0 // text[:written] is in b
+	for i := 0; i < len(text); {
+		j := strings.Index(text[i:], secret)
+		if j < 0 {
+			break
+		}
+		start, end := i+j, i+j+len(secret)
+		before, _ := utf8.DecodeLastRuneInString(text[:start])
+		after, _ := utf8.DecodeRuneInString(text[end:])
+		if isWordRune(before) || isWordRune(after) {
+			i = start + 1 // inside a word: not the secret
+			continue
+		}
+		b.WriteString(text[written:start])
+		b.WriteString("***")
+		written, i = end, end
+	}
+	b.WriteString(text[written:])
+	return b.String()
+}
+
+// isWordRune reports whether r is a letter, a digit or '_'.
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r)
 }

@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"strongbox/httpapi/app/settings"
 )
 
 // refShape is jsonShape's count for a valid JSON document, computed from
@@ -319,4 +321,23 @@ func TestBodyCharge(t *testing.T) {
 		})
 	}
 	waitFor(t, "the budget given back", func() bool { return e.api.budget.inUse() == 0 })
+}
+
+// TestRateLimitRulesBound: no PATCH /api/settings body carries more than
+// settings.MaxRateLimitRules rules, even as "{}" (which keeps the rule at
+// its index as it was), so that bound (which an import applies) refuses
+// nothing the API accepts.
+func TestRateLimitRulesBound(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"rateLimits":{"rules":[`)
+	for i := range settings.MaxRateLimitRules + 1 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{}`)
+	}
+	b.WriteString(`]}}`)
+	if values, _ := jsonShape([]byte(b.String()), maxJSONValues, maxJSONDepth); values <= maxJSONValues {
+		t.Errorf("a body of %d rules has %d JSON values, within httpapi's %d: raise settings.MaxRateLimitRules with maxJSONValues", settings.MaxRateLimitRules+1, values, maxJSONValues)
+	}
 }

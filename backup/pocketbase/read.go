@@ -17,11 +17,11 @@ import (
 func eachRow(db *sqlite.DB, table string, fn func(Row) error) error {
 	t, err := db.Table(table)
 	if err != nil {
-		return fmt.Errorf("table %s: %w", table, err)
+		return fmt.Errorf("table %s: %w", QuoteName(table), err)
 	}
 	rows, err := db.Rows(table)
 	if err != nil {
-		return fmt.Errorf("table %s: %w", table, err)
+		return fmt.Errorf("table %s: %w", QuoteName(table), err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -43,7 +43,7 @@ func eachRow(db *sqlite.DB, table string, fn func(Row) error) error {
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("table %s: %w", table, err)
+		return fmt.Errorf("table %s: %w", QuoteName(table), err)
 	}
 	return rows.Close()
 }
@@ -209,7 +209,7 @@ func (d *Data) Rows(c Collection, fn func(Row) error) error {
 	}
 	err := eachRow(d.db, c.Name, func(r Row) error { return stop(fn(r)) })
 	if err != nil && !errors.Is(err, errStop) {
-		return fmt.Errorf("pocketbase: %s: collection %s: %w", d.name("data.db"), c.Name, err)
+		return fmt.Errorf("pocketbase: %s: collection %s: %w", d.name("data.db"), QuoteName(c.Name), err)
 	}
 	return unstop(err)
 }

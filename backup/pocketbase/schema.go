@@ -106,7 +106,7 @@ func checkColumns(db *sqlite.DB, file, table string, want []string) error {
 	for _, c := range t.Columns {
 		have[c.Name] = true
 		if !slices.Contains(want, c.Name) {
-			extra = append(extra, c.Name)
+			extra = append(extra, QuoteName(c.Name))
 		}
 	}
 	for _, c := range want {

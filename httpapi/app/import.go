@@ -41,7 +41,9 @@ type ImportOptions struct {
 	// import never merges into existing data.
 	Dir string
 	// DryRun converts into a temporary folder that is removed at the end
-	// (logs are counted, not written) and leaves Dir untouched.
+	// (logs are counted, not written) and leaves Dir untouched. The
+	// folder is beside Dir, as an import's, or in $TMPDIR when Dir's
+	// parent does not exist (a dry run creates no folder).
 	DryRun bool
 	// LogsMaxBytes caps the stored logs as the server will
 	// (STRONGBOX_LOGS_MAX_MB); 0 = logstore's default.
@@ -80,9 +82,20 @@ func (e *targetError) Is(target error) bool { return target == ErrImportTarget }
 
 func targetErr(format string, a ...any) error { return &targetError{fmt.Sprintf(format, a...)} }
 
+// ClosingSource is a PocketBaseSource that holds files until it is
+// closed: an open *pocketbase.Data, whose Close removes what it extracted
+// from an archive.
+type ClosingSource interface {
+	PocketBaseSource
+	Close() error
+}
+
+var _ ClosingSource = (*pocketbase.Data)(nil)
+
 // importer is one run of ImportPocketBase.
 type importer struct {
 	ctx    context.Context
+	open   func(tempDir string) (ClosingSource, error)
 	src    PocketBaseSource
 	opts   ImportOptions
 	tmp    string
@@ -113,6 +126,23 @@ type importedCollection struct {
 // the temporary folders an import into Dir that crashed left behind
 // (ImportReport.StaleRemoved), and on error removes its own.
 func ImportPocketBase(ctx context.Context, src PocketBaseSource, opts ImportOptions) (*ImportReport, error) {
+	return ImportPocketBaseFrom(ctx, func(string) (ClosingSource, error) { return openSource{src}, nil }, opts)
+}
+
+// openSource is a source that is open already: Close does nothing.
+type openSource struct{ PocketBaseSource }
+
+func (openSource) Close() error { return nil }
+
+// ImportPocketBaseFrom is ImportPocketBase with a source that open opens
+// once the import's temporary folder exists and is locked: tempDir is
+// that folder, where open extracts what it must (pocketbase.Options.TempDir,
+// in a folder of its own there: an archive's databases, password hashes
+// and secrets included). So a crash or a kill leaves them in the folder
+// the next import into Dir removes, never in $TMPDIR. The import closes the source
+// (which removes them) before it moves its folder onto Dir, and returns
+// the error of open or Close as it is.
+func ImportPocketBaseFrom(ctx context.Context, open func(tempDir string) (ClosingSource, error), opts ImportOptions) (*ImportReport, error) {
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = importBatch
 	}
@@ -126,15 +156,17 @@ func ImportPocketBase(ctx context.Context, src PocketBaseSource, opts ImportOpti
 	if err := checkImportTarget(dir); err != nil {
 		return nil, err
 	}
-	im := &importer{ctx: ctx, src: src, opts: opts, report: &ImportReport{DryRun: opts.DryRun}, imported: map[string]*importedCollection{}}
+	im := &importer{ctx: ctx, open: open, opts: opts, report: &ImportReport{DryRun: opts.DryRun}, imported: map[string]*importedCollection{}}
 	parent, base := filepath.Split(dir)
 	tmpParent := parent
-	if opts.DryRun {
-		tmpParent = ""
-	} else {
+	if !opts.DryRun {
 		if err := os.MkdirAll(parent, 0o755); err != nil {
 			return nil, fmt.Errorf("create %s: %w", parent, err)
 		}
+	} else if fi, err := os.Stat(parent); err != nil || !fi.IsDir() {
+		tmpParent = "" // a dry run creates no folder: it converts in $TMPDIR
+	}
+	if tmpParent != "" {
 		if im.report.StaleRemoved, err = removeStaleImports(parent, base); err != nil {
 			return nil, err
 		}
@@ -223,6 +255,12 @@ func (im *importer) run() (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, lock.Unlock()) }()
+	src, err := im.open(im.tmp)
+	if err != nil {
+		return err
+	}
+	im.src = src
+	defer func() { err = errors.Join(err, src.Close()) }()
 	if im.st, err = openStores(Options{Dir: im.tmp, BcryptCost: authn.DefaultCost}, false); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"strongbox/authn"
@@ -52,11 +53,11 @@ func (im *importer) collections() error {
 			// _externalAuths, _authOrigins, _mfas, _otps: the later steps
 			// read them.
 		case c.Type == "base":
-			im.skip("collection", c.Name+" (base)", "strongbox stores no base records")
+			im.skip("collection", q(c.Name)+" (base)", "strongbox stores no base records")
 		case c.Type == "view":
-			im.skip("collection", c.Name+" (view)", "strongbox stores no view collections")
+			im.skip("collection", q(c.Name)+" (view)", "strongbox stores no view collections")
 		case c.Type != "auth":
-			im.skip("collection", c.Name+" ("+c.Type+")", "unknown collection type")
+			im.skip("collection", q(c.Name)+" ("+q(c.Type)+")", "unknown collection type")
 		default:
 			if err := im.collection(c); err != nil {
 				return err
@@ -83,16 +84,16 @@ func (im *importer) collection(c pocketbase.Collection) error {
 			im.order = append(im.order, c.ID)
 			return nil
 		case errors.Is(err, authn.ErrInvalidJSON):
-			im.skip("collection", c.Name, err.Error())
+			im.skip("collection", q(c.Name), err.Error())
 			return nil
 		case !invalid:
-			return fmt.Errorf("import the collection %s: %w", c.Name, err)
+			return fmt.Errorf("import the collection %s: %w", q(c.Name), err)
 		case !im.dropRules(c.Name, in.Values, verrs):
-			im.skip("collection", c.Name, "refused: "+verrs.Error())
+			im.skip("collection", q(c.Name), "refused: "+verrs.Error())
 			return nil
 		}
 	}
-	im.skip("collection", c.Name, "refused: its rules do not compile")
+	im.skip("collection", q(c.Name), "refused: its rules do not compile")
 	return nil
 }
 
@@ -108,14 +109,14 @@ func (im *importer) dropRules(name string, values map[string]any, verrs validati
 		if !ok || values[key] == nil {
 			continue
 		}
-		im.skip("rule", name+"."+key, fmt.Sprintf("%q: %s; stored as null (superusers only)", values[key], e.Message))
+		im.skip("rule", q(name)+"."+key, fmt.Sprintf("%q: %s; stored as null (superusers only)", values[key], e.Message))
 		values[key] = nil
 		changed = true
 	}
 	if sub, ok := verrs["mfa"].(validation.Errors); ok {
 		if e, ok := sub["rule"].(*validation.Error); ok {
 			mfa, _ := values["mfa"].(map[string]any)
-			im.skip("rule", name+".mfa.rule", fmt.Sprintf("%q: %s; stored as \"\" (MFA for every record)", mfa["rule"], e.Message))
+			im.skip("rule", q(name)+".mfa.rule", fmt.Sprintf("%q: %s; stored as \"\" (MFA for every record)", mfa["rule"], e.Message))
 			mfa = maps.Clone(mfa)
 			mfa["rule"] = ""
 			values["mfa"] = mfa
@@ -139,7 +140,7 @@ func (im *importer) collectionInput(c pocketbase.Collection) (authn.CollectionIn
 		case slices.Contains(authOptionKeys, key):
 			v[key] = c.Options[key]
 		default:
-			im.skip("option", c.Name+"."+key, "strongbox does not keep it")
+			im.skip("option", q(c.Name)+"."+q(key), "strongbox does not keep it")
 		}
 	}
 	if o, ok := v["oauth2"].(map[string]any); ok {
@@ -174,7 +175,7 @@ func (im *importer) providers(name string, o map[string]any) map[string]any {
 		pm, _ := p.(map[string]any)
 		pname, _ := pm["name"].(string)
 		if !authn.KnownProvider(pname) {
-			im.skip("provider", name+"."+pname, "strongbox has no preset for this OAuth2 provider")
+			im.skip("provider", q(name)+"."+q(pname), "strongbox has no preset for this OAuth2 provider")
 			continue
 		}
 		kept = append(kept, p)
@@ -195,7 +196,7 @@ func (im *importer) fields(c pocketbase.Collection, superusers bool) ([]any, []s
 		name, _ := f["name"].(string)
 		typ, _ := f["type"].(string)
 		system, _ := f["system"].(bool)
-		label := fmt.Sprintf("%s.%s (%s)", c.Name, name, typ)
+		label := fmt.Sprintf("%s.%s (%s)", q(c.Name), q(name), q(typ))
 		switch {
 		case slices.Contains(builtinFields, name) && (system || typ == "autodate"):
 			continue
@@ -204,7 +205,7 @@ func (im *importer) fields(c pocketbase.Collection, superusers bool) ([]any, []s
 		case superusers:
 			im.skip("field", label, "strongbox's _superusers has its built-in fields only")
 		case !slices.Contains([]string{authn.FieldText, authn.FieldNumber, authn.FieldBool, authn.FieldEmail, authn.FieldURL}, typ):
-			im.skip("field", label, fmt.Sprintf("strongbox does not store %s fields", typ))
+			im.skip("field", label, fmt.Sprintf("strongbox does not store %s fields", q(typ)))
 		default:
 			g, err := im.storedField(c.Name, name, f)
 			if err != nil {
@@ -227,14 +228,14 @@ func (im *importer) storedField(col, name string, f map[string]any) (map[string]
 	}
 	var field authn.Field
 	if err := json.Unmarshal(b, &field); err != nil {
-		return nil, fmt.Errorf("field %s.%s: %w", col, name, err)
+		return nil, fmt.Errorf("field %s.%s: %w", q(col), q(name), err)
 	}
 	g, err := genericJSON(field)
 	if err != nil {
 		return nil, err
 	}
 	for _, key := range lostKeys(f, g) {
-		im.skip("option", col+"."+name+"."+key, "strongbox does not keep this field option")
+		im.skip("option", q(col)+"."+q(name)+"."+quotePath(key), "strongbox does not keep this field option")
 	}
 	return g, nil
 }
@@ -250,11 +251,11 @@ func (im *importer) indexes(c pocketbase.Collection, dropped []string) {
 		reason := "strongbox keeps the email and tokenKey indexes only (identity fields stay unique)"
 		for _, f := range dropped {
 			if strings.Contains(idx, "`"+f+"`") {
-				reason = "names the skipped field " + f
+				reason = "names the skipped field " + q(f)
 				break
 			}
 		}
-		im.skip("index", c.Name+": "+idx, reason)
+		im.skip("index", q(c.Name)+": "+strconv.Quote(idx), reason)
 	}
 }
 

@@ -39,7 +39,7 @@ func (im *importer) logs() error {
 	err := im.src.Logs(func(l pocketbase.Log) error {
 		e, err := logEntry(l)
 		if err != nil {
-			return fmt.Errorf("log %s: %w", l.ID, err)
+			return fmt.Errorf("log %s: %w", q(l.ID), err)
 		}
 		n++
 		if e.Created.Before(cutoff) {

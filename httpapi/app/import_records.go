@@ -20,13 +20,13 @@ func (im *importer) records() error {
 		}, func(batch []*authn.Record) error {
 			skips, err := im.st.Auth.ImportRecords(ic.col, batch)
 			if err != nil {
-				return fmt.Errorf("import the records of %s: %w", ic.col.Name, err)
+				return fmt.Errorf("import the records of %s: %w", q(ic.col.Name), err)
 			}
 			ic.report.Records.add(len(batch)-len(skips), skips)
 			return im.ctx.Err()
 		})
 		if err != nil {
-			return fmt.Errorf("read the records of %s: %w", ic.src.Name, err)
+			return fmt.Errorf("read the records of %s: %w", q(ic.src.Name), err)
 		}
 	}
 	return nil

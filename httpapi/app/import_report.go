@@ -4,9 +4,12 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"strongbox/authn"
+	"strongbox/backup/pocketbase"
 )
 
 // ImportReport is what ImportPocketBase imported and what it skipped,
@@ -35,7 +38,7 @@ type ImportReport struct {
 
 // ImportedCollection is an auth collection imported, and its records.
 type ImportedCollection struct {
-	Name    string
+	Name    string // as the source has it (Text quotes it)
 	Records ImportCount
 }
 
@@ -68,7 +71,9 @@ func (c ImportCount) skipped() int {
 
 // ImportSkipped is something an import left out: Kind is collection,
 // field, option, rule, provider, index, settings, setting or transient;
-// Name says which; Reason why.
+// Name says which (the names taken from the source as
+// pocketbase.QuoteName prints them, an index's or a rule's text quoted);
+// Reason why.
 type ImportSkipped struct {
 	Kind, Name, Reason string
 }
@@ -98,10 +103,10 @@ func (r *ImportReport) addCollection(name string) *ImportedCollection {
 func (r *ImportReport) Text() string {
 	var b strings.Builder
 	for _, s := range r.StaleRemoved {
-		fmt.Fprintf(&b, "removed unfinished import %s\n", s)
+		fmt.Fprintf(&b, "removed unfinished import %s\n", printable(s))
 	}
 	for _, c := range r.Collections {
-		fmt.Fprintf(&b, "collection %s records: %d imported, %d skipped\n", c.Name, c.Records.Imported, c.Records.skipped())
+		fmt.Fprintf(&b, "collection %s records: %d imported, %d skipped\n", q(c.Name), c.Records.Imported, c.Records.skipped())
 		writeReasons(&b, "record", c.Records.Skipped)
 	}
 	for _, x := range []struct {
@@ -125,7 +130,7 @@ func (r *ImportReport) Text() string {
 		fmt.Fprintf(&b, "logs: %d older than settings.logs.maxDays (%d days): retention drops them\n", r.LogsExpired, r.LogsMaxDays)
 	}
 	for _, s := range r.Skipped {
-		fmt.Fprintf(&b, "skipped %s %s: %s\n", s.Kind, s.Name, s.Reason)
+		fmt.Fprintf(&b, "skipped %s %s: %s\n", s.Kind, printable(s.Name), printable(s.Reason))
 	}
 	return b.String()
 }
@@ -138,6 +143,32 @@ func writeReasons(b *strings.Builder, one string, byReason map[string]int) {
 		if n != 1 {
 			what += "s"
 		}
-		fmt.Fprintf(b, "  skipped %d %s: %s\n", n, what, reason)
+		fmt.Fprintf(b, "  skipped %d %s: %s\n", n, what, printable(reason))
 	}
+}
+
+// q is pocketbase.QuoteName: every name the report or an error of the
+// import takes from the source goes through it.
+func q(name string) string { return pocketbase.QuoteName(name) }
+
+// quotePath quotes each dot-separated key of path, a path of keys taken
+// from the source (lostKeys), as q does.
+func quotePath(path string) string {
+	keys := strings.Split(path, ".")
+	for i, k := range keys {
+		keys[i] = q(k)
+	}
+	return strings.Join(keys, ".")
+}
+
+// printable returns s, a line's text, as it is when it is valid UTF-8
+// and every rune of it prints (strconv.IsPrint: no control character,
+// line break or bidi override), else quoted: the last guard of a report
+// line against a source text (a validation message quoting a value, say)
+// that would start a line of its own or drive the terminal.
+func printable(s string) string {
+	if !utf8.ValidString(s) || strings.ContainsFunc(s, func(r rune) bool { return !strconv.IsPrint(r) }) {
+		return strconv.Quote(s)
+	}
+	return s
 }

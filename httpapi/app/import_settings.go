@@ -77,7 +77,7 @@ func (im *importer) settings() error {
 		if !known {
 			reason = "strongbox has no use for it"
 		}
-		im.skip("settings", key, reason)
+		im.skip("settings", q(key), reason)
 	}
 	return nil
 }
@@ -113,7 +113,7 @@ func (im *importer) importSection(key string, b json.RawMessage, section func(*s
 		return err
 	}
 	for _, k := range lostKeys(orig, got) {
-		im.skip("setting", key+"."+k, "strongbox does not keep it")
+		im.skip("setting", key+"."+quotePath(k), "strongbox does not keep it")
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
 	"crypto/hmac"
@@ -21,6 +22,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
+	"strongbox/httpapi/app/settings"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata")
@@ -233,9 +235,10 @@ func pbFixture(t testing.TB) *fakeSource {
 			"_pb_users_auth_": {
 				pbUser("alice0000000001", "alice@example.com", map[string]any{"name": "Alice", "age": int64(31), "admin": int64(1), "avatar": "a.png", "plan": "pro", "backup": ""}),
 				pbUser("bob000000000001", "bob@example.com", map[string]any{"name": "Bob", "age": float64(40), "admin": int64(0), "verified": int64(1)}),
-				pbUser("carol0000000001", "", map[string]any{"name": "Carol"}),                      // no email: skipped
-				pbUser("dave00000000001", "dave@example.com", map[string]any{"age": 1.5}),           // not an integer: skipped
-				pbUser("erin00000000001", "erin@example.com", map[string]any{"password": "nohash"}), // skipped
+				pbUser("carol0000000001", "", map[string]any{"name": "Carol"}),                                                                 // no email: skipped
+				pbUser("dave00000000001", "dave@example.com", map[string]any{"age": 1.5}),                                                      // not an integer: skipped
+				pbUser("erin00000000001", "erin@example.com", map[string]any{"password": "nohash"}),                                            // skipped
+				pbUser("frank0000000001", "frank@example.com", map[string]any{"tokenKey": "tk_alice0000000001_01234567890123456789012345678"}), // alice's: skipped
 			},
 			"pbc_111": {pbUser("mem000000000001", "mem@example.com", map[string]any{"profile": `{"a":1}`})},
 		},
@@ -546,30 +549,49 @@ func TestLogEntry(t *testing.T) {
 }
 
 // crashEnv names, in the child process of TestImportCrash, the target
-// dir and the step the child stops after.
-const crashEnv = "STRONGBOX_TEST_IMPORT_CRASH"
+// dir and the step the child stops after (STEP=DIR); crashArchiveEnv an
+// archive to import instead of the fixture; crashDryRunEnv, when set,
+// makes the import a dry run.
+const (
+	crashEnv        = "STRONGBOX_TEST_IMPORT_CRASH"
+	crashArchiveEnv = "STRONGBOX_TEST_IMPORT_CRASH_ARCHIVE"
+	crashDryRunEnv  = "STRONGBOX_TEST_IMPORT_CRASH_DRY_RUN"
+)
 
 // TestImportCrash kills a child process in the middle of an import (after
 // each step, records committed and settings saved included): the target
 // is then absent, or the empty folder it was, never a half-imported data
-// dir; a second import succeeds and removes the leftover temporary folder.
+// dir; nothing is left in the child's $TMPDIR, an archive's extracted
+// databases (hashes, token keys, secrets) and a dry run's conversion
+// included; a second import succeeds and removes the leftover temporary
+// folder beside the target.
 func TestImportCrash(t *testing.T) {
 	if v := os.Getenv(crashEnv); v != "" {
 		crashChild(t, v)
 		return
 	}
+	archive := pbArchive(t)
 	for _, tc := range []struct {
 		step     string
 		existing bool // the target is an empty folder
-	}{{"records", false}, {"records", true}, {"settings", false}, {"logs", true}} {
-		step, existing := tc.step, tc.existing
-		t.Run(fmt.Sprintf("%s/empty target %v", step, existing), func(t *testing.T) {
+		archive  bool // import an archive (extracted in the import's folder)
+		dryRun   bool
+	}{{"records", false, false, false}, {"records", true, false, false}, {"settings", false, false, false}, {"logs", true, false, false},
+		{"records", false, true, false}, {"logs", false, true, true}} {
+		t.Run(fmt.Sprintf("%s/empty target %v/archive %v/dry run %v", tc.step, tc.existing, tc.archive, tc.dryRun), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "sb_data")
-			if existing {
+			if tc.existing {
 				mkdir(t, dir)
 			}
+			childTmp := t.TempDir()
 			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestImportCrash$")
-			cmd.Env = append(os.Environ(), crashEnv+"="+step+"="+dir)
+			cmd.Env = append(os.Environ(), crashEnv+"="+tc.step+"="+dir, "TMPDIR="+childTmp)
+			if tc.archive {
+				cmd.Env = append(cmd.Env, crashArchiveEnv+"="+archive)
+			}
+			if tc.dryRun {
+				cmd.Env = append(cmd.Env, crashDryRunEnv+"=1")
+			}
 			var out bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &out, &out
 			if err := cmd.Start(); err != nil {
@@ -582,14 +604,21 @@ func TestImportCrash(t *testing.T) {
 			if !eventually(30*time.Second, stalled) {
 				cmd.Process.Kill()
 				cmd.Wait()
-				t.Fatalf("the child never reached the step %s:\n%s", step, out.String())
+				t.Fatalf("the child never reached the step %s:\n%s", tc.step, out.String())
 			}
+			extracted, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".sb_data.import-*", "strongbox-pocketbase-*", "data.db"))
 			cmd.Process.Kill() // SIGKILL: no cleanup runs
 			cmd.Wait()
-			if err := RequireData(dir); err == nil {
-				t.Fatalf("after a kill during the step %s, %s holds data", step, dir)
+			if tc.archive && len(extracted) != 1 {
+				t.Errorf("the archive's data.db extracted in the import's folder: %v, want one", extracted)
 			}
-			if entries, err := os.ReadDir(dir); (err == nil) != existing || len(entries) > 0 {
+			if left, _ := os.ReadDir(childTmp); len(left) > 0 {
+				t.Errorf("after the kill the child's $TMPDIR holds %v, want nothing", left)
+			}
+			if err := RequireData(dir); err == nil {
+				t.Fatalf("after a kill during the step %s, %s holds data", tc.step, dir)
+			}
+			if entries, err := os.ReadDir(dir); (err == nil) != tc.existing || len(entries) > 0 {
 				t.Errorf("after the kill the target has %d entries (%v), want it as it was", len(entries), err)
 			}
 			rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir})
@@ -609,14 +638,48 @@ func TestImportCrash(t *testing.T) {
 	}
 }
 
-// crashChild is TestImportCrash's child: it imports the fixture into the
-// target of v (STEP=DIR) and stops after STEP, marking the temporary
-// folder with a file "stalled", until it is killed.
+// pbArchive zips backup/pocketbase's fixture pb_data (a PocketBase
+// v0.31 data dir) as PocketBase's backups are, and returns its path.
+func pbArchive(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "pb_backup.zip")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw := zip.NewWriter(f)
+	for _, name := range []string{"data.db", "auxiliary.db"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "backup", "pocketbase", "testdata", "pb_data", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := zw.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	if err := errors.Join(zw.Close(), f.Close()); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// crashChild is TestImportCrash's child: it imports the fixture (or the
+// archive crashArchiveEnv names) into the target of v (STEP=DIR) and
+// stops after STEP, marking the temporary folder with a file "stalled",
+// until it is killed.
 func crashChild(t *testing.T, v string) {
 	step, dir, _ := strings.Cut(v, "=")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	_, err := ImportPocketBase(ctx, pbFixture(t), ImportOptions{Dir: dir, AfterStep: func(s, tmp string) {
+	open := func(tempDir string) (ClosingSource, error) {
+		if archive := os.Getenv(crashArchiveEnv); archive != "" {
+			return pocketbase.Open(archive, pocketbase.Options{TempDir: tempDir})
+		}
+		return openSource{pbFixture(t)}, nil
+	}
+	opts := ImportOptions{Dir: dir, DryRun: os.Getenv(crashDryRunEnv) != "", AfterStep: func(s, tmp string) {
 		if s != step {
 			return
 		}
@@ -624,7 +687,8 @@ func crashChild(t *testing.T, v string) {
 			t.Error(err)
 		}
 		<-ctx.Done() // the parent kills the process meanwhile
-	}})
+	}}
+	_, err := ImportPocketBaseFrom(ctx, open, opts)
 	t.Errorf("the child was not killed (import: %v)", err)
 }
 
@@ -740,4 +804,56 @@ func ExampleImportPocketBase() {
 	// logs: 0 imported
 	// skipped collection posts (base): strongbox stores no base records
 	// skipped transient _otps (2 rows): one-time passwords are transient (they last minutes)
+}
+
+// BenchmarkImportRateLimits imports settings whose rateLimits section has
+// n rules (distinct labels, none conflicting): checking that no two rules
+// conflict must not take time quadratic in n.
+func BenchmarkImportRateLimits(b *testing.B) {
+	for _, n := range []int{0, 1000, 5000, 8000, 20_000, 100_000} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			src := &fakeSource{settings: rateLimitsSettings(n)}
+			for b.Loop() {
+				if _, err := ImportPocketBase(b.Context(), src, ImportOptions{Dir: filepath.Join(b.TempDir(), "sb_data")}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestImportRateLimitsBound: a rateLimits section with more rules than
+// the API can take (settings.MaxRateLimitRules) is refused and reported,
+// strongbox's defaults kept; one of that many is imported.
+func TestImportRateLimitsBound(t *testing.T) {
+	for _, tt := range []struct {
+		n    int
+		want string
+	}{
+		{settings.MaxRateLimitRules, "settings: imported rateLimits\n"},
+		{settings.MaxRateLimitRules + 1, fmt.Sprintf("skipped settings rateLimits: refused, strongbox's defaults kept: rateLimits.rules: The length must be no more than %d.\n", settings.MaxRateLimitRules)},
+	} {
+		rep, err := ImportPocketBase(t.Context(), &fakeSource{settings: rateLimitsSettings(tt.n)}, ImportOptions{Dir: filepath.Join(t.TempDir(), "sb_data")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(rep.Text(), tt.want) {
+			t.Errorf("%d rules: report\n%s\nwant %q", tt.n, rep.Text(), tt.want)
+		}
+	}
+}
+
+// rateLimitsSettings is a settings document whose rateLimits section has
+// n rules with distinct labels.
+func rateLimitsSettings(n int) json.RawMessage {
+	var b strings.Builder
+	b.WriteString(`{"rateLimits":{"enabled":true,"rules":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"label":"/api/r%d","audience":"","duration":10,"maxRequests":100}`, i)
+	}
+	b.WriteString(`]}}`)
+	return json.RawMessage(b.String())
 }

@@ -1,8 +1,10 @@
 package settings
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"strongbox/authn/validation"
@@ -58,6 +60,15 @@ func (rl RateLimits) validate() validation.Errors {
 	return nil
 }
 
+// MaxRateLimitRules is the most rules the section may have. PocketBase
+// has no such limit, but no PATCH /api/settings body can carry more, nor
+// a series of them reach more: httpapi refuses a body of more than 10,000
+// JSON values, and a body keeps each rule as 2 at least ("{}", which
+// keeps the rule at its index, and a comma). It bounds what an import
+// (whose settings come from a PocketBase's files, not through that body)
+// may store.
+const MaxRateLimitRules = 5000
+
 // rateLimitLabel is PocketBase's label format: "<METHOD> /path",
 // "/path", "<collection>:<tag>", "*:<tag>" or a bare tag (\w is ASCII).
 var rateLimitLabel = regexp.MustCompile(`^(\w+ /[\w/-]*|/[\w/-]*|\w+:\w+|\*:\w+|\w+)$`)
@@ -65,29 +76,31 @@ var rateLimitLabel = regexp.MustCompile(`^(\w+ /[\w/-]*|/[\w/-]*|\w+:\w+|\*:\w+|
 // validateRules checks the rules as PocketBase does (core/settings_model.go,
 // with ozzo-validation's codes and messages) and returns the errors for
 // the "rules" key, or nil. Its checks run in PocketBase's order, each
-// stopping the ones after it: rules required when enabled; then no two
-// rules conflicting (the first conflict reported, by index); then each
-// rule's fields.
+// stopping the ones after it: rules required when enabled (and at most
+// MaxRateLimitRules, strongbox's own check); then no two rules
+// conflicting (the first conflict reported, by index); then each rule's
+// fields.
 func (rl RateLimits) validateRules() error {
 	if rl.Enabled && len(rl.Rules) == 0 {
 		return errRequired
 	}
+	if len(rl.Rules) > MaxRateLimitRules {
+		return validation.LengthTooLong(MaxRateLimitRules)
+	}
 	// Two rules conflict when label+"@@"+audience of one is a prefix of the
 	// other's: the same label and audience, or the same label for everyone
 	// ("") and for a group.
-	var seen []string
+	keys := make([]string, len(rl.Rules))
 	for i, r := range rl.Rules {
-		k := r.Label + "@@" + r.Audience
-		for _, s := range seen {
-			if strings.HasPrefix(s, k) || strings.HasPrefix(k, s) {
-				return validation.Errors{fmt.Sprint(i): validation.Errors{"label": &validation.Error{
-					Code:    validation.CodeConflictingRateLimitRule,
-					Message: "Rate limit rule configuration with label " + r.Label + " already exists or conflicts with another rule.",
-					Params:  map[string]any{"label": r.Label},
-				}}}
-			}
-		}
-		seen = append(seen, k)
+		keys[i] = r.Label + "@@" + r.Audience
+	}
+	if i := firstConflict(keys); i >= 0 {
+		r := rl.Rules[i]
+		return validation.Errors{fmt.Sprint(i): validation.Errors{"label": &validation.Error{
+			Code:    validation.CodeConflictingRateLimitRule,
+			Message: "Rate limit rule configuration with label " + r.Label + " already exists or conflicts with another rule.",
+			Params:  map[string]any{"label": r.Label},
+		}}}
 	}
 	errs := validation.Errors{}
 	for i, r := range rl.Rules {
@@ -124,4 +137,38 @@ func (rl RateLimits) validateRules() error {
 		return nil
 	}
 	return errs
+}
+
+// firstConflict returns the least i such that keys[i] and a key before it
+// are one a prefix of the other, or -1: what comparing each key with
+// every one before it, in order, finds first, in O(n log n) comparisons
+// instead of O(n²). Sorted, the keys a key is a prefix of come right
+// after it; so, walking the sorted keys with a stack of those that are
+// prefixes of the current one, the stack holds every key the current one
+// conflicts with, and the pair whose later index is least is the first
+// conflict in order.
+func firstConflict(keys []string) int {
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return cmp.Or(strings.Compare(keys[a], keys[b]), a-b) })
+	type prefix struct{ i, least int } // least: the least index in the stack up to this key
+	var stack []prefix
+	first := -1
+	for _, i := range order {
+		for len(stack) > 0 && !strings.HasPrefix(keys[i], keys[stack[len(stack)-1].i]) {
+			stack = stack[:len(stack)-1]
+		}
+		least := i
+		if len(stack) > 0 {
+			top := stack[len(stack)-1]
+			if later := max(top.least, i); first < 0 || later < first {
+				first = later
+			}
+			least = min(least, top.least)
+		}
+		stack = append(stack, prefix{i, least})
+	}
+	return first
 }

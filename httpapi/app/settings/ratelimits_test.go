@@ -3,7 +3,10 @@ package settings
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -118,5 +121,101 @@ func TestRateLimitsPatch(t *testing.T) {
 	}
 	if b, _ := json.Marshal(v.Public().RateLimits); string(b) != `{"rules":[],"enabled":false}` {
 		t.Errorf("no rules serialised as %s", b)
+	}
+}
+
+// firstConflictPairwise is the check as PocketBase words it: each rule
+// against every rule before it.
+func firstConflictPairwise(keys []string) int {
+	for i, k := range keys {
+		for _, s := range keys[:i] {
+			if strings.HasPrefix(s, k) || strings.HasPrefix(k, s) {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// TestFirstConflict: the sorted check finds the conflict the pairwise one
+// finds, on chosen cases and on random keys from a small alphabet (many
+// prefixes and repeats).
+func TestFirstConflict(t *testing.T) {
+	tests := []struct {
+		name string
+		keys []string
+		want int
+	}{
+		{"none", nil, -1},
+		{"one", []string{"a@@"}, -1},
+		{"distinct", []string{"/api/r1@@", "/api/r10@@", "/api/r2@@"}, -1},
+		{"repeat", []string{"a@@", "b@@", "a@@"}, 2},
+		{"all then a group", []string{"x@@", "x@@@guest"}, 1},
+		{"a group then all", []string{"x@@@guest", "x@@"}, 1},
+		{"the later index decides", []string{"a@@b", "c@@", "c@@", "a@@"}, 2},
+		{"a prefix far in the sorted order", []string{"ab", "abz", "aba", "a"}, 1},
+		{"groups do not conflict", []string{"x@@@auth", "x@@@guest"}, -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := firstConflict(tt.keys); got != tt.want {
+				t.Errorf("firstConflict(%q) = %d, want %d", tt.keys, got, tt.want)
+			}
+			if got := firstConflictPairwise(tt.keys); got != tt.want {
+				t.Errorf("firstConflictPairwise(%q) = %d, want %d (the case is wrong)", tt.keys, got, tt.want)
+			}
+		})
+	}
+	rnd := rand.New(rand.NewPCG(1, 2))
+	for n := range 2000 {
+		keys := make([]string, 1+rnd.IntN(12))
+		for i := range keys {
+			b := make([]byte, rnd.IntN(5))
+			for j := range b {
+				b[j] = "ab@"[rnd.IntN(3)]
+			}
+			keys[i] = string(b)
+		}
+		if got, want := firstConflict(keys), firstConflictPairwise(keys); got != want {
+			t.Fatalf("case %d: firstConflict(%q) = %d, want %d", n, keys, got, want)
+		}
+	}
+}
+
+// TestRateLimitsMaxRules: a section of more than MaxRateLimitRules rules
+// is refused at once (what an import would otherwise store), one of that
+// many is accepted.
+func TestRateLimitsMaxRules(t *testing.T) {
+	for _, tt := range []struct {
+		n  int
+		ok bool
+	}{{MaxRateLimitRules, true}, {MaxRateLimitRules + 1, false}} {
+		rules := make([]RateLimitRule, tt.n)
+		for i := range rules {
+			rules[i] = RateLimitRule{Label: fmt.Sprintf("/api/r%d", i), Duration: 1, MaxRequests: 1}
+		}
+		err := RateLimits{Rules: rules, Enabled: true}.validateRules()
+		if e, _ := err.(*validation.Error); (err == nil) != tt.ok || (!tt.ok && (e == nil || e.Code != validation.CodeLengthTooLong)) {
+			t.Errorf("%d rules: validateRules() = %v, want accepted %v (else %s)", tt.n, err, tt.ok, validation.CodeLengthTooLong)
+		}
+	}
+}
+
+// BenchmarkValidateRateLimits validates n rules with distinct labels
+// (the conflict check compares them all).
+func BenchmarkValidateRateLimits(b *testing.B) {
+	for _, n := range []int{1000, MaxRateLimitRules} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			rules := make([]RateLimitRule, n)
+			for i := range rules {
+				rules[i] = RateLimitRule{Label: fmt.Sprintf("/api/r%d", i), Duration: 1, MaxRequests: 1}
+			}
+			rl := RateLimits{Rules: rules, Enabled: true}
+			for b.Loop() {
+				if err := rl.validateRules(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
