@@ -47,6 +47,8 @@ func (im *importer) collections() error {
 			return err
 		}
 	}
+	var authCols []pocketbase.Collection
+	var inputs []authn.CollectionInput
 	for _, c := range cols {
 		switch {
 		case c.System && c.Type != "auth":
@@ -59,22 +61,64 @@ func (im *importer) collections() error {
 		case c.Type != "auth":
 			im.skip("collection", q(c.Name)+" ("+q(c.Type)+")", "unknown collection type")
 		default:
-			if err := im.collection(c); err != nil {
+			in, err := im.collectionInput(c)
+			if err != nil {
 				return err
 			}
+			authCols, inputs = append(authCols, c), append(inputs, in)
+		}
+	}
+	// A rule may name @request.auth.F of a field only a later collection
+	// has, and a rule naming a field no auth collection has is refused at
+	// save: so every collection is first stored without its rules, and
+	// each is then stored again whole, in place of that stand-in, with
+	// every other collection's fields known.
+	standIns := make([]*authn.Collection, len(authCols))
+	for i, c := range authCols {
+		if !isSuperusers(c) {
+			standIns[i], _ = im.st.Auth.ImportCollection(withoutRules(inputs[i]), authn.Time{}, authn.Time{})
+		}
+	}
+	for i, c := range authCols {
+		if standIns[i] != nil {
+			if err := im.st.Auth.DeleteCollection(standIns[i]); err != nil {
+				return fmt.Errorf("import the collection %s: %w", q(c.Name), err)
+			}
+		}
+		if err := im.collection(c, inputs[i]); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// collection imports one auth collection: its input, with the rules
-// strongbox cannot compile set to null (mfa.rule to "": MFA for every
-// record) until it is accepted, or skipped with the reason it is refused.
-func (im *importer) collection(c pocketbase.Collection) error {
-	in, err := im.collectionInput(c)
-	if err != nil {
-		return err
+// isSuperusers reports whether c is PocketBase's _superusers, which an
+// import updates instead of creating.
+func isSuperusers(c pocketbase.Collection) bool {
+	return c.ID == authn.SuperusersID || c.Name == authn.SuperusersName
+}
+
+// withoutRules is a copy of in with every rule null and mfa.rule "".
+func withoutRules(in authn.CollectionInput) authn.CollectionInput {
+	v := maps.Clone(in.Values)
+	for _, key := range ruleOptions {
+		if _, ok := v[key]; ok {
+			v[key] = nil
+		}
 	}
+	if mfa, ok := v["mfa"].(map[string]any); ok {
+		mfa = maps.Clone(mfa)
+		mfa["rule"] = ""
+		v["mfa"] = mfa
+	}
+	return authn.CollectionInput{Values: v}
+}
+
+// collection imports one auth collection from its input in, with the
+// rules strongbox cannot compile set to null (mfa.rule to "": MFA for
+// every record) until it is accepted, or skipped with the reason it is
+// refused.
+func (im *importer) collection(c pocketbase.Collection, in authn.CollectionInput) error {
 	for range 3 {
 		col, err := im.st.Auth.ImportCollection(in, authn.Time{Time: c.Created.UTC()}, authn.Time{Time: c.Updated.UTC()})
 		verrs, invalid := errors.AsType[validation.Errors](err)
@@ -133,7 +177,7 @@ func (im *importer) dropRules(name string, values map[string]any, verrs validati
 // _superusers gets its options only: its rules and fields are strongbox's.
 func (im *importer) collectionInput(c pocketbase.Collection) (authn.CollectionInput, error) {
 	v := map[string]any{"id": c.ID, "name": c.Name, "type": "auth"}
-	superusers := c.ID == authn.SuperusersID || c.Name == authn.SuperusersName
+	superusers := isSuperusers(c)
 	for _, key := range slices.Sorted(maps.Keys(c.Options)) {
 		switch {
 		case superusers && (key == "authRule" || key == "manageRule"):

@@ -857,3 +857,50 @@ func rateLimitsSettings(n int) json.RawMessage {
 	b.WriteString(`]}}`)
 	return json.RawMessage(b.String())
 }
+
+// TestImportRuleNamesLaterCollection: a rule of a collection may name
+// @request.auth.F of a field that only a collection imported after it
+// has; it is kept, not stored as null, while a field no auth collection
+// has is still refused and reported.
+func TestImportRuleNamesLaterCollection(t *testing.T) {
+	src := pbFixture(t)
+	for i := range src.cols {
+		switch src.cols[i].Name {
+		case "users":
+			src.cols[i].ListRule = strp("@request.auth.level > 1")
+			src.cols[i].UpdateRule = strp("@request.auth.nosuch = 1")
+		case "members":
+			src.cols[i].Fields = pbAuthFields(t, `{"hidden":true,"id":"number7","name":"level","onlyInt":true,"system":false,"type":"number"}`)
+		}
+	}
+	dir := filepath.Join(t.TempDir(), "sb_data")
+	rep, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: dir, BatchSize: 2})
+	if err != nil {
+		t.Fatalf("ImportPocketBase: %v", err)
+	}
+	text := rep.Text()
+	if strings.Contains(text, "users.listRule") {
+		t.Errorf("the report skips users.listRule, which names members.level:\n%s", text)
+	}
+	if !strings.Contains(text, "users.updateRule") {
+		t.Errorf("the report does not skip users.updateRule, which names a field no collection has:\n%s", text)
+	}
+	st, err := Open(Options{Dir: dir, BcryptCost: bcrypt.MinCost}, true)
+	if err != nil {
+		t.Fatalf("open the imported dir: %v", err)
+	}
+	defer st.Close()
+	users, ok := st.Auth.Collection("users")
+	if !ok {
+		t.Fatal("no users collection after the import")
+	}
+	if got := users.ListRule; got == nil || *got != "@request.auth.level > 1" {
+		t.Errorf("users.listRule = %v, want the rule as PocketBase had it", got)
+	}
+	if users.UpdateRule != nil {
+		t.Errorf("users.updateRule = %q, want null", *users.UpdateRule)
+	}
+	if members, ok := st.Auth.Collection("members"); !ok || members.Created.IsZero() || !members.Created.Equal(pbCreated) {
+		t.Errorf("members imported with created %v, want %v", members.Created, pbCreated)
+	}
+}
