@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -12,13 +13,15 @@ import (
 	"strongbox/logstore/journal"
 )
 
-// TestRetentionOnFullDisk: on a disk with no free byte, retention (a lower
-// maxDays, maxDays 0, the writer's periodic pass) deletes every expired
-// segment, the active one included although no empty one can be started
-// first, and succeeds; the deletion gives the space back, and logging goes
-// on without a restart, with the sequence continued.
+// TestRetentionOnFullDisk: on a full disk, retention (a lower maxDays,
+// maxDays 0, the writer's periodic pass) deletes every expired segment, the
+// active one included although no empty one can be started first, and
+// succeeds. When the deletion gives the space back, the empty segment is
+// created at once; when the disk stays full (another process takes the
+// space), Health reports it until its probe finds room. Either way logging
+// goes on without a restart, with the sequence continued.
 func TestRetentionOnFullDisk(t *testing.T) {
-	for _, tc := range []struct {
+	applies := []struct {
 		name  string
 		apply func(s *Store, c *clock) error
 	}{
@@ -31,55 +34,74 @@ func TestRetentionOnFullDisk(t *testing.T) {
 			c.Add(6 * 24 * time.Hour) // past Options.MaxDays 5
 			return s.enforceRetention()
 		}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, h := newClock(), &logRecorder{}
-			dir := t.TempDir()
-			opts, fsys := faultyOptions(c, h)
-			opts.segmentSize = 2048
-			s := mustOpen(t, dir, opts)
-			if err := addFlush(s, urls("a", 100)...); err != nil {
-				t.Fatal(err)
-			}
-			old := segmentFiles(t, dir)
-			if len(old) < 3 {
-				t.Fatalf("%d segments, want several", len(old))
-			}
-			fsys.SetFree(0)
-			if err := tc.apply(s, c); err != nil {
-				t.Fatalf("retention on a full disk: %v", err)
-			}
-			if n := s.Len(); n != 0 {
-				t.Errorf("%d entries left, want 0", n)
-			}
-			for name := range segmentFiles(t, dir) {
-				if _, ok := old[name]; ok {
-					t.Errorf("segment %s not deleted", name)
+	}
+	for _, stays := range []bool{false, true} {
+		for _, tc := range applies {
+			t.Run(fmt.Sprintf("%s/staysFull=%v", tc.name, stays), func(t *testing.T) {
+				c, h := newClock(), &logRecorder{}
+				dir := t.TempDir()
+				opts, fsys := faultyOptions(c, h)
+				opts.segmentSize = 2048
+				s := mustOpen(t, dir, opts)
+				if err := addFlush(s, urls("a", 100)...); err != nil {
+					t.Fatal(err)
 				}
-			}
-			if fsys.Free() <= 0 {
-				t.Errorf("free space %d after the deletion, want the segments' bytes back", fsys.Free())
-			}
+				old := segmentFiles(t, dir)
+				if len(old) < 3 {
+					t.Fatalf("%d segments, want several", len(old))
+				}
+				fsys.SetFree(0)
+				if stays {
+					fsys.FailWrites(syscall.ENOSPC)
+				}
+				if err := tc.apply(s, c); err != nil {
+					t.Fatalf("retention on a full disk: %v", err)
+				}
+				if n := s.Len(); n != 0 {
+					t.Errorf("%d entries left, want 0", n)
+				}
+				for name := range segmentFiles(t, dir) {
+					if _, ok := old[name]; ok {
+						t.Errorf("segment %s not deleted", name)
+					}
+				}
+				if fsys.Free() <= 0 {
+					t.Errorf("free space %d after the deletion, want the segments' bytes back", fsys.Free())
+				}
+				if err := s.Health(); stays != errors.Is(err, journal.ErrStorageFull) {
+					t.Errorf("Health() after the deletion = %v, want storage full %v", err, stays)
+				}
+				if stays {
+					if n := len(segmentFiles(t, dir)); n != 0 {
+						t.Errorf("%d segment files while the disk stays full, want none", n)
+					}
+					fsys.FailWrites(nil)
+					c.Add(time.Second)
+					if err := s.Health(); err != nil {
+						t.Errorf("Health() once the disk has room = %v, want nil", err)
+					}
+				}
 
-			if err := s.SetRetention(5, 0); err != nil {
-				t.Fatal(err)
-			}
-			if err := addFlush(s, urls("b", 3)...); err != nil {
-				t.Fatalf("Flush after the deletion: %v", err)
-			}
-			want := urls("b", 3)
-			got := all(t, s)
-			if seq, _ := idSeq(got[0].ID); seq != 101 {
-				t.Errorf("first new entry has seq %d, want 101 (the sequence goes on)", seq)
-			}
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			opts.FS = nil
-			if got := storedURLs(t, mustOpen(t, dir, opts)); !slices.Equal(got, want) {
-				t.Errorf("after reopen: stored %q, want %q", got, want)
-			}
-		})
+				if err := s.SetRetention(5, 0); err != nil {
+					t.Fatal(err)
+				}
+				if err := addFlush(s, urls("b", 3)...); err != nil {
+					t.Fatalf("Flush after the deletion: %v", err)
+				}
+				want := urls("b", 3)
+				got := all(t, s)
+				if seq, _ := idSeq(got[0].ID); seq != 101 {
+					t.Errorf("first new entry has seq %d, want 101 (the sequence goes on)", seq)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				opts.FS = nil
+				if got := storedURLs(t, mustOpen(t, dir, opts)); !slices.Equal(got, want) {
+					t.Errorf("after reopen: stored %q, want %q", got, want)
+				}
+			})
+		}
 	}
 }
 
