@@ -78,9 +78,10 @@ func (s *Store) createSegment(first int64, key uint64) (*segment, error) {
 
 // Errors logged when a new segment cannot be created, by what it was for.
 const (
-	msgRotate  = "logstore: rotate segment: the active segment takes new entries meanwhile"
-	msgRetain  = "logstore: retention: no room for a new segment, the expired active one is deleted all the same"
-	msgNoSpace = "logstore: create segment: log entries are lost until it can be created"
+	msgRotate   = "logstore: rotate segment: the active segment takes new entries meanwhile"
+	msgRetain   = "logstore: retention: no room for a new segment, the expired active one is deleted all the same"
+	msgNoSpace  = "logstore: create segment: log entries are lost until it can be created"
+	msgOpenFull = "logstore: open: no room for a segment: the stored logs are served, new entries are lost until there is room"
 )
 
 // rotate starts a new active segment (see newSegment).

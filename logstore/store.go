@@ -275,10 +275,15 @@ func (s *Store) start(rnd io.Reader) error {
 	if len(s.segs) > 0 {
 		return nil
 	}
-	err := s.newSegment(msgNoSpace)
-	if err != nil && !isStorage(err) {
+	seg, err := s.createSegment(s.nextSeq, s.key)
+	if err == nil {
+		s.addSegment(seg)
+		return nil
+	}
+	if !isStorage(err) {
 		return err
 	}
+	s.log.Error(msgOpenFull, "error", err)
 	s.noteFault(0, err)
 	return nil
 }
