@@ -194,3 +194,38 @@ func TestOpenOnFullDisk(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkRetentionOnFullDisk times maxDays 0 deleting 1,000 segments on
+// a disk with no free byte (the setup is not timed).
+func BenchmarkRetentionOnFullDisk(b *testing.B) {
+	const segments = 1000
+	for range b.N {
+		b.StopTimer()
+		c, h := newClock(), &logRecorder{}
+		opts, fsys := faultyOptions(c, h)
+		opts.segmentSize = 256
+		s, err := Open(b.TempDir(), opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i := 0; len(s.segs) < segments; i++ {
+			s.Add(req("GET", fmt.Sprintf("/x%d", i), 200))
+			if i%100 == 99 {
+				s.Flush()
+			}
+		}
+		s.Flush()
+		n := len(s.segs)
+		fsys.SetFree(0)
+		b.StartTimer()
+		if err := s.SetRetention(0, 0); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if s.Len() != 0 {
+			b.Fatalf("%d entries left", s.Len())
+		}
+		b.ReportMetric(float64(n), "segments/op")
+		s.Close()
+	}
+}

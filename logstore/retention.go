@@ -121,8 +121,7 @@ func (s *Store) retain(maxDays int64) (int64, error) {
 	freed := int64(0)
 	for seg := range gone {
 		size := seg.f.Size()
-		// A failed close (its final fsync) does not matter: the file goes.
-		seg.f.Close()
+		seg.f.Discard() // the file goes: nothing in it needs an fsync
 		if err := s.remove(seg.path); err != nil {
 			first = cmp.Or(first, err)
 			continue
