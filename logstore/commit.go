@@ -210,8 +210,8 @@ func isStorage(err error) bool {
 // noteFault records the outcome of committing n entries for Health, and
 // logs a failing disk when it starts failing, at most every faultLogEvery
 // while it fails, and when it works again. n is 0 for a failure that lost
-// no entries (Open creating the first segment), which the caller logged.
-// The caller holds wmu.
+// no entries (a segment Open or retention could not create), which the
+// caller logged. The caller holds wmu.
 func (s *Store) noteFault(n int, err error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()

@@ -123,10 +123,11 @@ type Store struct {
 
 	// mu guards the index and the segment list. Queries hold it for
 	// reading; the writer takes it briefly to add a committed batch.
-	mu   sync.RWMutex
-	idx  *index
-	segs []*segment // by firstSeq; the last one is active. Empty only
-	// while none can be created (a full disk: see activate)
+	// segs is by firstSeq, and the last one is active; it is empty only
+	// while no segment can be created (a full disk: see newSegment).
+	mu     sync.RWMutex
+	idx    *index
+	segs   []*segment
 	closed bool
 
 	// wmu serialises everything that writes segments: commits, rotation
@@ -249,7 +250,7 @@ func Open(dir string, opts Options) (*Store, error) {
 // full disk neither needs space: retention only deletes, and a store whose
 // first segment cannot be created opens all the same, serving what it
 // holds and losing new entries (Health says why) until the disk has room
-// again (see activate).
+// again: the next commit, or Health's probe, creates the segment.
 func (s *Store) start(rnd io.Reader) error {
 	if len(s.segs) == 0 {
 		var k [8]byte
