@@ -133,7 +133,7 @@ func (s *Store) retain(maxDays int64) (int64, error) {
 	}
 	if dropActive && len(s.segs) == 0 {
 		// The deletion may have made room for the segment that rotate
-		// could not create: if not, it is not news (rotate logged it).
+		// could not create: if not, it is not news (newSegment logged it).
 		// Health reports the missing segment, and its probe creates it.
 		if seg, err := s.createSegment(s.nextSeq, s.key); err == nil {
 			s.addSegment(seg)
