@@ -3,11 +3,13 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 
 	"strongbox/httpapi/app/settings"
+	"strongbox/logstore/journal"
 )
 
 // The settings routes, and the server's part of the settings. There is one
@@ -44,10 +46,17 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 		return err
 	}
 	var before []byte
-	v, err := s.settings.Update(func(next *settings.Settings) error {
+	var logs settings.Logs // the logs section the change asks for
+	edit := func(next *settings.Settings) error {
 		before, _ = json.Marshal(next) // the settings this change edits
-		return decodeSettings(b, next)
-	})
+		err := decodeSettings(b, next)
+		logs = next.Logs
+		return err
+	}
+	v, err := s.settings.Update(edit)
+	if errors.Is(err, journal.ErrStorageFull) && s.trimLogs(r, logs.MaxDays) {
+		v, err = s.settings.Update(edit)
+	}
 	if data := validationData(err); data != nil {
 		return errValidation("An error occurred while saving the new settings.", data)
 	}
@@ -58,6 +67,29 @@ func (s *Server) handleSettingsUpdate(w http.ResponseWriter, r *http.Request) er
 		s.log.Info("settings changed", auditAttrs(r, "changed", keys)...)
 	}
 	return writeJSON(w, r, http.StatusOK, v.Public())
+}
+
+// trimLogs frees space for a settings change the full disk refused, when
+// the change lowers logs.maxDays: the stored logs it would delete once
+// saved are deleted first, since deleting needs no space (a full disk is
+// most often full of logs, and otherwise a superuser could not lower the
+// retention to make room). It reports whether anything was freed, so that
+// the save is worth trying again; if that save fails too, the change is
+// not saved, but those logs stay deleted.
+func (s *Server) trimLogs(r *http.Request, maxDays int) bool {
+	if maxDays < 0 || maxDays >= s.settings.Get().Logs.MaxDays {
+		return false
+	}
+	freed, err := s.logs.Trim(maxDays)
+	if err != nil {
+		s.log.Error("settings: deleting logs to make room", "err", err)
+	}
+	if freed == 0 {
+		return false
+	}
+	s.log.Info("settings: logs past the new retention deleted to make room for the change",
+		auditAttrs(r, "maxDays", maxDays, "bytesFreed", freed)...)
+	return true
 }
 
 // decodeSettings decodes a PATCH body over v, as PocketBase binds the

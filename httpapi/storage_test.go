@@ -3,8 +3,10 @@ package httpapi
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/logstore"
+	"strongbox/logstore/journal"
 	"strongbox/logstore/journal/journaltest"
 )
 
@@ -200,5 +203,111 @@ func TestStorageLogsDegradedAndRecovered(t *testing.T) {
 		if got := strings.Count(out, msg); got != n {
 			t.Errorf("%d lines %s, want %d:\n%s", got, msg, n, out)
 		}
+	}
+}
+
+// noNewFiles is a journaltest.FS that, while full is set, cannot create a
+// file (ENOSPC) but lets existing files grow: a disk full but for the
+// slack in the blocks its files hold, where the settings journal's next
+// frame fits but a new log segment does not.
+type noNewFiles struct {
+	*journaltest.FS
+	full atomic.Bool
+}
+
+func (f *noNewFiles) OpenFile(name string, flag int, perm os.FileMode) (journal.Handle, error) {
+	if f.full.Load() && flag&os.O_CREATE != 0 {
+		return nil, &os.PathError{Op: "open", Path: name, Err: syscall.ENOSPC}
+	}
+	return f.FS.OpenFile(name, flag, perm)
+}
+
+// logCount returns the totalItems of GET /api/logs.
+func logCount(t *testing.T, e *env) int {
+	t.Helper()
+	res := e.do("GET", "/api/logs", e.su, nil)
+	if res.Status != 200 {
+		t.Fatalf("GET /api/logs = %d %s", res.Status, res.Body)
+	}
+	n, _ := res.JSON(t)["totalItems"].(float64)
+	return int(n)
+}
+
+// segmentsWithEntries returns the log segment files in dir holding more
+// than a journal header.
+func segmentsWithEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(dir, "logs", "*.seg"))
+	var out []string
+	for _, p := range paths {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > journal.HeaderSize {
+			out = append(out, filepath.Base(p))
+		}
+	}
+	return out
+}
+
+// TestLogsOffOnFullDisk: PATCH /api/settings {"logs":{"maxDays":0}} on a
+// full disk deletes the stored logs (deleting needs no space) and answers
+// 200 with the change saved and in effect: on a disk with room for the
+// settings' frame but not for a new segment, and on one with no free byte
+// (the logs are deleted first to make room for the save). Once the disk
+// has room, health and logging recover without a restart.
+func TestLogsOffOnFullDisk(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		fill  func(fsys *noNewFiles)
+		free  func(fsys *noNewFiles)
+		trims int // "logs … deleted to make room" events
+	}{
+		{"no room for a new file", func(f *noNewFiles) { f.full.Store(true) }, func(f *noNewFiles) { f.full.Store(false) }, 0},
+		{"no free byte", func(f *noNewFiles) { f.SetFree(0) }, func(f *noNewFiles) { f.SetFree(-1) }, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var log syncLog
+			fsys := &noNewFiles{FS: journaltest.New()}
+			e := newEnvOn(t, Config{Logger: slog.New(slog.NewTextHandler(&log, nil))}, HTTPConfig{}, fsys)
+			for range 20 {
+				e.do("GET", "/api/health", "", nil)
+			}
+			if err := e.logs.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if n := logCount(t, e); n < 20 {
+				t.Fatalf("%d logs stored, want at least 20", n)
+			}
+
+			tc.fill(fsys)
+			res := e.do("PATCH", "/api/settings", e.su, `{"logs":{"maxDays":0}}`)
+			if res.Status != 200 {
+				t.Fatalf("PATCH maxDays 0 on a full disk = %d %s, want 200", res.Status, res.Body)
+			}
+			if got := e.settings.Get().Logs.MaxDays; got != 0 {
+				t.Errorf("stored maxDays = %d, want 0", got)
+			}
+			if n := logCount(t, e); n != 0 {
+				t.Errorf("%d logs listed after maxDays 0, want none", n)
+			}
+			if segs := segmentsWithEntries(t, e.dir); len(segs) > 0 {
+				t.Errorf("segments with entries left on disk: %v", segs)
+			}
+			if n := strings.Count(log.String(), "logs past the new retention deleted to make room"); n != tc.trims {
+				t.Errorf("%d events about deleting logs to make room, want %d:\n%s", n, tc.trims, log.String())
+			}
+
+			tc.free(fsys)
+			e.clock.Add(time.Second) // the stores probe the disk at most once a second
+			wantBody(t, e.do("GET", "/api/health", "", nil), 200, `{"message":"API is healthy.","code":200,"data":{}}`)
+			if res := e.do("PATCH", "/api/settings", e.su, `{"logs":{"maxDays":5}}`); res.Status != 200 {
+				t.Fatalf("PATCH maxDays 5 = %d %s", res.Status, res.Body)
+			}
+			e.do("GET", "/api/health", "", nil)
+			if err := e.logs.Flush(); err != nil {
+				t.Fatalf("logging once the disk has room: %v", err)
+			}
+			if n := logCount(t, e); n == 0 {
+				t.Error("no log stored once the disk has room again")
+			}
+		})
 	}
 }

@@ -21,9 +21,9 @@ func (s *Store) commit(batch []Entry) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	err := s.commitLocked(batch)
-	s.noteCommit(len(batch), err)
+	s.noteFault(len(batch), err)
 	if s.totalSize() > s.maxBytes {
-		if rerr := s.retain(); rerr != nil {
+		if _, rerr := s.retain(s.maxDays.Load()); rerr != nil {
 			s.log.Error("logstore: retention", "error", rerr)
 		}
 	}
@@ -45,6 +45,13 @@ func (s *Store) commitLocked(batch []Entry) error {
 		return nil // logging was turned off while these waited
 	}
 	today := floorDiv(clampMs(s.now()), dayMs)
+	if len(s.segs) == 0 {
+		// No segment could be created (a full disk): try again, or lose
+		// the batch like any the disk refuses.
+		if err := s.newSegment(msgNoSpace); err != nil {
+			return fmt.Errorf("logstore: write: %w", err)
+		}
+	}
 	seg := s.segs[len(s.segs)-1]
 	overfill := false // rotation failed: let the active segment grow past segSize
 	if seg.rows > 0 && (seg.f.Size() >= s.segSize || today != seg.day) {
@@ -194,10 +201,18 @@ func (s *Store) marshalAttrs(m map[string]any) []byte {
 	return b
 }
 
-// noteCommit records the outcome of committing n entries for Health, and
+// isStorage reports whether err is a failure of the disk (full or
+// failing), which a later write may not meet.
+func isStorage(err error) bool {
+	return errors.Is(err, journal.ErrStorageFull) || errors.Is(err, journal.ErrStorageFailed)
+}
+
+// noteFault records the outcome of committing n entries for Health, and
 // logs a failing disk when it starts failing, at most every faultLogEvery
-// while it fails, and when it works again. The caller holds wmu.
-func (s *Store) noteCommit(n int, err error) {
+// while it fails, and when it works again. n is 0 for a failure that lost
+// no entries (a segment Open or retention could not create), which the
+// caller logged. The caller holds wmu.
+func (s *Store) noteFault(n int, err error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	if err == nil {
@@ -207,26 +222,63 @@ func (s *Store) noteCommit(n int, err error) {
 		}
 		return
 	}
-	if !errors.Is(err, journal.ErrStorageFull) && !errors.Is(err, journal.ErrStorageFailed) {
+	if !isStorage(err) {
 		s.log.Error("logstore: commit failed, log entries lost", "entries", n, "error", err)
 		return
 	}
 	s.lost += int64(n)
 	now := time.Now()
-	if s.fault == nil || now.Sub(s.faultLog) >= faultLogEvery {
+	if n > 0 && (s.fault == nil || now.Sub(s.faultLog) >= faultLogEvery) {
 		s.log.Error("logstore: write failed, log entries lost", "entriesLost", s.lost, "error", err)
 		s.faultLog = now
 	}
 	s.fault = err
 }
 
+// probeInterval is how often, at most, Health probes the disk of a
+// degraded store (by Options.Now).
+const probeInterval = time.Second
+
 // Health returns nil while the store can write, or the error of the last
 // failed write, which wraps journal.ErrStorageFull or
 // journal.ErrStorageFailed. Entries are written within the flush interval
 // of being added (a request logs one), and the first write that succeeds
-// makes the store healthy again.
+// makes the store healthy again. So that it reports recovery even when
+// nothing is logged (logging off, or no segment to write to), a degraded
+// store probes the disk when asked, at most once per probeInterval: it
+// creates the missing segment, or tests the active one (journal.File.Probe).
 func (s *Store) Health() error {
 	s.hmu.Lock()
-	defer s.hmu.Unlock()
-	return s.fault
+	err := s.fault
+	now := s.now()
+	due := err != nil && (now.Sub(s.probeAt) >= probeInterval || now.Before(s.probeAt))
+	if due {
+		s.probeAt = now
+	}
+	s.hmu.Unlock()
+	if !due || !s.wmu.TryLock() { // the writer is at it: its outcome will tell
+		return err
+	}
+	defer s.wmu.Unlock()
+	if s.closed {
+		return err
+	}
+	var perr error
+	if len(s.segs) == 0 {
+		// Not rotate: a probe that fails is not news, and is not logged.
+		var seg *segment
+		if seg, perr = s.createSegment(s.nextSeq, s.key); perr == nil {
+			s.addSegment(seg)
+		}
+	} else {
+		perr = s.segs[len(s.segs)-1].f.Probe()
+	}
+	if perr != nil {
+		s.hmu.Lock()
+		s.fault = perr
+		s.hmu.Unlock()
+		return perr
+	}
+	s.noteFault(0, nil)
+	return nil
 }

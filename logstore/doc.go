@@ -41,6 +41,15 @@
 // one. Every fsync slower than the flush interval is logged as a warning:
 // it breaks the promise that an entry is durable within it.
 //
+// Deleting needs no space, so retention works on a full disk (see
+// Segments), and Open does too: it writes nothing but the first segment,
+// and a store whose first segment cannot be created opens without one,
+// serving what it holds, losing new entries (counted, and logged as
+// above) and reporting the full disk through Health. A degraded store's
+// Health probes the disk, at most once a second, by creating the missing
+// segment or testing the active one, so it sees the disk freed without a
+// write; the next commit sees it too, after the back-off.
+//
 // # Segments
 //
 // A data directory (<datadir>/logs) holds segment files named
@@ -62,7 +71,13 @@
 // can delete whole files: a segment is deleted as soon as its newest entry
 // is older than logs.maxDays days, so an entry lives between maxDays and
 // maxDays+1 days. maxDays 0 deletes every segment (after starting an empty
-// one, which keeps the sequence and the id key).
+// one, which keeps the sequence and the id key). When the active segment
+// has to go and the disk has no room for the empty one, the active one
+// goes all the same, and the empty one is created after the deletion, or
+// when there is room again, from the sequence and key in memory (a restart
+// before that starts a new key and the sequence at 1, as SQLite's rowid
+// after every row is deleted). Segment files the file system refuses to
+// delete are no longer indexed and are tried again by every retention pass.
 //
 // The segments' total size is capped by Options.MaxBytes (1 GiB by
 // default): after each commit, and at Open, while the segments hold more,

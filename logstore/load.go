@@ -105,6 +105,14 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 		}
 		return newIndex(), nil
 	}
+	if err != nil && isStorage(err) && s.headerless(seg.path) {
+		// Torn while its header was written, and the disk has no room to
+		// finish it: it holds no entry, so it goes instead of failing Open.
+		if rerr := s.fs.Remove(seg.path); rerr == nil {
+			s.log.Warn("logstore: segment without a header deleted", "path", seg.path, "error", err)
+			return newIndex(), nil
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("logstore: open %s: %w", s.dir, err)
 	}
@@ -115,4 +123,11 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 		seg.day = floorDiv(x.chunks[0].createdAt(0), dayMs)
 	}
 	return x, nil
+}
+
+// headerless reports whether the file at path is too short to hold a
+// journal header.
+func (s *Store) headerless(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.Size() < journal.HeaderSize
 }

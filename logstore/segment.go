@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -77,29 +76,44 @@ func (s *Store) createSegment(first int64, key uint64) (*segment, error) {
 	}, nil
 }
 
-// errRotateWait is returned by rotate during its back-off.
-var errRotateWait = errors.New("logstore: rotation failed recently, not retried yet")
+// Errors logged when a new segment cannot be created, by what it was for.
+const (
+	msgRotate   = "logstore: rotate segment: the active segment takes new entries meanwhile"
+	msgRetain   = "logstore: retention: no room for a new segment, the expired active one is deleted all the same"
+	msgNoSpace  = "logstore: create segment: log entries are lost until it can be created"
+	msgOpenFull = "logstore: open: no room for a segment: the stored logs are served, new entries are lost until there is room"
+)
 
-// rotate starts a new active segment. If that fails it logs why, and
-// further calls fail at once (errRotateWait) until a back-off has passed:
-// the active segment takes the entries meanwhile. The caller holds wmu.
-func (s *Store) rotate() error {
+// rotate starts a new active segment (see newSegment).
+func (s *Store) rotate() error { return s.newSegment(msgRotate) }
+
+// newSegment creates a segment and makes it the active one: the next one,
+// or the first of a store that has none (its segments were created or
+// deleted on a full disk). If that fails it logs why (msg), and further
+// calls fail at once, with the same error, until a back-off has passed:
+// the active segment, if any, takes the entries meanwhile. The caller
+// holds wmu.
+func (s *Store) newSegment(msg string) error {
 	now := time.Now()
 	if now.Before(s.rotAfter) {
-		return errRotateWait
+		return s.rotErr
 	}
-	old := s.segs[len(s.segs)-1]
-	seg, err := s.createSegment(s.nextSeq, old.key)
+	seg, err := s.createSegment(s.nextSeq, s.key)
 	if err != nil {
 		s.rotWait = min(max(2*s.rotWait, minRotateWait), maxRotateWait)
-		s.rotAfter = now.Add(s.rotWait)
-		s.log.Error("logstore: rotate segment: the active segment takes new entries meanwhile",
-			"error", err, "retryIn", s.rotWait)
+		s.rotAfter, s.rotErr = now.Add(s.rotWait), err
+		s.log.Error(msg, "error", err, "retryIn", s.rotWait)
 		return err
 	}
-	s.rotWait, s.rotAfter = 0, time.Time{}
+	s.addSegment(seg)
+	return nil
+}
+
+// addSegment makes seg, just created, the active segment and ends the
+// rotation back-off. The caller holds wmu.
+func (s *Store) addSegment(seg *segment) {
+	s.rotWait, s.rotAfter, s.rotErr = 0, time.Time{}, nil
 	s.mu.Lock()
 	s.segs = append(s.segs, seg)
 	s.mu.Unlock()
-	return nil
 }

@@ -123,28 +123,38 @@ type Store struct {
 
 	// mu guards the index and the segment list. Queries hold it for
 	// reading; the writer takes it briefly to add a committed batch.
+	// segs is by firstSeq, and the last one is active; it is empty only
+	// while no segment can be created (a full disk: see newSegment).
 	mu     sync.RWMutex
 	idx    *index
-	segs   []*segment // by firstSeq; the last one is active
+	segs   []*segment
 	closed bool
 
 	// wmu serialises everything that writes segments: commits, rotation
 	// and retention. Its holder may read idx and segs without mu.
 	wmu     sync.Mutex
 	nextSeq int64
+	key     uint64 // the id key, copied to every new segment
 	wbuf    []byte
 	wpos    []int
 	jbuf    []byte
 
-	// Rotation back-off, guarded by wmu: no new segment before rotAfter.
+	// Rotation back-off, guarded by wmu: no new segment before rotAfter;
+	// meanwhile rotate fails with rotErr, the error that started it.
 	rotWait  time.Duration
 	rotAfter time.Time
+	rotErr   error
+
+	// Segment files retention could not delete, retried by every pass;
+	// guarded by wmu.
+	stale []string
 
 	// Storage health, set by the writer, read by Health.
 	hmu      sync.Mutex
 	fault    error     // the last failed write's error; nil once one succeeds
 	lost     int64     // entries lost since the fault began
 	faultLog time.Time // when the fault was last logged
+	probeAt  time.Time // when Health last probed the disk (Options.Now)
 
 	// The queue between Add and the writer.
 	qmu      sync.Mutex
@@ -187,6 +197,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.fs == nil {
+		s.fs = journal.OS
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -233,7 +246,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// start makes sure there is an active segment and applies retention.
+// start applies retention and makes sure there is an active segment. On a
+// full disk neither needs space: retention only deletes, and a store whose
+// first segment cannot be created opens all the same, serving what it
+// holds and losing new entries (Health says why) until the disk has room
+// again: the next commit, or Health's probe, creates the segment.
 func (s *Store) start(rnd io.Reader) error {
 	if len(s.segs) == 0 {
 		var k [8]byte
@@ -243,15 +260,33 @@ func (s *Store) start(rnd io.Reader) error {
 		if _, err := io.ReadFull(rnd, k[:]); err != nil {
 			return fmt.Errorf("logstore: open %s: id key: %w", s.dir, err)
 		}
-		seg, err := s.createSegment(max(1, s.nextSeq), binary.LittleEndian.Uint64(k[:]))
-		if err != nil {
-			return err
-		}
-		s.segs = append(s.segs, seg)
+		s.key = binary.LittleEndian.Uint64(k[:])
+		s.nextSeq = max(1, s.nextSeq)
+	} else {
+		last := s.segs[len(s.segs)-1]
+		s.key = last.key
+		s.nextSeq = max(s.nextSeq, last.firstSeq, last.lastSeq+1)
 	}
-	last := s.segs[len(s.segs)-1]
-	s.nextSeq = max(s.nextSeq, last.firstSeq, last.lastSeq+1)
-	return s.enforceRetention()
+	if err := s.enforceRetention(); err != nil {
+		// Only a segment that could not be deleted: retried by every pass.
+		s.log.Error("logstore: retention", "error", err)
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	if len(s.segs) > 0 {
+		return nil
+	}
+	seg, err := s.createSegment(s.nextSeq, s.key)
+	if err == nil {
+		s.addSegment(seg)
+		return nil
+	}
+	if !isStorage(err) {
+		return err
+	}
+	s.log.Error(msgOpenFull, "error", err)
+	s.noteFault(0, err)
+	return nil
 }
 
 // Close commits every queued entry, stops the writer and closes the files.

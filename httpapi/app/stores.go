@@ -39,6 +39,10 @@ type Options struct {
 	// instead of Logger: a running Server's events (Server.log), which
 	// the log store keeps too. The log store's own log is Logger.
 	eventLog *slog.Logger
+
+	// fs, if set, is the file system of the stores' journals and
+	// segments instead of the operating system's: tests fill it.
+	fs journal.FS
 }
 
 // Stores are the open stores of a data dir.
@@ -112,16 +116,16 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 	if opts.eventLog != nil {
 		events = opts.eventLog
 	}
-	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: events, Now: opts.Now}); err != nil {
+	if st.Auth, err = authn.Open(filepath.Join(opts.Dir, "auth.journal"), authn.Options{Hasher: hasher, Logger: events, Now: opts.Now, FS: opts.fs}); err != nil {
 		return nil, err
 	}
-	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: events, Now: opts.Now}); err != nil {
+	if st.Settings, err = settings.Open(filepath.Join(opts.Dir, "settings.journal"), settings.Options{Logger: events, Now: opts.Now, FS: opts.fs}); err != nil {
 		return nil, err
 	}
 	if withLogs {
 		ls := st.Settings.Get().Logs
 		st.Logs, err = logstore.Open(filepath.Join(opts.Dir, "logs"), logstore.Options{
-			Logger: opts.Logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: opts.LogsMaxBytes, Now: opts.Now,
+			Logger: opts.Logger, MaxDays: ls.MaxDays, MinLevel: ls.MinLevel, MaxBytes: opts.LogsMaxBytes, Now: opts.Now, FS: opts.fs,
 		})
 		if err != nil {
 			return nil, err
@@ -134,8 +138,12 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 // subscribeSettings): it applies settings.logs (retention and minimum
 // level) at start and on every change, before the change is acknowledged;
 // maxDays 0 drops the stored logs. The store opens with the settings
-// already applied (openStores). A failure to delete old segments is logged, and the store's
-// own retention pass retries it; the change stays committed.
+// already applied (openStores). Retention needs no space, so on a full
+// disk too the logs past it are gone (from the API and the disk) by the
+// time the change is acknowledged. Only a segment file the file system
+// refuses to delete (an I/O error) makes SetRetention fail: it is no
+// longer listed, the failure is logged, and the store's retention passes
+// try the file again; the change stays committed.
 func logSettings(logs *logstore.Store, log *slog.Logger) func(settings.Settings) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

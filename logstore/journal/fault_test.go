@@ -332,3 +332,26 @@ func TestSlowSyncWarns(t *testing.T) {
 		t.Errorf("log = %q, want a slow fsync warning naming the window", got)
 	}
 }
+
+// TestDiscard: Discard closes a journal without an fsync, even one whose
+// disk refuses fsyncs, and the file is closed for every method after it.
+func TestDiscard(t *testing.T) {
+	f, fsys, _ := openFaulty(t)
+	if err := appendSync(f, "a"); err != nil {
+		t.Fatal(err)
+	}
+	syncs := fsys.Syncs()
+	fsys.FailSyncs(syscall.EIO)
+	if err := f.Discard(); err != nil {
+		t.Fatalf("Discard() = %v, want nil", err)
+	}
+	if n := fsys.Syncs() - syncs; n != 0 {
+		t.Errorf("Discard made %d fsyncs, want none", n)
+	}
+	if _, err := f.Append([]byte("b")); !errors.Is(err, journal.ErrClosed) {
+		t.Errorf("Append after Discard = %v, want ErrClosed", err)
+	}
+	if err := f.Close(); !errors.Is(err, journal.ErrClosed) {
+		t.Errorf("Close after Discard = %v, want ErrClosed", err)
+	}
+}

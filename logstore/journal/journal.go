@@ -706,6 +706,20 @@ func (f *File) Close() error {
 	})
 }
 
+// Discard closes the file without syncing it, for a file about to be
+// deleted, whose contents need not be durable: a log store deleting a
+// thousand segments would otherwise wait for a thousand fsyncs. Later calls
+// return ErrClosed.
+func (f *File) Discard() error {
+	return f.withOpen(true, func() error {
+		f.closed = true
+		if err := f.fd.Close(); err != nil {
+			return storageError("close", f.path, err)
+		}
+		return nil
+	})
+}
+
 // SyncDir fsyncs a directory so that entries created or renamed in it are
 // durable.
 func SyncDir(dir string) error {
