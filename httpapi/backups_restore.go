@@ -61,9 +61,12 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 	if !ok {
 		return errBadRequest(msgBackupBusy, nil)
 	}
+	// The lock is held: the storage's work ends in time for the answer.
+	ctx, cancel := workContext(r)
+	defer cancel()
 	// Any stored key, an automatic backup's (@auto_…) too: those are what
 	// a restore most often wants. Exists refuses a key that is not one.
-	if found, _ := st.Exists(r.Context(), key); !found {
+	if found, _ := st.Exists(ctx, key); !found {
 		release()
 		return s.restoreRefused(r, key, "no backup by that key", errBadRequest(msgRestoreMissing, nil))
 	}
@@ -71,7 +74,7 @@ func (s *Server) handleBackupRestore(w http.ResponseWriter, r *http.Request) err
 		release()
 		return s.restoreRefused(r, key, err.Error(), errBadRequest(err.Error(), err))
 	}
-	a, err := backup.FetchVerified(r.Context(), st, key, b.Limits())
+	a, err := backup.FetchVerified(ctx, st, key, b.Limits())
 	if err != nil {
 		release()
 		if ae, ok := errors.AsType[*backup.ArchiveError](err); ok {

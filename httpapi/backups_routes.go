@@ -75,7 +75,9 @@ func (s *Server) handleBackupsList(w http.ResponseWriter, r *http.Request) error
 	if s.backups == nil {
 		return errBadRequest(msgBackupsLoad, errNoBackups)
 	}
-	infos, err := s.backups.Storage().List(r.Context())
+	ctx, cancel := workContext(r)
+	defer cancel()
+	infos, err := s.backups.Storage().List(ctx)
 	if err != nil {
 		return errBadRequest(msgBackupsLoad, err)
 	}
@@ -100,6 +102,10 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 	if _, _, held := lock.Held(); held {
 		return errBadRequest(msgBackupBusy, nil)
 	}
+	// A client that goes away does not cancel the backup: it would
+	// only throw the work away. The work ends in time for the answer.
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(r.Context()), answerBy(r))
+	defer cancel()
 	b, err := bind(r)
 	if err != nil {
 		return err
@@ -112,8 +118,8 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 	if name == "" {
 		// A name the storage cannot check is tried all the same: Create
 		// checks it again, and fails as the storage does.
-		key = backup.NewName(s.now(), func(k string) bool { ok, _ := st.Exists(r.Context(), k); return ok })
-	} else if fe, err := checkBackupName(r.Context(), st, name); err != nil {
+		key = backup.NewName(s.now(), func(k string) bool { ok, _ := st.Exists(ctx, k); return ok })
+	} else if fe, err := checkBackupName(ctx, st, name); err != nil {
 		return errBadRequest(msgBackupCreateFailed, err)
 	} else if fe != nil {
 		return errValidation(msgValidationFailed, validation.Errors{"name": fe})
@@ -125,10 +131,6 @@ func (s *Server) handleBackupCreate(w http.ResponseWriter, r *http.Request) erro
 		return errBadRequest(msgBackupBusy, nil)
 	}
 	defer release()
-	// A client that goes away does not cancel the backup: it would
-	// only throw the work away.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), BackupTimeout)
-	defer cancel()
 	if _, err := s.backups.Create(ctx, key); err != nil {
 		if errors.Is(err, backup.ErrExists) {
 			// An upload took the name meanwhile.
@@ -199,14 +201,16 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 		return uploadInvalid(validation.InvalidMimeType(name, "application/zip"))
 	}
 	st := s.backups.Storage()
+	ctx, cancel := workContext(r)
+	defer cancel()
 	if !backup.ValidName(name) {
 		return uploadInvalid(validation.New(validation.CodeMatchInvalid,
 			"The file name must be 1 to 150 lowercase letters, digits, _ or -, then .zip."))
 	}
-	if taken, _ := st.Exists(r.Context(), name); taken {
+	if taken, _ := st.Exists(ctx, name); taken {
 		return uploadInvalid(validation.BackupFileExists())
 	}
-	_, err = st.Put(r.Context(), name, io.MultiReader(bytes.NewReader(head), part), maxSize, s.backups.Limits())
+	_, err = st.Put(ctx, name, io.MultiReader(bytes.NewReader(head), part), maxSize, s.backups.Limits())
 	switch {
 	case err == nil:
 		s.log.Info("backup uploaded", auditAttrs(r, "key", name)...)
@@ -312,7 +316,9 @@ func (s *Server) handleBackupDelete(w http.ResponseWriter, r *http.Request) erro
 	if _, _, held := lock.Held(); held {
 		return errBadRequest(msgBackupBusy, nil)
 	}
-	err := s.backups.Storage().Delete(r.Context(), key)
+	ctx, cancel := workContext(r)
+	defer cancel()
+	err := s.backups.Storage().Delete(ctx, key)
 	switch {
 	case err == nil:
 		s.log.Info("backup deleted", auditAttrs(r, "key", key)...)
@@ -336,7 +342,9 @@ func (s *Server) handleBackupDownload(w http.ResponseWriter, r *http.Request) er
 		return errBadRequest(msgFilesystemInit, errNoBackups)
 	}
 	key := r.PathValue("key")
-	f, err := s.backups.Storage().Open(r.Context(), key)
+	ctx, cancel := workContext(r)
+	defer cancel()
+	f, err := s.backups.Storage().Open(ctx, key)
 	if errors.Is(err, backup.ErrNotFound) || errors.Is(err, backup.ErrInvalidName) {
 		return errNotFound(err)
 	}

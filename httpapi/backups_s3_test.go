@@ -335,3 +335,67 @@ func TestS3ErrorTextMask(t *testing.T) {
 		})
 	}
 }
+
+// stallBucket is a bucket that never answers a listing or a HEAD: it
+// waits for the caller's context to end (or 10 s, a safety net).
+type stallBucket struct{ *backuptest.Bucket }
+
+func stall(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(10 * time.Second):
+		return errors.New("stallBucket: the caller's context never ended")
+	}
+}
+
+func (stallBucket) List(ctx context.Context, _ string) ([]backup.Object, error) {
+	return nil, stall(ctx)
+}
+
+func (stallBucket) Head(ctx context.Context, _ string) (backup.Object, error) {
+	return backup.Object{}, stall(ctx)
+}
+
+// stalledBackups keeps its archives in a stallBucket.
+type stalledBackups struct{ *fakeBackups }
+
+func (f stalledBackups) Storage() backup.Storage {
+	return backup.NewS3Storage(stallBucket{&backuptest.Bucket{}}, f.dir)
+}
+
+// TestBackupRoutesEndInTime: a storage that never answers gets each
+// route's error (§7's message for the list) before the route's write
+// deadline, here 1 s, whatever its client allows: the handler's work has
+// that deadline, not only the client's leaving.
+func TestBackupRoutesEndInTime(t *testing.T) {
+	e := newEnvWith(t, Config{Backups: stalledBackups{newFakeBackups(t)}, WriteTimeout: time.Second}, HTTPConfig{})
+	e.srv.Client().Timeout = 5 * time.Second
+	tests := []struct {
+		method, path string
+		body         string
+	}{
+		{"GET", "/api/backups", `{"data":{},"message":"Failed to load backups filesystem.","status":400}`},
+		{"DELETE", "/api/backups/x.zip", `{"data":{},"message":"Failed to delete backup.","status":400}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			t.Parallel()
+			start := time.Now()
+			req, err := http.NewRequest(tt.method, e.srv.URL+tt.path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", e.su)
+			res, err := e.srv.Client().Do(req)
+			if err != nil {
+				t.Fatalf("%s %s: %v after %v", tt.method, tt.path, err, time.Since(start))
+			}
+			defer res.Body.Close()
+			b, err := io.ReadAll(res.Body)
+			if took := time.Since(start); res.StatusCode != 400 || strings.TrimSpace(string(b)) != tt.body || err != nil || took > time.Second {
+				t.Errorf("%s %s: %d %s %v after %v, want 400 %s within 1 s", tt.method, tt.path, res.StatusCode, b, err, took, tt.body)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"log/slog"
@@ -118,6 +119,30 @@ func setDeadlines(w http.ResponseWriter, r *http.Request, st *state) {
 		// the request's context.
 		rc.SetReadDeadline(st.arrived.Add(st.limits.Read))
 	}
+}
+
+// answerMargin is the most of a route's write deadline that answerBy
+// keeps for encoding and writing the answer (a tenth of it, if less).
+const answerMargin = 2 * time.Second
+
+// answerBy is when a handler's work for r must end for its answer to be
+// written within the route's write deadline: that deadline less a tenth
+// of the route's time, at most answerMargin.
+func answerBy(r *http.Request) time.Time {
+	st := stateOf(r)
+	if st == nil {
+		return time.Now().Add(DefaultWriteTimeout - answerMargin)
+	}
+	return st.arrived.Add(st.limits.Write - min(st.limits.Write/10, answerMargin))
+}
+
+// workContext is the context of the storage work a handler does for r:
+// r's, ending at answerBy(r). A storage that never answers (an S3 bucket
+// that trickles, or whose listing never ends) thus gets the route's
+// error in time, instead of holding the request until its client leaves
+// and the backup lock, if the handler holds it, as long.
+func workContext(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(r.Context(), answerBy(r))
 }
 
 // requestBody is a route's request body. Each read takes the bytes it

@@ -1,6 +1,7 @@
 package s3
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -51,6 +52,18 @@ type Config struct {
 	// long passes without its body being read, its answer starting, or a
 	// byte of its answer arriving. 0 means 30 s.
 	Timeout time.Duration
+	// CallTimeout bounds each call as a whole, however its server
+	// trickles: every attempt, the waits between them and the reading of
+	// the answer (of a Get, until the caller closes the body); for List,
+	// every page. A call that moves a body has more time as its bytes
+	// move (MinRate). 0 means 2 minutes.
+	CallTimeout time.Duration
+	// MinRate is the slowest, in bytes per second, that a body may move
+	// on average: each byte sent or received gives its call 1/MinRate s
+	// more than CallTimeout, so a part or a Get of n bytes has at most
+	// CallTimeout + n/MinRate, and a body that trickles fails at about
+	// CallTimeout. 0 means 32 KiB/s.
+	MinRate int64
 	// MaxRetries is how many times a failed idempotent step is tried
 	// again; 0 means 4, a negative value means none.
 	MaxRetries int
@@ -70,6 +83,23 @@ const (
 
 	maxXMLAnswer   = 1 << 20
 	maxErrorAnswer = 64 << 10
+
+	defaultCallTimeout = 2 * time.Minute
+	defaultMinRate     = 32 << 10
+
+	// MaxListPages and MaxListKeys bound one List: past either it fails
+	// with ErrListTooLong instead of growing without end. A bucket of
+	// archives holds tens to thousands of them, and S3 answers up to
+	// 1,000 keys a page: 50,000 keys are 50 full pages, some 10 MB in
+	// memory (5 MB more per 100 bytes of key), and 200 pages leave room
+	// for servers that answer pages of 250 keys.
+	MaxListPages = 200
+	MaxListKeys  = 50_000
+	// maxTokenLen bounds a continuation token, which the client keeps
+	// (every token seen, to detect a loop) and sends back: S3's are a
+	// few hundred bytes, and 4 KiB leaves room for a server that encodes
+	// a key of 1,024 bytes in its token.
+	maxTokenLen = 4 << 10
 )
 
 // Client talks to one bucket. It is safe for concurrent use.
@@ -81,14 +111,19 @@ type Client struct {
 	http         *http.Client
 	now          func() time.Time
 	timeout      time.Duration
+	callTimeout  time.Duration
+	minRate      int64
 	maxRetries   int
 	rand         func() float64
 
 	// Knobs that tests lower: the part size (below S3's minimum), the
-	// page size of List, and the first backoff delay.
+	// page size of List, the first backoff delay, and the bounds of a
+	// List.
 	partSize  int64
 	maxKeys   int
 	retryBase time.Duration
+	listPages int
+	listKeys  int
 }
 
 // New checks cfg and returns a client for its bucket. It sends nothing.
@@ -112,18 +147,22 @@ func New(cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("s3: endpoint %q is not an http(s) URL without a path", cfg.Endpoint)
 	}
 	c := &Client{
-		scheme:     u.Scheme,
-		host:       u.Host,
-		bucket:     cfg.Bucket,
-		pathStyle:  cfg.ForcePathStyle || (u.Scheme == "https" && strings.Contains(cfg.Bucket, ".")) || noBucketHost(u.Hostname()),
-		creds:      credentials{accessKey: cfg.AccessKey, secret: cfg.Secret, region: cfg.Region, service: "s3"},
-		http:       cfg.HTTPClient,
-		now:        cfg.Now,
-		timeout:    cfg.Timeout,
-		maxRetries: cfg.MaxRetries,
-		rand:       cfg.Rand,
-		partSize:   cfg.PartSize,
-		retryBase:  100 * time.Millisecond,
+		scheme:      u.Scheme,
+		host:        u.Host,
+		bucket:      cfg.Bucket,
+		pathStyle:   cfg.ForcePathStyle || (u.Scheme == "https" && strings.Contains(cfg.Bucket, ".")) || noBucketHost(u.Hostname()),
+		creds:       credentials{accessKey: cfg.AccessKey, secret: cfg.Secret, region: cfg.Region, service: "s3"},
+		http:        cfg.HTTPClient,
+		now:         cfg.Now,
+		timeout:     cfg.Timeout,
+		callTimeout: cmp.Or(max(cfg.CallTimeout, 0), defaultCallTimeout),
+		minRate:     cmp.Or(max(cfg.MinRate, 0), defaultMinRate),
+		maxRetries:  cfg.MaxRetries,
+		rand:        cfg.Rand,
+		partSize:    cfg.PartSize,
+		retryBase:   100 * time.Millisecond,
+		listPages:   MaxListPages,
+		listKeys:    MaxListKeys,
 	}
 	switch {
 	case c.partSize == 0:

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -63,29 +64,103 @@ var errMalformed = errors.New("malformed answer")
 // backoff, and calls handle with each answer of a 2xx (or okStatus)
 // status until handle succeeds. handle runs inside the attempt, so an
 // answer cut while handle reads it is retried too. Error answers become
-// *Error; connection errors are wrapped as "s3: OP: …".
+// *Error; connection errors are wrapped as "s3: OP: …". The whole call,
+// its retries and the reading of its answer included (of a stream,
+// until the caller closes the body), is bounded by its deadline
+// (newDeadline).
 func (c *Client) do(ctx context.Context, r *request, handle func(*http.Response) error) error {
+	d := c.newDeadline(ctx)
+	err := c.tries(d, r, handle)
+	if err != nil || !r.stream {
+		d.stop()
+	}
+	return err
+}
+
+// tries is do's loop of attempts, on the deadline's context.
+func (c *Client) tries(d *deadline, r *request, handle func(*http.Response) error) error {
+	ctx := d.ctx
 	payloadHash := emptySHA256
 	if len(r.body) > 0 {
 		sum := sha256.Sum256(r.body)
 		payloadHash = hex.EncodeToString(sum[:])
 	}
 	for attempt := 0; ; attempt++ {
-		err := c.attempt(ctx, r, payloadHash, handle)
+		err := c.attempt(d, r, payloadHash, handle)
 		if err == nil {
 			return nil
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("s3: %s: %w", r.op, ctx.Err())
+			return fmt.Errorf("s3: %s: %w", r.op, context.Cause(ctx))
 		}
 		if attempt >= c.maxRetries || !retryable(r.retry, err) {
 			return err
 		}
 		if !c.backoff(ctx, attempt) {
-			return fmt.Errorf("s3: %s: %w", r.op, ctx.Err())
+			return fmt.Errorf("s3: %s: %w", r.op, context.Cause(ctx))
 		}
 	}
 }
+
+// deadline ends a call when its time is up: CallTimeout from its start,
+// plus 1/MinRate s for each byte of a body sent or received. A server
+// that trickles thus cannot hold a call much past CallTimeout, whatever
+// the silence watchdog allows, and a long transfer that moves at MinRate
+// or faster is never cut: a progress-based bound, for the parts of an
+// upload and for a Get whose body is streamed to a client, whose sizes
+// vary from a few bytes to gigabytes. The timer is armed for the time
+// known to be left and, when it fires, re-armed for what the bytes moved
+// meanwhile added, so a read costs an atomic add only.
+type deadline struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	start  time.Time
+	base   time.Duration
+	rate   int64
+	moved  atomic.Int64
+	timer  *time.Timer
+}
+
+func (c *Client) newDeadline(parent context.Context) *deadline {
+	ctx, cancel := context.WithCancelCause(parent)
+	d := &deadline{ctx: ctx, cancel: cancel, start: time.Now(), base: c.callTimeout, rate: c.minRate}
+	d.timer = time.AfterFunc(d.base, d.expire)
+	return d
+}
+
+// allowed is the call's time so far: base and the time its bytes earned.
+func (d *deadline) allowed() time.Duration {
+	earned := float64(d.moved.Load()) / float64(d.rate) * float64(time.Second)
+	return d.base + time.Duration(min(earned, float64(math.MaxInt64/2)))
+}
+
+func (d *deadline) expire() {
+	if d.ctx.Err() != nil {
+		return // stopped meanwhile
+	}
+	allowed := d.allowed()
+	if left := time.Until(d.start.Add(allowed)); left > 0 {
+		d.timer.Reset(left)
+		return
+	}
+	d.cancel(&deadlineError{allowed.Round(time.Millisecond)})
+}
+
+// progress counts n bytes of a body moved.
+func (d *deadline) progress(n int) { d.moved.Add(int64(n)) }
+
+// stop ends the call's context and its timer.
+func (d *deadline) stop() {
+	d.timer.Stop()
+	d.cancel(nil)
+}
+
+// deadlineError is the cause of a call ended by its deadline; it is a
+// context.DeadlineExceeded for errors.Is.
+type deadlineError struct{ after time.Duration }
+
+func (e *deadlineError) Error() string { return fmt.Sprintf("not done within %v", e.after) }
+func (e *deadlineError) Unwrap() error { return context.DeadlineExceeded }
 
 // retryable classifies err under policy p.
 func retryable(p retryPolicy, err error) bool {
@@ -121,14 +196,15 @@ func (c *Client) backoff(ctx context.Context, attempt int) bool {
 	}
 }
 
-// attempt sends r once. A watchdog cancels the attempt when c.timeout
-// passes without progress: the body being read by the transport, the
-// answer's headers, or a read of the answer's body.
-func (c *Client) attempt(ctx context.Context, r *request, payloadHash string, handle func(*http.Response) error) error {
-	actx, cancel := context.WithCancelCause(ctx)
+// attempt sends r once, on the context of the call's deadline d. A
+// watchdog cancels the attempt when c.timeout passes without progress:
+// the body being read by the transport, the answer's headers, or a read
+// of the answer's body.
+func (c *Client) attempt(d *deadline, r *request, payloadHash string, handle func(*http.Response) error) error {
+	actx, cancel := context.WithCancelCause(d.ctx)
 	dog := time.AfterFunc(c.timeout, func() { cancel(errTimeout) })
 	stop := func() { dog.Stop(); cancel(nil) }
-	req, err := c.newRequest(actx, r, payloadHash, dog)
+	req, err := c.newRequest(actx, r, payloadHash, dog, d)
 	if err != nil {
 		stop()
 		return err
@@ -139,7 +215,7 @@ func (c *Client) attempt(ctx context.Context, r *request, payloadHash string, ha
 		return c.connErr(r.op, actx, err)
 	}
 	dog.Reset(c.timeout)
-	body := &watchedBody{rc: resp.Body, dog: dog, timeout: c.timeout, stop: stop,
+	body := &watchedBody{rc: resp.Body, dog: dog, timeout: c.timeout, stop: stop, deadline: d,
 		wrap: func(err error) error { return c.connErr(r.op, actx, err) }}
 	resp.Body = body
 	if !okStatus(r, resp.StatusCode) {
@@ -149,6 +225,9 @@ func (c *Client) attempt(ctx context.Context, r *request, payloadHash string, ha
 	err = handle(resp)
 	if err != nil || !r.stream {
 		body.Close()
+	} else {
+		// The caller reads the body: closing it ends the call.
+		body.owner = d
 	}
 	if errors.Is(err, errMalformed) {
 		err = fmt.Errorf("s3: %s: %w", r.op, err)
@@ -169,7 +248,7 @@ func okStatus(r *request, status int) bool {
 }
 
 // newRequest builds and signs the HTTP request of r.
-func (c *Client) newRequest(ctx context.Context, r *request, payloadHash string, dog *time.Timer) (*http.Request, error) {
+func (c *Client) newRequest(ctx context.Context, r *request, payloadHash string, dog *time.Timer, d *deadline) (*http.Request, error) {
 	host, path := c.target(r.key)
 	query := canonicalQuery(r.query)
 	u := &url.URL{Scheme: c.scheme, Host: host, RawQuery: query}
@@ -180,7 +259,7 @@ func (c *Client) newRequest(ctx context.Context, r *request, payloadHash string,
 	u.RawPath = path
 	var body io.Reader
 	if len(r.body) > 0 {
-		body = &progressReader{r: bytes.NewReader(r.body), dog: dog, timeout: c.timeout}
+		body = &progressReader{r: bytes.NewReader(r.body), dog: dog, timeout: c.timeout, deadline: d}
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, u.String(), body)
 	if err != nil {
@@ -204,10 +283,15 @@ func (c *Client) newRequest(ctx context.Context, r *request, payloadHash string,
 	return req, nil
 }
 
-// connErr words a transport error: "s3: OP: dial tcp …", or the timeout.
+// connErr words a transport error: "s3: OP: dial tcp …", the silence
+// timeout, or the call's deadline.
 func (c *Client) connErr(op string, actx context.Context, err error) error {
-	if context.Cause(actx) == errTimeout {
+	cause := context.Cause(actx)
+	if cause == errTimeout {
 		return fmt.Errorf("s3: %s: no progress within %v: %w", op, c.timeout, errTimeout)
+	}
+	if _, ok := errors.AsType[*deadlineError](cause); ok {
+		return fmt.Errorf("s3: %s: %w", op, cause)
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {
@@ -269,33 +353,42 @@ func decodeXML(r io.Reader, v any) error {
 	return nil
 }
 
-// progressReader resets the watchdog at each read of a request body.
+// progressReader resets the watchdog at each read of a request body,
+// and counts the bytes read against the call's deadline.
 type progressReader struct {
-	r       io.Reader
-	dog     *time.Timer
-	timeout time.Duration
+	r        io.Reader
+	dog      *time.Timer
+	timeout  time.Duration
+	deadline *deadline
 }
 
 func (p *progressReader) Read(b []byte) (int, error) {
 	p.dog.Reset(p.timeout)
-	return p.r.Read(b)
+	n, err := p.r.Read(b)
+	p.deadline.progress(n)
+	return n, err
 }
 
-// watchedBody resets the watchdog at each read of an answer, and stops
-// it (ending the attempt's context) on Close.
+// watchedBody resets the watchdog at each read of an answer and counts
+// its bytes against the call's deadline; Close stops the watchdog
+// (ending the attempt's context) and, for the body of a stream returned
+// to the caller, the call's deadline.
 type watchedBody struct {
-	rc      io.ReadCloser
-	dog     *time.Timer
-	timeout time.Duration
-	stop    func()
-	wrap    func(error) error // words a read error as connErr does
-	once    sync.Once
+	rc       io.ReadCloser
+	dog      *time.Timer
+	timeout  time.Duration
+	stop     func()
+	deadline *deadline
+	owner    *deadline         // the call's deadline, once the body is the caller's
+	wrap     func(error) error // words a read error as connErr does
+	once     sync.Once
 }
 
 func (w *watchedBody) Read(b []byte) (int, error) {
 	n, err := w.rc.Read(b)
 	if n > 0 {
 		w.dog.Reset(w.timeout)
+		w.deadline.progress(n)
 	}
 	if err != nil && err != io.EOF {
 		err = w.wrap(err)
@@ -305,7 +398,12 @@ func (w *watchedBody) Read(b []byte) (int, error) {
 
 func (w *watchedBody) Close() error {
 	err := w.rc.Close()
-	w.once.Do(w.stop)
+	w.once.Do(func() {
+		w.stop()
+		if w.owner != nil {
+			w.owner.stop()
+		}
+	})
 	return err
 }
 

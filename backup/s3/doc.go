@@ -20,6 +20,18 @@
 //   - Every request has a watchdog ([Config.Timeout]): it fails when that
 //     long passes without progress (the body being sent, the answer's
 //     headers, a read of the answer).
+//   - Every call has a deadline as a whole, retries and the reading of
+//     the answer included, so that a server that trickles a byte now and
+//     then cannot hold it: [Config.CallTimeout], plus 1/[Config.MinRate]
+//     s for each byte of a body sent or received. A part of an upload or
+//     a Get streamed to a client thus has the time its size needs at
+//     MinRate, and one that trickles fails at about CallTimeout. A
+//     streamed Get's deadline runs until its body is closed.
+//   - A [Client.List] reads at most [MaxListPages] pages and [MaxListKeys]
+//     keys ([ErrListTooLong] past them), in CallTimeout for all its
+//     pages; a continuation token seen before, or one over 4 KiB, is an
+//     error: a server that always answers "truncated" cannot make a
+//     listing endless.
 //   - XML answers are read up to 1 MiB, error bodies up to 64 KiB.
 //   - Failed steps are retried with full-jitter exponential backoff
 //     ([Config.MaxRetries], [Config.Rand]) when that cannot do harm: List,

@@ -3,6 +3,7 @@ package s3
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,14 +60,26 @@ func decodeListPage(r io.Reader) (objects []Object, next string, err error) {
 
 func unquote(etag string) string { return strings.Trim(etag, `"`) }
 
+// ErrListTooLong is the error (for errors.Is) of a List that reached
+// MaxListPages or MaxListKeys.
+var ErrListTooLong = errors.New("s3: list: the listing is too long")
+
 // List returns every object whose key begins with prefix, in key order,
 // following ListObjectsV2's continuation tokens across pages (S3 answers
-// at most 1,000 keys a page).
+// at most 1,000 keys a page). A listing has an end: at most MaxListPages
+// pages and MaxListKeys keys (past them, ErrListTooLong), CallTimeout
+// for all its pages together, and a continuation token that comes back
+// is an error, as is one longer than 4 KiB.
 func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
+	d := c.newDeadline(ctx)
+	defer d.stop()
 	var all []Object
 	seen := map[string]bool{}
 	token := ""
-	for {
+	for pages := 1; ; pages++ {
+		if pages > c.listPages {
+			return nil, fmt.Errorf("%w: more than %d pages", ErrListTooLong, c.listPages)
+		}
 		q := url.Values{"list-type": {"2"}}
 		if prefix != "" {
 			q.Set("prefix", prefix)
@@ -79,7 +92,7 @@ func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 		}
 		var page []Object
 		var next string
-		err := c.do(ctx, &request{op: "list", method: http.MethodGet, query: q, retry: retryIdempotent},
+		err := c.do(d.ctx, &request{op: "list", method: http.MethodGet, query: q, retry: retryIdempotent},
 			func(resp *http.Response) (err error) {
 				page, next, err = decodeListPage(resp.Body)
 				return err
@@ -87,11 +100,16 @@ func (c *Client) List(ctx context.Context, prefix string) ([]Object, error) {
 		if err != nil {
 			return nil, err
 		}
-		all = append(all, page...)
-		if next == "" {
-			return all, nil
+		if len(all)+len(page) > c.listKeys {
+			return nil, fmt.Errorf("%w: more than %d keys", ErrListTooLong, c.listKeys)
 		}
-		if seen[next] {
+		all = append(all, page...)
+		switch {
+		case next == "":
+			return all, nil
+		case len(next) > maxTokenLen:
+			return nil, fmt.Errorf("s3: list: %w: a continuation token of %d bytes", errMalformed, len(next))
+		case seen[next]:
 			return nil, fmt.Errorf("s3: list: %w: continuation token %q repeats", errMalformed, next)
 		}
 		seen[next] = true
@@ -123,9 +141,10 @@ func objectFromHeader(key string, h http.Header, size int64) Object {
 // the object's metadata (Size is the whole object's). It asks for a Range
 // when off > 0 or n >= 0. A failure before the body is returned is
 // retried; one while the caller reads it is the caller's to handle. The
-// watchdog keeps running while the body is open: a caller that stops
-// reading for longer than Config.Timeout gets an error at its next read.
-// The caller closes the body.
+// watchdog and the call's deadline keep running while the body is open:
+// a caller that stops reading for longer than Config.Timeout, or reads
+// slower than Config.MinRate on average past Config.CallTimeout, gets an
+// error at its next read. The caller closes the body, which ends the call.
 func (c *Client) Get(ctx context.Context, key string, off, n int64) (io.ReadCloser, Object, error) {
 	if err := validKey(key); err != nil {
 		return nil, Object{}, err

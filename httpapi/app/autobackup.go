@@ -11,6 +11,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/cron"
+	"strongbox/httpapi"
 	"strongbox/httpapi/app/settings"
 )
 
@@ -31,6 +32,10 @@ type autoBackups struct {
 
 	ctx    context.Context // the runs' context; cancelled by stop
 	cancel context.CancelFunc
+	// createTimeout bounds a run's naming and create, pruneTimeout its
+	// pruning, both under the backup lock: a bucket that never answers
+	// cannot hold the lock (and the schedule) past them.
+	createTimeout, pruneTimeout time.Duration
 
 	mu   sync.Mutex
 	keep int // cronMaxKeep of the settings in force
@@ -42,7 +47,8 @@ func newAutoBackups(s *Server) *autoBackups {
 }
 
 func newSchedule(log *slog.Logger, now func() time.Time, store func() backup.Storage, lock *backup.Lock, create func(context.Context, string) (backup.Info, error)) *autoBackups {
-	a := &autoBackups{sched: cron.New(now), log: log, now: now, store: store, lock: lock, create: create}
+	a := &autoBackups{sched: cron.New(now), log: log, now: now, store: store, lock: lock, create: create,
+		createTimeout: httpapi.BackupTimeout, pruneTimeout: pruneTimeout}
 	a.sched.Logger = log
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a
@@ -69,11 +75,21 @@ func (a *autoBackups) stop() {
 	a.sched.Stop()
 }
 
-// run is one due minute of the schedule.
+// pruneTimeout bounds the pruning of a run, which holds the backup lock:
+// a listing and a delete of each archive beyond cronMaxKeep, seconds on
+// any bucket; a bucket that trickles or lists without end holds the lock
+// no longer than this.
+const pruneTimeout = 2 * time.Minute
+
+// run is one due minute of the schedule. Every step has a deadline
+// (createTimeout for the name and the create, then pruneTimeout), so the
+// lock it holds is always released.
 func (a *autoBackups) run(time.Time) {
 	start := time.Now()
 	st := a.store()
-	key := backup.NewAutoName(a.now(), func(k string) bool { ok, _ := st.Exists(a.ctx, k); return ok })
+	ctx, cancel := context.WithTimeout(a.ctx, a.createTimeout)
+	defer cancel()
+	key := backup.NewAutoName(a.now(), func(k string) bool { ok, _ := st.Exists(ctx, k); return ok })
 	release, ok := a.lock.TryLock(backup.KindCreate, key)
 	if !ok {
 		kind, _, _ := a.lock.Held()
@@ -81,7 +97,7 @@ func (a *autoBackups) run(time.Time) {
 		return
 	}
 	defer release()
-	info, err := a.create(a.ctx, key)
+	info, err := a.create(ctx, key)
 	if err != nil {
 		// Nothing is pruned: the newest good backups stay
 		// (PocketBase prunes even after a failure).
@@ -102,7 +118,9 @@ func (a *autoBackups) prune(st backup.Storage, keep int) {
 	if keep < 1 {
 		return
 	}
-	list, err := st.List(a.ctx)
+	ctx, cancel := context.WithTimeout(a.ctx, a.pruneTimeout)
+	defer cancel()
+	list, err := st.List(ctx)
 	if err != nil {
 		a.log.Error("auto backup: prune: list the backups", "err", err)
 		return
@@ -112,7 +130,11 @@ func (a *autoBackups) prune(st backup.Storage, keep int) {
 		return cmp.Or(y.Modified.Compare(x.Modified), strings.Compare(y.Key, x.Key))
 	})
 	for _, old := range list[min(keep, len(list)):] {
-		if err := st.Delete(a.ctx, old.Key); err != nil {
+		if ctx.Err() != nil {
+			a.log.Error("auto backup: prune: out of time", "key", old.Key, "err", context.Cause(ctx))
+			return
+		}
+		if err := st.Delete(ctx, old.Key); err != nil {
 			a.log.Error("auto backup: prune", "key", old.Key, "err", err)
 			continue
 		}
