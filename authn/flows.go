@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"time"
-	"unicode/utf8"
 
 	"strongbox/authn/validation"
 )
@@ -59,15 +58,6 @@ func (s *Store) signFlow(c *Collection, r *Record, typ TokenType, newEmail strin
 	return Sign(claims, signingKey(c, r, typ))
 }
 
-// PasswordMin is the least number of characters of a new password of c:
-// its password field's min, MinPasswordRunes if unset.
-func PasswordMin(c *Collection) int {
-	if f := c.Field("password"); f != nil && f.Min >= 1 {
-		return int(f.Min)
-	}
-	return MinPasswordRunes
-}
-
 // CheckPassword reports whether password is the password of r. A nil r
 // never matches but costs the same bcrypt work, so that the answer's time
 // does not tell whether there was a record.
@@ -97,9 +87,10 @@ func (s *Store) ConfirmVerification(c *Collection, r *Record) (*Record, error) {
 // token key, which ends every token of the record, the reset token
 // included. The record becomes verified too when the token was sent to the
 // email it still has: the mail reached its owner. A password that breaks
-// the collection's password rules is a validation.Errors on "password".
+// the collection's password rule (checkPassword) is a validation.Errors on
+// "password".
 func (s *Store) ResetPassword(ctx context.Context, c *Collection, r *Record, claims *Claims, password string) (*Record, error) {
-	if ferr := checkNewPassword(c, password); ferr != nil {
+	if ferr := checkPassword(c, password); ferr != nil {
 		return nil, validation.Errors{"password": ferr}
 	}
 	hash, err := s.hasher.Hash(ctx, password)
@@ -167,19 +158,4 @@ func (s *Store) changeRecord(c *Collection, r *Record, change func(n *Record) (b
 		return nil, err
 	}
 	return n, nil
-}
-
-// checkNewPassword applies the password field's rules of c to a new
-// password: at least PasswordMin(c) characters, at most MaxPasswordBytes
-// bytes (bcrypt's input limit).
-func checkNewPassword(c *Collection, p string) *validation.Error {
-	switch min := PasswordMin(c); {
-	case p == "":
-		return errRequired
-	case utf8.RuneCountInString(p) < min:
-		return validation.MinPassword(min)
-	case len(p) > MaxPasswordBytes:
-		return validation.MaxPassword(MaxPasswordBytes)
-	}
-	return nil
 }
