@@ -135,7 +135,6 @@ type Server struct {
 	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
 	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
 	backups     Backups          // nil: the backups folder cannot be loaded
-	flows       resendGuard      // the account flows' resend throttle (flows.go)
 	realtime    *realtime        // the realtime streams (realtime.go)
 
 	storageLogMu sync.Mutex
