@@ -122,8 +122,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, client, otpAttemptRule) {
+	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, stateOf(r).client, otpAttemptRule) {
 		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
 	}
 	rec, err := s.auth.AuthWithOTP(c, otpID, code)
