@@ -99,8 +99,9 @@
 //
 // # Passwords
 //
-// Passwords are 8 characters to 71 bytes (bcrypt reads at most 72; longer
-// input is refused, never truncated) and hashed with bcrypt through a
+// Passwords are 8 to 71 characters, as PocketBase's password field takes
+// them, and at most 72 bytes, all of which bcrypt reads (longer input is
+// refused, never truncated). They are hashed with bcrypt through a
 // Hasher, which bounds how many bcrypt computations run at once so that a
 // login flood queues instead of starving every other request of CPU.
 package authn

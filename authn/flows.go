@@ -3,30 +3,97 @@ package authn
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"time"
-	"unicode/utf8"
 
 	"strongbox/authn/validation"
 )
 
-// The account flows, as in PocketBase: a mail carries a
-// token of type verification, passwordReset or emailChange; confirming it
-// verifies the record, sets its password or sets its email. Each token is
-// signed with the record's token key and the collection's secret for its
-// type, and carries the email it was sent for (and, for an email change,
-// the new one). Setting the password or the email rotates the token key, so
-// a confirmed reset or email-change token, and every other token of the
-// record, stops verifying: tokens are single-use in effect, with no state
-// kept for them.
+// The account flows, as in PocketBase v0.31.0 (the interface document is
+// silent on them): a mail carries a token of type verification,
+// passwordReset or emailChange; confirming it verifies the record, sets its
+// password or sets its email. Each token is signed with the record's token
+// key and the collection's secret for its type, and carries the email it
+// was sent for (and, for an email change, the new one). Setting the
+// password or the email rotates the token key, so a confirmed reset or
+// email-change token, and every other token of the record, stops
+// verifying: tokens are single-use in effect, with no state kept for them.
+//
+// Each flow is a pair of Store methods, in a file of its own: a request,
+// which returns the token to mail (a TokenMail), and a confirm, which takes
+// the token back and makes the change.
+//
+//   - flow_verification.go: RequestVerification and VerifyEmail
+//   - flow_passwordreset.go: RequestPasswordReset and ConfirmPasswordReset
+//   - flow_emailchange.go: RequestEmailChange and ConfirmEmailChange
+//
+// A flow owns its policy: the checks of its input in PocketBase's order,
+// what hides whether an email has an account (a stand-in record for an
+// unknown email gets the same work), the resend throttle and the change
+// itself. Its caller decodes the request, applies its rate limits, renders
+// and sends the mail, and turns the errors into answers. A new flow (TOTP
+// enrolment, passkeys) goes in a file of its own, flow_<name>.go, built
+// the same way from what this file shares: the tokens (signFlow), the
+// token checks, the stand-in, the resend throttle and changeRecord.
 
 // Errors of the account flows.
 var (
+	// ErrInvalidInput wraps the validation.Errors of a flow's input,
+	// field by field, as the request form reports them.
+	ErrInvalidInput = errors.New("authn: invalid input")
 	// ErrTokenStale: the record changed (its token key or email) between
 	// the token's verification and the change it confirms.
 	ErrTokenStale = errors.New("authn: the record changed since its token was verified")
 	// ErrEmailTaken: another record of the collection has the email.
 	ErrEmailTaken = errors.New("authn: the email belongs to another record")
 )
+
+// invalidInput is the error of a flow's input that fails errs.
+func invalidInput(errs validation.Errors) error {
+	return fmt.Errorf("%w: %w", ErrInvalidInput, errs)
+}
+
+// TokenMail is the mail a request of an account flow calls for: the
+// flow's token, signed for Record, to be sent to To. A request for an
+// email no record has gets one too, for a stand-in record, so that its
+// caller does the same work for it (renders the mail) and then sends
+// nothing: Send tells whether to send. After an attempt to send, the
+// caller reports its outcome with Sent.
+type TokenMail struct {
+	Record *Record // the record, or the stand-in of an email no record has
+	Token  string
+	To     string
+	Send   bool
+	sent   func(err error) // nil: nothing to record
+}
+
+// Sent reports the outcome of an attempt to send m (err: the transport's
+// answer), for the flow's resend throttle. It is a no-op for a mail that
+// was not to be sent and for a flow without a throttle.
+func (m *TokenMail) Sent(err error) {
+	if m.sent != nil {
+		m.sent(err)
+	}
+}
+
+// standIn stands in for the record of an email no record of c has, so
+// that a request for it signs a token and renders a mail just as for a
+// known one.
+func standIn(c *Collection, email string) *Record {
+	return &Record{ID: "000000000000000", CollectionID: c.ID, Email: email,
+		TokenKey: "00000000000000000000000000000000000000000000000000"}
+}
+
+// requestByEmail is the start of a request that names its record by email
+// (verification, password reset): the record of c with exactly this email,
+// or, for an email no record has (found false), a stand-in.
+func (s *Store) requestByEmail(c *Collection, email string) (r *Record, found bool) {
+	if r, found = s.FindByEmail(c, email); !found {
+		r = standIn(c, email)
+	}
+	return r, found
+}
 
 // NewVerificationToken issues a verification token for record r of c,
 // bound to r's current email.
@@ -59,13 +126,36 @@ func (s *Store) signFlow(c *Collection, r *Record, typ TokenType, newEmail strin
 	return Sign(claims, signingKey(c, r, typ))
 }
 
-// PasswordMin is the least number of characters of a new password of c:
-// its password field's min, MinPasswordRunes if unset.
-func PasswordMin(c *Collection) int {
-	if f := c.Field("password"); f != nil && f.Min >= 1 {
-		return int(f.Min)
+// checkFlowToken checks a verification or password-reset token for
+// collection c in PocketBase's order, and returns the record it names as
+// it was verified, and the token's claims. The failures are those of the
+// token field.
+func (s *Store) checkFlowToken(c *Collection, token string, typ TokenType) (*Record, *Claims, *validation.Error) {
+	if token == "" {
+		return nil, nil, errRequired
 	}
-	return MinPasswordRunes
+	var email string
+	if typ == TokenVerification {
+		// PocketBase reads the claim before anything else, so a token
+		// that does not even parse lacks it too.
+		if p, err := ParseUnverified(token); err == nil {
+			email = p.Claims.Email
+		}
+		if email == "" {
+			return nil, nil, validation.TokenMissingEmail()
+		}
+	}
+	tc, rec, claims, err := s.VerifyToken(token, typ)
+	if err != nil {
+		return nil, nil, validation.InvalidToken()
+	}
+	if tc.ID != c.ID {
+		return nil, nil, validation.TokenCollectionMismatch()
+	}
+	if typ == TokenVerification && rec.Email != email {
+		return nil, nil, validation.TokenEmailMismatch()
+	}
+	return rec, claims, nil
 }
 
 // CheckPassword reports whether password is the password of r. A nil r
@@ -77,65 +167,6 @@ func (s *Store) CheckPassword(ctx context.Context, r *Record, password string) (
 		hash = r.PasswordHash
 	}
 	return s.hasher.Check(ctx, hash, password)
-}
-
-// ConfirmVerification marks record r of c verified, r being the record as
-// its verification token was verified against. A record already verified
-// is returned unchanged, nothing written.
-func (s *Store) ConfirmVerification(c *Collection, r *Record) (*Record, error) {
-	return s.changeRecord(c, r, func(n *Record) (bool, error) {
-		if n.Verified {
-			return false, nil
-		}
-		n.Verified = true
-		return true, nil
-	})
-}
-
-// ResetPassword sets the password of record r of c, r being the record as
-// its password-reset token (claims) was verified against, and rotates its
-// token key, which ends every token of the record, the reset token
-// included. The record becomes verified too when the token was sent to the
-// email it still has: the mail reached its owner. A password that breaks
-// the collection's password rules is a validation.Errors on "password".
-func (s *Store) ResetPassword(ctx context.Context, c *Collection, r *Record, claims *Claims, password string) (*Record, error) {
-	if ferr := checkNewPassword(c, password); ferr != nil {
-		return nil, validation.Errors{"password": ferr}
-	}
-	hash, err := s.hasher.Hash(ctx, password)
-	if err != nil {
-		return nil, err
-	}
-	key, err := s.rnd.Password(50)
-	if err != nil {
-		return nil, err
-	}
-	return s.changeRecord(c, r, func(n *Record) (bool, error) {
-		n.PasswordHash, n.TokenKey = hash, key
-		if claims != nil && claims.Email != "" && claims.Email == n.Email {
-			n.Verified = true
-		}
-		return true, nil
-	})
-}
-
-// ChangeEmail sets the email of record r of c to newEmail, r being the
-// record as its email-change token was verified against, marks it verified
-// (the new address received the token) and rotates its token key, which
-// ends every token of the record. An email another record of c has is
-// ErrEmailTaken.
-func (s *Store) ChangeEmail(c *Collection, r *Record, newEmail string) (*Record, error) {
-	key, err := s.rnd.Password(50)
-	if err != nil {
-		return nil, err
-	}
-	return s.changeRecord(c, r, func(n *Record) (bool, error) {
-		if other, ok := s.byEmail[c.ID][newEmail]; ok && other.ID != n.ID {
-			return false, ErrEmailTaken
-		}
-		n.Email, n.Verified, n.TokenKey = newEmail, true, key
-		return true, nil
-	})
 }
 
 // changeRecord applies change to a copy of the current state of record r
@@ -169,17 +200,56 @@ func (s *Store) changeRecord(c *Collection, r *Record, change func(n *Record) (b
 	return n, nil
 }
 
-// checkNewPassword applies the password field's rules of c to a new
-// password: at least PasswordMin(c) characters, at most MaxPasswordBytes
-// bytes (bcrypt's input limit).
-func checkNewPassword(c *Collection, p string) *validation.Error {
-	switch min := PasswordMin(c); {
-	case p == "":
-		return errRequired
-	case utf8.RuneCountInString(p) < min:
-		return validation.MinPassword(min)
-	case len(p) > MaxPasswordBytes:
-		return validation.MaxPassword(MaxPasswordBytes)
+// ResendWindow is how long after a verification or password-reset mail to
+// a record another request sends none (PocketBase's in-memory throttle).
+const ResendWindow = 2 * time.Minute
+
+// resendGuard remembers, in memory, which records were recently sent a
+// verification or password-reset mail. Entries expire after ResendWindow
+// and are pruned as new ones are added, so it holds at most about twice
+// the records mailed in the last two minutes.
+type resendGuard struct {
+	mu      sync.Mutex
+	sent    map[string]time.Time // token type + " " + collection id + " " + record id → when
+	pruneAt int                  // prune expired entries when sent reaches this size
+}
+
+func resendKey(typ TokenType, c *Collection, r *Record) string {
+	return string(typ) + " " + c.ID + " " + r.ID
+}
+
+// recent reports whether key was marked less than ResendWindow before now.
+func (g *resendGuard) recent(key string, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	t, ok := g.sent[key]
+	return ok && now.Sub(t) < ResendWindow && !now.Before(t)
+}
+
+// mark records that key was mailed at now.
+func (g *resendGuard) mark(key string, now time.Time) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.sent == nil {
+		g.sent = map[string]time.Time{}
 	}
-	return nil
+	if len(g.sent) >= g.pruneAt {
+		// Pruned when the map has doubled since the last pruning, so
+		// that each mark costs O(1) amortised however many records are
+		// mailed.
+		for k, t := range g.sent {
+			if now.Sub(t) >= ResendWindow || now.Before(t) {
+				delete(g.sent, k)
+			}
+		}
+		g.pruneAt = max(64, 2*len(g.sent))
+	}
+	g.sent[key] = now
+}
+
+// forget removes key (a verified record needs no more reminders).
+func (g *resendGuard) forget(key string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.sent, key)
 }

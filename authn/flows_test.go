@@ -2,6 +2,7 @@ package authn
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -249,5 +250,38 @@ func TestCheckPassword(t *testing.T) {
 		if got, err := s.CheckPassword(t.Context(), tt.rec, tt.password); err != nil || got != tt.want {
 			t.Errorf("%s: CheckPassword = %v, %v, want %v", tt.name, got, err, tt.want)
 		}
+	}
+}
+
+func TestResendGuard(t *testing.T) {
+	var g resendGuard
+	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	g.mark("a", t0)
+	for _, tt := range []struct {
+		name string
+		key  string
+		at   time.Time
+		want bool
+	}{
+		{"same instant", "a", t0, true},
+		{"just inside", "a", t0.Add(ResendWindow - time.Nanosecond), true},
+		{"window over", "a", t0.Add(ResendWindow), false},
+		{"clock went back", "a", t0.Add(-time.Second), false},
+		{"other key", "b", t0, false},
+	} {
+		if got := g.recent(tt.key, tt.at); got != tt.want {
+			t.Errorf("%s: recent(%q) = %v, want %v", tt.name, tt.key, got, tt.want)
+		}
+	}
+	g.forget("a")
+	if g.recent("a", t0) {
+		t.Error("recent after forget")
+	}
+	// Expired entries are pruned: a steady stream keeps the map small.
+	for i := range 10000 {
+		g.mark(fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second))
+	}
+	if n := len(g.sent); n > 2*int(ResendWindow/time.Second)+64 {
+		t.Errorf("%d entries kept, want at most about two windows' worth", n)
 	}
 }

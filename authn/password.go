@@ -7,17 +7,67 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"strongbox/authn/validation"
 )
 
-// Password length limits. bcrypt reads at most 72 bytes; anything longer is
-// refused rather than silently truncated (OWASP ASVS 5.0 6.2.8), with one
-// byte of margin as PocketBase keeps.
+// Password length limits, those of PocketBase v0.31.0's password field: at
+// least MinPasswordRunes characters (the field's min) and at most
+// MaxPasswordRunes (its max, and the greatest it allows). bcrypt reads at
+// most MaxBcryptBytes bytes: a longer password is refused rather than
+// silently truncated (OWASP ASVS 5.0 6.2.8), as golang.org/x/crypto's bcrypt
+// refuses it for PocketBase.
 const (
 	MinPasswordRunes = 8
-	MaxPasswordBytes = 71
+	MaxPasswordRunes = 71
+	MaxBcryptBytes   = 72
 )
+
+// The password rule: one for every path that sets a password (sign-up,
+// record and superuser updates, the CLI, confirm-password-reset), so that
+// they all refuse the same passwords with the same answers.
+
+// PasswordMin is the least number of characters of a new password of c:
+// its password field's min, MinPasswordRunes if unset.
+func PasswordMin(c *Collection) int {
+	if f := c.Field("password"); f != nil && f.Min >= 1 {
+		return int(f.Min)
+	}
+	return MinPasswordRunes
+}
+
+// passwordMax is the greatest number of characters of a new password of
+// c: its password field's max, or MaxPasswordRunes if unset (PocketBase
+// allows no more).
+func passwordMax(c *Collection) int {
+	if f := c.Field("password"); f != nil && f.Max >= 1 && f.Max <= MaxPasswordRunes {
+		return int(f.Max)
+	}
+	return MaxPasswordRunes
+}
+
+// checkPassword applies the password field of c to a new password, as
+// PocketBase v0.31.0's does, first failure only: required; over
+// MaxBcryptBytes bytes is "Invalid value." (bcrypt refused it when it was
+// set, which PocketBase reports before the lengths); then at least
+// PasswordMin(c) and at most passwordMax(c) characters. A password of
+// MaxBcryptBytes bytes with a multi-byte character is within both.
+func checkPassword(c *Collection, p string) *validation.Error {
+	switch n := utf8.RuneCountInString(p); {
+	case p == "":
+		return errRequired
+	case len(p) > MaxBcryptBytes:
+		return validation.InvalidValue()
+	case n < PasswordMin(c):
+		return validation.MinPassword(PasswordMin(c))
+	case n > passwordMax(c):
+		return validation.MaxPassword(passwordMax(c))
+	}
+	return nil
+}
 
 // DefaultCost is the bcrypt cost of stored passwords.
 const DefaultCost = 10

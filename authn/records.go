@@ -5,7 +5,6 @@ import (
 	"errors"
 	"maps"
 	"slices"
-	"unicode/utf8"
 
 	"strongbox/authn/validation"
 )
@@ -132,20 +131,6 @@ func passwordFields(in RecordInput, checkOld func(string) (bool, error)) (passwo
 	return password, errs, nil
 }
 
-// checkPassword validates a new password: at least MinPasswordRunes
-// characters and at most MaxPasswordBytes bytes (bcrypt's input limit).
-func checkPassword(p string) *validation.Error {
-	switch {
-	case p == "":
-		return errRequired
-	case utf8.RuneCountInString(p) < MinPasswordRunes:
-		return validation.MinPassword(MinPasswordRunes)
-	case len(p) > MaxPasswordBytes:
-		return validation.MaxPassword(MaxPasswordBytes)
-	}
-	return nil
-}
-
 // CreateRecord validates in and stores a new record in the auth collection c,
 // of the values in.Accepted keeps. Validation failures are returned as a
 // validation.Errors.
@@ -228,7 +213,7 @@ func (s *Store) newRecord(c *Collection, in RecordInput) (*Record, string, error
 	if len(perrs) > 0 {
 		return nil, "", perrs
 	}
-	if ferr := checkPassword(password); ferr != nil {
+	if ferr := checkPassword(c, password); ferr != nil {
 		errs["password"] = ferr
 	}
 	s.setCustomFields(c, r, in.Values, true, errs)
@@ -463,7 +448,7 @@ func (s *Store) updateRecord(ctx context.Context, c *Collection, id string, in R
 			return nil, perrs
 		}
 		password = pw
-		if ferr := checkPassword(password); ferr != nil {
+		if ferr := checkPassword(c, password); ferr != nil {
 			errs["password"] = ferr
 		}
 	}

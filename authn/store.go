@@ -80,6 +80,8 @@ type Store struct {
 	origins        map[string]*AuthOrigin              // sign-in origins by id
 	recOrigins     map[string]map[string]*AuthOrigin   // record id → origin id → origin
 
+	resend resendGuard // the account flows' resend throttle (flows.go)
+
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
 

@@ -15,7 +15,8 @@ func (s *Store) Superusers() *Collection {
 }
 
 // CreateSuperuser adds a superuser. It applies the same validation as the
-// API (a valid, unused email; a password of 8 to 71 bytes).
+// API (a valid, unused email; a password of 8 to 71 characters and at most
+// 72 bytes).
 func (s *Store) CreateSuperuser(ctx context.Context, email, password string) (*Record, error) {
 	return s.CreateRecord(ctx, s.Superusers(), RecordInput{Manager: true, Values: map[string]any{
 		"email": email, "password": password, "passwordConfirm": password,

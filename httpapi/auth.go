@@ -95,7 +95,7 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collection, rec *authn.Record, body map[string]any, method, mfaID string, meta any) error {
 	st := stateOf(r)
 	out, err := s.auth.SignIn(r.Context(), authn.SignIn{Collection: c, Record: rec, Method: method, MFAID: mfaID, Superuser: st.isSuperuser(),
-		Request: ruleRequest(r, body, method), Origin: authn.Fingerprint(s.applied.Load().clientIP(r, remoteIP(r)), r.UserAgent())})
+		Request: ruleRequest(r, body, method), Origin: authn.Fingerprint(st.ip, r.UserAgent())})
 	if err != nil {
 		return signInError(err)
 	}
@@ -341,7 +341,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	if stateOf(r).isSuperuser() {
 		// The client's address as the request log and the rate limits
 		// see it: through the trusted proxy headers, if any.
-		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": s.applied.Load().clientIP(r, remoteIP(r))}
+		h.Data = map[string]any{"canBackup": s.canBackup(), "possibleProxyHeader": "", "realIP": stateOf(r).ip}
 	}
 	// PocketBase's health is always 200. A store that cannot save
 	// changes is reported the only way a monitor or a load balancer reads

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -516,37 +515,4 @@ func TestFlowStorageFull(t *testing.T) {
 	// The reset rotated the token key: the pending email change is dead.
 	wantBody(t, e.do("POST", confirms[2].path, "", map[string]string{"token": change, "password": "new-password"}), 400,
 		`{"data":{"password":`+errInvalidPasswordJSON+`,"token":`+errTokenJSON+`},`+bodyValidation)
-}
-
-func TestResendGuard(t *testing.T) {
-	var g resendGuard
-	t0 := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	g.mark("a", t0)
-	for _, tt := range []struct {
-		name string
-		key  string
-		at   time.Time
-		want bool
-	}{
-		{"same instant", "a", t0, true},
-		{"just inside", "a", t0.Add(resendWindow - time.Nanosecond), true},
-		{"window over", "a", t0.Add(resendWindow), false},
-		{"clock went back", "a", t0.Add(-time.Second), false},
-		{"other key", "b", t0, false},
-	} {
-		if got := g.recent(tt.key, tt.at); got != tt.want {
-			t.Errorf("%s: recent(%q) = %v, want %v", tt.name, tt.key, got, tt.want)
-		}
-	}
-	g.forget("a")
-	if g.recent("a", t0) {
-		t.Error("recent after forget")
-	}
-	// Expired entries are pruned: a steady stream keeps the map small.
-	for i := range 10000 {
-		g.mark(fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second))
-	}
-	if n := len(g.sent); n > 2*int(resendWindow/time.Second)+64 {
-		t.Errorf("%d entries kept, want at most about two windows' worth", n)
-	}
 }

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"strongbox/httpapi/ratelimit"
 )
 
 // Limits bound one request of a route. The deadlines count from the
@@ -71,7 +69,7 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 				body:   r.Body,
 				w:      w,
 				budget: s.budget,
-				client: ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r))),
+				client: st.client,
 				stream: true,
 			}
 			defer b.release()
@@ -90,7 +88,7 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 				body:   http.MaxBytesReader(w, r.Body, l.Body),
 				w:      w,
 				budget: s.budget,
-				client: ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r))),
+				client: st.client,
 			}
 			switch ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); ct {
 			case "application/x-www-form-urlencoded":

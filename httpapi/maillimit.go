@@ -45,8 +45,7 @@ func newMailLimits(client, target ratelimit.Rule, now func() time.Time) mailLimi
 // limit.
 func (s *Server) allowMailClient(r *http.Request) error {
 	l := s.mailLimits
-	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	if !l.lim.Allow("mail client", client, l.client) {
+	if !l.lim.Allow("mail client", stateOf(r).client, l.client) {
 		return errRateLimited(l.client)
 	}
 	return nil

@@ -33,6 +33,10 @@ const (
 // together (AuthWithOTP), so that many addresses get no more guesses.
 var otpAttemptRule = ratelimit.Rule{Label: "otp", MaxRequests: 5, Duration: 180 * time.Second}
 
+// maxOTPCodeBytes is the longest code auth-with-otp takes, in bytes:
+// PocketBase v0.31.0's form bound (1..71) of its password field.
+const maxOTPCodeBytes = 71
+
 // handleRequestOTP handles POST /api/collections/{collection}/request-otp:
 // it answers 200 {"otpId"} whether or not a record has the email, and
 // mails the code of a real OTP in the background once it is saved.
@@ -108,8 +112,8 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	switch {
 	case code == "":
 		data["password"] = validation.Required()
-	case len(code) > authn.MaxPasswordBytes:
-		data["password"] = validation.LengthOutOfRange(1, authn.MaxPasswordBytes)
+	case len(code) > maxOTPCodeBytes:
+		data["password"] = validation.LengthOutOfRange(1, maxOTPCodeBytes)
 	}
 	if len(data) > 0 {
 		return errValidation(msgValidationFailed, data)
@@ -118,8 +122,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, client, otpAttemptRule) {
+	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, stateOf(r).client, otpAttemptRule) {
 		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
 	}
 	rec, err := s.auth.AuthWithOTP(c, otpID, code)

@@ -98,7 +98,7 @@ func (s *Server) checkRateLimits(r *http.Request) error {
 		return nil
 	}
 	rules, lim := cfg.limiter.rules, cfg.limiter.lim
-	client := ratelimit.ClientKey(cfg.clientIP(r, remoteIP(r)))
+	client := st.client
 	authed := st.rec != nil
 	_, pattern := s.mux.Handler(r)
 	route, tagged := collectionRoutes[pattern]
@@ -153,8 +153,7 @@ type loginAttempt struct{ a *ratelimit.Attempt }
 // a wait for a turn, as a refusal: a half-closed client is never let
 // through early. The password never reaches the throttle.
 func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
-	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	a, no := s.login.Begin(r.Context(), c.ID, identity, client)
+	a, no := s.login.Begin(r.Context(), c.ID, identity, stateOf(r).client)
 	if no != nil {
 		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(no.RetryAfter.Seconds())), 10))
 		if !no.Locked {

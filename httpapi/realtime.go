@@ -11,7 +11,6 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/validation"
-	"strongbox/httpapi/ratelimit"
 )
 
 // The realtime channel, as much of it as the SDK's all-in-one OAuth2 flow
@@ -356,8 +355,7 @@ func (s *Server) EndStreams() { s.realtime.endAll() }
 func (s *Server) handleRealtimeConnect(w http.ResponseWriter, r *http.Request) error {
 	st := stateOf(r)
 	srv, _ := r.Context().Value(http.ServerContextKey).(*http.Server)
-	addr := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	c, err := s.realtime.register(srv, addr, s.log.Warn)
+	c, err := s.realtime.register(srv, st.client, s.log.Warn)
 	if err != nil {
 		return err
 	}

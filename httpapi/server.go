@@ -135,7 +135,6 @@ type Server struct {
 	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
 	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
 	backups     Backups          // nil: the backups folder cannot be loaded
-	flows       resendGuard      // the account flows' resend throttle (flows.go)
 	realtime    *realtime        // the realtime streams (realtime.go)
 
 	storageLogMu sync.Mutex
@@ -233,6 +232,8 @@ func (s *Server) handle(h handler) http.Handler {
 // calling, and how it ended. One is allocated per request.
 type state struct {
 	start   time.Time         // by the injected clock, for the request log
+	ip      string            // the client's address, through the trusted proxy headers (clientIP)
+	client  string            // its key in the rate limits and budgets (ratelimit.ClientKey of ip)
 	arrived time.Time         // by the wall clock, for the deadlines
 	limits  Limits            // of the route, once the mux has chosen it
 	forms   []*multipart.Form // parsed multipart forms, removed at the end
@@ -288,7 +289,8 @@ func (w *recorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // passed in, not of the copies made by WithContext.
 func (s *Server) withState(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		st := &state{start: s.now(), arrived: time.Now(), limits: s.jsonLimits}
+		ip := s.applied.Load().clientIP(r, remoteIP(r))
+		st := &state{start: s.now(), arrived: time.Now(), limits: s.jsonLimits, ip: ip, client: ratelimit.ClientKey(ip)}
 		setDeadlines(w, r, st)
 		defer st.removeForms()
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
