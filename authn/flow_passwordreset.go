@@ -79,7 +79,14 @@ func (s *Store) ConfirmPasswordReset(ctx context.Context, c *Collection, in Pass
 	if len(errs) > 0 {
 		return nil, invalidInput(errs)
 	}
-	return s.ResetPassword(ctx, c, rec, claims, in.Password)
+	n, err := s.ResetPassword(ctx, c, rec, claims, in.Password)
+	if err != nil {
+		return nil, err
+	}
+	// As PocketBase, a confirmed reset ends the record's resend window:
+	// its owner may ask for another reset mail at once.
+	s.resend.forget(resendKey(TokenPasswordReset, c, n))
+	return n, nil
 }
 
 // ResetPassword sets the password of record r of c, r being the record as

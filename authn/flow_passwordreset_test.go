@@ -55,6 +55,18 @@ func TestRequestPasswordReset(t *testing.T) {
 			}
 		})
 	}
+
+	// A confirmed reset forgets the record's window, as in PocketBase.
+	m, _ := s.RequestPasswordReset(users, "a@example.com")
+	if m.Send {
+		t.Fatal("the window should still run")
+	}
+	if _, err := s.ConfirmPasswordReset(t.Context(), users, PasswordReset{Token: m.Token, Password: "password2", PasswordConfirm: "password2"}); err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := s.RequestPasswordReset(users, "a@example.com"); !m.Send {
+		t.Error("the window survived the confirmed reset: no mail sent")
+	}
 }
 
 // TestConfirmPasswordReset: the form's checks (every field, ErrInvalidInput)
