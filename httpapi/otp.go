@@ -119,8 +119,10 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 		return otpError(err)
 	}
 	client := ratelimit.ClientKey(s.applied.Load().clientIP(r, remoteIP(r)))
-	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, client, otpAttemptRule) {
-		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+	if ok, wait := s.otpAttempts.Take("otp "+c.ID+" "+recID, client, otpAttemptRule); !ok {
+		e := newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+		e.RetryAfter = wait
+		return e
 	}
 	rec, err := s.auth.AuthWithOTP(c, otpID, code)
 	if err != nil {
