@@ -46,6 +46,10 @@ type Client struct {
 
 	cleanups []cleanup
 
+	// sleep waits out a mail route's Retry-After (mailRetry): sleepCtx,
+	// which tests replace.
+	sleep func(context.Context, time.Duration) error
+
 	lastMu sync.Mutex
 	last   *Exchange // the latest request this check sent, for the report
 }
@@ -101,12 +105,14 @@ func newClient(cfg Config) (*Client, error) {
 	if opts.restartTimeout <= 0 {
 		opts.restartTimeout = DefaultRestartTimeout
 	}
-	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}, opts: opts}, nil
+	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}, opts: opts,
+		sleep: sleepCtx}, nil
 }
 
 // forCheck returns a copy of c with an empty cleanup list.
 func (c *Client) forCheck() *Client {
-	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared, opts: c.opts}
+	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared, opts: c.opts,
+		sleep: c.sleep}
 }
 
 // strict reports whether the check demands PocketBase's choice where the
@@ -219,29 +225,52 @@ func (c *Client) do(ctx context.Context, method, path, auth string, body any) (*
 }
 
 // doWith is do with arbitrary extra request headers, which replace the
-// suite's own (User-Agent, Content-Type) of the same names.
+// suite's own (User-Agent, Content-Type) of the same names. A mail route's
+// 429 with a Retry-After the suite may wait for (mailRetry) is waited out
+// and the request sent again, at most maxMailRetries times.
 func (c *Client) doWith(ctx context.Context, method, path string, hdr http.Header, body any) (*response, error) {
-	var rd io.Reader
-	ctype := ""
+	open, ctype, err := requestBody(body)
+	if err != nil {
+		return nil, err
+	}
+	for retries := 0; ; retries++ {
+		r, err := c.send(ctx, method, path, hdr, open(), ctype, body)
+		if err != nil || retries == maxMailRetries {
+			return r, err
+		}
+		wait, ok := mailRetry(ctx, method, path, hdr, body, r)
+		if !ok || c.sleep(ctx, wait) != nil {
+			return r, nil
+		}
+	}
+}
+
+// requestBody returns how to open body for sending (again) and its
+// Content-Type: nil sends none, url.Values a form, rawBody and streamBody
+// as they are, anything else JSON. A streamBody opens once (mailRetry
+// never sends one again).
+func requestBody(body any) (open func() io.Reader, ctype string, err error) {
+	var data []byte
 	switch b := body.(type) {
 	case nil:
+		return func() io.Reader { return nil }, "", nil
 	case url.Values:
-		rd = strings.NewReader(b.Encode())
-		ctype = "application/x-www-form-urlencoded"
+		data, ctype = []byte(b.Encode()), "application/x-www-form-urlencoded"
 	case rawBody:
-		rd = bytes.NewReader(b.data)
-		ctype = b.contentType
+		data, ctype = b.data, b.contentType
 	case streamBody:
-		rd = b.r
-		ctype = b.contentType
+		return func() io.Reader { return b.r }, b.contentType, nil
 	default:
-		data, err := json.Marshal(b)
-		if err != nil {
-			return nil, fmt.Errorf("encoding request body: %w", err)
+		if data, err = json.Marshal(b); err != nil {
+			return nil, "", fmt.Errorf("encoding request body: %w", err)
 		}
-		rd = bytes.NewReader(data)
 		ctype = "application/json"
 	}
+	return func() io.Reader { return bytes.NewReader(data) }, ctype, nil
+}
+
+// send sends one request with the body rd, and reads the answer.
+func (c *Client) send(ctx context.Context, method, path string, hdr http.Header, rd io.Reader, ctype string, body any) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)

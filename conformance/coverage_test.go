@@ -295,6 +295,7 @@ var beyondCases = []specCase{
 	{Section: "issue 8 (PocketBase v0.31.0: a record id cannot change)", Endpoint: "PATCH /api/collections/users/records/{id} with another id", Status: 400, Reqs: []string{"REC-PK-001"}},
 	{Section: "issue 8", Endpoint: "POST auth-with-password after failed attempts from one client", Status: 429, Message: msgTooManyLogins, Reqs: []string{"LOGIN-THROTTLE-001", "LOGIN-THROTTLE-002"}},
 	{Section: "issue 20", Endpoint: "POST auth-with-password with the right password, 16 at once from one client or after failures from other clients", Status: 200, Reqs: []string{"LOGIN-THROTTLE-003", "LOGIN-THROTTLE-004"}},
+	{Section: "issue 30", Endpoint: "POST request-password-reset over the mail limit of one client: Retry-After", Status: 429, Message: msgTooManyRequests, Reqs: []string{"RATE-MAIL-001"}},
 	{Section: "§5 rule 6 (PocketBase v0.31.0)", Endpoint: "mfa.rule: MFA only for the records it matches", Status: 401, Reqs: []string{"MFA-007"}},
 	{Section: "§5 rule 5 (PocketBase v0.31.0; issue 11)", Endpoint: "PATCH /api/collections/users with an invalid mfa.rule", Status: 400, Message: msgCollUpdate, Reqs: []string{"MFA-008", "MFA-009"}},
 	{Section: "§4.5 auth-with-oauth2 (PocketBase v0.31.0)", Endpoint: "OAuth2 sign-in with an existing user's email: that user, takeover protection", Status: 200, Reqs: []string{"AUTH-OAUTH2-010", "AUTH-OAUTH2-011"}},

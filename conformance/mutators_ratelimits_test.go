@@ -180,4 +180,24 @@ var rateLimitsMutators = []mutator{
 	})},
 	{"refuse-concurrent-logins", []string{"LOGIN-THROTTLE-003"}, refuseConcurrentLogins()},
 	{"lock-identity-after-20", []string{"LOGIN-THROTTLE-004"}, lockIdentityAfter(20)},
+	// The mail limit's 429 as PocketBase's rate limiter sends one: no
+	// Retry-After; one asking for an hour; none at all, every mail sent.
+	{"mail-429-without-retry-after", []string{"RATE-MAIL-001"}, edit(mailRouteRequest, func(_ *http.Request, res *answered) {
+		if res.status == 429 {
+			res.header.Del("Retry-After")
+		}
+	})},
+	{"mail-retry-after-an-hour", []string{"RATE-MAIL-001"}, edit(mailRouteRequest, func(_ *http.Request, res *answered) {
+		if res.status == 429 {
+			res.header.Set("Retry-After", "3600")
+		}
+	})},
+	{"no-mail-limit", []string{"RATE-MAIL-001"}, edit(mailRouteRequest, func(_ *http.Request, res *answered) {
+		if res.status == 429 {
+			*res = answered{status: 204, header: http.Header{}}
+		}
+	})},
 }
+
+// mailRouteRequest selects the requests to the mail-sending routes.
+func mailRouteRequest(r *http.Request) bool { return isMailRoute(r.Method, r.URL.Path) }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"reflect"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -19,7 +21,10 @@ import (
 //   - the login throttle (LOGIN-THROTTLE-…) is a strongbox promise made by
 //     issues 8 and 20 beyond PocketBase, which has no lockout: PocketBase
 //     fails the checks of issue 8 (and passes those of issue 20, which
-//     only require that the right password is not refused).
+//     only require that the right password is not refused);
+//   - the mail limit (RATE-MAIL-…) is one too, of issues 20 and 30: the
+//     mail-sending routes are limited per client whatever rateLimits say,
+//     and the 429 says when to ask again (mailwait.go).
 //
 // Checks that need the limiter on, or clients at several addresses, change
 // the settings (rateLimits, or trustedProxy with a header of the suite's
@@ -39,6 +44,14 @@ const (
 	sectionRateLimits  = "§1 (settings: contract not shown); PocketBase v0.31.0 (its rateLimits settings, their defaults and its 429 answer)"
 	sectionLoginThrott = "issue 8 (§2: password login is throttled per identity and per client by default; a strongbox promise beyond PocketBase)"
 	sectionLoginRight  = "issue 20 (the login throttle never refuses the right password for others' failures or for concurrency; a strongbox promise beyond PocketBase)"
+	sectionMailLimit   = "issue 20 (the mail-sending routes are limited per client whatever rateLimits say); issue 30 (their 429 says when to ask again, " +
+		"so that a client such as this suite run twice in a row gets through); a strongbox promise beyond PocketBase"
+
+	// mailFloodMax bounds the requests RATE-MAIL-001 sends for a 429.
+	mailFloodMax = 100
+	// maxRetryAfter is the longest Retry-After a mail route's 429 may ask
+	// for: the limit's window of a minute.
+	maxRetryAfter = 60
 )
 
 var rateLimitRequirements = []*Requirement{
@@ -302,6 +315,56 @@ var rateLimitRequirements = []*Requirement{
 			return nil
 		}),
 	},
+	{
+		ID:      "RATE-MAIL-001",
+		Source:  SourceStrongbox,
+		Section: sectionMailLimit,
+		Name:    "the mail limit's 429 says when to ask again",
+		Text: fmt.Sprintf("With rateLimits as they are (off by default) and clients told apart by a trusted proxy header, "+
+			"request-password-reset for emails no record has, sent from one new client address, answers 204 until, "+
+			"within %d requests, one answers 429 \"%s\" with a single Retry-After header of delta-seconds "+
+			"(RFC 9110 §10.2.3) from 1 to %d.", mailFloodMax, msgTooManyRequests, maxRetryAfter),
+		Run: func(ctx context.Context, c *Client) error {
+			if err := c.trustClientHeader(ctx); err != nil {
+				return err
+			}
+			addr := randomClientAddr()
+			for i := range mailFloodMax {
+				r, err := c.doWith(ctx, http.MethodPost, "/api/collections/users/request-password-reset",
+					http.Header{clientAddrHeader: {addr}}, map[string]string{"email": "cf-nobody-" + newNonce(10) + "@example.com"})
+				if err != nil {
+					return err
+				}
+				if r.status == http.StatusNoContent {
+					continue
+				}
+				if _, err := expectError(r, http.StatusTooManyRequests, msgTooManyRequests); err != nil {
+					return fmt.Errorf("request %d: %w", i+1, err)
+				}
+				return expectRetryAfter(r, maxRetryAfter)
+			}
+			return Mismatch(fmt.Sprintf("a 429 within %d requests from one client", mailFloodMax),
+				fmt.Sprintf("%d answered 204", mailFloodMax))
+		},
+	},
+}
+
+// expectRetryAfter requires r to carry one Retry-After header of
+// delta-seconds from 1 to max.
+func expectRetryAfter(r *response, max int) error {
+	v := r.header.Values("Retry-After")
+	want := fmt.Sprintf("one Retry-After header of 1 to %d seconds on %s %s", max, r.method, r.path)
+	if len(v) == 0 {
+		return Mismatch(want, "no Retry-After header")
+	}
+	if len(v) > 1 {
+		return Mismatch(want, fmt.Sprintf("%d Retry-After headers %q", len(v), v))
+	}
+	secs, err := strconv.Atoi(v[0])
+	if err != nil || secs < 1 || secs > max || strings.Trim(v[0], "0123456789") != "" {
+		return Mismatch(want, fmt.Sprintf("Retry-After %q", v[0]))
+	}
+	return nil
 }
 
 // readRateLimits requires GET /api/settings to hold a well-formed

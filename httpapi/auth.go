@@ -188,7 +188,7 @@ func (s *Server) handleAuthWithPassword(w http.ResponseWriter, r *http.Request) 
 	if len(data) > 0 {
 		return errValidation(msgValidationFailed, data)
 	}
-	attempt, err := s.beginLogin(w, r, c, identity)
+	attempt, err := s.beginLogin(r, c, identity)
 	if err != nil {
 		return err
 	}

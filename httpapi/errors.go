@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"strongbox/authn"
 	"strongbox/authn/validation"
@@ -67,6 +69,10 @@ type Error struct {
 	Message string
 	Data    validation.Errors // per-field validation errors; nil renders as {}
 	Err     error
+	// RetryAfter, when positive, is sent as the Retry-After header in
+	// whole seconds, rounded up (RFC 9110 §10.2.3, delta-seconds): how
+	// long a refused client should wait before it asks again.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
@@ -203,7 +209,16 @@ func (s *Server) renderError(w http.ResponseWriter, r *http.Request, err error) 
 	for k, v := range e.Data {
 		data[k] = v
 	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", retryAfterSeconds(e.RetryAfter))
+	}
 	s.writeBody(w, e.Status, envelope{Data: data, Message: e.Message, Status: e.Status})
+}
+
+// retryAfterSeconds renders d as Retry-After's delta-seconds, rounded up
+// so that a client waiting that long finds the limit past.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.FormatInt(int64((d+time.Second-1)/time.Second), 10)
 }
 
 // Unavailable returns a handler that answers every request with a 503

@@ -122,8 +122,10 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 	if err != nil {
 		return otpError(err)
 	}
-	if !s.otpAttempts.Allow("otp "+c.ID+" "+recID, stateOf(r).client, otpAttemptRule) {
-		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+	if ok, wait := s.otpAttempts.Take("otp "+c.ID+" "+recID, stateOf(r).client, otpAttemptRule); !ok {
+		e := newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+		e.RetryAfter = wait
+		return e
 	}
 	rec, err := s.auth.AuthWithOTP(c, otpID, code)
 	if err != nil {

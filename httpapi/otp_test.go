@@ -264,12 +264,18 @@ func TestOTPAttemptLimit(t *testing.T) {
 	}
 	res := e.doFrom(ip, "POST", path, "", map[string]string{"otpId": otpID, "password": code})
 	wantBody(t, res, 429, `{"data":{},"message":"Too many attempts, please try again later with a new OTP.","status":429}`)
+	if got := res.Header.Get("Retry-After"); got != "180" {
+		t.Errorf("Retry-After = %q, want 180 (the window left)", got)
+	}
 	// An unknown OTP is refused before the limit: nothing to key it by.
 	res = e.doFrom(ip, "POST", path, "", map[string]string{"otpId": "aaaaaaaaaaaaaaa", "password": code})
 	wantError(t, res, 400, msgOTPInvalid)
 	e.clock.Add(179 * time.Second)
 	res = e.doFrom(ip, "POST", path, "", map[string]string{"otpId": otpID, "password": code})
 	wantError(t, res, 429, msgOTPTooMany)
+	if got := res.Header.Get("Retry-After"); got != "1" {
+		t.Errorf("Retry-After = %q a second before the window ends, want 1", got)
+	}
 	// Another client of the same record is not held.
 	res = e.doFrom("203.0.113.9", "POST", path, "", map[string]string{"otpId": otpID, "password": code})
 	if res.Status != 200 {

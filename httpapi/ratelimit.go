@@ -3,10 +3,8 @@ package httpapi
 import (
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -103,9 +101,10 @@ func (s *Server) checkRateLimits(r *http.Request) error {
 	_, pattern := s.mux.Handler(r)
 	route, tagged := collectionRoutes[pattern]
 	if !route.own {
-		rule, ok := ratelimit.Find(rules, ratelimit.PathLabels(r.Method, r.URL.Path), authed)
-		if ok && !lim.Allow(rule.Label+rule.Audience, client, rule) {
-			return errRateLimited(rule)
+		if rule, ok := ratelimit.Find(rules, ratelimit.PathLabels(r.Method, r.URL.Path), authed); ok {
+			if err := take(lim, rule.Label+rule.Audience, client, rule); err != nil {
+				return err
+			}
 		}
 	}
 	if !tagged {
@@ -116,15 +115,29 @@ func (s *Server) checkRateLimits(r *http.Request) error {
 		return nil
 	}
 	rule, ok := ratelimit.Find(rules, ratelimit.CollectionLabels(c.Name, route.tags, r.Method, r.URL.Path), authed)
-	if ok && !lim.Allow(c.ID+" "+pattern+" "+strings.Join(route.tags, ",")+rule.Audience, client, rule) {
-		return errRateLimited(rule)
+	if !ok {
+		return nil
+	}
+	return take(lim, c.ID+" "+pattern+" "+strings.Join(route.tags, ",")+rule.Audience, client, rule)
+}
+
+// take counts a request of client against rule in bucket and returns the
+// 429 of a request over the limit.
+func take(lim *ratelimit.Limiter, bucket, client string, rule ratelimit.Rule) error {
+	if ok, wait := lim.Take(bucket, client, rule); !ok {
+		return errRateLimited(rule, wait)
 	}
 	return nil
 }
 
-func errRateLimited(rule ratelimit.Rule) *Error {
-	return newError(http.StatusTooManyRequests, msgTooManyRequests,
+// errRateLimited is PocketBase's 429 for a request over rule's limit. Its
+// Retry-After, wait, is the time left in the client's window: PocketBase
+// v0.31.0 sends none, and the header changes nothing else of the answer.
+func errRateLimited(rule ratelimit.Rule, wait time.Duration) *Error {
+	e := newError(http.StatusTooManyRequests, msgTooManyRequests,
 		fmt.Errorf("httpapi: rate limit rule %q (audience %q) exceeded", rule.Label, rule.Audience))
+	e.RetryAfter = wait
+	return e
 }
 
 // collectionSegment returns {collection} of a /api/collections/{collection}/… path.
@@ -152,14 +165,16 @@ type loginAttempt struct{ a *ratelimit.Attempt }
 // that still runs and answers must still count. That cancellation does end
 // a wait for a turn, as a refusal: a half-closed client is never let
 // through early. The password never reaches the throttle.
-func (s *Server) beginLogin(w http.ResponseWriter, r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
+func (s *Server) beginLogin(r *http.Request, c *authn.Collection, identity string) (*loginAttempt, error) {
 	a, no := s.login.Begin(r.Context(), c.ID, identity, stateOf(r).client)
 	if no != nil {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(no.RetryAfter.Seconds())), 10))
+		msg, cause := msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", no.RetryAfter.Round(time.Second))
 		if !no.Locked {
-			return nil, newError(http.StatusTooManyRequests, msgTooManyRequests, fmt.Errorf("httpapi: login waited too long for its turn (retry in %v)", no.RetryAfter.Round(time.Second)))
+			msg, cause = msgTooManyRequests, fmt.Errorf("httpapi: login waited too long for its turn (retry in %v)", no.RetryAfter.Round(time.Second))
 		}
-		return nil, newError(http.StatusTooManyRequests, msgTooManyLogins, fmt.Errorf("httpapi: login throttled for %v", no.RetryAfter.Round(time.Second)))
+		e := newError(http.StatusTooManyRequests, msg, cause)
+		e.RetryAfter = no.RetryAfter
+		return nil, e
 	}
 	return &loginAttempt{a}, nil
 }

@@ -156,16 +156,28 @@ func TestRateLimitsEnforced(t *testing.T) {
 func TestRateLimitsWindowAndChanges(t *testing.T) {
 	e := newEnv(t)
 	e.patchSettings(`{"rateLimits":{"enabled":true,"rules":[{"label":"/api/health","maxRequests":1,"duration":10}]}}`)
-	step := func(want int) {
+	step := func(want int) *response {
 		t.Helper()
-		if res := e.do("GET", "/api/health", "", nil); res.Status != want {
+		res := e.do("GET", "/api/health", "", nil)
+		if res.Status != want {
 			t.Fatalf("GET /api/health = %d %s, want %d", res.Status, res.Body, want)
 		}
+		return res
 	}
-	step(200)
-	step(429)
-	e.clock.Add(9 * time.Second)
-	step(429)
+	// A 429 says when the window ends, in whole seconds rounded up
+	// (PocketBase sends no Retry-After; the body is its own).
+	retryAfter := func(res *response, want string) {
+		t.Helper()
+		if got := res.Header.Get("Retry-After"); got != want {
+			t.Errorf("Retry-After = %q, want %q", got, want)
+		}
+	}
+	retryAfter(step(200), "")
+	retryAfter(step(429), "10")
+	e.clock.Add(8500 * time.Millisecond)
+	retryAfter(step(429), "2")
+	e.clock.Add(500 * time.Millisecond)
+	retryAfter(step(429), "1")
 	e.clock.Add(time.Second)
 	step(200) // a new window
 	step(429)

@@ -36,6 +36,18 @@ func ExampleLimiter_Allow() {
 	// true
 }
 
+func ExampleLimiter_Take() {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	l := ratelimit.NewLimiter(0, func() time.Time { return now })
+	r := ratelimit.Rule{Label: "mail per client", MaxRequests: 1, Duration: time.Minute}
+	fmt.Println(l.Take("mail", "203.0.113.7", r))
+	now = now.Add(45 * time.Second)
+	fmt.Println(l.Take("mail", "203.0.113.7", r))
+	// Output:
+	// true 0s
+	// false 15s
+}
+
 func ExampleGuard() {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	g := ratelimit.NewGuard(ratelimit.DefaultPolicy, func() time.Time { return now })

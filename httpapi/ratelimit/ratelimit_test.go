@@ -92,6 +92,46 @@ func TestLimiterWindow(t *testing.T) {
 	}
 }
 
+// TestLimiterWait: a refused request is told the time left in its
+// window, which closes Duration after the window's first request, not
+// after the refusal; once it has, the client is counted afresh.
+func TestLimiterWait(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []string // "+<duration>" moves the clock; "a" is a request, answered "ok" or the wait it is told
+	}{
+		{"refused at once", []string{"a=ok", "a=ok", "a=3s"}},
+		{"the wait shrinks with the window", []string{"a=ok", "+1s", "a=ok", "+500ms", "a=1.5s", "+1499ms", "a=1ms"}},
+		{"refusals do not extend the window", []string{"a=ok", "a=ok", "+1s", "a=2s", "+1s", "a=1s", "+1s", "a=ok"}},
+		{"a new window after the wait", []string{"a=ok", "a=ok", "+2s", "a=1s", "+1s", "a=ok", "+1s", "a=ok", "a=2s"}},
+	}
+	r := rule("*:auth", "", 2, 3)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newClock()
+			l := NewLimiter(10, clk.Now)
+			for i, s := range tt.steps {
+				if s[0] == '+' {
+					d, _ := time.ParseDuration(s[1:])
+					clk.Add(d)
+					continue
+				}
+				ok, wait := l.Take("bucket", s[:1], r)
+				got := wait.String()
+				if ok {
+					got = "ok"
+					if wait != 0 {
+						got = fmt.Sprintf("ok with a wait of %v", wait)
+					}
+				}
+				if want := s[2:]; got != want {
+					t.Fatalf("step %d: Take(%s) = %s, want %s", i, s[:1], got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestLimiterBuckets(t *testing.T) {
 	l := NewLimiter(10, newClock().Now)
 	r := rule("/api/", "", 1, 10)

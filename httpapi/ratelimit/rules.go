@@ -148,19 +148,28 @@ func NewLimiter(maxWindows int, now func() time.Time) *Limiter {
 // whether it is within r.MaxRequests for the current window. Refused
 // requests are not counted.
 func (l *Limiter) Allow(bucket, client string, r Rule) bool {
+	ok, _ := l.Take(bucket, client, r)
+	return ok
+}
+
+// Take is Allow that also tells a refused request how long to wait. wait
+// is zero when ok; otherwise it is the time left until the current window
+// closes (more than zero, at most r.Duration for a positive Duration),
+// after which the client's next request opens a new window and counts.
+func (l *Limiter) Take(bucket, client string, r Rule) (ok bool, wait time.Duration) {
 	now := l.now()
 	k := hashKey(bucket, client)
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	w, ok := l.wins.get(k)
-	if !ok || !now.Before(w.start.Add(r.Duration)) {
+	w, found := l.wins.get(k)
+	if !found || !now.Before(w.start.Add(r.Duration)) {
 		w = l.wins.put(k, window{start: now})
 	}
 	if w.count >= r.MaxRequests {
-		return false
+		return false, w.start.Add(r.Duration).Sub(now)
 	}
 	w.count++
-	return true
+	return true, 0
 }
 
 // Len returns the number of (bucket, client) pairs tracked.
