@@ -16,7 +16,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/authn/mail"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 )
 

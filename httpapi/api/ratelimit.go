@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"strongbox/authn"
-	"strongbox/httpapi/app/settings"
 	"strongbox/httpapi/ratelimit"
+	"strongbox/httpapi/settings"
 )
 
 // msgTooManyLogins answers a password login the login throttle refuses

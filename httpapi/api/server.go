@@ -16,8 +16,8 @@ import (
 	"strongbox/authn"
 	"strongbox/authn/mail"
 	"strongbox/authn/oauth2"
-	"strongbox/httpapi/app/settings"
 	"strongbox/httpapi/ratelimit"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 )
 

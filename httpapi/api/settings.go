@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"slices"
 
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 

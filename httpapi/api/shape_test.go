@@ -14,7 +14,7 @@ import (
 	"strings"
 	"testing"
 
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // refShape is jsonShape's count for a valid JSON document, computed from

@@ -16,7 +16,7 @@ import (
 	"strongbox/authn/oauth2"
 	"strongbox/backup"
 	"strongbox/httpapi/api"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
 )

@@ -12,7 +12,7 @@ import (
 	"strongbox/backup"
 	"strongbox/backup/cron"
 	"strongbox/httpapi/api"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // autoBackups runs the auto-backup schedule of settings.backups, as

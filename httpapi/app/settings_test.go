@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"strongbox/httpapi/api"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // TestSubscribeSettingsEndsEverySubscription: subscribeSettings applies
