@@ -22,11 +22,13 @@ var depsRules = map[string][]string{
 	// file, network or HTTP (see forbiddenStd).
 	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/filterlang"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
-	"strongbox/httpapi":  {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/app/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
+	// api is the HTTP API: routes, handlers, the error envelope and status
+	// codes, over the stores.
+	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
 	// app runs the server: the one package besides main that imports both
-	// the stores and httpapi. No rule lists it, so no lower package may
-	// import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi", "strongbox/httpapi/app/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pocketbase"},
+	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
+	// lower package may import it.
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pocketbase"},
 	"strongbox":             {"*"},
 
 	// dashboard serves the embedded dashboard's files: stdlib only, and no
@@ -41,14 +43,14 @@ var depsRules = map[string][]string{
 	// settings is the settings document the server lifecycle (app) owns:
 	// its sections, their validation (cron expressions with backup/cron,
 	// errors in the validation vocabulary) and its journal. It knows
-	// nothing of HTTP; httpapi serves it and app applies it.
-	"strongbox/httpapi/app/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
+	// nothing of HTTP; httpapi/api serves it and app applies it.
+	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
 
 	// validation is the vocabulary of input errors that every store
-	// returns and httpapi renders: a leaf, so that any package may import it.
+	// returns and httpapi/api renders: a leaf, so that any package may import it.
 	"strongbox/authn/validation": {},
 
 	// oauth2 talks to OAuth2/OIDC providers: stdlib, and the validation
@@ -98,7 +100,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup/pocketbase": {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
-	"strongbox/httpapi/app/settings":         {"net/http"},
+	"strongbox/httpapi/settings":             {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
 	"strongbox/conformance/smtpsink":         {"net/http"},

@@ -207,7 +207,7 @@ func (c *child) probe(ctx context.Context) probeResult {
 // error. It did not catch the lock-out of bodies declared and not sent in
 // the build before the budget charged bytes as they arrive: there, the
 // other floods' small stalled bodies left crumbs of the budget free, in
-// which its small bodies fit. httpapi's TestBodyBudgetLockOut does.
+// which its small bodies fit. httpapi/api's TestBodyBudgetLockOut does.
 func (c *child) bodyProbe(ctx context.Context) probeResult {
 	return c.poll(ctx, 50*time.Millisecond, http.StatusBadRequest, func(client *http.Client) (*http.Response, error) {
 		return client.Post(c.base+"/api/collections/users/records", "application/json", strings.NewReader(`{"email":"x"}`))
@@ -542,7 +542,7 @@ func TestLoadFault(t *testing.T) {
 	if loud.p99 > time.Second {
 		t.Errorf("health p99 under attack = %v, want under 1 s", loud.p99)
 	}
-	// Bodies hold at most ~150 MiB of heap (see httpapi/routes.go), and
+	// Bodies hold at most ~150 MiB of heap (see httpapi/api/routes.go), and
 	// the connections' headers are bounded apart.
 	if rss>>10 > 400 {
 		t.Errorf("peak RSS under attack = %d MiB, want under 400 MiB", rss>>10)

@@ -38,7 +38,7 @@ func openTestStore(t *testing.T, path string, clk *testClock) *Store {
 	return s
 }
 
-// input decodes a collection body as httpapi does.
+// input decodes a collection body as httpapi/api does.
 func input(t *testing.T, body string) CollectionInput {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(body))

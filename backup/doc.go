@@ -5,7 +5,7 @@
 // It imports no store and knows nothing of HTTP. A caller that wants a
 // backup captures the stores itself and hands Create a [Source]: a list of
 // files, each with the length that was committed at one instant and a way
-// to open it (see [Source] for that contract). httpapi renders the errors
+// to open it (see [Source] for that contract). httpapi/api renders the errors
 // of this package as PocketBase messages; the mapping is documented on
 // [Lock] and on the sentinel errors.
 //

@@ -29,7 +29,7 @@ func (k Kind) String() string {
 // only; a second process on the same data dir is kept out by the data dir's
 // lock file. The zero Lock is free.
 //
-// How httpapi renders it, operation by operation:
+// How httpapi/api renders it, operation by operation:
 //
 //   - list, download and upload neither check nor take the lock.
 //   - create (API) and restore (API): TryLock; when it fails, 400 "Try

@@ -23,7 +23,7 @@ var ErrInvalidArchive = errors.New("backup: invalid archive")
 
 // ArchiveError is why [Verify] refuses an archive. Reason says what is
 // wrong in terms of the archive's own entry names, never a server path,
-// so httpapi may show it to the client as it is.
+// so httpapi/api may show it to the client as it is.
 type ArchiveError struct {
 	Reason string
 }

@@ -9,7 +9,7 @@ import (
 	"strongbox/backup"
 	"strongbox/backup/backuptest"
 	"strongbox/httpapi/app"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // startStrongboxS3 is startStrongbox with its archives on S3: the server

@@ -1,7 +1,7 @@
 // Package logstore is the append-only storage layer under every store of
 // strongbox: the request-log store itself (this package), and, in package
 // logstore/journal, the journal that the auth records (auth.journal) and
-// the settings document (settings.journal, package httpapi/app/settings)
+// the settings document (settings.journal, package httpapi/settings)
 // are written to. Data is appended, and fsynced before it is
 // acknowledged, never edited in place; space comes back by compacting a
 // journal into a new file or by deleting whole log segments.

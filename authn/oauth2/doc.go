@@ -17,7 +17,7 @@
 //   - auth-with-oauth2: Client.Exchange (the Exchanger) returns the User,
 //     or an error wrapping ErrProvider, ErrToken or ErrUser.
 //
-// It knows nothing of HTTP routes or of the stores: httpapi resolves the
+// It knows nothing of HTTP routes or of the stores: httpapi/api resolves the
 // record a User signs in as, and authn stores the links. Tests run against
 // the loopback provider of package strongbox/conformance/oauth2provider.
 package oauth2

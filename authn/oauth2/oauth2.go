@@ -52,7 +52,7 @@ type Exchanger interface {
 	Exchange(ctx context.Context, cfg Config, code, codeVerifier, redirectURL string) (*User, error)
 }
 
-// Sentinel errors of Exchange; httpapi answers them 400 "Failed to fetch
+// Sentinel errors of Exchange; httpapi/api answers them 400 "Failed to fetch
 // OAuth2 token." and "Failed to fetch OAuth2 user.".
 var (
 	ErrToken = errors.New("oauth2: failed to fetch the token")

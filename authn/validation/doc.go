@@ -4,7 +4,7 @@
 // validation code strongbox answers with (codes.go), and the formats more
 // than one input shares, each checked in one place (formats.go).
 //
-// A store validates its input and returns an Errors; package httpapi
+// A store validates its input and returns an Errors; package httpapi/api
 // renders it, in one place, as the data of the 400 error envelope:
 //
 //	{"email": {"code": "validation_required", "message": "Cannot be blank."},

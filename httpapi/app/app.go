@@ -15,8 +15,8 @@ import (
 	strongmail "strongbox/authn/mail"
 	"strongbox/authn/oauth2"
 	"strongbox/backup"
-	"strongbox/httpapi"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/api"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
 )
@@ -346,16 +346,16 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 // subscribes every subsystem to their settings (subscribeSettings) until
 // closeStores. It returns the API, for the gate. The caller holds life.
 func (s *Server) useStores(st *Stores) http.Handler {
-	api := httpapi.NewServer(httpapi.Config{
+	srv := api.NewServer(api.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
 		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers,
 	})
-	s.unfollow = s.subscribeSettings(st, api)
+	s.unfollow = s.subscribeSettings(st, srv)
 	s.capMu.Lock()
 	s.stores = st
 	s.capMu.Unlock()
 	s.events.Store(st.Logs)
-	var h http.Handler = api
+	var h http.Handler = srv
 	if s.wrap != nil {
 		h = s.wrap(h)
 	}
@@ -371,13 +371,13 @@ func (s *Server) useStores(st *Stores) http.Handler {
 // (followBackups), the auto-backup schedule settings.backups
 // (autoBackups.reload), the mail queue its transport (followMail), and the
 // API the request log's options, the trusted proxy and the rate limits
-// (httpapi.Server.ApplySettings).
-func (s *Server) subscribeSettings(st *Stores, api *httpapi.Server) (unsubscribe func()) {
+// (api.Server.ApplySettings).
+func (s *Server) subscribeSettings(st *Stores, srv *api.Server) (unsubscribe func()) {
 	var subs []func(settings.Settings)
 	if st.Logs != nil {
 		subs = append(subs, logSettings(st.Logs, s.log))
 	}
-	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, api.ApplySettings)
+	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, srv.ApplySettings)
 	cancels := make([]func(), 0, len(subs))
 	for _, fn := range subs {
 		cancels = append(cancels, st.Settings.Subscribe(fn))

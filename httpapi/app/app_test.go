@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 const (

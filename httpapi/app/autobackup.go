@@ -11,8 +11,8 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/cron"
-	"strongbox/httpapi"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/api"
+	"strongbox/httpapi/settings"
 )
 
 // autoBackups runs the auto-backup schedule of settings.backups, as
@@ -48,7 +48,7 @@ func newAutoBackups(s *Server) *autoBackups {
 
 func newSchedule(log *slog.Logger, now func() time.Time, store func() backup.Storage, lock *backup.Lock, create func(context.Context, string) (backup.Info, error)) *autoBackups {
 	a := &autoBackups{sched: cron.New(now), log: log, now: now, store: store, lock: lock, create: create,
-		createTimeout: httpapi.BackupTimeout, pruneTimeout: pruneTimeout}
+		createTimeout: api.BackupTimeout, pruneTimeout: pruneTimeout}
 	a.sched.Logger = log
 	a.ctx, a.cancel = context.WithCancel(context.Background())
 	return a

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // fakeCreate is the create of a schedule under test: it records the keys

@@ -11,7 +11,7 @@ import (
 
 	"strongbox/authn/validation"
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"strongbox/backup"
-	"strongbox/httpapi"
+	"strongbox/httpapi/api"
 )
 
 // DefaultMaxUpload is the largest archive POST /api/backups/upload accepts
@@ -20,11 +20,11 @@ const DefaultMaxUpload int64 = 16 << 30
 // restart is under way (or failed) and has not reopened them yet.
 var ErrNotOpen = errors.New("app: the data dir is not open (the server is restarting)")
 
-// backups is the Server's httpapi.Backups: the routes of §4.2 call it.
+// backups is the Server's api.Backups: the routes of §4.2 call it.
 // CanRestore and Restore are in restore.go.
 type backups struct{ srv *Server }
 
-var _ httpapi.Backups = backups{}
+var _ api.Backups = backups{}
 
 // Storage is where the archives are kept now: the backups folder, opened
 // once per process by Run, or the bucket of the settings backups.s3

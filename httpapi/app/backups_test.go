@@ -12,7 +12,7 @@ import (
 	"strongbox/backup"
 )
 
-// TestBackupsService: the Server's httpapi.Backups, its defaults, and
+// TestBackupsService: the Server's api.Backups, its defaults, and
 // creates before, across and after restarts in place.
 func TestBackupsService(t *testing.T) {
 	ts := startServer(t, t.TempDir(), func(c *Config) { c.Version = "1.2.3" }, nil)

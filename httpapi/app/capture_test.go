@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 )
 

@@ -45,7 +45,7 @@
 // stores; Restart returns the reopen error, and Run returns it too if the
 // server stops in that state.
 //
-// A handler is given the Server as an httpapi.Restarter. Since Restart
+// A handler is given the Server as an api.Restarter. Since Restart
 // waits for every request in flight, a handler answers first and then
 // restarts from a goroutine with a context of its own, as PocketBase's
 // backup restore does (context.Background with a timeout). Restart refuses
@@ -56,7 +56,7 @@
 //
 // # Backups
 //
-// The Server is the API's httpapi.Backups (interface §4.2). Run opens
+// The Server is the API's api.Backups (interface §4.2). Run opens
 // <data dir>/backups once, and removes the temporary files of a create
 // that crashed, before anything can start a backup; the folder and the
 // one-operation lock (backup.Lock) last as long as the process serves,

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"strongbox/httpapi"
+	"strongbox/httpapi/api"
 )
 
 // Messages of the 503 envelopes the gate answers with. PocketBase has
@@ -38,7 +38,7 @@ type gate struct {
 }
 
 func newGate(hold time.Duration) *gate {
-	return &gate{hold: hold, restarting: httpapi.Unavailable(msgRestarting), down: httpapi.Unavailable(msgDown)}
+	return &gate{hold: hold, restarting: api.Unavailable(msgRestarting), down: api.Unavailable(msgDown)}
 }
 
 // requestKey marks the context of a request that went through a gate:

@@ -13,7 +13,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"strongbox/authn/validation"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // settingsSections are the sections of PocketBase's settings document

@@ -22,7 +22,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 var update = flag.Bool("update", false, "rewrite the .golden files in testdata")

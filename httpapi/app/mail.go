@@ -7,7 +7,7 @@ import (
 	"time"
 
 	strongmail "strongbox/authn/mail"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // DefaultMailDrain bounds how long a graceful stop waits for the mails

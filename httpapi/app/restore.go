@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"strongbox/backup"
-	"strongbox/httpapi"
+	"strongbox/httpapi/api"
 	"strongbox/logstore/journal"
 )
 
@@ -72,7 +72,7 @@ func (s *Server) canRestore() error {
 // the exec fails.
 type serving struct {
 	srv    *http.Server
-	ln     net.Listener // ln wrapped by httpapi.NewHTTPServer
+	ln     net.Listener // ln wrapped by api.NewHTTPServer
 	raw    net.Listener // the listener as bound or adopted
 	kept   int          // a duplicate of raw's descriptor, kept through the exec (handover.go); -1 if none
 	resume *serving
@@ -81,7 +81,7 @@ type serving struct {
 
 // set builds the http.Server over h and ln and records it.
 func (sv *serving) set(h http.Handler, ln net.Listener, log *slog.Logger) (*http.Server, net.Listener) {
-	srv, capped := httpapi.NewHTTPServer(h, ln, httpapi.HTTPConfig{Logger: log})
+	srv, capped := api.NewHTTPServer(h, ln, api.HTTPConfig{Logger: log})
 	sv.srv, sv.ln, sv.raw, sv.kept = srv, capped, ln, -1
 	return srv, capped
 }
@@ -211,7 +211,7 @@ func (s *Server) execSelf(log *slog.Logger, start time.Time) error {
 	// and let the connections already accepted have their requests
 	// answered, 503 by the stopped gate: Shutdown alone would cut, without
 	// an answer, one whose request it reads after it began.
-	if err := httpapi.Drain(ctx, s.serving.ln); err != nil && !errors.Is(err, net.ErrClosed) {
+	if err := api.Drain(ctx, s.serving.ln); err != nil && !errors.Is(err, net.ErrClosed) {
 		log.Warn("restore: connections still waiting for their request", "err", err)
 	}
 	if err := s.serving.srv.Shutdown(ctx); err != nil && !errors.Is(err, net.ErrClosed) {

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // Backups on S3. The settings backups.s3 choose where the archives are

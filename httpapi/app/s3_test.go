@@ -16,7 +16,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/backuptest"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 const enableS3 = `{"backups":{"s3":{"enabled":true,"bucket":"b","region":"us-east-1","endpoint":"http://127.0.0.1:9000","accessKey":"k","secret":"s3cret"}}}`

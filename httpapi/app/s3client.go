@@ -8,7 +8,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/s3"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // newBucket is the default Options.ObjectStore: the S3 client of

@@ -18,7 +18,7 @@ import (
 	"strongbox/backup"
 	"strongbox/backup/s3"
 	"strongbox/backup/s3/s3test"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 )
 

@@ -16,7 +16,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/s3"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 )
 
 // hostileS3 is a loopback S3 server whose listing never ends, in one of

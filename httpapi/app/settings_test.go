@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"strongbox/httpapi"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/api"
+	"strongbox/httpapi/settings"
 )
 
 // TestSubscribeSettingsEndsEverySubscription: subscribeSettings applies
@@ -20,7 +20,7 @@ func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	api := httpapi.NewServer(httpapi.Config{Auth: st.Auth, Logs: st.Logs, Settings: st.Settings})
+	srv := api.NewServer(api.Config{Auth: st.Auth, Logs: st.Logs, Settings: st.Settings})
 	// applied reads what two of the subscribers applied: the schedule's
 	// cronMaxKeep and the mail transport's SMTP host.
 	applied := func() (keep int, host string) {
@@ -38,7 +38,7 @@ func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	unsubscribe := s.subscribeSettings(st, api)
+	unsubscribe := s.subscribeSettings(st, srv)
 	check := func(when string, wantKeep int, wantHost string) {
 		t.Helper()
 		if keep, host := applied(); keep != wantKeep || host != wantHost {

@@ -10,7 +10,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
 )

@@ -16,7 +16,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup"
-	"strongbox/httpapi/app/settings"
+	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 

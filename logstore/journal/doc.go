@@ -66,7 +66,7 @@
 //	                  collectionId, email, emailVisibility, verified, passwordHash, tokenKey,
 //	                  created, updated and fields (the custom fields by name)
 //	settings.journal  the whole settings document after a change, with "v":1 among its
-//	                  keys (package httpapi/app/settings; secrets included)
+//	                  keys (package httpapi/settings; secrets included)
 //
 // The request-log segments hold a binary payload of their own, documented in
 // package logstore; it has no version field (a new format would take a new

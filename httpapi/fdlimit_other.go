@@ -1,6 +1,0 @@
-//go:build !unix
-
-package httpapi
-
-// fileLimit is unknown outside Unix: the connection cap is its default.
-func fileLimit() int { return 0 }
