@@ -67,8 +67,10 @@ var depsRules = map[string][]string{
 	"strongbox/conformance/smtpsink": {},
 
 	// backup takes files and hooks from its caller instead of importing
-	// the stores: stdlib only.
-	"strongbox/backup": {},
+	// the stores. Of the project it imports only the S3 client, whose
+	// Object and missing-key error an ObjectStore speaks (the client
+	// satisfies it as it is); its caller makes the client.
+	"strongbox/backup": {"strongbox/backup/s3"},
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
@@ -78,8 +80,8 @@ var depsRules = map[string][]string{
 	// for the import from PocketBase: stdlib only.
 	"strongbox/backup/sqlite": {},
 	// backuptest is a test helper: an in-memory S3 bucket, a
-	// backup.ObjectStore.
-	"strongbox/backup/backuptest": {"strongbox/backup"},
+	// backup.ObjectStore that fails as the S3 client does.
+	"strongbox/backup/backuptest": {"strongbox/backup", "strongbox/backup/s3"},
 	// pocketbase reads a PocketBase data dir or backup archive (its SQLite
 	// files through backup/sqlite) for an import; writing strongbox's
 	// stores is its caller's work.

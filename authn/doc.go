@@ -6,8 +6,8 @@
 // A Store keeps every collection and record in memory and persists each
 // change as one frame of an append-only journal (package
 // strongbox/logstore/journal): the new full state of the collection or
-// record, or its deletion, as JSON with a format version (the payloads are
-// documented in package journal, beside the frame format). The frame is
+// record, or its deletion, as JSON with a format version (see "Journal
+// records" below; package journal documents the frames). The frame is
 // fsynced before the change is acknowledged. At start the journal is replayed in order; a torn last frame
 // (a crash during an append) is dropped, and damage in the middle is refused
 // with its offset rather than silently losing a record. When the journal has
@@ -104,4 +104,40 @@
 // refused, never truncated). They are hashed with bcrypt through a
 // Hasher, which bounds how many bcrypt computations run at once so that a
 // login flood queues instead of starving every other request of CPU.
+//
+// # Journal records
+//
+// The payload of one frame of auth.journal is a JSON array of the changes
+// (ops) of one commit. Every op carries its format version in the field
+// "v", so that a later change of the format can tell old ops from new ones
+// and migrate them (when replaying, and by compaction, which rewrites every
+// live op in the current version). An op without "v" was written before
+// the field existed, and is version 1. The store refuses an op of a
+// version newer than it reads, with the frame's offset, rather than
+// misread it. The ops of version 1:
+//
+//	{"v":1,"op":"collection","collection":C}: the new state of a collection,
+//	{"v":1,"op":"record","record":R}: the new state of a record,
+//	{"v":1,"op":"deleteCollection","id":ID} or {"v":1,"op":"deleteRecord","id":ID},
+//	{"v":1,"op":"otp","otp":O}: a one-time password, O = {id, collectionId,
+//	recordId, salt, hash, sentTo, created} where hash is the hex
+//	HMAC-SHA256 of the code keyed by salt (the code itself is never written),
+//	{"v":1,"op":"mfa","mfa":M}: an MFA session, M = {id, collectionId,
+//	recordId, method, created},
+//	{"v":1,"op":"deleteOTP","id":ID} or {"v":1,"op":"deleteMFA","id":ID},
+//	{"v":1,"op":"externalAuth","externalAuth":L}: an OAuth2 link, L = {id,
+//	collectionId, recordId, provider, providerId, created, updated},
+//	unique per (collectionId, provider, providerId) and per (recordId, provider),
+//	{"v":1,"op":"deleteExternalAuth","id":ID},
+//	{"v":1,"op":"authOrigin","authOrigin":A}: a sign-in origin, A = {id,
+//	collectionId, recordId, fingerprint, created, updated}, unique per
+//	(collectionId, recordId, fingerprint), at most 5 per record,
+//	{"v":1,"op":"deleteAuthOrigin","id":ID}.
+//
+// Deleting a record or collection deletes its OTPs, MFA sessions, links and
+// origins, and a record's new password hash ends its MFA sessions and
+// origins. C is the collection as the API reports it, with its secrets
+// (token secrets, OAuth2 client secrets); R is Record's JSON: id,
+// collectionId, email, emailVisibility, verified, passwordHash, tokenKey,
+// created, updated and fields (the custom fields by name).
 package authn

@@ -103,8 +103,8 @@ type Store struct {
 // is all or nothing even when it changes several objects, and a torn write
 // can only ever be a torn last frame.
 //
-// V is the op's format version (opVersion when written; see "Payloads" in
-// the journal package's doc), so that a later change of the format can
+// V is the op's format version (opVersion when written; see "Journal
+// records" in the package doc), so that a later change of the format can
 // tell old ops from new ones and migrate them. An op without it was
 // written before the field existed, in version 1.
 type op struct {

@@ -50,9 +50,9 @@
 //
 // The callers use a [Storage], never a [Dir] directly: [Dir.Storage] is
 // the folder, [NewS3Storage] a bucket reached through an [ObjectStore]
-// (the S3 client behind a small adapter). On a bucket, Create streams the
-// zip writer into a multipart upload (nothing on disk, the object visible
-// only once complete); Put receives and verifies an upload in a
+// (the S3 client itself, or a fake bucket in tests). On a bucket, Create
+// streams the zip writer into a multipart upload (nothing on disk, the
+// object visible only once complete); Put receives and verifies an upload in a
 // temporary file of the folder before uploading it, so a refused upload
 // never reaches the bucket; Open reads by ranged GETs, for downloads with
 // Range; and Fetch downloads an archive into a temporary file of the

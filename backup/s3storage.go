@@ -10,22 +10,18 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
+
+	"strongbox/backup/s3"
 )
 
-// Object describes one object of a bucket.
-type Object struct {
-	Key          string
-	Size         int64
-	LastModified time.Time
-	ETag         string
-}
+// Object describes one object of a bucket: the S3 client's [s3.Object].
+type Object = s3.Object
 
 // ObjectStore is an S3-compatible bucket, the operations an S3 storage of
-// archives needs. The S3 client (strongbox/backup/s3) provides them; an
-// adapter of a few lines converts its Object type and maps its not-found
-// error: an ObjectStore reports a missing key (Head, Get) with an error
-// matching [ErrNotFound].
+// archives needs. The S3 client ([*s3.Client]) is one as it is; a fake
+// bucket of the tests is another. An ObjectStore reports a missing key
+// (Head, Get) with an error matching [s3.ErrNotFound], which the storage
+// turns into [ErrNotFound].
 type ObjectStore interface {
 	// List returns every object whose key starts with prefix.
 	List(ctx context.Context, prefix string) ([]Object, error)
@@ -43,6 +39,8 @@ type ObjectStore interface {
 	// Delete removes the object key.
 	Delete(ctx context.Context, key string) error
 }
+
+var _ ObjectStore = (*s3.Client)(nil)
 
 // s3Storage keeps the archives in a bucket, each under its key at the
 // bucket's root, as PocketBase keeps its backups. Keys are [ValidKey]s, so
@@ -130,7 +128,7 @@ func (s *s3Storage) Delete(ctx context.Context, key string) error {
 		return err
 	}
 	if err := s.obj.Delete(ctx, key); err != nil {
-		return objectErr("delete", key, err)
+		return bucketErr("delete", key, err)
 	}
 	return nil
 }
@@ -166,7 +164,7 @@ func (s *s3Storage) Create(ctx context.Context, key string, src Source, meta Met
 		return Info{}, werr
 	}
 	if err != nil {
-		return Info{}, objectErr("create", key, err)
+		return Info{}, bucketErr("create", key, err)
 	}
 	return s.uploaded(ctx, key, o)
 }
@@ -206,7 +204,7 @@ func (s *s3Storage) Put(ctx context.Context, key string, r io.Reader, maxSize in
 		}
 		o, err := s.obj.Upload(ctx, key, io.NewSectionReader(fd, 0, n), zipType)
 		if err != nil {
-			return Info{}, objectErr("upload", key, err)
+			return Info{}, bucketErr("upload", key, err)
 		}
 		return s.uploaded(ctx, key, o)
 	})
@@ -317,13 +315,21 @@ func (r *objectReader) Close() error {
 	return err
 }
 
-// objectErr names the key and the operation of a bucket's error, mapping a
-// missing key to [ErrNotFound]. The error is the client's: an S3 error
-// code and message, never a credential.
+// objectErr names the key and the operation of a bucket's error to a
+// Head or a Get, mapping a missing key to [ErrNotFound]. The error is the
+// client's: an S3 error code and message, never a credential.
 func objectErr(op, key string, err error) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, s3.ErrNotFound) {
 		return fmt.Errorf("%w: %s", ErrNotFound, key)
 	}
+	return bucketErr(op, key, err)
+}
+
+// bucketErr names the key and the operation of a bucket's error to any
+// other request: only a Head or a Get tells of a missing key (the client
+// reads any 404 without a body as one, and a Delete or an Upload gets
+// such an answer only from a proxy), so nothing is mapped.
+func bucketErr(op, key string, err error) error {
 	return fmt.Errorf("backup: %s %s: %w", op, key, err)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"strongbox/backup"
 	"strongbox/backup/backuptest"
+	"strongbox/backup/s3"
 )
 
 // s3Fixture is an S3 storage over an in-memory bucket, with its staging
@@ -325,4 +326,57 @@ func ExampleNewS3Storage() {
 	// Output:
 	// nightly.zip
 	// [nightly.zip photos/cat.jpg]
+}
+
+// TestS3StorageClientErrors: the S3 client's errors, as the bucket's,
+// reach the caller whole, and a missing key to a Head or a Get (S3's
+// NoSuchKey, or a 404 without a body) is ErrNotFound; a 404 without a body
+// to a Delete or an Upload, which only a proxy sends, is not.
+func TestS3StorageClientErrors(t *testing.T) {
+	noSuchKey := func(op string) error { return &s3.Error{Status: 404, Code: "NoSuchKey", Op: op} }
+	bare404 := func(op string) error { return &s3.Error{Status: 404, Op: op} }
+	denied := func(op string) error { return &s3.Error{Status: 403, Code: "AccessDenied", Op: op} }
+	stat := func(st backup.Storage) error { _, err := st.Stat(t.Context(), "a.zip"); return err }
+	fetch := func(st backup.Storage) error { _, err := st.Fetch(t.Context(), "a.zip"); return err }
+	del := func(st backup.Storage) error { return st.Delete(t.Context(), "a.zip") }
+	create := func(st backup.Storage) error {
+		_, err := st.Create(t.Context(), "c.zip", oneFile("auth.journal", "x"), backup.Meta{})
+		return err
+	}
+	for _, tt := range []struct {
+		name     string
+		op       string // the bucket operation that fails
+		err      func(op string) error
+		call     func(backup.Storage) error
+		notFound bool
+	}{
+		{"head NoSuchKey", "head", noSuchKey, stat, true},
+		{"head 404", "head", bare404, stat, true},
+		{"head denied", "head", denied, stat, false},
+		{"get NoSuchKey", "get", noSuchKey, fetch, true},
+		{"get denied", "get", denied, fetch, false},
+		{"delete 404", "delete", bare404, del, false},
+		{"upload 404", "upload", bare404, create, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newS3Fixture(t)
+			f.bucket.Set("a.zip", archiveOf(t, "x"))
+			f.bucket.Fail = func(op, key string) error {
+				if op == tt.op {
+					return tt.err(op)
+				}
+				return nil
+			}
+			err := tt.call(f.st)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, backup.ErrNotFound) != tt.notFound {
+				t.Errorf("err = %v, want ErrNotFound %v", err, tt.notFound)
+			}
+			if _, ok := errors.AsType[*s3.Error](err); !ok && !tt.notFound {
+				t.Errorf("err = %v, want the client's *s3.Error in it", err)
+			}
+		})
+	}
 }

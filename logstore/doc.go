@@ -143,7 +143,8 @@
 //	str      data, a JSON object as text (empty: no attributes)
 //
 // Nothing may follow. A request log of a typical API call takes about 220
-// bytes with its frame.
+// bytes with its frame. The payload has no version field: a new format
+// would take a new value of its first byte, the kind.
 //
 // # Ids
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"strongbox/backup"
+	"strongbox/backup/s3"
 )
 
 // Bucket is an in-memory backup.ObjectStore. As S3 does, an upload's
@@ -74,7 +75,8 @@ func (b *Bucket) List(ctx context.Context, prefix string) ([]backup.Object, erro
 	return out, nil
 }
 
-// Head describes an object, or fails with backup.ErrNotFound.
+// Head describes an object, or fails with s3.ErrNotFound, as the S3
+// client does.
 func (b *Bucket) Head(ctx context.Context, key string) (backup.Object, error) {
 	if err := b.check("head", key); err != nil {
 		return backup.Object{}, err
@@ -83,7 +85,7 @@ func (b *Bucket) Head(ctx context.Context, key string) (backup.Object, error) {
 	defer b.mu.Unlock()
 	s, ok := b.objects[key]
 	if !ok {
-		return backup.Object{}, fmt.Errorf("backuptest: %s: %w", key, backup.ErrNotFound)
+		return backup.Object{}, fmt.Errorf("backuptest: %s: %w", key, s3.ErrNotFound)
 	}
 	return b.object(key, s), nil
 }
@@ -98,7 +100,7 @@ func (b *Bucket) Get(ctx context.Context, key string, off, n int64) (io.ReadClos
 	b.gets = append(b.gets, fmt.Sprint(key, " ", off, " ", n))
 	s, ok := b.objects[key]
 	if !ok {
-		return nil, backup.Object{}, fmt.Errorf("backuptest: %s: %w", key, backup.ErrNotFound)
+		return nil, backup.Object{}, fmt.Errorf("backuptest: %s: %w", key, s3.ErrNotFound)
 	}
 	data := s.data[min(off, int64(len(s.data))):]
 	if n >= 0 {

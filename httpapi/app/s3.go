@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"strongbox/backup"
+	"strongbox/backup/s3"
 	"strongbox/httpapi/settings"
 )
 
@@ -68,6 +69,23 @@ func storageFor(opts Options, c settings.S3, d *backup.Dir) archiveStore {
 		return archiveStore{st: failedStorage{err}, err: err}
 	}
 	return archiveStore{st: backup.NewS3Storage(obj, d), obj: obj}
+}
+
+// newBucket is the default Options.ObjectStore: the S3 client of
+// package backup/s3 for the settings c.
+func newBucket(c settings.S3) (backup.ObjectStore, error) {
+	cl, err := s3.New(s3.Config{
+		Endpoint:       c.Endpoint,
+		Region:         c.Region,
+		Bucket:         c.Bucket,
+		AccessKey:      c.AccessKey,
+		Secret:         c.Secret,
+		ForcePathStyle: c.ForcePathStyle,
+	})
+	if err != nil {
+		return nil, err // not a nil *s3.Client in a non-nil interface
+	}
+	return cl, nil
 }
 
 // failedStorage is a backup.Storage whose every operation fails with err.

@@ -36,7 +36,7 @@ func gatewayBucket(c settings.S3) (backup.ObjectStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bucket{cl}, nil
+	return cl, nil
 }
 
 // s3Settings is the PATCH /api/settings body that enables backups.s3 on

@@ -104,7 +104,7 @@ func shortBucket(c settings.S3) (backup.ObjectStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return bucket{cl}, nil
+	return cl, nil
 }
 
 // runWithin runs f and reports whether it returned within d; if not, it
@@ -210,7 +210,7 @@ func TestAutoBackupPruneDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := openBackupDir(t, t.TempDir())
-	st := backup.NewS3Storage(bucket{cl}, d)
+	st := backup.NewS3Storage(cl, d)
 	var lock backup.Lock
 	var logs bytes.Buffer
 	var logMu sync.Mutex

@@ -191,8 +191,8 @@ func (s *Store) Subscribe(fn func(Settings)) (cancel func()) {
 type subscriber struct{ fn func(Settings) }
 
 // record is one frame of the settings journal: the whole document with its
-// format version V (recordVersion when written; see "Payloads" in the
-// journal package's doc). A frame without it was written before the field
+// format version V (recordVersion when written; see "Journal" in the
+// package doc). A frame without it was written before the field
 // existed, in version 1.
 type record struct {
 	V int `json:"v"`

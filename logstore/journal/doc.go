@@ -31,46 +31,11 @@
 //
 // # Payloads
 //
-// The journal does not interpret payloads: each store defines its own, in
-// JSON, and every record of them carries its format version in the field
-// "v", so that a later change of a format can tell old records from new
-// ones and migrate them (when replaying, and by compaction, which rewrites
-// every live record in the current version). A record without "v" was
-// written before the field existed, and is version 1. A store refuses a
-// record of a version newer than it reads, with the frame's offset, rather
-// than misread it.
-//
-//	file              payload of one frame (version 1)
-//	auth.journal      a JSON array of the changes of one commit (package authn), each
-//	                  {"v":1,"op":"collection","collection":C}: the new state of a collection,
-//	                  {"v":1,"op":"record","record":R}: the new state of a record,
-//	                  {"v":1,"op":"deleteCollection","id":ID} or {"v":1,"op":"deleteRecord","id":ID},
-//	                  {"v":1,"op":"otp","otp":O}: a one-time password, O = {id, collectionId,
-//	                  recordId, salt, hash, sentTo, created} where hash is the hex
-//	                  HMAC-SHA256 of the code keyed by salt (the code itself is never written),
-//	                  {"v":1,"op":"mfa","mfa":M}: an MFA session, M = {id, collectionId,
-//	                  recordId, method, created},
-//	                  {"v":1,"op":"deleteOTP","id":ID} or {"v":1,"op":"deleteMFA","id":ID},
-//	                  {"v":1,"op":"externalAuth","externalAuth":L}: an OAuth2 link, L = {id,
-//	                  collectionId, recordId, provider, providerId, created, updated},
-//	                  unique per (collectionId, provider, providerId) and per (recordId, provider),
-//	                  {"v":1,"op":"deleteExternalAuth","id":ID},
-//	                  {"v":1,"op":"authOrigin","authOrigin":A}: a sign-in origin, A = {id,
-//	                  collectionId, recordId, fingerprint, created, updated}, unique per
-//	                  (collectionId, recordId, fingerprint), at most 5 per record,
-//	                  {"v":1,"op":"deleteAuthOrigin","id":ID};
-//	                  deleting a record or collection deletes its OTPs, MFA sessions, links and
-//	                  origins, and a record's new password hash ends its MFA sessions and origins;
-//	                  C is the collection as the API reports it, with its secrets (token
-//	                  secrets, OAuth2 client secrets); R is authn.Record's JSON: id,
-//	                  collectionId, email, emailVisibility, verified, passwordHash, tokenKey,
-//	                  created, updated and fields (the custom fields by name)
-//	settings.journal  the whole settings document after a change, with "v":1 among its
-//	                  keys (package httpapi/settings; secrets included)
-//
-// The request-log segments hold a binary payload of their own, documented in
-// package logstore; it has no version field (a new format would take a new
-// value of its first byte, the kind).
+// The journal does not interpret payloads: each store defines its own and
+// documents it in its package. The auth journal's records (auth.journal)
+// are documented in package authn, the settings journal's
+// (settings.journal) in package httpapi/settings, and the request-log
+// segments' binary payload in package logstore.
 //
 // # Recovery
 //
