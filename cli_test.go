@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"go/parser"
+	"go/token"
 	"io"
 	"net"
 	"os"
@@ -170,5 +172,37 @@ func TestREADMECommandLine(t *testing.T) {
 	}
 	if strings.Join(rows, "\n") != strings.Join(wantRows, "\n") {
 		t.Errorf("the README's configuration table:\n%s\nwant the one serve --help prints:\n%s", strings.Join(rows, "\n"), strings.Join(wantRows, "\n"))
+	}
+}
+
+// TestDocCommands: the command list at the top of the package doc
+// (doc.go, what go doc strongbox shows) is the usage `strongbox help`
+// prints, every command with its flags.
+func TestDocCommands(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Doc == nil {
+		t.Fatal("doc.go has no package doc")
+	}
+	var listed []string
+	for _, line := range strings.Split(f.Doc.Text(), "\n") {
+		if cmd, ok := strings.CutPrefix(line, "\tstrongbox "); ok {
+			listed = append(listed, "strongbox "+cmd)
+		} else if len(listed) > 0 {
+			break // the first block only
+		}
+	}
+	var help bytes.Buffer
+	if err := run(t.Context(), []string{"help"}, noEnv, &help, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, line := range strings.Split(strings.TrimSpace(help.String()), "\n")[1:] {
+		want = append(want, strings.TrimSpace(line))
+	}
+	if strings.Join(listed, "\n") != strings.Join(want, "\n") {
+		t.Errorf("doc.go lists the commands:\n%s\nwant what strongbox help prints:\n%s", strings.Join(listed, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -38,15 +38,23 @@
 //
 // The account flows' tokens (verification, passwordReset, emailChange; see
 // flows.go) also carry email, the address they were mailed for, and the
-// email-change token newEmail. They always expire. Confirming a password
-// reset or an email change rotates the record's token key, which is what
-// makes each of them single-use: no token state is stored.
+// email-change token newEmail: verification lasts
+// verificationToken.duration (3 days by default), passwordReset
+// passwordResetToken.duration (30 minutes), emailChange
+// emailChangeToken.duration (30 minutes). They always expire, and a token
+// of one type never verifies as another or for another collection.
+// Confirming a password reset or an email change rotates the record's
+// token key, which is what makes each of them single-use: that token,
+// every auth token and every other pending token of the record stop
+// working, with no token state stored.
 //
 // Password tokens of the users collection carry no exp (§5.9 of the
 // interface document) unless the collection sets authToken.duration, and a
 // token without exp stops verifying once it does; those of _superusers last
 // a day and those of other auth collections a week, and no other token is
-// ever issued or accepted without exp.
+// ever issued or accepted without exp. Impersonation tokens (not
+// refreshable) last the requested duration, else the collection's, else a
+// week. Changing a record's password or email ends all its tokens.
 //
 // # Sign-in
 //
@@ -58,17 +66,26 @@
 //
 // # API rules
 //
-// The rules of a collection (listRule … deleteRule, authRule, manageRule)
-// are null (superusers only), "" (anyone) or a filter of package
-// filterlang over a record and a Request: the record's fields and
-// @request.auth/body/query/headers/method/context, bound per evaluation as
-// PocketBase binds request values (filterlang's Param fields), with the
-// date macros taken at the request's time. Hidden fields are read, of the
-// record and of @request.auth, as PocketBase's rules read them; password
-// and tokenKey never. Joins (@collection.*, a related record's fields) are
-// not supported and are refused at save, like a rule naming an unknown
-// field, password, tokenKey, or an @request.auth field that no auth
-// collection of the store has. Each stored version of a collection has its
+// The rules of a collection (listRule, viewRule, createRule, updateRule,
+// deleteRule, authRule, manageRule) are null (superusers only), "" (anyone)
+// or a filter of package filterlang, the language of the filter
+// parameter, over a record and a Request, evaluated as PocketBase v0.31.0
+// does (package strongbox/httpapi/api has what each refusal answers). The
+// operands are the record's own fields; @request.auth.* (the signed-in
+// record's id, collectionId, collectionName and fields; empty for guests);
+// @request.body.*, @request.query.*, @request.headers.* (lowercase, "-" as
+// "_"), @request.method and @request.context (default, password, otp,
+// oauth2, …), bound per evaluation as PocketBase binds request values
+// (filterlang's Param fields); the date macros (@now, @todayStart, @hour,
+// …) taken at the request's time; the modifiers :isset, :lower and
+// :length; and the any-of operators (?=, ?~, …). Hidden fields are read,
+// of the record and of @request.auth, as PocketBase's rules read them;
+// password and tokenKey never. Joins (@collection.*, a related record's
+// fields such as author.name) are not supported and are refused at save
+// (validation_invalid_rule, saying joins are not supported), like a rule
+// naming an unknown field, password, tokenKey, or an @request.auth field
+// that no auth collection of the store has (PocketBase reads that as
+// empty). Each stored version of a collection has its
 // rules, and its mfa.rule, compiled once (on save and at start) and again
 // when the auth collections' field names change, so that a rule whose
 // @request.auth field has gone from all of them lets nobody through;
@@ -86,8 +103,17 @@
 // DecoyOTP does the same work for an address no record has. An MFA session
 // records that a record passed its first factor by one method; the second
 // factor must present it with another method, once, within mfa.duration.
-// Both are journal ops ("otp", "mfa" and their deletions), go with their
-// record, and are swept when expired.
+// Both are journal ops ("otp", "mfa" and their deletions), fsynced, so a
+// restart loses none, and go with their record: deleting the record
+// deletes them, and a new password ends the record's MFA sessions.
+// Expired OTPs and sessions are refused at use, deleted at start and every
+// hour, and never carried over by a compaction. The code is hashed with
+// HMAC rather than a slow hash because whoever reads auth.journal also
+// reads every token key and signing secret, so a slow hash would protect
+// nothing more; OTPs live minutes. The defaults are PocketBase's: 8 digits
+// valid 180 s, MFA sessions valid 1800 s. MFA needs two methods enabled,
+// and applies to no auth-refresh or impersonation. On _superusers, OTP is
+// only ever a second factor: enabling OTP enables MFA.
 //
 // SignIn decides who needs the second factor: everyone when
 // mfa.rule is "", otherwise the records that satisfy the rule. The rule is
@@ -95,7 +121,43 @@
 // Request (@request.context is the sign-in method), as PocketBase
 // evaluates it with the full request info; it is checked at save like
 // the API rules (validation_invalid_rule), against the fields the
-// collection will have, and compiled and cached with them.
+// collection will have, MFA on or off, and compiled and cached with them.
+// It may name the record's fields (hidden ones too), @request.auth.* (the
+// caller of the sign-in request, if it carries a token),
+// @request.body.*, @request.query.*, @request.headers.*, @request.method,
+// @request.context (the method of the factor being checked: password,
+// otp, oauth2; so @request.context != 'otp' asks a second factor only of
+// password sign-ins), the date macros (UTC, taken at each sign-in) and the
+// modifiers. For example verified = false || created > @yesterday, or
+// email ~ '@example.com' && level >= 5 (with a custom number field level).
+//
+// # OAuth2 sign-in
+//
+// A collection's oauth2.providers are checked when it is saved, each
+// error under oauth2.providers.<index>.<key>: name is required and one of
+// the names PocketBase v0.31 registers ([ProviderNames], each with a
+// preset in package strongbox/authn/oauth2), else
+// validation_missing_provider "Invalid or missing provider with name X.";
+// a name given twice is validation_duplicated_provider; clientId and
+// clientSecret are required; authURL, tokenURL and userInfoURL are empty
+// (the preset's) or an absolute http or https URL (validation_is_url);
+// pkce null is the provider's default. clientSecret is never reported.
+// _superusers never has OAuth2.
+//
+// [Store.SignInOAuth2] resolves a sign-in to a record and links it, in
+// PocketBase's order (see it for the steps). Pre-account takeover (RFC
+// 9700): someone may register victim@example.com with a password before
+// the victim signs in with a provider that verifies that address. When the
+// record found (already linked, or matched by the provider's email) is not
+// the signed-in record, has an email and is not verified, strongbox does
+// what PocketBase does: it gives the record a new random password (which
+// also ends all its tokens and MFA sessions) and signs the provider's user
+// in, so the squatter's password no longer works. An unverified record
+// whose email is empty or the provider's becomes verified (one without an
+// email gets the provider's); a verified record is signed in and linked
+// unchanged, and the signed-in record linking a provider to itself keeps
+// its password. Only an email the provider says is verified matches or is
+// stored. Deleting a record deletes its links.
 //
 // # Passwords
 //
@@ -103,7 +165,13 @@
 // them, and at most 72 bytes, all of which bcrypt reads (longer input is
 // refused, never truncated). They are hashed with bcrypt through a
 // Hasher, which bounds how many bcrypt computations run at once so that a
-// login flood queues instead of starving every other request of CPU.
+// login flood queues instead of starving every other request of CPU: at
+// most one computation per CPU, each on its own lower-priority thread,
+// and at most 64 per CPU waiting (beyond that [ErrBusy]). A login for an
+// unknown identity spends one computation at the median cost of its
+// collection's stored hashes (imported PocketBase hashes keep cost 10
+// whatever STRONGBOX_BCRYPT_COST is), at most 14 unless the Hasher's cost
+// is higher, so its time does not tell it from a known one.
 //
 // # Journal records
 //

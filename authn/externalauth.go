@@ -188,7 +188,7 @@ type OAuth2SignIn struct {
 //     username when free and valid, avatarURL into a text or url field),
 //     a random password, and verified when its email is the provider's.
 //
-// An existing record (2, 3) that is not in.Authed, has an email and is
+// An existing record (1, 3) that is not in.Authed, has an email and is
 // not verified gets a random password, which ends its tokens: whoever
 // registered it before the email's owner signed in with the provider
 // (pre-account takeover) loses it. An existing unverified record whose

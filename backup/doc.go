@@ -27,13 +27,24 @@
 //	{"format":1,"strongbox":"0.1.0","created":"2026-11-23T15:23:09Z",
 //	 "files":[{"name":"auth.journal","size":1234,"sha256":"…"}]}
 //
-// Names are slash-separated paths relative to the data directory. [Verify]
+// Names are slash-separated paths relative to the data directory: the
+// server archives its store files (auth.journal, settings.journal,
+// logs/<segment>), never backups/, the lock file or anything else in the
+// data dir, and the manifest records each file's size and SHA-256, the
+// strongbox version and the instant captured. [Verify]
 // accepts an archive only if the manifest is present and of a known format,
 // every entry is a regular file (or a directory) with a clean local name,
 // the entries are exactly the files the manifest lists, every size and
 // SHA-256 matches, and the bytes actually decompressed stay under the
 // given [Limits]. The central directory is bounded by MaxFiles before
 // archive/zip parses it, since the parser keeps every record in memory.
+// Then [Limits].Check, if set, checks that the files make a data dir the
+// server can open: the server's check (package strongbox/httpapi/app,
+// "Backups") opens the stores on scratch copies. Upload and restore both
+// verify in full before they keep or restore an archive, so an archive
+// whose files are damaged under a manifest that matches the damage, or
+// whose manifest lists no files, is refused naming the entry; the reasons
+// name entries of the archive, never a path on the server.
 //
 // # Durability
 //
@@ -57,8 +68,18 @@
 // never reaches the bucket; Open reads by ranged GETs, for downloads with
 // Range; and Fetch downloads an archive into a temporary file of the
 // folder, which a restore verifies and extracts as it would a local one
-// ([Archive]). Keys are the same [ValidKey]s, each an object at the
-// bucket's root, so no key reaches another object.
+// ([Archive]). Keys are the same valid keys ([ValidKey]), each an object at the
+// bucket's root, as PocketBase keeps its backups, so no key reaches
+// another object: only keys that are valid archive names are listed, read
+// or deleted, and no "/", ".." or other prefix reaches other objects of
+// the bucket.
+//
+// On a bucket, a create checks that its name is free with a HEAD and
+// aborts the multipart upload on any failure, so the bucket never holds a
+// partial archive; the temporary files of an upload or a fetch are on the
+// data dir's disk (never whole in memory), and one left by a crash is
+// removed by [Dir.CleanTemp] at the next start. Every call to the bucket
+// is bounded (package strongbox/backup/s3, "Bounds").
 //
 // # Restore
 //

@@ -12,10 +12,11 @@ import (
 
 // Crafting strongbox archives (BKP-UPLOAD-008): the suite rewrites an
 // archive the server made, as a client could, so that its manifest still
-// agrees with every file. The format is strongbox's (its README): a zip of
-// the data dir's files plus manifest.json, {"format":1, "strongbox",
-// "created", "files":[{"name","size","sha256"}]}; a journal starts with an
-// 8-byte header, then frames of a 12-byte head and a payload.
+// agrees with every file. The format is strongbox's (package backup's
+// doc): a zip of the data dir's files plus manifest.json, {"format":1,
+// "strongbox", "created", "files":[{"name","size","sha256"}]}; a journal
+// starts with an 8-byte header, then frames of a 12-byte head and a
+// payload.
 
 const (
 	codeInvalidBackup = "validation_invalid_backup"

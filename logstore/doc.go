@@ -9,7 +9,12 @@
 // The request-log store is an append-only set of segment
 // files with an in-memory, column-oriented index that answers the logs API
 // (interface §4.3: list with filter, sort and paging; one entry by id;
-// hourly stats) in milliseconds over millions of entries.
+// hourly stats) in milliseconds over millions of entries: a filtered,
+// sorted page over a million logs takes a few milliseconds. What a request
+// log holds, and which secrets are redacted before it is added, is package
+// strongbox/httpapi/api's ("Request logs"); the settings that govern the store
+// (logs.maxDays, logs.minLevel, logs.logIP, logs.logAuthId) are package
+// strongbox/httpapi/settings's.
 //
 // # Writing
 //
@@ -203,7 +208,8 @@
 // is stored in a segment, so the index stays within about the segments'
 // total size plus 40 bytes a row (the decoded attributes of other logs,
 // which the server itself writes, excepted): MaxBytes bounds it.
-// Store.IndexBytes estimates it, for the server's memory limit.
+// Store.IndexBytes estimates it, for the server's memory limit (package
+// strongbox/httpapi/app, "Data dir", has the resident sizes measured).
 //
 // # Queries
 //
@@ -242,4 +248,34 @@
 // most rows cost a bit test. The whole data object is a filter field but
 // not a sort field (§4.3 lists data.* attributes): it would serialise two
 // rows per comparison.
+//
+// # The server's events
+//
+// The server's own events are in the same store, as PocketBase keeps its
+// own, and on stderr ([Handler], a log/slog handler): level -4 debug, 0
+// info, 4 warn, 8 error, the event as the message and its attributes as
+// data (groups as nested objects; a string is cut at [MaxEventText] bytes,
+// an event keeps at most [MaxEventAttrs] attributes). They never have
+// data.type, so filter=data.type="request" lists the request logs and
+// filter=data.type!="request" the events (level>0 the problems). An
+// event's message has its non-printable characters written as Go escapes
+// (\r, \n, \u2028). minLevel applies to events as to requests, from the
+// change on; events logged while the store is closed (at start, during a
+// restart or a restore) reach stderr only. List, single entry, filters and
+// stats treat them as any entry (stats count every level).
+//
+// The server logs: start and stop with the version; backups created,
+// uploaded, deleted, restored, and every one that failed or was refused
+// with the reason (backup restore failed, backup upload failed: level 4; a
+// failure of the server: 8); the automatic backups run, pruned or skipped;
+// mail written to the outbox, refused by SMTP (the server's reason) or
+// dropped for a full queue; OAuth2 providers' errors; storage degraded and
+// recovered; and an audit trail PocketBase does not keep: every change to
+// the settings (settings changed), a collection (collection created,
+// updated, deleted) or a backup names the superuser (superuserId,
+// superuserEmail) and, for an update, the top-level keys changed
+// (changed: ["smtp"]), never a value. No entry holds a token, a password,
+// an OTP code, the SMTP password, an S3 secret or a client secret (a test
+// of package strongbox/httpapi/app sets each, triggers the events and
+// scans every entry and stderr).
 package logstore

@@ -49,7 +49,7 @@ import "net/http"
 // copies a handler makes of what it decoded (the collection routes,
 // superusers only, re-encode the definition once).
 // Measured with the built binary (go test -tags loadfault): see the
-// README's "Limits" section.
+// package doc's "Limits" section (doc.go).
 // Headers are bounded apart: at most 4096 connections (listen.go) each
 // holding at most MaxHeaderBytes + 4 KiB = 36 KiB while they are read,
 // 144 MiB in the worst case.

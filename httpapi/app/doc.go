@@ -13,6 +13,67 @@
 // saw. Once it serves, it calls Config.OnReady with the bound address and
 // how to log in: callers learn the address from there, never from output.
 //
+// # Data dir
+//
+// Everything the server owns lives in the data dir:
+//
+//	.lock              held (flock) by the process using the dir; holds its pid
+//	auth.journal       auth collections (options, per-token-type signing secrets, OAuth2 client
+//	                   secrets) and their records (bcrypt hashes, token keys), one-time passwords
+//	                   (salted hashes, never the codes), MFA sessions and OAuth2 links (record,
+//	                   provider, the user's id there), as an append-only journal
+//	settings.journal   the settings document (GET/PATCH /api/settings); each change appends the
+//	                   whole document
+//	.sb_restore/       a restore's work folder (new/, old/, state); exists only while a restore
+//	                   runs or awaits confirmation, never archived
+//	logs/*.seg         request logs: append-only segments (package strongbox/logstore)
+//	mail/              the outbox: mails sent while SMTP is disabled, one .eml file each, at most
+//	                   1000 (package strongbox/authn/mail); not a store: never archived, and
+//	                   moved away with the rest of the dir by a restore
+//	backups/           backup archives (zip, with a manifest.json); .tmp-* files there are
+//	                   creates in progress, removed at start if a crash left them; never
+//	                   archived, never replaced by a restore
+//
+// The journals use the framed format of package strongbox/logstore/journal:
+// each change is one length-prefixed, CRC-32C-checksummed frame, fsynced
+// before the change is acknowledged. At start the journal is replayed; a
+// torn last frame (a crash mid-write) is truncated, damage in the middle
+// is refused with its offset. The journal is compacted (rewritten with the
+// live state into a new file, then renamed over the old one) when it grows
+// to four times its live data. Each record of auth.journal and
+// settings.journal carries its format version ("v":1); a strongbox refuses
+// to open a data dir holding a newer version than it reads.
+//
+// A full or failing disk costs no acknowledged change and needs no
+// restart. A write the disk refuses changes nothing (package httpapi/api
+// answers 507 or 503), and the journal is cut back to its last good frame
+// so that the next write simply tries again. Meanwhile GET /api/health
+// answers 503 naming the degraded stores (auth, settings, logs); it checks
+// the disk at most once a second and is back to 200 as soon as space is
+// freed. The request log loses only the batches the disk refused, creates
+// no files while it cannot write, and logs the failure when it starts,
+// once a minute while it lasts, and when it ends. Deleting needs no space:
+// log retention (maxDays, maxDays 0, the size cap) deletes on a full disk
+// too, and a server started on a full disk serves, reads included, losing
+// only new log entries until there is room. A settings change the full
+// disk refuses that lowers logs.maxDays first deletes the logs it would
+// drop, then saves again (if that still fails, it answers 507 but those
+// logs stay deleted). Every fsync slower than 200 ms (the window within
+// which a logged entry is promised durable) is logged as a warning.
+//
+// Memory: most of a busy server's live heap is the log store's index
+// (about 28 bytes per request log; package strongbox/logstore, "Index"),
+// so with Config.MemoryLimit (strongbox serve sets it) the server sets
+// the Go runtime's soft memory limit to 32 MiB plus 1.25 times the index,
+// followed as it grows; a GOMEMLIMIT the operator set wins. Measured with
+// wrk -t2 -c16 on /api/health for 20 s on top of seeded logs
+// (testdata/wrk/logs-load.sh): 77 MB resident with 1.7 million logs, 323
+// MB with 10.6 million, so a retention costs about 30 MB plus 30 bytes per
+// stored log: 100 requests a second kept 5 days (43 million logs) need
+// about 1.3 GB of memory and 9.5 GB of disk. The disk cap
+// (STRONGBOX_LOGS_MAX_MB) bounds both: the default 1 GiB of segments
+// (about 4.9 million logs) keeps the server at about 180 MB.
+//
 // # Restarting
 //
 // Server.Restart restarts in place, in the same process; it does not
@@ -75,14 +136,66 @@
 // sees closed stores: during a restart it fails with ErrNotOpen. Archive
 // entries are named relative to the data dir (auth.journal,
 // settings.journal, logs/<segment>); backups/, the lock file and anything
-// else in the dir are not copied.
+// else in the dir are not copied. So a backup holds, for every store,
+// exactly what was acknowledged at that instant: nothing half-written,
+// and nothing later. Sign-ups wait only while the auth
+// store's own journal is noted (it is taken last). Measured pause (go test
+// ./httpapi/app -run '^$' -bench CapturePause, 2-core EPYC, 100
+// superusers): about 16 µs with one log segment, 0.13 ms with 30
+// segments, 1.8 ms on average (15 ms at worst) with 365 segments; it grows
+// with the number of log segments (one per UTC day of retained logs at
+// least).
+//
+// Upload and restore verify an archive before they keep or restore it
+// (backup.Verify, whose Limits.Check is verify.go): besides its structure,
+// its manifest and every file's size and SHA-256, its stores are opened as
+// a start on the restored data would open them. auth.journal and
+// settings.journal must be there (without them the data dir would be a
+// new, empty one, with a new first superuser) and are replayed by their
+// stores, and every log segment's header is read (a segment whose header
+// is damaged would be set aside); the log records are not replayed. The
+// stores are opened on scratch copies in backups/ (.tmp-verify-…, removed
+// at once, or at the next start after a crash). On an archive of 1,000,000
+// request logs (230 MB of files, 60 MB zipped) verification takes about 1
+// s, of which opening the stores is 10 to 25 ms.
+//
+// go test -tags loadfault -run TestBackupFigures -v -count=1 -timeout 15m .
+// (package main) builds the binary, seeds a data dir with 1,000,000
+// request logs (220 MB of segments) and measures (2-core EPYC, figures of
+// one run):
+//
+//   - strongbox backup create (offline), /usr/bin/time -v: 2.1 s wall,
+//     archive 57 MiB, peak RSS 102 MiB (most of it the log index the
+//     command loads);
+//   - POST /api/backups on the running server: 2.2 s; server RSS +12.5 MiB
+//     at its peak;
+//   - sign-ups (20/s) and GET /api/health (100/s), open loop, during that
+//     backup: longest sign-up 38 ms, longest health 7.6 ms, no error
+//     (without a backup: 10 ms and 13 ms);
+//   - POST /api/backups/{key}/restore of that archive: 3.2 s from the 204
+//     until the server answers on the restored data; RSS +36 MiB over
+//     before the backup.
 //
 // The auto-backup schedule follows settings.backups, as in PocketBase:
-// while cron is set, each due UTC minute creates
-// @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with a warning, while
-// another backup or a restore runs), and after a successful create only,
-// deletes the automatic backups beyond the newest cronMaxKeep. Manual and
-// uploaded archives are never pruned.
+// while cron is set (package strongbox/backup/cron has the syntax), each
+// due UTC minute creates @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with
+// a warning, while another backup or a restore runs: one operation at a
+// time, §3), and after a successful create only, deletes the automatic
+// backups beyond the newest cronMaxKeep, by modification time. Archives
+// created through the API or strongbox backup create, and uploaded ones,
+// are never pruned; a failed automatic backup deletes nothing. Each run's
+// outcome is logged.
+//
+// With settings.backups.s3 enabled, every backup operation works on the
+// bucket instead of the folder (package strongbox/backup, "Storage"), and
+// automatic backups are created in the bucket and pruned there, among the
+// bucket's @auto_ archives only; a pruning that the bucket stalls gives
+// up within 2 minutes and frees the backup lock. Switching backups.s3 on or off takes
+// effect for the next operation and moves no archive, as in PocketBase:
+// archives made before stay where they were (the local folder, or the
+// bucket) and are listed again once the setting points there; copy them
+// yourself if you want them in the new place. A restore brings back the
+// archive's settings, backups.s3 included.
 //
 // Outgoing mail (mail.go) goes through one strongbox/authn/mail Queue that
 // lives as long as the process serves, across restarts: the API's Sender.
@@ -96,34 +209,185 @@
 //
 // # Restoring a backup
 //
-// A restore (backups.Restore, restore.go) is the one operation that
-// leaves the process: it closes the gate and every store as Restart does,
-// extracts the archive into the data dir's work folder and swaps it in
-// (backup.Swap), then shuts the http.Server down and re-execs the same
-// executable with the same arguments and environment (Config.Exec,
-// syscall.Exec by default), so the PID stays. If the extraction or the
-// swap fails, the stores reopen on the untouched data; if the exec fails,
-// the swap is rolled back, the stores reopen and the server serves again
-// on the same socket.
+// A restore (backups.Restore, restore.go; its route's checks are in
+// package strongbox/httpapi/api) is the one operation that leaves the
+// process. Once the route has verified the archive, taken the backup lock
+// and answered 204:
 //
-// The listening socket survives the exec (handover.go), as systemd hands
-// sockets to the services it starts: before the http.Server closes its
-// listener, the old image keeps a duplicate of the descriptor, makes it
-// inheritable (every other descriptor is close-on-exec) and names it in
-// STRONGBOX_LISTEN_FD, with STRONGBOX_LISTEN_PID, added to the exec's
-// environment only. At start, Run adopts that descriptor instead of
-// binding Config.Addr if the PID is its own and the descriptor was
-// inherited and is a listening TCP socket (else it warns and binds), and
-// removes both variables from the environment. So the address never
-// changes (port 0 included), and a connection made while the process
-// restarts waits in the socket's backlog until the new image, once its
-// stores are open, accepts it: it is answered, never refused. Requests
-// that reach the old image once it has stopped get the 503 envelope.
+//  1. new requests wait at the gate (or get the 503 envelope "The server
+//     is restarting, try again later."), those in flight finish, and every
+//     store is closed, as Restart does;
+//  2. the archive is verified again while it is extracted into
+//     .sb_restore/new/ inside the data dir (same file system), every file
+//     fsynced;
+//  3. the entries of the data dir (not the dir itself, which may be a
+//     mount point; never backups/, .lock, .sb_restore/ or lost+found/) are
+//     moved into .sb_restore/old/ and the restored entries moved in, each
+//     phase recorded in .sb_restore/state (written to a temporary file,
+//     fsynced, renamed, the folder fsynced) before it starts
+//     (backup.Swap);
+//  4. the server stops accepting connections, without closing its
+//     listening socket, and re-executes itself (Config.Exec, syscall.Exec
+//     by default): same executable, arguments, environment and PID. The
+//     data dir lock is released by the exec and taken again by the new
+//     image; the listening socket is handed over to it (below);
+//  5. the new image opens the restored data and serves it, on the socket
+//     it was handed; only then is .sb_restore/old/ deleted.
+//
+// Nothing fails silently, and the server is never left down by a restore:
+//
+//   - extraction or the swap fails: the data dir keeps (or gets back) its
+//     old data, the stores reopen on it, the error is logged;
+//   - the exec fails: the swap is rolled back, the old data is served
+//     again on the same socket (the duplicate descriptor is closed), the
+//     error is logged;
+//   - the restored data does not open at the restart (a journal the server
+//     cannot read, which verification should have refused): the old data
+//     is put back and served, and once it serves an error event (level 8)
+//     says why, in the log store, where a superuser sees it (GET
+//     /api/logs, filter level = 8), and on stderr;
+//   - a crash (or power loss) at any point: the next start finds
+//     .sb_restore/state and either undoes the swap (before it completed)
+//     or tries the restored data as above. The data dir ends holding all
+//     of the old data or all of the restored data, never a mix.
 //
 // Every start (Run, and Open for the offline commands) first runs
 // backup.Recover: an interrupted swap is undone; a swap pending
 // confirmation is tried, committed once the server serves (or, offline,
 // once the stores opened) and rolled back, with an error in the log, if
-// the stores do not open on it. RestoreOffline is the same swap for a
-// stopped server's data dir, with no exec: it works on every system.
+// the stores do not open on it. Each step of a restore is logged at info
+// level with the key and its duration. The restored data includes the
+// archive's superusers, users, tokens' signing secrets and settings: log
+// in again with the archive's credentials. A server that runs inside
+// another command (Config.NoExec: the throwaway server of strongbox
+// conformance without --destructive, whose restart would replace that
+// command) refuses a restore with a 400 saying so; restore through a
+// strongbox serve. RestoreOffline is the same
+// swap for a stopped server's data dir, with no exec: it works on every
+// system (strongbox backup restore).
+//
+// The listening socket survives the exec (handover.go), as systemd hands
+// sockets to the services it starts: before the http.Server closes its
+// listener, the old image keeps a duplicate of the descriptor and makes it
+// inheritable (every other descriptor the server opened is close-on-exec,
+// so besides the socket the new image gets only what the process was
+// started with: stdin, stdout, stderr and whatever else its parent left
+// open), and names it in STRONGBOX_LISTEN_FD, with STRONGBOX_LISTEN_PID,
+// added to the exec's environment only. At start, Run adopts that
+// descriptor instead of binding Config.Addr if STRONGBOX_LISTEN_PID is its
+// own PID and the descriptor was inherited and is a listening TCP socket
+// (else it logs a warning and binds), and removes both variables from its
+// environment either way, so a later restore or a child process never
+// sees a stale one. So:
+//
+//   - the address never changes, even for a serve --http 127.0.0.1:0: the
+//     restarted server prints its ready line again with the same address;
+//   - a connection made during the restart is not refused: the kernel
+//     accepts it into the socket's backlog, and the new image answers it
+//     once its stores are open (which takes seconds with a million request
+//     logs). The backlog holds up to net.core.somaxconn connections on
+//     Linux (4096 by default); past it the kernel drops new attempts,
+//     which clients retry, rather than refusing them. A request that
+//     reached the old image after the 204 but was not served before it
+//     stopped gets the 503 envelope.
+//
+// The handover needs Unix; where the descriptor cannot be kept or made
+// inheritable, the server logs a warning and the new image binds the
+// address on its command line again (port 0 then picks another port). On
+// Windows a running server refuses a restore (no exec).
+//
+// TestRestoreReexec (package main, Unix only) checks this on a real serve
+// child started on port 0: after the restore it listens on the same
+// address with the same socket; every request sent during the restart is
+// answered, one of them sent while the process is held stopped (SIGSTOP)
+// after the old image stopped serving and before the new one serves; and,
+// on Linux, the new image holds no inheritable descriptor beyond those its
+// parent gave it.
+//
+// # Importing from PocketBase
+//
+// ImportPocketBase (strongbox import pocketbase) turns the data of
+// PocketBase v0.23 to v0.31, read by package strongbox/backup/pocketbase
+// from a stopped PocketBase's pb_data or from a backup archive PocketBase
+// made, into a new data dir. Then strongbox serve serves it: every account
+// signs in with the password it had, OAuth2 links resolve to the same
+// records, and the tokens PocketBase issued stay valid (strongbox signs
+// tokens with the record's tokenKey and the collection's secret, as
+// PocketBase does, and both are imported).
+//
+// What is imported:
+//
+//   - _superusers and every auth collection: id, name, dates, API rules,
+//     the options (password auth and identity fields, OTP, MFA and its
+//     rule, OAuth2 providers with client ids and secrets and mapped
+//     fields, token durations and secrets, mail templates, authAlert) and
+//     the fields of the types strongbox stores (text, number, bool, email,
+//     url).
+//   - Their records: ids, emails, emailVisibility, verified, the bcrypt
+//     password hashes as they are (never re-hashed), tokenKey, dates and
+//     field values. A record strongbox would refuse (no email, a value its
+//     field refuses, an id, email or tokenKey taken twice) is skipped and
+//     counted with the reason; nothing is imported in part.
+//   - _externalAuths (OAuth2 links) and _authOrigins of the records
+//     imported.
+//   - The settings sections meta, smtp (the password too, kept secret),
+//     backups (cron, cronMaxKeep, S3), logs, rateLimits, trustedProxy and
+//     batch, each validated as PATCH /api/settings validates it: a section
+//     strongbox refuses keeps strongbox's default and is reported (so is a
+//     rateLimits section of more than 5,000 rules, more than any settings
+//     body can carry).
+//   - Every log of auxiliary.db with its id, time, level, message and data
+//     exactly, so the logs API answers the same lists and hourly stats.
+//     Logs older than settings.logs.maxDays go with retention, as they
+//     would have in PocketBase; the report counts them.
+//
+// What is skipped, each named in the report with its reason: base and
+// view collections (strongbox stores no base records), file fields (no
+// file storage) and fields of other types (select, json, relation, date,
+// editor, geoPoint), the indexes strongbox does not keep (it has the
+// unique email and tokenKey indexes, and identity fields stay unique), API
+// rules strongbox cannot compile (joins such as @collection.*: stored as
+// null, which lets only superusers in; an mfa.rule as "", which asks every
+// record for MFA), OAuth2 providers strongbox has no preset for, the
+// custom fields of _superusers, _mfas and _otps rows (sign-in state that
+// lasts minutes: counted), and settings strongbox has no use for (file
+// storage on S3, the superuser IP list). Every auth collection is stored
+// without its rules first, then whole, so that a rule naming
+// @request.auth.F of a field only a later collection has is kept.
+//
+// The import writes into a temporary folder beside the target
+// (.NAME.import-RANDOM) through the normal stores, fsyncs it and renames
+// it onto the target at the end: a crash or a kill during the import
+// leaves no target (or the empty one there was), never a half-imported
+// one, and the next import removes the leftover folder (its report says
+// so). The target must not exist or be empty: an import never merges into
+// existing data. From an archive, the database files are first extracted
+// into that temporary folder, which needs room for them; they are removed
+// before the folder becomes the target. A dry run (ImportOptions.DryRun)
+// converts in a temporary folder beside the target (in $TMPDIR when its
+// parent does not exist) that is removed, and counts the logs instead of
+// writing them.
+//
+// The report has one line per fact, each starting with what it is about,
+// so that the lines can be searched (a name from PocketBase's files that
+// is not made of letters, digits and _ only is printed quoted, as are
+// index and rule texts, so a crafted data.db cannot forge lines or send
+// terminal escapes):
+//
+//	collection users records: 2 imported, 3 skipped
+//	  skipped 1 record: email: Cannot be blank.
+//	external auths: 1 imported, 1 skipped
+//	settings: imported meta, smtp, backups, logs, rateLimits, trustedProxy
+//	logs: 3 imported
+//	skipped field users.avatar (file): no file storage (strongbox stores no files)
+//	skipped collection posts (base): strongbox stores no base records
+//
+// Any error stops the import and leaves nothing behind: a PocketBase
+// version it does not know, a database still open by a running
+// PocketBase, or written to while the import read it (stop it, or import
+// a backup archive), a damaged file. A PocketBase idle for minutes may
+// have closed its files, and then nothing shows that it runs: its files
+// are read as they stand (the last few seconds of its logs may still be in
+// its memory), and the import stops if it writes meanwhile. Stop
+// PocketBase first.
 package app

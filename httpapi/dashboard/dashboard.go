@@ -1,10 +1,3 @@
-// Package dashboard serves the admin dashboard: a single-page app of plain
-// HTML, CSS and JavaScript modules embedded in the binary (ui/), which
-// talks to the server through its public JSON API only. It knows nothing
-// of that API: it serves files. Each file is compressed with gzip once, the
-// first time any is served, and carries an ETag (a hash of the bytes sent,
-// so the gzip form has its own) and Cache-Control: no-cache, so that a
-// browser revalidates each file and a second visit costs only 304s.
 package dashboard
 
 import (
