@@ -28,7 +28,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pocketbase"},
+	"strongbox/httpapi/app": {"strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
 	"strongbox":             {"*"},
 
 	// dashboard serves the embedded dashboard's files: stdlib only, and no
@@ -86,6 +86,11 @@ var depsRules = map[string][]string{
 	// files through backup/sqlite) for an import; writing strongbox's
 	// stores is its caller's work.
 	"strongbox/backup/pocketbase": {"strongbox/backup/sqlite"},
+	// pbimport converts what backup/pocketbase reads into a new data dir:
+	// the auth store and the log store it writes itself, the settings
+	// through an interface it defines (the settings store is the server's),
+	// so it imports nothing under httpapi; app opens the stores for it.
+	"strongbox/backup/pbimport": {"strongbox/authn", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/backup/pocketbase"},
 }
 
 // forbiddenStd lists standard packages a project package must not import.
@@ -100,6 +105,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
 	"strongbox/backup/pocketbase": {"net/http"},
+	"strongbox/backup/pbimport":   {"net/http"},
 
 	"strongbox/logstore/journal/journaltest": {"net/http"},
 	"strongbox/httpapi/settings":             {"net/http"},

@@ -7,12 +7,13 @@ import (
 	"fmt"
 	"time"
 
+	"strongbox/backup/pbimport"
 	"strongbox/backup/pocketbase"
 	"strongbox/httpapi/app"
 )
 
 // pocketBaseSource is an open PocketBase data dir or archive.
-type pocketBaseSource = app.ClosingSource
+type pocketBaseSource = pbimport.ClosingSource
 
 // openPocketBase opens what `import pocketbase` reads; tests replace it
 // with a source built in memory.
@@ -22,7 +23,8 @@ var openPocketBase = func(path string, opts pocketbase.Options) (pocketBaseSourc
 
 // importPocketBase runs `strongbox import pocketbase PATH`: it converts a
 // PocketBase v0.23 to v0.31 data dir (pb_data of a stopped PocketBase) or
-// backup archive into a new data dir (app.ImportPocketBaseFrom) and prints
+// backup archive into a new data dir (pbimport.ImportFrom, writing the
+// stores app.ImportStores opens) and prints
 // what it imported and skipped.
 func (c cli) importPocketBase(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
@@ -53,7 +55,7 @@ func (c cli) importPocketBase(ctx context.Context, args []string) error {
 		opts.TempDir = tempDir
 		return openPocketBase(path, opts)
 	}
-	rep, err := app.ImportPocketBaseFrom(ctx, open, app.ImportOptions{Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
+	rep, err := pbimport.ImportFrom(ctx, open, pbimport.Options{OpenStores: app.ImportStores, Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
 	if err != nil {
 		return importErr(path, err)
 	}
@@ -71,7 +73,7 @@ func (c cli) importPocketBase(ctx context.Context, args []string) error {
 // --encryption-env for encrypted settings), or the target's refusal.
 func importErr(path string, err error) error {
 	switch {
-	case errors.Is(err, app.ErrImportTarget):
+	case errors.Is(err, pbimport.ErrTarget):
 		return err
 	case errors.Is(err, context.Canceled):
 		return fmt.Errorf("import %s: interrupted; nothing was written", path)

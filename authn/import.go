@@ -9,7 +9,7 @@ import (
 )
 
 // The import entry points move the auth data of another server (a
-// PocketBase data dir, see package httpapi/app) into a store as it was
+// PocketBase data dir, see package backup/pbimport) into a store as it was
 // there: ids, dates, token secrets, password hashes and token keys are
 // kept, so that every account signs in with its old password and every
 // token the other server issued stays valid (the signing key of a token

@@ -10,6 +10,7 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup"
+	"strongbox/backup/pbimport"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
@@ -132,6 +133,18 @@ func openStores(opts Options, withLogs bool) (_ *Stores, err error) {
 		}
 	}
 	return st, nil
+}
+
+// ImportStores opens the auth and settings stores of a new data dir in
+// dir for an import from PocketBase (pbimport.Options.OpenStores): dir is
+// the import's temporary folder, whose lock the import holds. This is all
+// the import takes from app: the data dir's layout, as openStores has it.
+func ImportStores(dir string) (*pbimport.Stores, error) {
+	st, err := openStores(Options{Dir: dir, BcryptCost: authn.DefaultCost}, false)
+	if err != nil {
+		return nil, err
+	}
+	return &pbimport.Stores{Auth: st.Auth, Settings: pbimport.StoreSettings(st.Settings), Close: st.Close}, nil
 }
 
 // logSettings is the log store's subscriber to the settings store (see

@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"archive/zip"
@@ -282,17 +282,13 @@ var logsAt = time.Now().UTC().Add(-time.Hour).Truncate(time.Millisecond)
 
 func TestImportPocketBase(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sb_data")
-	rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir, BatchSize: 2})
+	rep, err := Import(t.Context(), pbFixture(t), Options{OpenStores: openTestStores, Dir: dir, BatchSize: 2})
 	if err != nil {
-		t.Fatalf("ImportPocketBase: %v", err)
+		t.Fatalf("Import: %v", err)
 	}
 	golden(t, "import_report.golden", rep.Text())
 
-	st, err := Open(Options{Dir: dir, BcryptCost: bcrypt.MinCost}, true)
-	if err != nil {
-		t.Fatalf("open the imported dir: %v", err)
-	}
-	defer st.Close()
+	st := openImported(t, dir)
 	checkImportedAuth(t, st)
 	checkImportedSettings(t, st)
 	checkImportedLogs(t, st)
@@ -318,7 +314,7 @@ func golden(t *testing.T, name, got string) {
 	}
 }
 
-func checkImportedAuth(t *testing.T, st *Stores) {
+func checkImportedAuth(t *testing.T, st *imported) {
 	t.Helper()
 	auth := st.Auth
 	users, ok := auth.Collection("users")
@@ -382,7 +378,7 @@ func pbToken(t *testing.T, c *authn.Collection, r *authn.Record) string {
 	return unsigned + "." + enc(mac.Sum(nil))
 }
 
-func checkImportedSettings(t *testing.T, st *Stores) {
+func checkImportedSettings(t *testing.T, st *imported) {
 	t.Helper()
 	v := st.Settings.Get()
 	if v.Meta.AppName != "Acme PB" || v.SMTP.Password != "smtp-secret" || v.SMTP.Port != 465 || v.Backups.Cron != "0 3 * * *" ||
@@ -397,7 +393,7 @@ func checkImportedSettings(t *testing.T, st *Stores) {
 	}
 }
 
-func checkImportedLogs(t *testing.T, st *Stores) {
+func checkImportedLogs(t *testing.T, st *imported) {
 	t.Helper()
 	for _, want := range pbFixture(t).logs {
 		e, err := st.Logs.Get(want.ID)
@@ -445,10 +441,10 @@ func TestImportTarget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "sb_data")
 			tt.prepare(t, dir)
-			rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir})
+			rep, err := Import(t.Context(), pbFixture(t), Options{OpenStores: openTestStores, Dir: dir})
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrImportTarget) {
-					t.Errorf("import = %v, want an ErrImportTarget containing %q", err, tt.wantErr)
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || !errors.Is(err, ErrTarget) {
+					t.Errorf("import = %v, want an ErrTarget containing %q", err, tt.wantErr)
 				}
 				return
 			}
@@ -483,7 +479,7 @@ func TestImportChanged(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sb_data")
 	src := pbFixture(t)
 	src.changed = errors.New("PocketBase wrote to this data dir while it was read")
-	_, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: dir, Now: importClock})
+	_, err := Import(t.Context(), src, Options{OpenStores: openTestStores, Dir: dir, Now: importClock})
 	if err == nil || !strings.Contains(err.Error(), "wrote to this data dir") {
 		t.Fatalf("import = %v, want the source's error", err)
 	}
@@ -494,7 +490,7 @@ func TestImportChanged(t *testing.T) {
 
 func TestImportDryRun(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sb_data")
-	rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir, DryRun: true, Now: importClock})
+	rep, err := Import(t.Context(), pbFixture(t), Options{OpenStores: openTestStores, Dir: dir, DryRun: true, Now: importClock})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -615,13 +611,13 @@ func TestImportCrash(t *testing.T) {
 			if left, _ := os.ReadDir(childTmp); len(left) > 0 {
 				t.Errorf("after the kill the child's $TMPDIR holds %v, want nothing", left)
 			}
-			if err := RequireData(dir); err == nil {
+			if err := requireData(dir); err == nil {
 				t.Fatalf("after a kill during the step %s, %s holds data", tc.step, dir)
 			}
 			if entries, err := os.ReadDir(dir); (err == nil) != tc.existing || len(entries) > 0 {
 				t.Errorf("after the kill the target has %d entries (%v), want it as it was", len(entries), err)
 			}
-			rep, err := ImportPocketBase(t.Context(), pbFixture(t), ImportOptions{Dir: dir})
+			rep, err := Import(t.Context(), pbFixture(t), Options{OpenStores: openTestStores, Dir: dir})
 			if err != nil {
 				t.Fatalf("import after the crash: %v", err)
 			}
@@ -631,7 +627,7 @@ func TestImportCrash(t *testing.T) {
 			if left, _ := filepath.Glob(filepath.Join(filepath.Dir(dir), ".sb_data.import-*")); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
-			if err := RequireData(dir); err != nil {
+			if err := requireData(dir); err != nil {
 				t.Errorf("after the second import: %v", err)
 			}
 		})
@@ -649,7 +645,7 @@ func pbArchive(t *testing.T) string {
 	}
 	zw := zip.NewWriter(f)
 	for _, name := range []string{"data.db", "auxiliary.db"} {
-		b, err := os.ReadFile(filepath.Join("..", "..", "backup", "pocketbase", "testdata", "pb_data", name))
+		b, err := os.ReadFile(filepath.Join("..", "pocketbase", "testdata", "pb_data", name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -679,7 +675,7 @@ func crashChild(t *testing.T, v string) {
 		}
 		return openSource{pbFixture(t)}, nil
 	}
-	opts := ImportOptions{Dir: dir, DryRun: os.Getenv(crashDryRunEnv) != "", AfterStep: func(s, tmp string) {
+	opts := Options{OpenStores: openTestStores, Dir: dir, DryRun: os.Getenv(crashDryRunEnv) != "", AfterStep: func(s, tmp string) {
 		if s != step {
 			return
 		}
@@ -688,7 +684,7 @@ func crashChild(t *testing.T, v string) {
 		}
 		<-ctx.Done() // the parent kills the process meanwhile
 	}}
-	_, err := ImportPocketBaseFrom(ctx, open, opts)
+	_, err := ImportFrom(ctx, open, opts)
 	t.Errorf("the child was not killed (import: %v)", err)
 }
 
@@ -704,7 +700,7 @@ func BenchmarkImport(b *testing.B) {
 		b.Run(tc.name, func(b *testing.B) {
 			src := benchSource(b, tc.users, tc.logs)
 			for b.Loop() {
-				rep, err := ImportPocketBase(b.Context(), src, ImportOptions{Dir: filepath.Join(b.TempDir(), "sb_data")})
+				rep, err := Import(b.Context(), src, Options{OpenStores: openTestStores, Dir: filepath.Join(b.TempDir(), "sb_data")})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -779,7 +775,7 @@ func TestRecordOf(t *testing.T) {
 	}
 }
 
-func ExampleImportPocketBase() {
+func ExampleImport() {
 	// A PocketBase data dir with a base collection and two OTPs; a real
 	// one comes from pocketbase.Open.
 	src := &fakeSource{
@@ -792,7 +788,7 @@ func ExampleImportPocketBase() {
 		panic(err)
 	}
 	defer os.RemoveAll(parent)
-	rep, err := ImportPocketBase(context.Background(), src, ImportOptions{Dir: filepath.Join(parent, "sb_data")})
+	rep, err := Import(context.Background(), src, Options{OpenStores: openTestStores, Dir: filepath.Join(parent, "sb_data")})
 	if err != nil {
 		panic(err)
 	}
@@ -814,7 +810,7 @@ func BenchmarkImportRateLimits(b *testing.B) {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
 			src := &fakeSource{settings: rateLimitsSettings(n)}
 			for b.Loop() {
-				if _, err := ImportPocketBase(b.Context(), src, ImportOptions{Dir: filepath.Join(b.TempDir(), "sb_data")}); err != nil {
+				if _, err := Import(b.Context(), src, Options{OpenStores: openTestStores, Dir: filepath.Join(b.TempDir(), "sb_data")}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -833,7 +829,7 @@ func TestImportRateLimitsBound(t *testing.T) {
 		{settings.MaxRateLimitRules, "settings: imported rateLimits\n"},
 		{settings.MaxRateLimitRules + 1, fmt.Sprintf("skipped settings rateLimits: refused, strongbox's defaults kept: rateLimits.rules: The length must be no more than %d.\n", settings.MaxRateLimitRules)},
 	} {
-		rep, err := ImportPocketBase(t.Context(), &fakeSource{settings: rateLimitsSettings(tt.n)}, ImportOptions{Dir: filepath.Join(t.TempDir(), "sb_data")})
+		rep, err := Import(t.Context(), &fakeSource{settings: rateLimitsSettings(tt.n)}, Options{OpenStores: openTestStores, Dir: filepath.Join(t.TempDir(), "sb_data")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -874,9 +870,9 @@ func TestImportRuleNamesLaterCollection(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "sb_data")
-	rep, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: dir, BatchSize: 2})
+	rep, err := Import(t.Context(), src, Options{OpenStores: openTestStores, Dir: dir, BatchSize: 2})
 	if err != nil {
-		t.Fatalf("ImportPocketBase: %v", err)
+		t.Fatalf("Import: %v", err)
 	}
 	text := rep.Text()
 	if strings.Contains(text, "users.listRule") {
@@ -885,11 +881,7 @@ func TestImportRuleNamesLaterCollection(t *testing.T) {
 	if !strings.Contains(text, "users.updateRule") {
 		t.Errorf("the report does not skip users.updateRule, which names a field no collection has:\n%s", text)
 	}
-	st, err := Open(Options{Dir: dir, BcryptCost: bcrypt.MinCost}, true)
-	if err != nil {
-		t.Fatalf("open the imported dir: %v", err)
-	}
-	defer st.Close()
+	st := openImported(t, dir)
 	users, ok := st.Auth.Collection("users")
 	if !ok {
 		t.Fatal("no users collection after the import")

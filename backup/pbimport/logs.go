@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"bytes"
@@ -33,7 +33,7 @@ func (im *importer) logs() error {
 			return err
 		}
 	}
-	maxDays := im.logSettings.MaxDays
+	maxDays := im.logMaxDays
 	cutoff := im.opts.Now().Add(-time.Duration(maxDays) * 24 * time.Hour)
 	n := 0
 	err := im.src.Logs(func(l pocketbase.Log) error {
@@ -68,7 +68,7 @@ func (im *importer) logs() error {
 		err = ls.Flush()
 	}
 	if err == nil {
-		err = ls.SetRetention(maxDays, im.logSettings.MinLevel)
+		err = ls.SetRetention(maxDays, im.logMinLevel)
 	}
 	if cerr := ls.Close(); err == nil {
 		err = cerr

@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func TestImportReportForgedNames(t *testing.T) {
 		},
 		settings: json.RawMessage(`{"x\nsettings: imported\u001b[2J":{}}`),
 	}
-	rep, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: filepath.Join(t.TempDir(), "sb_data"), Now: importClock})
+	rep, err := Import(t.Context(), src, Options{OpenStores: openTestStores, Dir: filepath.Join(t.TempDir(), "sb_data"), Now: importClock})
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}
@@ -90,7 +90,7 @@ func TestImportErrorQuotesNames(t *testing.T) {
 	src := &fakeSource{cols: []pocketbase.Collection{{ID: "_pb_users_auth_", Name: "users", Type: "auth", Created: pbCreated, Updated: pbCreated,
 		Fields:  pbAuthFields(t, `{"hidden":false,"id":"text1","name":"a\nb\u001b[2J","system":false,"type":"text","max":"many"}`),
 		Options: pbAuthOptions(t, "users", `{}`)}}}
-	_, err := ImportPocketBase(t.Context(), src, ImportOptions{Dir: filepath.Join(t.TempDir(), "sb_data")})
+	_, err := Import(t.Context(), src, Options{OpenStores: openTestStores, Dir: filepath.Join(t.TempDir(), "sb_data")})
 	if err == nil {
 		t.Fatal("import succeeded, want the field refused")
 	}

@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"fmt"
@@ -12,9 +12,9 @@ import (
 	"strongbox/backup/pocketbase"
 )
 
-// ImportReport is what ImportPocketBase imported and what it skipped,
+// Report is what Import imported and what it skipped,
 // and why. Text renders it.
-type ImportReport struct {
+type Report struct {
 	// DryRun: nothing was written.
 	DryRun bool
 	// StaleRemoved are the temporary folders of unfinished imports into
@@ -25,7 +25,7 @@ type ImportReport struct {
 	Collections []*ImportedCollection
 	// ExternalAuths are the OAuth2 links (_externalAuths), AuthOrigins
 	// the sign-in origins (_authOrigins).
-	ExternalAuths, AuthOrigins ImportCount
+	ExternalAuths, AuthOrigins Count
 	// Settings are the settings sections imported.
 	Settings []string
 	// Logs is the number of logs imported (counted, on a dry run);
@@ -33,24 +33,24 @@ type ImportReport struct {
 	// (LogsMaxDays) and go with retention.
 	Logs, LogsExpired, LogsMaxDays int
 	// Skipped is everything else left out, in the order met.
-	Skipped []ImportSkipped
+	Skipped []Skip
 }
 
 // ImportedCollection is an auth collection imported, and its records.
 type ImportedCollection struct {
 	Name    string // as the source has it (Text quotes it)
-	Records ImportCount
+	Records Count
 }
 
-// ImportCount counts the items of one kind imported, and those skipped by
+// Count counts the items of one kind imported, and those skipped by
 // reason.
-type ImportCount struct {
+type Count struct {
 	Imported int
 	Skipped  map[string]int
 }
 
 // add counts n items imported and the skipped ones.
-func (c *ImportCount) add(n int, skips []authn.ImportSkip) {
+func (c *Count) add(n int, skips []authn.ImportSkip) {
 	c.Imported += n
 	for _, s := range skips {
 		if c.Skipped == nil {
@@ -61,7 +61,7 @@ func (c *ImportCount) add(n int, skips []authn.ImportSkip) {
 }
 
 // skipped returns the number of items skipped.
-func (c ImportCount) skipped() int {
+func (c Count) skipped() int {
 	n := 0
 	for _, k := range c.Skipped {
 		n += k
@@ -69,17 +69,17 @@ func (c ImportCount) skipped() int {
 	return n
 }
 
-// ImportSkipped is something an import left out: Kind is collection,
+// Skip is something an import left out: Kind is collection,
 // field, option, rule, provider, index, settings, setting or transient;
 // Name says which (the names taken from the source as
 // pocketbase.QuoteName prints them, an index's or a rule's text quoted);
 // Reason why.
-type ImportSkipped struct {
+type Skip struct {
 	Kind, Name, Reason string
 }
 
 // addCollection adds an imported collection to the report.
-func (r *ImportReport) addCollection(name string) *ImportedCollection {
+func (r *Report) addCollection(name string) *ImportedCollection {
 	c := &ImportedCollection{Name: name}
 	r.Collections = append(r.Collections, c)
 	return c
@@ -100,7 +100,7 @@ func (r *ImportReport) addCollection(name string) *ImportedCollection {
 //
 // Counts by reason are sorted by reason; the skipped lines keep the order
 // the import met them in.
-func (r *ImportReport) Text() string {
+func (r *Report) Text() string {
 	var b strings.Builder
 	for _, s := range r.StaleRemoved {
 		fmt.Fprintf(&b, "removed unfinished import %s\n", printable(s))
@@ -111,7 +111,7 @@ func (r *ImportReport) Text() string {
 	}
 	for _, x := range []struct {
 		what, one string
-		c         ImportCount
+		c         Count
 	}{{"external auths", "external auth", r.ExternalAuths}, {"auth origins", "auth origin", r.AuthOrigins}} {
 		fmt.Fprintf(&b, "%s: %d imported, %d skipped\n", x.what, x.c.Imported, x.c.skipped())
 		writeReasons(&b, x.one, x.c.Skipped)

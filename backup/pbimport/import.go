@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"context"
@@ -13,14 +13,12 @@ import (
 
 	"strongbox/authn"
 	"strongbox/backup/pocketbase"
-	"strongbox/httpapi/settings"
 	"strongbox/logstore/journal"
 )
 
-// PocketBaseSource is what ImportPocketBase reads: an open PocketBase
-// data dir or backup archive (*pocketbase.Data), or, in tests, one built
-// in memory.
-type PocketBaseSource interface {
+// Source is what Import reads: an open PocketBase data dir or backup
+// archive (*pocketbase.Data), or, in tests, one built in memory.
+type Source interface {
 	Collections() ([]pocketbase.Collection, error)
 	Rows(c pocketbase.Collection, fn func(pocketbase.Row) error) error
 	ExternalAuths(fn func(pocketbase.ExternalAuth) error) error
@@ -29,14 +27,18 @@ type PocketBaseSource interface {
 	Settings() (json.RawMessage, error)
 	Logs(fn func(pocketbase.Log) error) error
 	// Unchanged reports an error when the source changed while it was
-	// read; ImportPocketBase checks it after reading everything.
+	// read; Import checks it after reading everything.
 	Unchanged() error
 }
 
-var _ PocketBaseSource = (*pocketbase.Data)(nil)
+var _ Source = (*pocketbase.Data)(nil)
 
-// ImportOptions configure ImportPocketBase.
-type ImportOptions struct {
+// Options configure Import.
+type Options struct {
+	// OpenStores opens the auth and settings stores of a new data dir in
+	// dir, the import's temporary folder, whose lock the import holds
+	// (app.ImportStores); required.
+	OpenStores func(dir string) (*Stores, error)
 	// Dir is the data dir to create. It must not exist or be empty: an
 	// import never merges into existing data.
 	Dir string
@@ -61,52 +63,51 @@ type ImportOptions struct {
 	AfterStep func(step, tempDir string)
 }
 
-// importBatch is the default ImportOptions.BatchSize.
+// importBatch is the default Options.BatchSize.
 const importBatch = 2000
 
 // importSteps are the steps of an import, in order, as AfterStep names
 // them.
 var importSteps = []string{"collections", "records", "links", "settings", "logs"}
 
-// ErrImportTarget matches the error ImportPocketBase returns when the
-// target dir cannot take an import (not empty, not a folder, an import
-// into it running).
-var ErrImportTarget = errors.New("app: import target refused")
+// ErrTarget matches the error Import returns when the target dir cannot
+// take an import (not empty, not a folder, an import into it running).
+var ErrTarget = errors.New("pbimport: import target refused")
 
 // targetError is why the target cannot take an import, in one line that
 // names it.
 type targetError struct{ msg string }
 
 func (e *targetError) Error() string        { return e.msg }
-func (e *targetError) Is(target error) bool { return target == ErrImportTarget }
+func (e *targetError) Is(target error) bool { return target == ErrTarget }
 
 func targetErr(format string, a ...any) error { return &targetError{fmt.Sprintf(format, a...)} }
 
-// ClosingSource is a PocketBaseSource that holds files until it is
-// closed: an open *pocketbase.Data, whose Close removes what it extracted
-// from an archive.
+// ClosingSource is a Source that holds files until it is closed: an open
+// *pocketbase.Data, whose Close removes what it extracted from an archive.
 type ClosingSource interface {
-	PocketBaseSource
+	Source
 	Close() error
 }
 
 var _ ClosingSource = (*pocketbase.Data)(nil)
 
-// importer is one run of ImportPocketBase.
+// importer is one run of Import.
 type importer struct {
 	ctx    context.Context
 	open   func(tempDir string) (ClosingSource, error)
-	src    PocketBaseSource
-	opts   ImportOptions
+	src    Source
+	opts   Options
 	tmp    string
 	st     *Stores
-	report *ImportReport
+	report *Report
 	// imported are the auth collections stored, by PocketBase id, with
 	// the PocketBase fields whose values their records carry.
 	imported map[string]*importedCollection
 	order    []string // PocketBase ids of imported, in source order
-	// logSettings is the logs section the settings step stored.
-	logSettings settings.Logs
+	// logMaxDays and logMinLevel are settings.logs.maxDays and minLevel
+	// as the settings step stored them.
+	logMaxDays, logMinLevel int
 }
 
 // importedCollection is an auth collection the import stored.
@@ -116,33 +117,36 @@ type importedCollection struct {
 	report *ImportedCollection
 }
 
-// ImportPocketBase converts what src reads from PocketBase v0.23 to v0.31
-// into a new strongbox data dir opts.Dir, and reports what it imported and
-// what it skipped, and why (see ImportReport). It writes through the
-// normal stores into a temporary folder beside Dir (.NAME.import-RANDOM),
-// closes them (each fsyncs), fsyncs the folder and renames it onto Dir,
-// then fsyncs Dir's parent: a crash before the rename leaves no Dir (or
+// Import converts what src reads from PocketBase v0.23 to v0.31 into a
+// new strongbox data dir opts.Dir, and reports what it imported and what
+// it skipped, and why (see Report). It writes through the stores
+// opts.OpenStores opens (and a log store of its own) in a temporary
+// folder beside Dir (.NAME.import-RANDOM), closes them (each fsyncs),
+// fsyncs the folder and renames it onto Dir, then fsyncs Dir's parent: a crash before the rename leaves no Dir (or
 // the empty one there was), never a half-imported one. It first removes
 // the temporary folders an import into Dir that crashed left behind
-// (ImportReport.StaleRemoved), and on error removes its own.
-func ImportPocketBase(ctx context.Context, src PocketBaseSource, opts ImportOptions) (*ImportReport, error) {
-	return ImportPocketBaseFrom(ctx, func(string) (ClosingSource, error) { return openSource{src}, nil }, opts)
+// (Report.StaleRemoved), and on error removes its own.
+func Import(ctx context.Context, src Source, opts Options) (*Report, error) {
+	return ImportFrom(ctx, func(string) (ClosingSource, error) { return openSource{src}, nil }, opts)
 }
 
 // openSource is a source that is open already: Close does nothing.
-type openSource struct{ PocketBaseSource }
+type openSource struct{ Source }
 
 func (openSource) Close() error { return nil }
 
-// ImportPocketBaseFrom is ImportPocketBase with a source that open opens
-// once the import's temporary folder exists and is locked: tempDir is
-// that folder, where open extracts what it must (pocketbase.Options.TempDir,
-// in a folder of its own there: an archive's databases, password hashes
-// and secrets included). So a crash or a kill leaves them in the folder
-// the next import into Dir removes, never in $TMPDIR. The import closes the source
+// ImportFrom is Import with a source that open opens once the import's
+// temporary folder exists and is locked: tempDir is that folder, where
+// open extracts what it must (pocketbase.Options.TempDir, in a folder of
+// its own there: an archive's databases, password hashes and secrets
+// included). So a crash or a kill leaves them in the folder the next
+// import into Dir removes, never in $TMPDIR. The import closes the source
 // (which removes them) before it moves its folder onto Dir, and returns
 // the error of open or Close as it is.
-func ImportPocketBaseFrom(ctx context.Context, open func(tempDir string) (ClosingSource, error), opts ImportOptions) (*ImportReport, error) {
+func ImportFrom(ctx context.Context, open func(tempDir string) (ClosingSource, error), opts Options) (*Report, error) {
+	if opts.OpenStores == nil {
+		return nil, errors.New("pbimport: no Options.OpenStores")
+	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = importBatch
 	}
@@ -156,7 +160,7 @@ func ImportPocketBaseFrom(ctx context.Context, open func(tempDir string) (Closin
 	if err := checkImportTarget(dir); err != nil {
 		return nil, err
 	}
-	im := &importer{ctx: ctx, open: open, opts: opts, report: &ImportReport{DryRun: opts.DryRun}, imported: map[string]*importedCollection{}}
+	im := &importer{ctx: ctx, open: open, opts: opts, report: &Report{DryRun: opts.DryRun}, imported: map[string]*importedCollection{}}
 	parent, base := filepath.Split(dir)
 	tmpParent := parent
 	if !opts.DryRun {
@@ -261,7 +265,7 @@ func (im *importer) run() (err error) {
 	}
 	im.src = src
 	defer func() { err = errors.Join(err, src.Close()) }()
-	if im.st, err = openStores(Options{Dir: im.tmp, BcryptCost: authn.DefaultCost}, false); err != nil {
+	if im.st, err = im.opts.OpenStores(im.tmp); err != nil {
 		return err
 	}
 	defer func() {
@@ -279,7 +283,7 @@ func (im *importer) run() (err error) {
 		}
 		if i == len(steps)-2 { // the auth and settings stores are complete
 			err := im.st.Close()
-			im.st.Auth, im.st.Settings = nil, nil
+			im.st = nil
 			if err != nil {
 				return err
 			}
@@ -295,7 +299,7 @@ func (im *importer) run() (err error) {
 
 // skip records something the import left out, and why.
 func (im *importer) skip(kind, name, reason string) {
-	im.report.Skipped = append(im.report.Skipped, ImportSkipped{Kind: kind, Name: name, Reason: reason})
+	im.report.Skipped = append(im.report.Skipped, Skip{Kind: kind, Name: name, Reason: reason})
 }
 
 // trimSkip returns the reason of an authn.ImportSkip without the

@@ -1,4 +1,4 @@
-package app
+package pbimport
 
 import (
 	"encoding/json"
@@ -8,33 +8,15 @@ import (
 	"slices"
 
 	"strongbox/authn/validation"
-	"strongbox/httpapi/settings"
 )
 
 // settingsSections are the sections of PocketBase's settings document
-// strongbox keeps, in the order an import applies them, each with the
-// part of strongbox's settings it decodes into.
-var settingsSections = []settingsSection{
-	{"meta", func(s *settings.Settings) any { return &s.Meta }},
-	{"smtp", func(s *settings.Settings) any { return &s.SMTP }},
-	{"backups", func(s *settings.Settings) any { return &s.Backups }},
-	{"logs", func(s *settings.Settings) any { return &s.Logs }},
-	{"rateLimits", func(s *settings.Settings) any { return &s.RateLimits }},
-	{"trustedProxy", func(s *settings.Settings) any { return &s.TrustedProxy }},
-	{"batch", func(s *settings.Settings) any { return &s.Batch }},
-}
-
-// settingsSection is a section of the settings an import keeps: its key
-// and the part of strongbox's settings it decodes into.
-type settingsSection struct {
-	key     string
-	section func(*settings.Settings) any
-}
+// strongbox keeps, in the order an import applies them (Settings decodes
+// each into its part of strongbox's settings).
+var settingsSections = []string{"meta", "smtp", "backups", "logs", "rateLimits", "trustedProxy", "batch"}
 
 // keptSection reports whether key is one of settingsSections.
-func keptSection(key string) bool {
-	return slices.ContainsFunc(settingsSections, func(s settingsSection) bool { return s.key == key })
-}
+func keptSection(key string) bool { return slices.Contains(settingsSections, key) }
 
 // settingsSkipped are the sections of PocketBase's settings strongbox has
 // no use for, and why.
@@ -47,12 +29,16 @@ var settingsSkipped = map[string]string{
 // through the settings store, which validates it; a section it refuses
 // keeps the defaults and is reported, as are the keys of a section
 // strongbox does not keep.
-func (im *importer) settings() error {
+func (im *importer) settings() (err error) {
 	raw, err := im.src.Settings()
 	if err != nil {
 		return fmt.Errorf("read the settings: %w", err)
 	}
-	defer func() { im.logSettings = im.st.Settings.Get().Logs }()
+	defer func() {
+		if err == nil {
+			im.logMaxDays, im.logMinLevel, err = im.st.Settings.LogRetention()
+		}
+	}()
 	if raw == nil {
 		return nil
 	}
@@ -60,12 +46,12 @@ func (im *importer) settings() error {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		return fmt.Errorf("read the settings: %w", err)
 	}
-	for _, sec := range settingsSections {
-		b, ok := doc[sec.key]
+	for _, key := range settingsSections {
+		b, ok := doc[key]
 		if !ok {
 			continue
 		}
-		if err := im.importSection(sec.key, b, sec.section); err != nil {
+		if err := im.importSection(key, b); err != nil {
 			return err
 		}
 	}
@@ -84,21 +70,16 @@ func (im *importer) settings() error {
 
 // importSection decodes the section key (b) over the stored settings'
 // and saves it; a validation failure keeps the section as it was.
-func (im *importer) importSection(key string, b json.RawMessage, section func(*settings.Settings) any) error {
+func (im *importer) importSection(key string, b json.RawMessage) error {
 	var orig map[string]any
 	if err := json.Unmarshal(b, &orig); err != nil {
 		im.skip("settings", key, "not an object")
 		return nil
 	}
-	next, err := im.st.Settings.Update(func(s *settings.Settings) error {
-		if err := json.Unmarshal(b, section(s)); err != nil {
-			return fmt.Errorf("%w: %v", errSectionJSON, err)
-		}
-		return nil
-	})
+	stored, err := im.st.Settings.ImportSection(key, b)
 	verrs, invalid := errors.AsType[validation.Errors](err)
 	switch {
-	case errors.Is(err, errSectionJSON):
+	case errors.Is(err, ErrSectionJSON):
 		im.skip("settings", key, err.Error())
 		return nil
 	case invalid:
@@ -108,7 +89,7 @@ func (im *importer) importSection(key string, b json.RawMessage, section func(*s
 		return fmt.Errorf("save the settings section %s: %w", key, err)
 	}
 	im.report.Settings = append(im.report.Settings, key)
-	got, err := genericJSON(section(&next))
+	got, err := genericJSON(stored)
 	if err != nil {
 		return err
 	}
@@ -117,9 +98,6 @@ func (im *importer) importSection(key string, b json.RawMessage, section func(*s
 	}
 	return nil
 }
-
-// errSectionJSON marks a settings section of the wrong shape.
-var errSectionJSON = errors.New("its values do not fit strongbox's settings")
 
 // s3Enabled reports whether an s3 settings section turns S3 on.
 func s3Enabled(b json.RawMessage) bool {
