@@ -179,8 +179,10 @@ func startChildServer(t *testing.T, ctx context.Context, env ...string) (*throwa
 // suite against it once per profile (document, pocketbase, strongbox):
 // every requirement is a subtest, and every one must pass in every profile.
 func TestConformance(t *testing.T) {
-	for _, profile := range []conformance.Source{conformance.SourceDocument, conformance.SourcePocketBase,
-		conformance.SourceStrongbox} {
+	// The strongbox profile, the longest (its login throttle check waits
+	// some 15 s), first: go test runs two of the three at once.
+	for _, profile := range []conformance.Source{conformance.SourceStrongbox, conformance.SourcePocketBase,
+		conformance.SourceDocument} {
 		t.Run(string(profile), func(t *testing.T) {
 			// A server per profile: the runs change settings and options
 			// (and restore them), so they must not share one; apart, they

@@ -83,8 +83,9 @@ type shared struct {
 type options struct {
 	destructive    bool
 	restartTimeout time.Duration
-	smtpHost       string // Config.SMTPHost, "" for 127.0.0.1
-	oauth2Host     string // Config.OAuth2Host, else Config.SMTPHost; "" for 127.0.0.1
+	wait           time.Duration // Config.WaitTimeout, else DefaultWaitTimeout
+	smtpHost       string        // Config.SMTPHost, "" for 127.0.0.1
+	oauth2Host     string        // Config.OAuth2Host, else Config.SMTPHost; "" for 127.0.0.1
 }
 
 func newClient(cfg Config) (*Client, error) {
@@ -97,13 +98,16 @@ func newClient(cfg Config) (*Client, error) {
 	if hc == nil {
 		hc = &http.Client{Timeout: 10 * time.Second}
 	}
-	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout, smtpHost: cfg.SMTPHost,
-		oauth2Host: cfg.OAuth2Host}
+	opts := options{destructive: cfg.Destructive, restartTimeout: cfg.RestartTimeout, wait: cfg.WaitTimeout,
+		smtpHost: cfg.SMTPHost, oauth2Host: cfg.OAuth2Host}
 	if opts.oauth2Host == "" {
 		opts.oauth2Host = cfg.SMTPHost
 	}
 	if opts.restartTimeout <= 0 {
 		opts.restartTimeout = DefaultRestartTimeout
+	}
+	if opts.wait <= 0 {
+		opts.wait = DefaultWaitTimeout
 	}
 	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}, opts: opts,
 		sleep: sleepCtx}, nil

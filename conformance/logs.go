@@ -31,9 +31,6 @@ const (
 // loggedMarks are the marks expected in the log, in request order.
 var loggedMarks = []string{markGuest, markSuper, markNoAuth, markMissing}
 
-// logsWait bounds how long the suite waits for its requests to be logged.
-const logsWait = 10 * time.Second
-
 // markReferer is sent as Referer with the guest mark request.
 const markReferer = "http://conformance.invalid/referer"
 
@@ -141,7 +138,7 @@ func (c *Client) buildLogMarks(ctx context.Context) (*logMarks, error) {
 		return nil, fmt.Errorf("listing logs to find the marked requests: %w", err)
 	}
 	if !found {
-		return nil, Mismatch(fmt.Sprintf("the marked requests %v (nonce %s) in GET /api/logs within %s", loggedMarks, n, logsWait),
+		return nil, Mismatch(fmt.Sprintf("the marked requests %v (nonce %s) in GET /api/logs within %s", loggedMarks, n, c.opts.wait),
 			fmt.Sprintf("only %v", seen))
 	}
 	delete(m.entries, markSilent) // wrongly logged; LOG-ENTRY-005 reports it
@@ -150,11 +147,11 @@ func (c *Client) buildLogMarks(ctx context.Context) (*logMarks, error) {
 
 // pollLogs lists logs with each query of listings in turn, handing every
 // page's items to visit, until visit reports it has found what it wants
-// (true) or logsWait has passed (false). A filtered listing is the cheap
+// (true) or Config.WaitTimeout has passed (false). A filtered listing is the cheap
 // way; an unfiltered one of the newest entries is the fallback, so that a
 // broken filter does not hide every logs check behind a timeout.
 func (c *Client) pollLogs(ctx context.Context, listings []url.Values, visit func([]map[string]any) bool) (bool, error) {
-	deadline := time.Now().Add(logsWait)
+	deadline := time.Now().Add(c.opts.wait)
 	for {
 		for _, q := range listings {
 			r, err := c.get(ctx, withQuery("/api/logs", q), c.su)

@@ -87,7 +87,7 @@ func (c *Client) findEvent(ctx context.Context, what string, match func(e map[st
 		return nil, fmt.Errorf("listing logs to find %s: %w", what, err)
 	}
 	if !ok {
-		return nil, Mismatch(fmt.Sprintf("%s in GET /api/logs within %s", what, logsWait), "no such entry")
+		return nil, Mismatch(fmt.Sprintf("%s in GET /api/logs within %s", what, c.opts.wait), "no such entry")
 	}
 	return found, nil
 }

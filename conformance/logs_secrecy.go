@@ -116,7 +116,7 @@ func expectNoSecrets(entry map[string]any, secrets map[string]string) error {
 }
 
 // waitForLogged returns the log entry of the request whose query carries
-// cf=nonce, waiting up to logsWait for it to be logged. A filtered listing
+// cf=nonce, waiting up to Config.WaitTimeout for it to be logged. A filtered listing
 // is tried first and the newest entries listed without a filter second, as
 // the logs fixture does.
 func (c *Client) waitForLogged(ctx context.Context, nonce string) (map[string]any, error) {
@@ -141,7 +141,7 @@ func (c *Client) waitForLogged(ctx context.Context, nonce string) (map[string]an
 		return nil, fmt.Errorf("listing logs to find the marked request: %w", err)
 	}
 	if !found {
-		return nil, Mismatch(fmt.Sprintf("the marked request (cf=%s) in GET /api/logs within %s", nonce, logsWait), "no such entry")
+		return nil, Mismatch(fmt.Sprintf("the marked request (cf=%s) in GET /api/logs within %s", nonce, c.opts.wait), "no such entry")
 	}
 	return entry, nil
 }

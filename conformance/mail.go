@@ -21,9 +21,6 @@ import (
 // those checks skip, with its answer as the reason.
 
 const (
-	// mailWait bounds the wait for a mail the server must send (mail may
-	// leave through a queue, after the answer).
-	mailWait = 10 * time.Second
 	// mailSilence is how long a check watches for a mail that must not
 	// come, after a mail sent later has arrived.
 	mailSilence = 2 * time.Second
@@ -41,7 +38,7 @@ func (c *Client) mailbox(ctx context.Context) (*smtpSink, error) {
 			"back after pointing them at its SMTP sink (GET /api/settings never returns the password)", u)
 	}
 	serverHost, listenHost := fixtureHosts(c.opts.smtpHost)
-	sink, err := startSMTPSink(listenHost)
+	sink, err := startSMTPSink(listenHost, c.opts.wait)
 	if err != nil {
 		return nil, fmt.Errorf("fixture: %w", err)
 	}
@@ -184,14 +181,15 @@ func withMailbox(f func(ctx context.Context, c *Client, sink *smtpSink) error) f
 	}
 }
 
-// awaitMail waits up to mailWait for a mail to rcpt; none is a failure.
+// awaitMail waits up to Config.WaitTimeout for a mail to rcpt (mail may
+// leave through a queue, after the answer); none is a failure.
 func awaitMail(ctx context.Context, sink *smtpSink, rcpt, what string) (*sinkMail, error) {
-	m := sink.wait(ctx, rcpt, mailWait)
+	m := sink.wait(ctx, rcpt, sink.await)
 	if m == nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("waiting for %s: %w", what, context.Cause(ctx))
 	}
 	if m == nil {
-		return nil, Mismatch(fmt.Sprintf("%s mailed to %s within %v", what, rcpt, mailWait), "no mail")
+		return nil, Mismatch(fmt.Sprintf("%s mailed to %s within %v", what, rcpt, sink.await), "no mail")
 	}
 	if m.ParseErr != nil {
 		return nil, Mismatch(fmt.Sprintf("%s to %s as an RFC 5322 message with MIME parts", what, rcpt), m.String())

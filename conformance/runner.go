@@ -72,10 +72,17 @@ type Config struct {
 	// restore to answer again with the restored data. Zero means
 	// DefaultRestartTimeout.
 	RestartTimeout time.Duration
+	// WaitTimeout bounds the wait for the suite's requests to show in GET
+	// /api/logs and for a mail the server must send to reach the suite's
+	// SMTP sink. Zero means DefaultWaitTimeout.
+	WaitTimeout time.Duration
 }
 
 // DefaultRestartTimeout is the default of Config.RestartTimeout.
 const DefaultRestartTimeout = 60 * time.Second
+
+// DefaultWaitTimeout is the default of Config.WaitTimeout.
+const DefaultWaitTimeout = 10 * time.Second
 
 // DefaultCheckTimeout is the default of Config.CheckTimeout: above the
 // longest wait of any check (a full restore waits RestartTimeout for the

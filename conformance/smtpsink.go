@@ -19,11 +19,15 @@ import (
 type sinkMail = smtpsink.Mail
 
 // smtpSink is a running sink. Close stops it.
-type smtpSink struct{ *smtpsink.Sink }
+type smtpSink struct {
+	*smtpsink.Sink
+	await time.Duration // how long awaitMail waits for a mail (Config.WaitTimeout)
+}
 
 // startSMTPSink listens on host (an IP address; "" means every
-// interface) at a free port and serves until Close.
-func startSMTPSink(host string) (*smtpSink, error) {
+// interface) at a free port and serves until Close; awaitMail waits await
+// for a mail to it.
+func startSMTPSink(host string, await time.Duration) (*smtpSink, error) {
 	if host == "" {
 		host = "*"
 	}
@@ -31,7 +35,7 @@ func startSMTPSink(host string) (*smtpSink, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &smtpSink{s}, nil
+	return &smtpSink{s, await}, nil
 }
 
 // port is the port the sink listens on.

@@ -44,6 +44,20 @@ func seeded(tb testing.TB) string {
 	return seedDir
 }
 
+// millionEnv names the environment variable that turns on the tests
+// that build a million request logs (TestHeapPerEntry and
+// TestHeapPerForeignEntry: some 20 s on 2 cores, which a plain go test
+// skips). .ci/run sets it.
+const millionEnv = "STRONGBOX_LOGS_MILLION"
+
+// needMillion skips t unless millionEnv is set.
+func needMillion(t *testing.T) {
+	t.Helper()
+	if os.Getenv(millionEnv) == "" {
+		t.Skipf("builds a million request logs: set %s=1 to run it (.ci/run does)", millionEnv)
+	}
+}
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if seedDir != "" {
@@ -215,6 +229,7 @@ func TestHeapPerEntry(t *testing.T) {
 	if raceEnabled {
 		t.Skip("too slow with the race detector")
 	}
+	needMillion(t)
 	dir := seeded(t)
 	perEntry, s := heapPerEntry(t, dir, Options{MaxDays: 5}) // Seed writes at the real time
 	defer s.Close()

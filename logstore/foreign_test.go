@@ -291,6 +291,7 @@ func TestHeapPerForeignEntry(t *testing.T) {
 	if raceEnabled {
 		t.Skip("too slow with the race detector")
 	}
+	needMillion(t)
 	dir := t.TempDir()
 	seedForeign(t, dir, million, Options{MaxDays: 5})
 	perEntry, s := heapPerEntry(t, dir, Options{MaxDays: 5})
