@@ -5,12 +5,13 @@ package app
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"strongbox/logstore/journal/journaltest"
 )
 
 // fill writes a file in dir until the file system is full, and returns
@@ -44,27 +45,8 @@ func fill(t *testing.T, dir string) string {
 // and GET /api/logs; once the disk is freed, health is 200 at once and
 // requests are logged again, without a restart.
 func TestRealFullDiskServer(t *testing.T) {
-	mnt := os.Getenv("STRONGBOX_FULLDISK")
+	mnt := journaltest.SmallDisk(t, "2m", "STRONGBOX_FULLDISK")
 	if mnt == "" {
-		if testing.Short() {
-			t.Skip("short mode")
-		}
-		unshare, err := exec.LookPath("unshare")
-		if err != nil {
-			t.Skip("no unshare command")
-		}
-		dir := t.TempDir()
-		const mount = `mount -t tmpfs -o size=2m tmpfs "$1"`
-		if out, err := exec.Command(unshare, "-rm", "sh", "-c", mount, "sh", dir).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount a tmpfs in a user namespace: %v %s", err, out)
-		}
-		out, err := exec.Command(unshare, "-rm", "sh", "-c",
-			mount+` && STRONGBOX_FULLDISK="$1" exec "$2" -test.run='^TestRealFullDiskServer$' -test.v -test.count=1`,
-			"sh", dir, os.Args[0]).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRealFullDiskServer") {
-			t.Fatalf("inside the namespace: %v\n%s", err, out)
-		}
-		t.Logf("inside the namespace:\n%s", out)
 		return
 	}
 

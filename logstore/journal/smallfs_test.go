@@ -5,7 +5,6 @@ package journal_test
 import (
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"strongbox/logstore/journal"
+	"strongbox/logstore/journal/journaltest"
 )
 
 // TestRealFullDisk runs a journal on a real 256 KiB tmpfs, mounted in a
@@ -22,26 +22,8 @@ import (
 // re-runs itself inside the namespace with STRONGBOX_SMALLFS naming the
 // mount.
 func TestRealFullDisk(t *testing.T) {
-	dir := os.Getenv("STRONGBOX_SMALLFS")
+	dir := journaltest.SmallDisk(t, "256k", "STRONGBOX_SMALLFS")
 	if dir == "" {
-		if testing.Short() {
-			t.Skip("short mode")
-		}
-		unshare, err := exec.LookPath("unshare")
-		if err != nil {
-			t.Skip("no unshare command")
-		}
-		mnt := t.TempDir()
-		const mount = `mount -t tmpfs -o size=256k tmpfs "$1"`
-		if out, err := exec.Command(unshare, "-rm", "sh", "-c", mount, "sh", mnt).CombinedOutput(); err != nil {
-			t.Skipf("cannot mount a tmpfs in a user namespace: %v %s", err, out)
-		}
-		out, err := exec.Command(unshare, "-rm", "sh", "-c",
-			mount+` && STRONGBOX_SMALLFS="$1" exec "$2" -test.run='^TestRealFullDisk$' -test.v -test.count=1`,
-			"sh", mnt, os.Args[0]).CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRealFullDisk") {
-			t.Fatalf("inside the namespace: %v\n%s", err, out)
-		}
 		return
 	}
 
