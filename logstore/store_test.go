@@ -682,13 +682,25 @@ func TestConcurrentReadersAndWriters(t *testing.T) {
 	})
 	// Run for an amount of work, not of time: a retention run begun (one
 	// can take seconds, waiting for the busy writer; stopping waits for
-	// it), and two thousand reads and entries meanwhile.
-	waitFor(t, "a retention run and two thousand reads and entries", func() bool {
-		return retentions.Load() >= 1 && reads.Load() >= 2000 && s.Len() >= 2000
-	})
+	// it), and four hundred reads and two thousand entries meanwhile. Under
+	// the race detector a read (a filtered, sorted list of some 40,000
+	// entries, its Gets and a Stats) takes some 10 ms, so four hundred is
+	// seconds, not the half minute two thousand took on a busy CI machine.
+	// Past waitLimit the workers are stopped and waited for before the
+	// test fails, so none of them logs after it has ended.
+	done := func() bool { return retentions.Load() >= 1 && reads.Load() >= 400 && s.Len() >= 2000 }
+	deadline := time.Now().Add(waitLimit)
+	for !done() && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	reached := done()
 	stop.Store(true)
 	if !within(t, waitLimit, "the writers, readers and retention to stop", wg.Wait) {
 		t.FailNow()
+	}
+	if !reached {
+		t.Fatalf("after %v: %d retention runs, %d reads, %d entries; want 1, 400, 2000",
+			waitLimit, retentions.Load(), reads.Load(), s.Len())
 	}
 }
 
