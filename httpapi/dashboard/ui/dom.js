@@ -23,8 +23,10 @@ function append(el, children) {
 }
 
 // busy marks a submit button as working (disabled, aria-busy) while fn
-// runs.
+// runs. Starting it clears every notice (see notice) on the screen: a
+// banner speaks of the last action only.
 export async function busy(button, fn) {
+  clearNotices();
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   try {
@@ -39,6 +41,32 @@ export async function busy(button, fn) {
 // (successes) holding text.
 export function message(role, text) {
   return h('p', { role }, text);
+}
+
+// notices are the banners notice made that are in the document.
+const notices = new Set();
+
+function clearNotices() {
+  for (const slot of notices) {
+    if (slot.isConnected) slot.replaceChildren();
+    else notices.delete(slot);
+  }
+}
+
+// notice returns the place of a form's banner: slot, an element to put
+// where the banner goes, show(node), which puts node (a message) there in
+// place of the last one, and clear(). Any input or change in form, and the
+// start of any action (busy), clear it: a "saved" or an error is never left
+// standing beside values it no longer describes.
+export function notice(form) {
+  const slot = h('div', { class: 'notice' });
+  notices.add(slot);
+  const clear = () => slot.replaceChildren();
+  if (form) {
+    form.addEventListener('input', clear);
+    form.addEventListener('change', clear);
+  }
+  return { slot, show: (node) => slot.replaceChildren(node), clear };
 }
 
 // stylesheet adds the stylesheet name (a file beside the modules, such as
