@@ -32,6 +32,7 @@ func claimsOf(t *testing.T, token string) map[string]any {
 }
 
 func TestErrorsAndRoutes(t *testing.T) {
+	t.Parallel()
 	e := newBaseEnv(t)
 	user := e.signUp("u1@example.com", "password1")
 	userTok := e.login("users", "u1@example.com", "password1")
@@ -88,6 +89,7 @@ func TestErrorsAndRoutes(t *testing.T) {
 }
 
 func TestSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/health", "", nil)
 	for k, v := range map[string]string{
@@ -105,6 +107,7 @@ func TestSecurityHeaders(t *testing.T) {
 }
 
 func TestPasswordLogin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("u1@example.com", "password1")
 
@@ -166,6 +169,7 @@ func TestPasswordLogin(t *testing.T) {
 }
 
 func TestRefreshAndImpersonate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("u1@example.com", "password1")
 	tok := e.login("users", "u1@example.com", "password1")
@@ -220,6 +224,7 @@ func TestRefreshAndImpersonate(t *testing.T) {
 }
 
 func TestAuthMethods(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
 	want := `{"password":{"identityFields":["email"],"enabled":true},"oauth2":{"providers":[],"enabled":false},"mfa":{"enabled":false,"duration":0},"otp":{"enabled":false,"duration":0},"authProviders":null,"usernamePassword":false,"emailPassword":true}` + "\n"
@@ -233,6 +238,7 @@ func TestAuthMethods(t *testing.T) {
 }
 
 func TestSignUpValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("taken@example.com", "password1")
 	tests := []struct {
@@ -280,6 +286,7 @@ func TestSignUpValidation(t *testing.T) {
 // field words it). Each want is the data PocketBase v0.31.0 answered to the
 // same body.
 func TestPasswordFieldsFirst(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("owner@example.com", "Passw0rd!x1")
 	owner := e.login("users", "owner@example.com", "Passw0rd!x1")
@@ -330,6 +337,7 @@ func TestPasswordFieldsFirst(t *testing.T) {
 }
 
 func TestRecordVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.signUp("a@example.com", "password1")
 	b := e.signUp("b@example.com", "password1")
@@ -358,6 +366,7 @@ func TestRecordVisibility(t *testing.T) {
 }
 
 func TestBodyLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	big := strings.Repeat("x", DefaultBodyLimit+1)
 	res := e.doRaw("POST", "/api/collections/users/auth-with-password", "", "application/json", strings.NewReader(big))
@@ -365,6 +374,7 @@ func TestBodyLimit(t *testing.T) {
 }
 
 func TestPanicIsA500Envelope(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	s := e.srv.Config.Handler.(*Server)
 	s.mux.Handle("GET /test-panic", s.handle(func(http.ResponseWriter, *http.Request) error { panic("boom") }))
@@ -372,6 +382,7 @@ func TestPanicIsA500Envelope(t *testing.T) {
 }
 
 func TestListFilterSort(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, email := range []string{"b@example.com", "a@example.com", "c@example.org"} {
 		e.signUp(email, "password1")
@@ -423,6 +434,7 @@ func TestListFilterSort(t *testing.T) {
 // TestUsernameIdentity: a collection can make a text field an identity
 // field; it is then unique and accepted by auth-with-password.
 func TestUsernameIdentity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("POST", "/api/collections", e.su, `{"name":"members","type":"auth","createRule":"","fields":[{"name":"username","type":"text","max":40}],"passwordAuth":{"enabled":true,"identityFields":["email","username"]}}`)
 	if res.Status != 200 {
@@ -449,6 +461,7 @@ func TestUsernameIdentity(t *testing.T) {
 }
 
 func TestCollectionGuards(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// OTP on _superusers is a second factor only: enabling it enables
 	// MFA (as in PocketBase), and MFA cannot go while OTP stays.
@@ -486,6 +499,7 @@ func TestCollectionGuards(t *testing.T) {
 // TestImpersonationExpires: static tokens always expire, even for users,
 // whose password tokens do not (§5.9).
 func TestImpersonationExpires(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("u@example.com", "password1")
 	res := e.do("POST", "/api/collections/users/impersonate/"+id, e.su, nil)
@@ -501,6 +515,7 @@ func TestImpersonationExpires(t *testing.T) {
 // PocketBase v0.31.0 answered the same bodies: the id field's own rules,
 // each with its code, and a taken id as any taken unique value.
 func TestRecordIDAndIdentityFieldErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	signUp := func(id string) string {
 		return `{"id":"` + id + `","email":"id-` + id + `@example.com","password":"Passw0rd!p1","passwordConfirm":"Passw0rd!p1"}`

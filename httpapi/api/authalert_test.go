@@ -17,6 +17,7 @@ import (
 // disabled a new device sends none. A later mail to the same address,
 // queued behind, shows that nothing else was sent before it.
 func TestAuthAlertMail(t *testing.T) {
+	t.Parallel()
 	sink := smtpsink.Start(t, smtpsink.Options{})
 	e := newMailEnv(t, nil)
 	e.transport.Store(&strongmail.Transport{SMTPEnabled: true,

@@ -86,6 +86,7 @@ func (f *restoreFake) waitFree(t *testing.T) {
 }
 
 func TestBackupRestoreChecks(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name    string
 		nilFS   bool
@@ -208,6 +209,7 @@ func (f *restoreFake) backupsPath(t *testing.T) string {
 // TestBackupRestoreFails: a restore that could not restart the process is
 // logged and releases the lock, so that a later operation can run.
 func TestBackupRestoreFails(t *testing.T) {
+	t.Parallel()
 	f := newRestoreFake(t)
 	f.restoreErr = errors.New("exec failed")
 	var log syncLog
@@ -232,6 +234,7 @@ func TestBackupRestoreFails(t *testing.T) {
 // route's write deadline still answers its 204 (it has the backup routes'
 // deadline), rather than restarting the server on a client told nothing.
 func TestBackupRestoreSlowVerify(t *testing.T) {
+	t.Parallel()
 	f := newRestoreFake(t)
 	// The write deadline leaves the env's own sign-in (under 50 ms alone)
 	// room on a loaded machine, where 50 ms cut it now and then.

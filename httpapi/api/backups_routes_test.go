@@ -156,6 +156,7 @@ func (e *env) upload(fileName string, content []byte) *response {
 }
 
 func TestBackupGuards(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	user := e.userToken()
@@ -194,6 +195,7 @@ func TestBackupGuards(t *testing.T) {
 }
 
 func TestBackupsWithoutFolder(t *testing.T) {
+	t.Parallel()
 	e := newBackupEnv(t, nil, nil)
 	ft := e.fileToken(e.su)
 	ct, body := multipartBody(t, nil, "file", "a.zip", []byte("PK\x05\x06"))
@@ -214,6 +216,7 @@ func TestBackupsWithoutFolder(t *testing.T) {
 }
 
 func TestBackupsList(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	wantBody(t, e.do("GET", "/api/backups", e.su, nil), 200, `[]`)
@@ -242,6 +245,7 @@ func TestBackupsList(t *testing.T) {
 }
 
 func TestBackupCreate(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	if _, err := fb.Create(t.Context(), "taken.zip"); err != nil {
@@ -292,6 +296,7 @@ func TestBackupCreate(t *testing.T) {
 }
 
 func TestBackupCreateChecksLockFirst(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	release, _ := fb.lock.TryLock(backup.KindRestore, "x.zip")
@@ -304,6 +309,7 @@ func TestBackupCreateChecksLockFirst(t *testing.T) {
 }
 
 func TestBackupCreateConcurrent(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	fb.entered, fb.block = make(chan string), make(chan struct{})
 	e := newBackupEnv(t, fb, nil)
@@ -337,6 +343,7 @@ func TestBackupCreateConcurrent(t *testing.T) {
 }
 
 func TestBackupCreateFailure(t *testing.T) {
+	t.Parallel()
 	var log syncLog
 	fb := newFakeBackups(t)
 	fb.fail = errors.New("capture: disk on fire")
@@ -351,6 +358,7 @@ func TestBackupCreateFailure(t *testing.T) {
 }
 
 func TestBackupUpload(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	good := archiveBytes(t, []byte("some data"))
@@ -443,6 +451,7 @@ func wantNoTemp(t *testing.T, fb *fakeBackups) {
 // TestBackupUploadStreams uploads an archive larger than the whole body
 // budget (32 MiB): it is streamed to disk, not held in memory.
 func TestBackupUploadStreams(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	content := make([]byte, DefaultBodyBudget+(1<<20))
@@ -473,6 +482,7 @@ func TestBackupUploadStreams(t *testing.T) {
 }
 
 func TestBackupUploadTooLarge(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	fb.maxUpload = 1024
 	e := newBackupEnv(t, fb, nil)
@@ -511,6 +521,7 @@ func TestBackupUploadTooLarge(t *testing.T) {
 }
 
 func TestBackupDelete(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	if _, err := fb.Create(t.Context(), "a.zip"); err != nil {
@@ -540,6 +551,7 @@ func TestBackupDelete(t *testing.T) {
 }
 
 func TestBackupDeleteBusy(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	for _, k := range []string{"a.zip", "b.zip"} {
@@ -557,6 +569,7 @@ func TestBackupDeleteBusy(t *testing.T) {
 }
 
 func TestBackupDownload(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	if _, err := fb.Create(t.Context(), "a.zip"); err != nil {
@@ -626,6 +639,7 @@ func TestBackupDownload(t *testing.T) {
 }
 
 func TestBackupDownloadTokenNotLogged(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	if _, err := fb.Create(t.Context(), "a.zip"); err != nil {
@@ -651,6 +665,7 @@ func TestBackupDownloadTokenNotLogged(t *testing.T) {
 // TestBackupUploadIgnoresLock: an upload neither checks nor takes the lock,
 // as in PocketBase v0.31.0.
 func TestBackupUploadIgnoresLock(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	release, _ := fb.lock.TryLock(backup.KindCreate, "other.zip")
@@ -666,6 +681,7 @@ func TestBackupUploadIgnoresLock(t *testing.T) {
 // v0.31.0. The request's context ends while the create runs, as net/http
 // ends it when the client's connection closes.
 func TestBackupCreateOutlivesClient(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	fb.entered, fb.block = make(chan string), make(chan struct{})
 	e := newBackupEnv(t, fb, nil)
@@ -702,6 +718,7 @@ func TestBackupCreateOutlivesClient(t *testing.T) {
 // TestBackupHostileKeys: keys that are not archive names, however encoded,
 // never reach outside the backups folder, and no answer names a path.
 func TestBackupHostileKeys(t *testing.T) {
+	t.Parallel()
 	fb := newFakeBackups(t)
 	e := newBackupEnv(t, fb, nil)
 	// A file next to the backups folder that a traversal would reach.

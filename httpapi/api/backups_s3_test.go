@@ -91,6 +91,7 @@ func newS3Env(t *testing.T, fb *s3Backups, log *syncLog) *env {
 // TestBackupRoutesOnS3: every backup route on a bucket, with the shapes
 // and messages of the folder.
 func TestBackupRoutesOnS3(t *testing.T) {
+	t.Parallel()
 	fb := newS3Backups(t)
 	e := newS3Env(t, fb, nil)
 
@@ -185,6 +186,7 @@ func TestBackupRoutesOnS3(t *testing.T) {
 // TestBackupUploadOnS3: an upload reaches the bucket only once verified;
 // a refused one leaves nothing there.
 func TestBackupUploadOnS3(t *testing.T) {
+	t.Parallel()
 	fb := newS3Backups(t)
 	e := newS3Env(t, fb, nil)
 	good := archiveBytes(t, []byte("hello"))
@@ -217,6 +219,7 @@ func TestBackupUploadOnS3(t *testing.T) {
 // TestBackupRestoreOnS3DownloadFails: a restore whose download fails is
 // refused before its answer, and nothing is restored nor left behind.
 func TestBackupRestoreOnS3DownloadFails(t *testing.T) {
+	t.Parallel()
 	fb := newS3Backups(t)
 	e := newS3Env(t, fb, nil)
 	fb.bucket.Set("r.zip", archiveBytes(t, []byte("x")))
@@ -251,6 +254,7 @@ func (e *s3Err) S3Code() (code, message string) { return e.code, e.msg }
 // have, a probe that succeeds, and one that fails with the S3 error code
 // and message or the connection error, never the secret.
 func TestSettingsTestS3(t *testing.T) {
+	t.Parallel()
 	fb := newS3Backups(t)
 	var log syncLog
 	e := newS3Env(t, fb, &log)
@@ -311,6 +315,7 @@ func errJSON(status int, msg string) string {
 // real length wherever it occurs, and a short one only where it stands
 // alone, never inside the words of the message.
 func TestS3ErrorTextMask(t *testing.T) {
+	t.Parallel()
 	const long = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 	access := &backup.ProbeError{Step: "failed to upload a test file", Err: &s3Err{"AccessDenied", "Access Denied"}}
 	tests := []struct {

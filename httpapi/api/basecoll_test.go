@@ -65,6 +65,7 @@ func newBaseEnv(t *testing.T) *env {
 // collection still opens, the collection can be read, changed and deleted,
 // and its records are refused with 404.
 func TestBaseCollections(t *testing.T) {
+	t.Parallel()
 	e := newBaseEnv(t)
 	const (
 		onlyAuth = `{"code":"validation_unsupported_value","message":"This server stores auth collections and their records only: base and view collections cannot be created."}`

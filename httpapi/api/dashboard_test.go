@@ -62,6 +62,7 @@ func wantDashboardHeaders(t *testing.T, what string, h http.Header) {
 // and HEAD, with its type, the headers of every answer under /_/, an ETag
 // of its own per form, and 304 for a matching If-None-Match.
 func TestDashboardAssets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	types := map[string]string{
 		"html": "text/html; charset=utf-8",
@@ -163,6 +164,7 @@ func testDashboardAsset(t *testing.T, e *env, p string, types map[string]string)
 // or a method other than GET and HEAD, is the JSON 404; the headers of
 // /_/ come with it.
 func TestDashboardNotFound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct{ method, path string }{
 		{"GET", "/_/nope.js"},
@@ -190,6 +192,7 @@ func TestDashboardNotFound(t *testing.T) {
 // TestDashboardRedirect: /_ is redirected to /_/ (307, query kept), as
 // PocketBase's router does; GET /_/ then is the app.
 func TestDashboardRedirect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct{ method, path, want string }{
 		{"GET", "/_", "/_/"},
@@ -210,6 +213,7 @@ func TestDashboardRedirect(t *testing.T) {
 // TestDashboardNotLogged: a file served (200 or 304) is not request-logged,
 // as PocketBase does not log its dashboard's files; a 404 under /_/ is.
 func TestDashboardNotLogged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dashboardGet(t, e, "GET", "/_/?m=page", nil)
 	res := dashboardGet(t, e, "GET", "/_/app.js?m=file", nil)

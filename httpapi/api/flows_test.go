@@ -89,6 +89,7 @@ const (
 )
 
 func TestAccountFlowErrors(t *testing.T) {
+	t.Parallel()
 	e, fm := flowBaseEnv(t)
 	users, _ := e.auth.Collection("users")
 	uid := e.signUp("u1@example.com", "password1")
@@ -219,6 +220,7 @@ func TestAccountFlowErrors(t *testing.T) {
 // TestVerificationFlow: the mail, its token, no enumeration, the resend
 // throttle and idempotent confirmation.
 func TestVerificationFlow(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	id := e.signUp("u1@example.com", "password1")
 	const rv, cv = "/api/collections/users/request-verification", "/api/collections/users/confirm-verification"
@@ -265,6 +267,7 @@ func TestVerificationFlow(t *testing.T) {
 // the token confirms a second before its lifetime ends, and not once it
 // has ended. Each case has its own server and injected clock.
 func TestVerificationTokenExpires(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		after    time.Duration
@@ -288,6 +291,7 @@ func TestVerificationTokenExpires(t *testing.T) {
 // TestPasswordResetFlow: the reset sets the password, verifies, and ends
 // every token of the record, the reset token included.
 func TestPasswordResetFlow(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	id := e.signUp("u1@example.com", "password1")
 	oldAuth := e.login("users", "u1@example.com", "password1")
@@ -325,6 +329,7 @@ func TestPasswordResetFlow(t *testing.T) {
 // case has its own server and injected clock, since a reset uses the
 // token up.
 func TestPasswordResetTokenExpires(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		after    time.Duration
@@ -348,6 +353,7 @@ func TestPasswordResetTokenExpires(t *testing.T) {
 // TestEmailChangeFlow: the mail goes to the new address; confirming with
 // the password sets the email, verifies, and ends every old token.
 func TestEmailChangeFlow(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	id := e.signUp("u1@example.com", "password1")
 	tok := e.login("users", "u1@example.com", "password1")
@@ -378,6 +384,7 @@ func TestEmailChangeFlow(t *testing.T) {
 // TestEmailChangeTokenDiesWithPasswordReset: a password reset rotates the
 // token key, so a pending email change no longer confirms.
 func TestEmailChangeTokenDiesWithPasswordReset(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	e.signUp("u1@example.com", "password1")
 	tok := e.login("users", "u1@example.com", "password1")
@@ -393,6 +400,7 @@ func TestEmailChangeTokenDiesWithPasswordReset(t *testing.T) {
 // TestEmailChangeSendFailure: the one mail sent before answering reports
 // its failure.
 func TestEmailChangeSendFailure(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	e.signUp("u1@example.com", "password1")
 	tok := e.login("users", "u1@example.com", "password1")
@@ -411,6 +419,7 @@ func TestEmailChangeSendFailure(t *testing.T) {
 // TestFlowMailTemplate: the collection's template, its placeholders, and
 // record values HTML-escaped in the body.
 func TestFlowMailTemplate(t *testing.T) {
+	t.Parallel()
 	e, fm := flowEnv(t)
 	res := e.do("PATCH", "/api/collections/users", e.su, `{"verificationTemplate":{"subject":"Hi {RECORD:name} at {APP_NAME}","body":"<p>{RECORD:name} {RECORD:email} {RECORD:verified} {APP_URL} {TOKEN} {RECORD:tokenKey}</p>"}}`)
 	if res.Status != 200 {
@@ -445,6 +454,7 @@ func TestFlowMailTemplate(t *testing.T) {
 
 // TestFlowRateLimitTags: the routes carry PocketBase's tags.
 func TestFlowRateLimitTags(t *testing.T) {
+	t.Parallel()
 	e, _ := flowEnv(t)
 	res := e.do("PATCH", "/api/settings", e.su, `{"rateLimits":{"enabled":true,"rules":[{"label":"users:requestVerification","maxRequests":1,"duration":60},{"label":"*:confirmEmailChange","maxRequests":1,"duration":60}]}}`)
 	if res.Status != 200 {
@@ -469,6 +479,7 @@ func TestFlowRateLimitTags(t *testing.T) {
 
 // TestFlowWithoutMailer: with no mail transport the flows answer as usual.
 func TestFlowWithoutMailer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	tok := e.login("users", "u1@example.com", "password1")
@@ -479,6 +490,7 @@ func TestFlowWithoutMailer(t *testing.T) {
 // TestFlowStorageFull: a confirm the disk refuses answers 507 and changes
 // nothing, so the same token works once there is space again.
 func TestFlowStorageFull(t *testing.T) {
+	t.Parallel()
 	fm := &fakeMail{}
 	fsys := journaltest.New()
 	e := newEnvOn(t, Config{Mail: fm}, HTTPConfig{}, fsys)

@@ -42,6 +42,7 @@ func (e *env) storedField(col, id, name string) any {
 // error (PocketBase v0.31.0's recordDataFromRequest), and the rules read
 // the body without it.
 func TestHiddenFieldWrites(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, who, method, body string
 		rule                    string // updateRule or createRule, "" for the default
@@ -104,6 +105,7 @@ func TestHiddenFieldWrites(t *testing.T) {
 // them nowhere; an auth answer shows them only for a superuser's own
 // record, as PocketBase v0.31.0 answers.
 func TestHiddenFieldReads(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.addHiddenField("users", "role")
 	e.addHiddenField("_superusers", "note")
@@ -181,6 +183,7 @@ func TestHiddenFieldReads(t *testing.T) {
 // hidden fields only for a superuser's request; the createRule reads
 // createData without them.
 func TestHiddenFieldOAuth2CreateData(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, who, rules string
 		wantRole         any

@@ -20,6 +20,7 @@ const loginPath = "/api/collections/_superusers/auth-with-password"
 // route's read deadline, answered with the envelope where the route reads
 // it, and its connection closed.
 func TestStalledBody(t *testing.T) {
+	t.Parallel()
 	const deadline = 200 * time.Millisecond
 	e := newEnvWith(t, Config{ReadTimeout: deadline}, HTTPConfig{ReadHeaderTimeout: deadline})
 	tests := []struct {
@@ -75,6 +76,7 @@ func TestStalledBody(t *testing.T) {
 // a long read deadline lets a slow body through, and a short write
 // deadline drops a slow response.
 func TestRouteLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, Config{ReadTimeout: 100 * time.Millisecond}, HTTPConfig{})
 	long := Limits{Body: 1 << 10, Read: 3 * time.Second, Write: 3 * time.Second}
 	e.api.mux.Handle("POST /test/long", e.api.route(long, func(w http.ResponseWriter, r *http.Request) error {
@@ -117,6 +119,7 @@ func TestRouteLimits(t *testing.T) {
 
 // TestBodyLimits checks each route class's body limit, declared or not.
 func TestBodyLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// pad is a JSON login body of exactly n bytes.
 	pad := func(n int) string {
@@ -185,6 +188,7 @@ func rawLogin(t *testing.T, c net.Conn) *response {
 // other request its body, from their address or another, until their
 // deadline cuts them.
 func TestBodyBudgetLockOut(t *testing.T) {
+	t.Parallel()
 	const deadline = time.Second
 	e := newEnvWith(t, Config{ReadTimeout: deadline}, HTTPConfig{})
 	start := time.Now()
@@ -216,6 +220,7 @@ func TestBodyBudgetLockOut(t *testing.T) {
 // address may hold at most a quarter of it, and a body whose bytes do not
 // fit is refused with 503 at once, whatever the number of connections.
 func TestBodyBudget(t *testing.T) {
+	t.Parallel()
 	const limit = 1 << 10
 	e := newEnvWith(t, Config{BodyLimit: limit, BodyBudget: 8 * limit, ReadTimeout: 5 * time.Second}, HTTPConfig{})
 	if e.api.budget.share != 2*limit {
@@ -344,6 +349,7 @@ func TestMultipartLeavesNoTempFiles(t *testing.T) {
 // share of the budget (a multipart text of 70,000 lines, each charged as a
 // value) can never fit, so it is too large (413), not "busy, try again".
 func TestBodyOverShare(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)

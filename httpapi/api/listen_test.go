@@ -75,6 +75,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // is the JSON envelope, with its length and the security headers, and
 // whether the connection stays open.
 func TestServerWrittenErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name     string
@@ -142,6 +143,7 @@ func TestServerWrittenErrors(t *testing.T) {
 // TestRewriteServerError checks the recognition of net/http's own error
 // writes, and that a handler's response is never taken for one.
 func TestRewriteServerError(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		in   string
@@ -208,6 +210,7 @@ func (e *env) busyConn() net.Conn {
 // with one log line for all of them, and that a slot is free again once a
 // connection closes.
 func TestConnectionCap(t *testing.T) {
+	t.Parallel()
 	var log syncLog
 	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 2, MaxConnsPerClient: 2, Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	// newEnv's login left an idle keep-alive connection: drop it so the
@@ -254,6 +257,7 @@ func TestConnectionCap(t *testing.T) {
 // connection flood that sends nothing, or idle keep-alives), not that a
 // working client is refused.
 func TestConnectionCapEvictsWaiting(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 3, MaxConnsPerClient: 10})
 	e.srv.Client().CloseIdleConnections()
 	ln := e.srv.Listener.(*capListener)
@@ -288,6 +292,7 @@ func TestConnectionCapEvictsWaiting(t *testing.T) {
 // ones, a new one is refused when all of its own are busy, and another
 // address is served meanwhile.
 func TestConnectionCapPerClient(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, Config{}, HTTPConfig{MaxConns: 8, MaxConnsPerClient: 2})
 	e.srv.Client().CloseIdleConnections()
 	ln := e.srv.Listener.(*capListener)
@@ -329,6 +334,7 @@ func TestConnectionCapPerClient(t *testing.T) {
 
 // TestMaxConns checks the default cap stays under the descriptor limit.
 func TestMaxConns(t *testing.T) {
+	t.Parallel()
 	n := MaxConns()
 	if n < 1 || n > DefaultMaxConns {
 		t.Errorf("MaxConns() = %d, want 1 to %d", n, DefaultMaxConns)
@@ -342,6 +348,7 @@ func TestMaxConns(t *testing.T) {
 // Content-Length as well (net/http drops it), is answered and its
 // connection closed, so nothing smuggled after it is read as a request.
 func TestChunkedCloses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := e.dial()
 	defer c.Close()
@@ -362,6 +369,7 @@ func TestChunkedCloses(t *testing.T) {
 // began are not accepted (they wait in the socket's backlog for whoever
 // holds the socket next).
 func TestDrain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.srv.Client().CloseIdleConnections()
 	ln := e.srv.Listener.(*capListener)

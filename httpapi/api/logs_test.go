@@ -27,6 +27,7 @@ func (e *env) listLogs(filter string) []map[string]any {
 }
 
 func TestRequestLogEntries(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	userTok := func() string {
 		e.signUp("u@example.com", "password1")
@@ -89,6 +90,7 @@ func TestRequestLogEntries(t *testing.T) {
 // and passwords never reach the request log, nor does the Authorization
 // header.
 func TestLogsNoSecrets(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.doRaw("GET", "/api/health?token=SECRET1&m=x&password=SECRET2", e.su, "", nil)
 	items := e.listLogs(`data.url ~ "m=x"`)
@@ -107,6 +109,7 @@ func TestLogsNoSecrets(t *testing.T) {
 }
 
 func TestLogsAPIErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u@example.com", "password1")
 	userTok := e.login("users", "u@example.com", "password1")
@@ -144,6 +147,7 @@ func TestLogsAPIErrors(t *testing.T) {
 }
 
 func TestLogsListAndFields(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for range 3 {
 		e.doRaw("GET", "/api/health?m=list", "", "", nil)
@@ -173,6 +177,7 @@ func TestLogsListAndFields(t *testing.T) {
 }
 
 func TestSettingsAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/settings", e.su, nil)
 	if res.Status != 200 || !strings.Contains(string(res.Body), `"logs":{"maxDays":5,"minLevel":0,"logIP":true,"logAuthId":false}`) {
@@ -223,6 +228,7 @@ func TestSettingsAPI(t *testing.T) {
 }
 
 func TestLogsRedactionEscapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	req, _ := http.NewRequest("GET", e.srv.URL+"/api/health?m=esc&%74oken=SECRET1&passw%6Frd=SECRET2&Access_Token=SECRET4&token[]=SECRET5&code=SECRET7", nil)
 	req.Header.Set("Referer", "https://u:SECRET6@app.example.com/download?token=SECRET3&x=1")
@@ -247,6 +253,7 @@ func TestLogsRedactionEscapes(t *testing.T) {
 }
 
 func TestLogsIPAndMinLevel(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if res := e.do("PATCH", "/api/settings", e.su, `{"logs":{"logIP":false,"minLevel":4}}`); res.Status != 200 {
 		t.Fatalf("patch: %d %s", res.Status, res.Body)
@@ -267,6 +274,7 @@ func TestLogsIPAndMinLevel(t *testing.T) {
 }
 
 func TestLogText(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain":          "plain",
 		"a\xf5\x1a\xb0^": "a\uFFFD\x1a\uFFFD^",
@@ -284,6 +292,7 @@ func TestLogText(t *testing.T) {
 // of a secret name, wherever the URI carries parameters, and a Referer's
 // userinfo is removed in whatever form it comes.
 func TestRedaction(t *testing.T) {
+	t.Parallel()
 	uris := []struct{ in, want string }{
 		{"/p?token=a&x=1", "/p?token=REDACTED&x=1"},
 		{"/p?Token=a&TOKEN=b", "/p?Token=REDACTED&TOKEN=REDACTED"},
@@ -360,6 +369,7 @@ func FuzzRedact(f *testing.F) {
 // which stay percent-encoded: a CR LF sent as %0d%0a cannot start a forged
 // line in a plain-text view of the logs.
 func TestLogMessageEscapes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct{ path, message string }{
 		{"/api/esc1/a%20b?m=1", "GET /api/esc1/a b?m=1"},

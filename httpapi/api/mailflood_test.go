@@ -22,6 +22,7 @@ import (
 // flood with PocketBase's 429, the queue keeps each flooded address in
 // its own bounded lane, and the real mail reaches the loopback SMTP sink.
 func TestMailFlood(t *testing.T) {
+	t.Parallel()
 	sink := smtpsink.Start(t, smtpsink.Options{})
 	release := make(chan struct{})
 	var held atomic.Bool

@@ -12,6 +12,7 @@ import (
 // second, which every mail route shares; the per-target limit its whole
 // window. A client that waits that long is served again.
 func TestMailLimitRetryAfter(t *testing.T) {
+	t.Parallel()
 	e, _, _ := otpEnv(t, false)
 	e.trustProxy()
 	n := 0

@@ -12,6 +12,7 @@ import (
 // with validation_invalid_rule, and one that cannot be evaluated at
 // sign-in answers 400 "Failed to authenticate.".
 func TestMFARuleFlow(t *testing.T) {
+	t.Parallel()
 	e, _, _ := otpEnv(t, false)
 	e.signUp("bob@example.org", "password1")
 	mfaRe := regexp.MustCompile(`^\{"mfaId":"[a-z0-9]{15}"\}$`)
@@ -75,6 +76,7 @@ func TestMFARuleFlow(t *testing.T) {
 // API rules do and as PocketBase evaluates it: its query, body, method and
 // context.
 func TestMFARuleRequestInfo(t *testing.T) {
+	t.Parallel()
 	e, _, _ := otpEnv(t, false)
 	mfaRe := regexp.MustCompile(`^\{"mfaId":"[a-z0-9]{15}"\}$`)
 	tests := []struct {

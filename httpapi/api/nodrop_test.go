@@ -37,6 +37,7 @@ func multipartParts(t *testing.T, parts ...part) (string, *bytes.Buffer) {
 // field error naming it, never answered 200 with the key dropped; the
 // record is left as it was.
 func TestRecordBodyNoDrop(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("ann@example.com", "password123")
 	const (
@@ -95,6 +96,7 @@ func TestRecordBodyNoDrop(t *testing.T) {
 // TestHealthRealIP: the health check reports the client's address as the
 // request log records it, through the trusted proxy headers when set.
 func TestHealthRealIP(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name, proxy, header, want string

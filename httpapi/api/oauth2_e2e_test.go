@@ -201,6 +201,7 @@ func (e *oauth2E2E) signIn(code, verifier, redirectURL string) *response {
 // a verifier that is not the code's, and the user refusing at the
 // provider.
 func TestOAuth2EndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newOAuth2E2E(t)
 	ada := map[string]any{"sub": "ada-1", "name": "Ada Lovelace", "preferred_username": "ada",
 		"email": "ada@example.com", "email_verified": true, "picture": "https://img.test/ada.png"}
@@ -288,6 +289,7 @@ func TestOAuth2EndToEnd(t *testing.T) {
 // it with the preset's displayName, PKCE and scope, and auth-with-oauth2
 // signs its user up with the verified email Twitch gives.
 func TestOAuth2PresetEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newOAuth2E2EWith(t, "twitch", "")
 	pi := e.onlyProvider(t, "twitch")
 	if pi.Name != "twitch" || pi.DisplayName != "Twitch" || pi.CodeChallengeMethod != "S256" || pi.CodeChallenge != oauth2.Challenge(pi.CodeVerifier) ||

@@ -14,6 +14,7 @@ import (
 // any provider failure, and the server's log says why and how to allow
 // it.
 func TestOAuth2PrivateProvider(t *testing.T) {
+	t.Parallel()
 	p := oauth2provider.Start(t)
 	var log syncLog
 	e := newEnvWith(t, Config{OAuth2: oauth2.NewClient(oauth2.Options{}), Logger: slog.New(slog.NewTextHandler(&log, nil))}, HTTPConfig{})

@@ -46,6 +46,7 @@ func completePopup(t *testing.T, e *env, c *sseClient) (*http.Response, []byte) 
 }
 
 func TestOAuth2PopupFlow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	c := openStream(t, e.srv.URL, "")
 	for k, want := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-store", "X-Accel-Buffering": "no"} {
@@ -88,6 +89,7 @@ func get(t *testing.T, client *http.Client, u string) *http.Response {
 // TestOAuth2Redirect: the redirect's status and target, and the event the
 // client gets, for each way the provider may come back.
 func TestOAuth2Redirect(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const me = "\x00" // stands for the client id in the cases
 	tests := []struct {
@@ -188,6 +190,7 @@ func TestOAuth2Redirect(t *testing.T) {
 
 // TestOAuth2Pages: the pages the redirect ends on.
 func TestOAuth2Pages(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		path, text string

@@ -65,6 +65,7 @@ func (e *env) oauth2Login(token, code, extra string) *response {
 }
 
 func TestAuthWithOAuth2Errors(t *testing.T) {
+	t.Parallel()
 	e, fx := oauth2Env(t, "")
 	fx.errs["bad-token"] = fmt.Errorf("%w: invalid_grant", oauth2.ErrToken)
 	fx.errs["bad-user"] = fmt.Errorf("%w: 500 from userinfo", oauth2.ErrUser)
@@ -123,6 +124,7 @@ func TestAuthWithOAuth2Errors(t *testing.T) {
 // TestAuthWithOAuth2Accounts: the resolution order through the API, and
 // the result's meta.
 func TestAuthWithOAuth2Accounts(t *testing.T) {
+	t.Parallel()
 	e, fx := oauth2Env(t, `,"createRule":""`)
 	fx.users["new"] = googleUser("g1", "ann@example.com", true)
 
@@ -230,6 +232,7 @@ func TestAuthWithOAuth2Accounts(t *testing.T) {
 
 // TestAuthWithOAuth2CreateRule: sign-up goes through the createRule.
 func TestAuthWithOAuth2CreateRule(t *testing.T) {
+	t.Parallel()
 	e, fx := oauth2Env(t, `,"createRule":null`)
 	fx.users["new"] = googleUser("g1", "ann@example.com", true)
 	wantError(t, e.oauth2Login("", "new", ""), 403, "Only superusers can perform this action.")
@@ -252,6 +255,7 @@ func (e *env) signUp2(t *testing.T, email string) {
 // TestAuthWithOAuth2MFA: OAuth2 as one factor of MFA; the record it
 // creates exists before the 401.
 func TestAuthWithOAuth2MFA(t *testing.T) {
+	t.Parallel()
 	e, fx := oauth2Env(t, `,"mfa":{"enabled":true}`)
 	fx.users["ann"] = googleUser("g1", "ann@example.com", true)
 	res := e.oauth2Login("", "ann", "")
@@ -289,6 +293,7 @@ func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
 // PocketBase gives them; a provider that cannot be set up is left out;
 // _superusers never lists OAuth2.
 func TestAuthMethodsOAuth2(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, Config{Rand: zeros{}}, HTTPConfig{})
 	body := `{"oauth2":{"enabled":true,"providers":[` +
 		`{"name":"google","clientId":"cid","clientSecret":"s"},` +
@@ -339,6 +344,7 @@ func TestAuthMethodsOAuth2(t *testing.T) {
 // them (listExternalAuths, unlinkExternalAuth): _externalAuths records,
 // each record seeing only its own, superusers all.
 func TestExternalAuthsRecords(t *testing.T) {
+	t.Parallel()
 	e, fx := oauth2Env(t, "")
 	fx.users["ann"] = googleUser("g1", "ann@example.com", true)
 	fx.users["bob"] = googleUser("g2", "bob@example.com", true)

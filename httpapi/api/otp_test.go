@@ -101,6 +101,7 @@ func (e *env) requestOTP(fm *otpMailbox, col, email string) (id, code string) {
 }
 
 func TestRequestOTP(t *testing.T) {
+	t.Parallel()
 	e, fm, _ := otpEnvSeeded(t, false, withBaseCollection("posts"))
 	tests := []struct {
 		name, col, body string
@@ -153,6 +154,7 @@ func TestRequestOTP(t *testing.T) {
 // TestOTPMailTemplate: the collection's template, its placeholders
 // filled, record values HTML-escaped in the body.
 func TestOTPMailTemplate(t *testing.T) {
+	t.Parallel()
 	e, fm, id := otpEnv(t, false)
 	if res := e.do("PATCH", "/api/collections/users/records/"+id, e.su, `{"name":"<Ann & co>\r\nBcc: x@example.com"}`); res.Status != 200 {
 		t.Fatalf("set name: %d %s", res.Status, res.Body)
@@ -174,6 +176,7 @@ func TestOTPMailTemplate(t *testing.T) {
 }
 
 func TestAuthWithOTP(t *testing.T) {
+	t.Parallel()
 	e, fm, id := otpEnv(t, false)
 	otpID, code := e.requestOTP(fm, "users", "ann@example.com")
 	wrong := "00000000"
@@ -244,6 +247,7 @@ func mustCollection(t *testing.T, e *env, name string) *authn.Collection {
 // is 429 even with the right code, the record's other OTPs share the
 // count, another client is not held, and the window ends.
 func TestOTPAttemptLimit(t *testing.T) {
+	t.Parallel()
 	e, fm, _ := otpEnv(t, false)
 	e.trustProxy()
 	otpID, code := e.requestOTP(fm, "users", "ann@example.com")
@@ -288,6 +292,7 @@ func TestOTPAttemptLimit(t *testing.T) {
 // from a 6th answer 429, a wrong one too, while 4 leave it usable; a fresh
 // OTP of the same record then signs in.
 func TestOTPAttemptsAcrossClients(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		wrong      int    // wrong codes, each from an address of its own
@@ -332,6 +337,7 @@ func TestOTPAttemptsAcrossClients(t *testing.T) {
 // again, and no mail. PocketBase's cap lies behind strongbox's per-target
 // mail limit, which is lifted here.
 func TestOTPLiveCap(t *testing.T) {
+	t.Parallel()
 	e, fm, _ := otpEnvConfig(t, Config{MailPerTarget: ratelimit.Rule{MaxRequests: 100, Duration: time.Minute}}, false, nil)
 	var last string
 	for range authn.MaxLiveOTPs {
@@ -382,6 +388,7 @@ func TestOTPLiveCap(t *testing.T) {
 // TestMFA walks the two-factor flows of §5.6 on users with password and
 // OTP.
 func TestMFA(t *testing.T) {
+	t.Parallel()
 	e, fm, id := otpEnv(t, true)
 	mfaRe := regexp.MustCompile(`^\{"mfaId":"([a-z0-9]{15})"\}$`)
 	password := func(mfaID string, inBody bool) *response {
@@ -460,6 +467,7 @@ func TestMFA(t *testing.T) {
 // TestSuperusersOTPIsSecondFactor: with OTP on _superusers, an emailed
 // code alone never yields a superuser token.
 func TestSuperusersOTPIsSecondFactor(t *testing.T) {
+	t.Parallel()
 	fm := newOTPMailbox()
 	e := newEnvWith(t, Config{Mail: fm}, HTTPConfig{})
 	if res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"otp":{"enabled":true}}`); res.Status != 200 {

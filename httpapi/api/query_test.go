@@ -75,6 +75,7 @@ func listNames(e *env, ids map[string]string, token string, q url.Values) (int, 
 // superusers filter on every email. The counts are PocketBase v0.31.0's
 // for the same requests.
 func TestRecordsFilterHiddenEmail(t *testing.T) {
+	t.Parallel()
 	e, ids := hiddenEnv(t, "")
 	tokens := map[string]string{"guest": "", "alice": e.login("members", "alice@secret.test", "password1"), "su": e.su}
 	all := "alice bob carol"
@@ -123,6 +124,7 @@ func TestRecordsFilterHiddenEmail(t *testing.T) {
 // hidden emails compare (PocketBase sorts by them, which does); a
 // superuser's sort is by every email.
 func TestRecordsSortHiddenEmail(t *testing.T) {
+	t.Parallel()
 	e, ids := hiddenEnv(t, "")
 	alice := e.login("members", "alice@secret.test", "password1")
 	for _, tok := range []string{"", alice} {
@@ -146,6 +148,7 @@ func TestRecordsSortHiddenEmail(t *testing.T) {
 // an unknown field, as in PocketBase. password and tokenKey are
 // filterable by no one.
 func TestRecordsFilterHiddenFields(t *testing.T) {
+	t.Parallel()
 	e, ids := hiddenEnv(t, "")
 	alice := e.login("members", "alice@secret.test", "password1")
 	for _, tt := range []struct {

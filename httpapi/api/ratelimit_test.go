@@ -64,6 +64,7 @@ func (e *env) patchSettings(body string) {
 }
 
 func TestRateLimitsSettingsShape(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/settings", e.su, nil)
 	// PocketBase's document: rateLimits between meta and trustedProxy,
@@ -75,6 +76,7 @@ func TestRateLimitsSettingsShape(t *testing.T) {
 }
 
 func TestRateLimitsPatchErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name, body, want string
@@ -99,6 +101,7 @@ func TestRateLimitsPatchErrors(t *testing.T) {
 }
 
 func TestRateLimitsEnforced(t *testing.T) {
+	t.Parallel()
 	type req struct {
 		method, path, who string // who: "guest", "user", "su"
 		body              any
@@ -154,6 +157,7 @@ func TestRateLimitsEnforced(t *testing.T) {
 }
 
 func TestRateLimitsWindowAndChanges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.patchSettings(`{"rateLimits":{"enabled":true,"rules":[{"label":"/api/health","maxRequests":1,"duration":10}]}}`)
 	step := func(want int) *response {
@@ -200,6 +204,7 @@ func TestRateLimitsWindowAndChanges(t *testing.T) {
 
 // TestCollectionRoutesRegistered keeps the tag table in step with routes.go.
 func TestCollectionRoutesRegistered(t *testing.T) {
+	t.Parallel()
 	s := newEnv(t).srv.Config.Handler.(*Server)
 	for pattern := range collectionRoutes {
 		method, path, _ := strings.Cut(pattern, " ")
@@ -214,6 +219,7 @@ func TestCollectionRoutesRegistered(t *testing.T) {
 const tooManyLoginsBody = `{"data":{},"message":"Too many failed login attempts, please try again later.","status":429}`
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	e.trustProxy()
@@ -259,6 +265,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestLoginThrottleResetAndCaps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	e.trustProxy()
@@ -338,6 +345,7 @@ func (e *env) loginsAtOnce(n int, identity, password string) []*response {
 // attempts in flight hold their place until they end; the others wait,
 // then are refused as failed too often.
 func TestLoginThrottleConcurrent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	const n = 100
@@ -360,6 +368,7 @@ func TestLoginThrottleConcurrent(t *testing.T) {
 // one user in over and over with the right password are never refused,
 // however many are in flight.
 func TestLoginThrottleConcurrentRight(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	const clients, rounds = 16, 5
@@ -387,6 +396,7 @@ func TestLoginThrottleConcurrentRight(t *testing.T) {
 // different identity, block that address for identities that never logged
 // in from it, not for one that did.
 func TestLoginThrottleClientCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	e.trustProxy()
@@ -415,6 +425,7 @@ func TestLoginThrottleClientCap(t *testing.T) {
 // context) still has each failed check counted, so it cannot guess past
 // the throttle.
 func TestLoginThrottleHalfClose(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	body := `{"identity":"u1@example.com","password":"wrong-password"}`

@@ -14,6 +14,7 @@ import (
 // 400 naming the problem on every route, whoever calls, and the request is
 // logged; a query that parses reaches the handler whole.
 func TestQueryRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const (
 		valueSemi   = "Invalid query string: the value of 'filter' contains a raw ';' (send it as %3B)."
@@ -77,6 +78,7 @@ func TestQueryRefused(t *testing.T) {
 }
 
 func TestParseQuery(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		raw  string
 		want url.Values
@@ -149,6 +151,7 @@ func FuzzParseQuery(f *testing.F) {
 // TestHandlersReadCheckedQuery: no handler reads the query string through
 // r.URL.Query(), which drops the pairs it cannot parse; they use query(r).
 func TestHandlersReadCheckedQuery(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)

@@ -138,6 +138,7 @@ func (e *env) subscribe(id, token string, topics ...string) {
 
 // TestRealtimeSubscribe: the answers of POST /api/realtime.
 func TestRealtimeSubscribe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.signUp("u1@example.com", "password1")
 	e.signUp("u2@example.com", "password2")
@@ -195,6 +196,7 @@ func TestRealtimeSubscribe(t *testing.T) {
 
 // TestRealtimeIdle: a stream that sends nothing for the idle time ends.
 func TestRealtimeIdle(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, Config{RealtimeIdle: 200 * time.Millisecond}, HTTPConfig{})
 	c := openStream(t, e.srv.URL, "")
 	e.subscribe(c.id, "", "@oauth2")
@@ -216,6 +218,7 @@ func waitOpen(t *testing.T, s *Server, n int) {
 // so a full hub gives no slot away), and a closed stream frees its slot.
 // (Per group is new with issue 20: each case sets the group cap.)
 func TestRealtimeCap(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                     string
 		max, perClient, perGroup int
@@ -259,6 +262,7 @@ func wantFull(t *testing.T, base, localIP string) {
 // stream of the group that holds the most; never a slot of the client's
 // own group, nor one of a group no larger than its own.
 func TestRealtimeEvict(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name       string
 		open       []string // addresses whose streams open, in order
@@ -301,6 +305,7 @@ func TestRealtimeEvict(t *testing.T) {
 // stream, subscribes to @oauth2 and completes the popup flow, while the
 // flood goes on (issue 20).
 func TestRealtimeFloodSignIn(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name                           string
 		groups, addrsPerGroup, perAddr int
@@ -364,6 +369,7 @@ func TestRealtimeFloodSignIn(t *testing.T) {
 // TestRealtimeHead: HEAD /api/realtime answers the headers at once and
 // holds no stream.
 func TestRealtimeHead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.doRaw("HEAD", "/api/realtime", "", "", nil)
 	if res.Status != 200 || len(res.Body) != 0 || res.Header.Get("Content-Type") != "text/event-stream" {
@@ -375,6 +381,7 @@ func TestRealtimeHead(t *testing.T) {
 // TestRealtimeShutdown: http.Server.Shutdown ends the streams at once
 // instead of waiting for their clients, and EndStreams ends them too.
 func TestRealtimeShutdown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -413,6 +420,7 @@ func TestRealtimeShutdown(t *testing.T) {
 // TestClientGroup: the groups of client addresses as ratelimit.ClientKey
 // yields them.
 func TestClientGroup(t *testing.T) {
+	t.Parallel()
 	tests := []struct{ addr, want string }{
 		{"203.0.113.7", "203.0.113.0/24"},
 		{"203.0.114.7", "203.0.114.0/24"},

@@ -37,6 +37,7 @@ func (e *env) doWith(method, path, token, body string, header map[string]string)
 // (no 403 for a non-null rule); a null rule is 403 for anyone but
 // superusers, who see everything.
 func TestRuleList(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name, rules, who, query string
 		header                  map[string]string
@@ -76,6 +77,7 @@ func TestRuleList(t *testing.T) {
 // TestRuleViewUpdateDelete: a view, update or delete the rule refuses is
 // 404, one it allows goes through.
 func TestRuleViewUpdateDelete(t *testing.T) {
+	t.Parallel()
 	e, ann, bob, _ := ruleEnv(t, `{"viewRule":"name = 'Ann' || id = @request.auth.id",`+
 		`"updateRule":"id = @request.auth.id && @request.body.verified:isset = false",`+
 		`"deleteRule":"id = @request.auth.id && @request.headers.x_confirm = 'yes'"}`)
@@ -108,6 +110,7 @@ func TestRuleViewUpdateDelete(t *testing.T) {
 // record.", checked against the submitted record and body before the
 // fields are validated.
 func TestRuleCreate(t *testing.T) {
+	t.Parallel()
 	e, _, _, _ := ruleEnv(t, `{"createRule":"name = 'ok' && @request.body.email ~ '@example.org'"}`)
 	for _, tt := range []struct {
 		body   string
@@ -131,6 +134,7 @@ func TestRuleCreate(t *testing.T) {
 // method, before MFA; a superuser-authenticated request passes any
 // authRule; a refresh is checked too.
 func TestAuthRule(t *testing.T) {
+	t.Parallel()
 	e, fm, _ := otpEnv(t, true)
 	bob := e.signUp("bob@example.com", "password1")
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"authRule":"verified = true && @request.context != 'otp'"}`); res.Status != 200 {
@@ -156,6 +160,7 @@ func TestAuthRule(t *testing.T) {
 // TestAuthRuleRefresh: a changed authRule ends the collection's auth
 // tokens, as in PocketBase; auth-refresh applies the authRule again.
 func TestAuthRuleRefresh(t *testing.T) {
+	t.Parallel()
 	e, ann, _, _ := ruleEnv(t, `{}`)
 	old := e.login("users", "ann@example.com", "password1")
 	if res := e.do("PATCH", "/api/collections/users", e.su, `{"authRule":"name = 'Ann' && id = @request.auth.id"}`); res.Status != 200 {
@@ -182,6 +187,7 @@ func TestAuthRuleRefresh(t *testing.T) {
 // another record's email, password and verified without oldPassword, and
 // sees its email; anyone else may not.
 func TestManageRule(t *testing.T) {
+	t.Parallel()
 	e, ann, bob, _ := ruleEnv(t, `{"manageRule":"@request.auth.name = 'admin'","updateRule":"","viewRule":""}`)
 	carlTok := e.login("users", "carl@example.com", "password1")
 	bobTok := e.login("users", "bob@example.com", "password1")
@@ -210,6 +216,7 @@ func TestManageRule(t *testing.T) {
 // refused at save with validation_invalid_rule saying so; a blank
 // manageRule is refused as PocketBase refuses it.
 func TestRuleSaveRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tt := range []struct {
 		body, key, code, msg string
@@ -232,6 +239,7 @@ func TestRuleSaveRefusals(t *testing.T) {
 }
 
 func TestHeaderKey(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"X-Token": "x_token", "Content-Type": "content_type", "X-API-Key": "x_api_key",
 		"Authorization": "authorization", "myTestDB": "my_test_db", "X--a__b": "x_a_b",
@@ -249,6 +257,7 @@ func TestHeaderKey(t *testing.T) {
 // collection (the signed-in record may be of any), but one that no auth
 // collection has is refused at save.
 func TestRuleHiddenFields(t *testing.T) {
+	t.Parallel()
 	e, ids := hiddenEnv(t, `{"updateRule":"id = @request.auth.id && @request.auth.banned != true",`+
 		`"listRule":"@request.auth.role = \"admin\""}`)
 	tokens := map[string]string{}

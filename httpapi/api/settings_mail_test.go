@@ -50,6 +50,7 @@ func newMailEnvSeeded(t *testing.T, tlsSink *smtpsink.Sink, seed func(t *testing
 // TestSettingsTestEmailStatuses: who may call the route, and the
 // validation of its body.
 func TestSettingsTestEmailStatuses(t *testing.T) {
+	t.Parallel()
 	e := newMailEnvSeeded(t, nil, withBaseCollection("posts"))
 	user := e.userToken()
 	tests := []struct {
@@ -84,6 +85,7 @@ func TestSettingsTestEmailStatuses(t *testing.T) {
 // TestSettingsTestEmailOutbox: with SMTP disabled the mail is in the
 // outbox when the route answers, rendered from the collection's template.
 func TestSettingsTestEmailOutbox(t *testing.T) {
+	t.Parallel()
 	e := newMailEnv(t, nil)
 	res := e.do("POST", "/api/settings/test/email", e.su, `{"email":"to@example.com","template":"verification","collection":"users"}`)
 	if res.Status != 204 {
@@ -121,6 +123,7 @@ func TestSettingsTestEmailOutbox(t *testing.T) {
 // TestSettingsTestEmailSMTP sends through a loopback sink, and reports a
 // failure with the server's reply and without the password.
 func TestSettingsTestEmailSMTP(t *testing.T) {
+	t.Parallel()
 	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "u", Password: "right"})
 	e := newMailEnv(t, sink)
 	smtp := strongmail.SMTPConfig{Host: sink.Host, Port: sink.Port, Username: "u", Password: "right", StepTimeout: 10 * time.Second}
@@ -149,6 +152,7 @@ func TestSettingsTestEmailSMTP(t *testing.T) {
 
 // TestSettingsTestEmailNoSender: without a Sender the route says so.
 func TestSettingsTestEmailNoSender(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("POST", "/api/settings/test/email", e.su, `{"email":"to@example.com","template":"otp"}`)
 	want := `{"data":{},"message":"Failed to send the test email: mail: no mail transport is configured.","status":400}`

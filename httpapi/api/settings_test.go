@@ -13,6 +13,7 @@ import (
 // (maxDays 0 logs nothing and drops what is stored, maxDays back on logs
 // again), the trusted proxy and the rate limits. No waiting, no retries.
 func TestSettingsInEffectAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	health := func(query, realIP string) int {
 		t.Helper()
@@ -68,6 +69,7 @@ func TestSettingsInEffectAtOnce(t *testing.T) {
 // written under a reader), and checks each change is in effect for the
 // next request of the client that made it.
 func TestSettingsChangesUnderLoad(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -117,6 +119,7 @@ func TestSettingsChangesUnderLoad(t *testing.T) {
 // with the generic 400 and changes nothing; an empty body changes nothing
 // and answers the settings.
 func TestSettingsPatchBody(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	before := e.do("GET", "/api/settings", e.su, nil)
 	for _, body := range []string{`{"logs":`, `{"logs":{"maxDays":"x"},"meta":{"appName":"Changed"}}`, `[1]`, `"x"`} {
@@ -137,6 +140,7 @@ func TestSettingsPatchBody(t *testing.T) {
 // characters only; anything else answers 400 validation_is_url, as
 // PocketBase v0.31.0 words it, and changes nothing.
 func TestSettingsAppURL(t *testing.T) {
+	t.Parallel()
 	const refused = `{"data":{"meta":{"appURL":{"code":"validation_is_url","message":"Must be a valid URL."}}},` +
 		`"message":"An error occurred while saving the new settings.","status":400}`
 	const blank = `{"data":{"meta":{"appURL":{"code":"validation_required","message":"Cannot be blank."}}},` +

@@ -168,6 +168,7 @@ func worstShapes() map[string][]byte {
 // and the decoded value, live together), against what the budget charges
 // it (its bytes, and jsonValueCost per value): the bound routes.go states.
 func TestDecodedBodyMemory(t *testing.T) {
+	// Not parallel: it measures the heap, which other tests would share.
 	for name, data := range worstShapes() {
 		t.Run(name, func(t *testing.T) {
 			if len(data) > DefaultBodyLimit {
@@ -203,6 +204,7 @@ func TestDecodedBodyMemory(t *testing.T) {
 // TestJSONShapeLimits checks the answers to bodies past the shape limits,
 // on every route and form that decodes JSON, and to bodies at the limits.
 func TestJSONShapeLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// objects is a records body with pad making values values in all.
 	objects := func(values int) string {
@@ -288,6 +290,7 @@ func TestJSONShapeLimits(t *testing.T) {
 // bytes, and jsonValueCost for each value it decodes to (JSON), each '&'
 // (a urlencoded form) or each line (a multipart form).
 func TestBodyCharge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.api.mux.Handle("POST /test/held", e.api.route(e.api.jsonLimits, func(w http.ResponseWriter, r *http.Request) error {
 		if _, err := bind(r); err != nil {
@@ -328,6 +331,7 @@ func TestBodyCharge(t *testing.T) {
 // its index as it was), so that bound (which an import applies) refuses
 // nothing the API accepts.
 func TestRateLimitRulesBound(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	b.WriteString(`{"rateLimits":{"rules":[`)
 	for i := range settings.MaxRateLimitRules + 1 {

@@ -183,6 +183,7 @@ func reported(sent, got any) bool {
 // applied (the next GET reports it) or refused with a 400 whose data holds
 // a code for that key. An applied change is put back before the next.
 func TestCollectionOptionsNeverDropped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("POST", "/api/collections", e.su, `{"name":"members","type":"auth"}`)
 	if res.Status != 200 {
@@ -291,6 +292,7 @@ func mustMarshal(t *testing.T, v any) string {
 // strongbox cannot apply, answer 400 with the code under the key, and
 // nothing changes.
 func TestCollectionChangesRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	maxPlus := authn.MaxTokenDuration + 1
 	tests := []struct {
@@ -369,6 +371,7 @@ func TestCollectionChangesRefused(t *testing.T) {
 // issue 8 found: opening _superusers to guests through its createRule, and
 // superuser tokens without exp.
 func TestSuperusersAttacksRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("PATCH", "/api/collections/_superusers", e.su, `{"createRule":""}`)
 	if res.Status != 400 {
@@ -400,6 +403,7 @@ func TestSuperusersAttacksRefused(t *testing.T) {
 // TestRecordChangesNeverDropped: a record PATCH applies every key or
 // refuses it with a code.
 func TestRecordChangesNeverDropped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.signUp("u@example.com", "password1")
 	user := e.login("users", "u@example.com", "password1")
@@ -446,6 +450,7 @@ func TestRecordChangesNeverDropped(t *testing.T) {
 // TestCollectionCreateNeverDrops: a create applies each key it is sent or
 // refuses it with a code, as an update does.
 func TestCollectionCreateNeverDrops(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tests := []struct {
 		name, body string
@@ -493,6 +498,7 @@ func TestCollectionCreateNeverDrops(t *testing.T) {
 // as 1.0 or 1e3 is refused as a loading error, not rounded; nothing is
 // created or changed either way.
 func TestCollectionBodyDecoding(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	users, _ := e.auth.Collection("users")
 	before, _ := json.Marshal(users)

@@ -157,6 +157,7 @@ const (
 // superusers delete _mfas and _otps rows (403); nobody but a superuser
 // writes one (403), and strongbox refuses a superuser's write too.
 func TestSystemRecordsAccess(t *testing.T) {
+	t.Parallel()
 	f := newSysFixture(t)
 	callers := []struct {
 		name, token string
@@ -236,6 +237,7 @@ func status(body string) int {
 // collections, hidden fields for superusers only, and never the OTP's
 // password, as PocketBase answers them.
 func TestSystemRecordsQuery(t *testing.T) {
+	t.Parallel()
 	f := newSysFixture(t)
 	otp, origins := f.annRows["_otps"], f.rows["_authOrigins"]
 	q := func(kv ...string) string {
@@ -274,6 +276,7 @@ func TestSystemRecordsQuery(t *testing.T) {
 // TestSystemRecordsDelete: a deleted row is gone, and a deleted OTP or MFA
 // session no longer signs anyone in, as in PocketBase.
 func TestSystemRecordsDelete(t *testing.T) {
+	t.Parallel()
 	f := newSysFixture(t)
 	del := func(col, token string, row map[string]any) {
 		t.Helper()
@@ -304,6 +307,7 @@ func TestSystemRecordsDelete(t *testing.T) {
 // system base collections as PocketBase v0.31.0 does (the definition
 // below is its answer, dates aside), and keep them as they are.
 func TestSystemCollectionsAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/collections?fields=name,type,system", e.su, nil)
 	const wantList = `{"items":[{"name":"_mfas","system":true,"type":"base"},{"name":"_otps","system":true,"type":"base"},` +
