@@ -69,33 +69,36 @@ function providerRow(p, seq, stored, remove) {
 }
 
 // redirectBox shows the URL to register at the providers, with a copy
-// button: under the application URL of the settings when one is set,
-// else under this server's address.
-function redirectBox() {
+// button (its "Copied." a notice of form): under the application URL of
+// the settings when one is set, else under this server's address.
+function redirectBox(form) {
   const server = new URL('../', document.baseURI).href;
-  const input = h('input', { id: 'oa-redirect', readonly: true, value: redirectURL('', server), spellcheck: 'false' });
-  const source = h('p', { class: 'oa-hint', id: 'oa-redirect-hint' }, 'This server\'s address (no application URL is set in Settings).');
-  input.setAttribute('aria-describedby', source.id);
-  const said = h('span', { role: 'status', class: 'oa-copied' });
+  const url = h('code', { id: 'oa-redirect', class: 'oa-url' }, redirectURL('', server));
+  const source = h('p', { class: 'oa-hint' }, 'Under this server\'s address: no application URL is set in Settings.');
+  const said = notice(form);
   api('GET', '/api/settings').then((s) => {
     const app = s && s.meta && typeof s.meta.appURL === 'string' ? s.meta.appURL.trim() : '';
     if (!app) return;
-    input.value = redirectURL(app, server);
+    url.textContent = redirectURL(app, server);
     source.textContent = 'Under the application URL set in Settings.';
   }).catch(() => {});
   const copy = async () => {
     try {
-      await navigator.clipboard.writeText(input.value);
-      said.textContent = 'Copied.';
+      await navigator.clipboard.writeText(url.textContent);
+      said.show(message('status', 'Copied.'));
     } catch {
-      input.select();
-      said.textContent = 'Selected: copy it with Ctrl+C or ⌘C.';
+      // No clipboard (a page not served over HTTPS): the URL is selected.
+      const range = document.createRange();
+      range.selectNodeContents(url);
+      getSelection().removeAllRanges();
+      getSelection().addRange(range);
+      said.show(message('status', 'Selected: copy it with Ctrl+C or ⌘C.'));
     }
   };
-  return h('div', { class: 'oa-redirect' },
-    h('label', { for: input.id }, 'Redirect URL to register at each provider'),
-    h('div', { class: 'oa-copy' }, input, h('button', { type: 'button', class: 'plain', onclick: copy, 'aria-label': 'Copy the redirect URL' }, 'Copy'), said),
-    source);
+  return h('div', { class: 'oa-redirect', role: 'group', 'aria-labelledby': 'oa-redirect-label' },
+    h('p', { id: 'oa-redirect-label', class: 'oa-label' }, 'Redirect URL to register at each provider'),
+    h('div', { class: 'oa-copy' }, url, h('button', { type: 'button', class: 'plain', onclick: copy, 'aria-label': 'Copy the redirect URL' }, 'Copy')),
+    source, said.slot);
 }
 
 // picker is the "Add provider" button and the panel it opens: a search
@@ -120,7 +123,7 @@ function picker(choose, taken) {
       type: 'button', class: 'plain oa-choice', disabled: used.has(p.name), 'data-name': p.name,
       onclick: () => { close(false); choose(p); },
     }, h('span', { class: 'oa-glyph', 'aria-hidden': 'true' }, glyph(p.name)),
-    h('span', { class: 'oa-display' }, p.displayName), h('span', { class: 'oa-name' }, used.has(p.name) ? `${p.name}, added` : p.name)))));
+    h('span', { class: 'oa-display' }, p.displayName), h('span', { class: 'oa-name' }, used.has(p.name) ? `${p.name} · added` : p.name)))));
     count.textContent = found.length ? `${found.length} of 32 providers.` : `No provider matches “${search.value.trim()}”.`;
   };
   search.addEventListener('input', render);
@@ -210,12 +213,12 @@ export function oauth2Form(c) {
   });
   form.append(h('h2', null, 'OAuth2'),
     h('div', { class: 'check' }, enabled, h('label', { for: 'oa-enabled' }, 'Sign-in with OAuth2 enabled')),
-    redirectBox(),
+    redirectBox(form),
     h('h3', null, 'Providers'), empty, list, add,
     h('details', { class: 'oa-mapped', open: maps.some(({ f }) => f.input.value) },
       h('summary', null, 'Mapped fields'),
       h('p', { class: 'oa-hint' }, 'The record fields an OAuth2 sign-up fills from the provider\'s user (empty: none).'),
-      maps.map(({ f }) => f.row)),
+      h('div', { class: 'oa-fields' }, maps.map(({ f }) => f.row))),
     note.slot, save);
   return form;
 }

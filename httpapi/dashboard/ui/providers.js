@@ -89,7 +89,7 @@ export function fieldsFor(name, existing = null) {
     { key: 'clientId', label: 'Client ID', kind: 'text', required: true, hint: '' },
     {
       key: 'clientSecret', label: 'Client secret', kind: 'secret', required: !stored,
-      hint: (stored ? 'Stored, never shown: leave empty to keep it.' : 'Required.') +
+      hint: (stored ? 'Stored, never shown: leave empty to keep it.' : 'Write-only: never shown once saved.') +
         (p.name === 'apple' ? ' For Apple, the signed JWT you generate from your key.' : ''),
     },
   ];
