@@ -35,7 +35,7 @@ function providerRow(p, seq, stored, remove) {
     } else {
       const attrs = { value: valueOf(p, d.key), spellcheck: 'false', autocapitalize: 'off' };
       if (d.kind === 'secret') Object.assign(attrs, { autocomplete: 'new-password', placeholder: stored ? '(stored)' : '' });
-      if (d.kind === 'url') Object.assign(attrs, { inputmode: 'url', placeholder: 'https://' });
+      if (d.kind === 'url') attrs.inputmode = 'url';
       if (d.key === 'displayName') attrs.placeholder = pre.displayName;
       f = field(d.key, text, { id, type: d.kind === 'secret' ? 'password' : 'text', attrs, after: hint });
     }
