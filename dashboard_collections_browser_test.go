@@ -91,9 +91,9 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		users.ListRule == nil || *users.ListRule != listRule || users.OTP.Duration != 240 {
 		t.Errorf("after the options form, GET /api/collections/users = %s, want listRule %q and otp.duration 240", b, listRule)
 	}
-	if o := users.OAuth2; !o.Enabled || len(o.Providers) != 1 || o.Providers[0]["name"] != "google" ||
+	if o := users.OAuth2; !o.Enabled || len(o.Providers) != 1 || o.Providers[0]["name"] != "oidc" ||
 		o.Providers[0]["clientId"] != "client-id-of-the-test" || o.Providers[0]["clientSecret"] != nil || o.MappedFields.Name != "name" {
-		t.Errorf("after the OAuth2 form, users.oauth2 = %+v, want google enabled with its client id and the name mapped", o)
+		t.Errorf("after the OAuth2 form, users.oauth2 = %+v, want oidc enabled with its client id and the name mapped", o)
 	} else if p := o.Providers[0]; p["authURL"] != cfg["authURL"] || p["tokenURL"] != cfg["tokenURL"] || p["userInfoURL"] != "" || p["pkce"] != false {
 		t.Errorf("after the OAuth2 form, the provider = %v, want its auth and token URLs, no user info URL and pkce false", p)
 	}

@@ -171,12 +171,13 @@ await step('save an API rule and an option of users', async () => {
 });
 
 await step('add an OAuth2 provider to users', async () => {
-  await typeIn('#oa-new', 'google');
   await clickText('form[aria-label="OAuth2"] button', 'Add provider');
+  await page.type('#oa-new', 'oidc');
+  await page.click('#oa-choices button[data-name="oidc"]');
   await page.waitForSelector('#oa-0-clientId');
   await page.type('#oa-0-clientId', cfg.clientId);
   await page.type('#oa-0-clientSecret', 'a-client-secret-of-the-test');
-  await page.type('#oa-0-displayName', 'Google (test)');
+  await page.type('#oa-0-displayName', 'OIDC (test)');
   await page.type('#oa-0-authURL', cfg.authURL);
   await page.type('#oa-0-tokenURL', cfg.tokenURL);
   assert(await page.$eval('#oa-0-pkce', (s) => s.value) === '', 'a new provider starts with the preset PKCE');
