@@ -39,8 +39,8 @@ export function collectionsPage() {
     }, String(c.name)));
     const own = shown.filter((c) => !c.system);
     const sys = shown.filter((c) => c.system);
-    picker.replaceChildren(h('ul', null, own.map(item)), sys.length ? [h('h2', { class: 'coll-group' }, 'System'), h('ul', null, sys.map(item))] : null,
-      shown.length ? null : h('p', { class: 'hint' }, q ? 'No collection matches.' : 'No auth collection.'));
+    picker.replaceChildren(...[h('ul', null, own.map(item)), sys.length ? [h('h2', { class: 'coll-group' }, 'System'), h('ul', null, sys.map(item))] : [],
+      shown.length ? [] : h('p', { class: 'hint' }, q ? 'No collection matches.' : 'No auth collection.')].flat());
   };
   const settings = h('button', { type: 'button', class: 'plain', id: 'coll-settings' }, 'Settings');
   const open = (c) => {
@@ -57,6 +57,7 @@ export function collectionsPage() {
   settings.addEventListener('click', () => openSettings(node, st.current, st.list, {
     changed: (c) => { draw(); remember(c.name); main.querySelector('#coll-title').textContent = String(c.name); },
     deleted: () => reload(''),
+    opener: settings,
   }));
   // reload lists the collections again and opens the one named pick
   // (the first if there is no such one and first is true).

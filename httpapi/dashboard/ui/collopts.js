@@ -97,7 +97,7 @@ function optionsSection(c, [title, hint, spec], saved) {
       note.show(showErrors(err, fields));
     }
   });
-  form.append(h('h3', null, title), h('p', { class: 'hint' }, hint), fields.map((f) => f.row), note.slot, save);
+  form.append(h('h3', null, title), h('p', { class: 'hint' }, hint), ...fields.map((f) => f.row), note.slot, save);
   return form;
 }
 

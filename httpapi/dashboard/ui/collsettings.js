@@ -44,7 +44,7 @@ export function tabs(label, list, first = list[0][0]) {
 // openSettings opens the settings of c (all: every collection listed)
 // in a panel inside host. changed(c) follows a save (c the collection
 // answered; a rename too), deleted() the deletion (the panel closes).
-export function openSettings(host, c, all, { changed, deleted, tab = 'fields' }) {
+export function openSettings(host, c, all, { changed, deleted, opener, tab = 'fields' }) {
   const keep = (res) => {
     if (res && typeof res === 'object') Object.assign(c, res);
     d.title.textContent = `Settings of ${c.name}`;
@@ -55,6 +55,6 @@ export function openSettings(host, c, all, { changed, deleted, tab = 'fields' })
     ['rules', 'API rules', () => rulesTab(c, all, keep)],
     ['options', 'Options', () => h('div', null, optionsTab(c, keep), deleteCollection(c, () => { d.close(); deleted(); }))],
   ], tab);
-  const d = drawer(host, `Settings of ${c.name}`, h('div', { class: 'coll-settings' }, renameForm(c, keep), t.node));
+  const d = drawer(host, `Settings of ${c.name}`, h('div', { class: 'coll-settings' }, renameForm(c, keep), t.node), null, opener);
   return d;
 }

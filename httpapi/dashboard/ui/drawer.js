@@ -9,9 +9,9 @@ let seq = 0;
 
 // drawer opens a panel titled title holding body inside host (an element
 // of the page, so that leaving the screen removes it); onClose follows
-// its closing. It returns {close, node, title}.
-export function drawer(host, title, body, onClose) {
-  const opener = document.activeElement;
+// its closing, and the focus goes back to opener (what has it now if
+// not given). It returns {close, node, title}.
+export function drawer(host, title, body, onClose, opener = document.activeElement) {
   const id = `drawer-title-${++seq}`;
   const heading = h('h2', { id, tabindex: '-1' }, title);
   const close = h('button', { type: 'button', class: 'plain drawer-close' }, 'Close');

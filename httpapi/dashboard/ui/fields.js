@@ -67,10 +67,17 @@ export function removeField(list, i) {
   return list.filter((_, k) => k !== i);
 }
 
-// payload is the fields value to send for list: the built-in fields
-// exactly as the server gave them, the others shaped (see shape).
+// editable tells the fields this tab edits: not the built-in ones, nor
+// one of a type it does not offer (a file field PocketBase's users
+// collection has), which are sent back as they are.
+export function editable(f) {
+  return !isBuiltin(f) && fieldTypes.some(([t]) => t === f.type);
+}
+
+// payload is the fields value to send for list: the fields not editable
+// here exactly as the server gave them, the others shaped (see shape).
 export function payload(list) {
-  return list.map((f) => (isBuiltin(f) ? f : shape(f)));
+  return list.map((f) => (editable(f) ? shape(f) : f));
 }
 
 // rowErrors returns the field errors of err for the list sent in that
@@ -99,12 +106,20 @@ const optLabels = { required: 'Required', hidden: 'Hidden (superusers only)', pr
 function fieldEditor(f, i, n, act) {
   const id = `fld-${i}`;
   const typeLabel = (fieldTypes.find(([t]) => t === f.type) || [f.type, f.type])[1];
-  if (isBuiltin(f)) {
-    return h('li', { class: 'fld fld-builtin', 'data-name': f.name },
-      h('span', { class: 'fld-name' }, f.name), h('span', { class: 'fld-type' }, typeLabel),
-      h('span', { class: 'hint' }, f.system ? 'system field' : 'built-in date'));
-  }
   const err = h('p', { class: 'field-error', id: `err-${id}` });
+  const btn = (label, text, on, disabled) => h('button', { type: 'button', class: 'plain small', 'aria-label': `${label} ${f.name}`, disabled, onclick: on }, text);
+  const moves = [btn('Move up', 'Up', () => act('move', i, -1), i === 0), btn('Move down', 'Down', () => act('move', i, 1), i === n - 1)];
+  if (isBuiltin(f)) {
+    return h('li', { class: 'fld fld-builtin', id, 'data-name': f.name },
+      h('span', { class: 'fld-name' }, f.name), h('span', { class: 'fld-type' }, typeLabel),
+      h('span', { class: 'hint' }, f.system ? 'system field' : 'built-in date'), err);
+  }
+  if (!editable(f)) {
+    return h('li', { class: 'fld fld-kept', id, 'data-name': f.name },
+      h('span', { class: 'fld-name' }, f.name), h('span', { class: 'fld-type' }, typeLabel),
+      h('span', { class: 'hint' }, 'kept as it is: this server stores no value of this type'),
+      h('div', { class: 'coll-actions' }, moves, btn('Remove', 'Remove', () => act('remove', i))), err);
+  }
   const input = (key, label, attrs) => {
     const el = h('input', { id: `${id}-${key}`, 'aria-describedby': `err-${id}`, ...attrs });
     el.addEventListener('input', () => { f[key] = el.type === 'checkbox' ? el.checked : el.value; });
@@ -117,18 +132,16 @@ function fieldEditor(f, i, n, act) {
   const opts = [check('required'), check('hidden'), check('presentable')];
   if (f.type === 'text') opts.push(num('min', 'Min length'), num('max', 'Max length'), input('pattern', 'Pattern (regular expression)', { type: 'text', value: f.pattern || '' }));
   if (f.type === 'number') opts.push(num('min', 'Min'), num('max', 'Max'), check('onlyInt'));
-  const btn = (label, text, on, disabled) => h('button', { type: 'button', class: 'plain small', 'aria-label': `${label} ${f.name}`, disabled, onclick: on }, text);
-  return h('li', { class: 'fld', 'data-name': f.name },
+  return h('li', { class: 'fld', id, 'data-name': f.name },
     h('div', { class: 'fld-head' }, input('name', `Name (${typeLabel})`, { type: 'text', value: f.name, autocomplete: 'off', spellcheck: 'false' }),
-      h('div', { class: 'coll-actions' }, btn('Move up', 'Up', () => act('move', i, -1), i === 0), btn('Move down', 'Down', () => act('move', i, 1), i === n - 1),
-        btn('Remove', 'Remove', () => act('remove', i)))),
+      h('div', { class: 'coll-actions' }, moves, btn('Remove', 'Remove', () => act('remove', i)))),
     h('div', { class: 'fld-opts' }, opts), err);
 }
 
 // fieldsTab edits the fields of c; saved(c) follows a save with the
 // collection the server answers.
 export function fieldsTab(c, saved) {
-  let list = (c.fields || []).map((f) => (isBuiltin(f) ? f : { ...f }));
+  let list = (c.fields || []).map((f) => (editable(f) ? { ...f } : f));
   const ul = h('ul', { class: 'flds', 'aria-label': 'Fields' });
   const save = h('button', { type: 'submit' }, 'Save fields');
   const type = h('select', { id: 'fld-new-type', 'aria-label': 'Type of the new field' }, fieldTypes.map(([t, l]) => h('option', { value: t }, l)));
@@ -157,7 +170,7 @@ export function fieldsTab(c, saved) {
     for (const p of ul.querySelectorAll('.field-error')) p.textContent = '';
     try {
       const res = await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, { fields: payload(list) }));
-      list = (res.fields || []).map((f) => (isBuiltin(f) ? f : { ...f }));
+      list = (res.fields || []).map((f) => (editable(f) ? { ...f } : f));
       draw();
       note.show(message('status', 'The fields were saved.'));
       saved(res);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { APIError } from './api.js';
-import { fieldTypes, isBuiltin, moveField, newField, payload, removeField, rowErrors, shape } from './fields.js';
+import { editable, fieldTypes, isBuiltin, moveField, newField, payload, removeField, rowErrors, shape } from './fields.js';
 
 const id = { id: 'text3208210256', name: 'id', type: 'text', system: true, primaryKey: true, min: 15, max: 15 };
 const created = { id: 'autodate2990389176', name: 'created', type: 'autodate', system: false, onCreate: true, onUpdate: false };
@@ -60,4 +60,13 @@ test('rowErrors puts data.fields.N.key on row N', () => {
   assert.equal(rows.get(2).get(''), 'Built-in.');
   assert.deepEqual(rest, ['name: Bad name.'], 'another key, named');
   assert.equal(rowErrors(new Error('offline')).rows.size, 0);
+});
+
+test('a field of a type not offered is kept exactly, not reshaped', () => {
+  const avatar = { id: 'file376926767', name: 'avatar', type: 'file', maxSelect: 1, maxSize: 0, mimeTypes: ['image/png'], protected: false, required: false };
+  assert.ok(!editable(avatar));
+  assert.ok(!editable(id), 'nor a built-in one');
+  assert.ok(editable(nick));
+  const out = payload([id, avatar, nick]);
+  assert.equal(out[1], avatar, 'the same object, its options kept');
 });

@@ -23,7 +23,7 @@ export function sortNext(cur, key) {
 // own visible fields (presentable ones first, at most three) between
 // verified and created.
 function columns(c) {
-  const own = (c.fields || []).filter((f) => f && !f.system && !f.hidden && f.type !== 'autodate');
+  const own = (c.fields || []).filter((f) => f && !f.system && !f.hidden && !['autodate', 'file'].includes(f.type));
   own.sort((a, b) => Number(!!b.presentable) - Number(!!a.presentable));
   return [['id', 'ID'], ['email', 'Email'], ['verified', 'Verified'], ...own.slice(0, 3).map((f) => [f.name, f.name]), ['created', 'Created']];
 }
@@ -60,12 +60,12 @@ export function recordsView(c, host) {
   const next = h('button', { type: 'button', class: 'plain', onclick: () => { st.page++; load(); } }, 'Next');
   const all = h('input', { type: 'checkbox', id: 'rec-all', 'aria-label': 'Select all records of this page' });
   const bulk = bulkBar(c, st, () => load());
-  const open = (r) => {
+  const open = (r, opener) => {
     const d = drawer(host, r ? `Record ${text(r.email || r.id)}` : `New record of ${text(c.name)}`, recordPanel(c, r, (msg) => {
       d.close();
       if (msg) note.show(message('status', msg));
       if (msg) load();
-    }));
+    }), null, opener);
   };
   const drawHead = () => head.replaceChildren(h('th', { scope: 'col', class: 'sel' }, all), ...cols.map(([k, l]) => {
     const dir = st.sort === k ? 'ascending' : st.sort === `-${k}` ? 'descending' : null;
@@ -80,7 +80,7 @@ export function recordsView(c, host) {
     copy.addEventListener('click', () => copyID(copy, text(r.id)));
     return h('tr', { 'data-id': text(r.id) }, h('td', { class: 'sel' }, box), cols.map(([k, l]) => h('td', { 'data-label': l, 'data-key': k },
       k === 'id' ? [h('code', null, text(r.id)), ' ', copy]
-        : k === 'email' ? h('button', { type: 'button', class: 'link', onclick: () => open(r) }, text(r.email) || '(no email)')
+        : k === 'email' ? h('button', { type: 'button', class: 'link', onclick: (e) => open(r, e.currentTarget) }, text(r.email) || '(no email)')
           : cell(r, k))));
   };
   all.addEventListener('change', () => {
@@ -119,7 +119,7 @@ export function recordsView(c, host) {
   search.append(h('div', { class: 'row' }, filterIn.row, go));
   drawHead();
   load();
-  const create = h('button', { type: 'button', onclick: () => open(null) }, 'New record');
+  const create = h('button', { type: 'button', onclick: () => open(null, create) }, 'New record');
   return h('section', { class: 'records', 'aria-label': `Records of ${text(c.name)}` }, search, note.slot,
     h('div', { class: 'coll-actions' }, create, bulk.node),
     h('div', { class: 'coll-table-wrap' }, h('table', { class: 'coll-table' }, h('thead', null, head), rows)),

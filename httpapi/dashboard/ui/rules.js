@@ -72,7 +72,9 @@ const authBase = ['id', 'collectionId', 'collectionName', 'email', 'emailVisibil
 // @request values, and @collection.* (which this server refuses: it joins
 // no collection).
 export function availableFields(c, all = []) {
-  const own = (c.fields || []).filter((f) => f && f.name && !(f.hidden && f.system)).map((f) => f.name);
+  const fields = (c.fields || []).filter((f) => f && f.name && !(f.hidden && f.system));
+  const own = fields.map((f) => f.name);
+  const settable = fields.filter((f) => f.name !== 'id' && f.type !== 'autodate').map((f) => f.name);
   const auth = new Set(authBase);
   for (const x of all) {
     if (x && x.type === 'auth') for (const f of x.fields || []) if (f && f.name && !f.hidden) auth.add(f.name);
@@ -80,7 +82,7 @@ export function availableFields(c, all = []) {
   return [
     ['Fields of ' + c.name, own],
     ['The signed-in record', [...auth].map((n) => `@request.auth.${n}`)],
-    ['The submitted body', own.filter((n) => n !== 'id').map((n) => `@request.body.${n}`)],
+    ['The submitted body', settable.map((n) => `@request.body.${n}`)],
     ['The request', ['@request.method', '@request.context', '@request.query.', '@request.headers.']],
     ['Other collections (refused: this server joins none)', all.filter((x) => x && x.name).map((x) => `@collection.${x.name}.`)],
   ];
@@ -243,6 +245,6 @@ export function rulesTab(c, all, saved) {
     }
   });
   form.append(h('p', { class: 'hint' }, 'A rule is a filter of the request (the filter language); locked, only superusers pass; empty, anyone does.'),
-    show, list, rows.map((r) => r.row), note.slot, save);
+    show, list, ...rows.map((r) => r.row), note.slot, save);
   return form;
 }
