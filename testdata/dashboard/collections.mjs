@@ -34,7 +34,6 @@ const page = await browser.newPage();
 page.setDefaultTimeout(wait.timeout);
 const wide = { width: 1280, height: 900 };
 await page.setViewport(wide);
-page.on('pageerror', (e) => console.log('PAGEERROR ' + e.message));
 watch(page, problems, (text) => expectFailedRequest && /^Failed to load resource: the server responded with a status of 400/.test(text));
 
 // shots takes the screen at both widths, and checks that at 390 px it

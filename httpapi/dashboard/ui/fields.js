@@ -129,13 +129,17 @@ function fieldEditor(f, i, n, act) {
   };
   const check = (key) => input(key, optLabels[key], { type: 'checkbox', checked: !!f[key] });
   const num = (key, label) => input(key, label, { type: 'number', value: f[key] === null || f[key] === undefined || f[key] === 0 ? '' : String(f[key]) });
-  const opts = [check('required'), check('hidden'), check('presentable')];
+  const checks = [check('required'), check('hidden'), check('presentable')];
+  const opts = [];
   if (f.type === 'text') opts.push(num('min', 'Min length'), num('max', 'Max length'), input('pattern', 'Pattern (regular expression)', { type: 'text', value: f.pattern || '' }));
-  if (f.type === 'number') opts.push(num('min', 'Min'), num('max', 'Max'), check('onlyInt'));
+  if (f.type === 'number') {
+    checks.push(check('onlyInt'));
+    opts.push(num('min', 'Min'), num('max', 'Max'));
+  }
   return h('li', { class: 'fld', id, 'data-name': f.name },
     h('div', { class: 'fld-head' }, input('name', `Name (${typeLabel})`, { type: 'text', value: f.name, autocomplete: 'off', spellcheck: 'false' }),
       h('div', { class: 'coll-actions' }, moves, btn('Remove', 'Remove', () => act('remove', i)))),
-    h('div', { class: 'fld-opts' }, opts), err);
+    h('div', { class: 'fld-checks' }, checks), opts.length ? h('div', { class: 'fld-opts' }, opts) : null, err);
 }
 
 // fieldsTab edits the fields of c; saved(c) follows a save with the
