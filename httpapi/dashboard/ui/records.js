@@ -63,8 +63,14 @@ export function recordsView(c, host) {
   const open = (r, opener) => {
     const d = drawer(host, r ? `Record ${text(r.email || r.id)}` : `New record of ${text(c.name)}`, recordPanel(c, r, (msg) => {
       d.close();
-      if (msg) note.show(message('status', msg));
-      if (msg) load();
+      if (!msg) return;
+      note.show(message('status', msg));
+      // The list is drawn again: the focus goes back to the record's row,
+      // or to New record when the row is gone.
+      load().then(() => {
+        const back = r && rows.querySelector(`tr[data-id="${CSS.escape(String(r.id))}"] button.link`);
+        if (!document.activeElement || document.activeElement === document.body) (back || create).focus();
+      });
     }), null, opener);
   };
   const drawHead = () => head.replaceChildren(h('th', { scope: 'col', class: 'sel' }, all), ...cols.map(([k, l]) => {
