@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -18,17 +19,25 @@ import (
 )
 
 // TestDashboardCollectionsBrowser drives the Collections screen in headless
-// Chromium (testdata/dashboard/collections.mjs): the superuser signs in and
-// opens users; a create with passwords that differ shows the field's error
-// next to it; the record is created, listed, filtered to, edited (verified)
-// and deleted; another user is impersonated and the token the page shows
-// is accepted by GET /api/collections/users/records/{id}, and its OAuth2
-// account (linked here through a loopback provider) is unlinked; an API
-// rule, options and an OAuth2 provider of users (its URLs and PKCE
-// switch too) are saved and read back
-// (and an option's error shows next to it); a collection is created,
-// renamed and deleted; no console error, page error or dialog. It runs and skips as TestDashboardBrowser
-// does (same variables).
+// Chromium (testdata/dashboard/collections.mjs): the superuser signs in,
+// users is chosen first (the hash names it), the sidebar search narrows
+// the collections; a create with passwords that differ shows the field's
+// error next to it; the record is created, listed, filtered to, edited
+// (verified) in its side panel and deleted; the list sorts by a column
+// both ways, and three users are selected and deleted at once; Escape
+// closes a panel and the focus returns; another user is impersonated and
+// the token the page shows is accepted by GET
+// /api/collections/users/records/{id}, and its OAuth2 account (linked here
+// through a loopback provider) is unlinked; a field is added to users (a
+// bad name refused beside it first), moved, and read back from the API;
+// a rule the server refuses shows its message beside it; a rule with text
+// is locked (after a question) and unlocked with its text kept, and saved;
+// options and an OAuth2 provider of users (its URLs and PKCE switch too)
+// are saved and read back after a reload of the deep link (and an
+// option's error shows next to it); a collection is created, renamed and
+// deleted; every screen is shot at 1280 and 390 px wide and none scrolls
+// sideways at 390; no console error, page error or dialog. It runs and
+// skips as TestDashboardBrowser does (same variables).
 func TestDashboardCollectionsBrowser(t *testing.T) {
 	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
 	if chromium == "" || pptr == "" {
@@ -49,6 +58,12 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	imp := d.newUser("impersonated")
 	d.linkOIDC(imp)
+	const bulkPrefix = "bulk-"
+	var bulk []dashUser
+	for i := 1; i <= 3; i++ {
+		bulk = append(bulk, d.newUser(fmt.Sprintf("%s%d", bulkPrefix, i)))
+	}
+	const newField = "nickname"
 	const newEmail = "created-in-dashboard@example.com"
 	const listRule = `verified = true && email != ""`
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -57,12 +72,12 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword,
 		"newEmail": newEmail, "userPassword": dashUserPW, "impEmail": imp.email,
-		"listRule": listRule, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
+		"listRule": listRule, "bulkPrefix": bulkPrefix, "field": newField, "clientId": "client-id-of-the-test", "newCollection": "members", "renamed": "members2",
 		"authURL": "https://auth.example.com/authorize", "tokenURL": "https://auth.example.com/token",
 	}
 	out := runDashScript(t, ctx, node, pptr, "collections.mjs", cfg, 0)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 13 {
-		t.Fatalf("%d steps passed, want 13", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 21 {
+		t.Fatalf("%d steps passed, want 21", n)
 	}
 	if !strings.Contains(out, "field-error \"") || strings.Contains(out, "field-error \"\"") {
 		t.Error("the create with passwords that differ showed no error next to passwordConfirm")
@@ -99,6 +114,25 @@ func TestDashboardCollectionsBrowser(t *testing.T) {
 	}
 	if !regexp.MustCompile(`(?m)^option-error "[^"]`).MatchString(out) {
 		t.Error("the options form showed no error next to passwordResetToken.duration for 0")
+	}
+	if !regexp.MustCompile(`(?m)^rule-error "[^"]*join`).MatchString(out) {
+		t.Error("the refused viewRule showed no message about joins beside it")
+	}
+	if !regexp.MustCompile(`(?m)^field-row-error "[^"]`).MatchString(out) {
+		t.Error("the field with a bad name showed no error on its row")
+	}
+	for _, u := range bulk {
+		d.mustCall("GET", "/api/collections/users/records/"+u.id, d.su, "", 404)
+	}
+	type field struct {
+		Name, Type string
+		Required   bool
+		Max        float64
+	}
+	var withField struct{ Fields []field }
+	if b := d.mustCall("GET", "/api/collections/users", d.su, "", 200); json.Unmarshal(b, &withField) != nil ||
+		!slices.Contains(withField.Fields, field{newField, "text", true, 40}) {
+		t.Errorf("after the Fields tab, GET /api/collections/users = %s, want the required text field %s, max 40", b, newField)
 	}
 	d.login("users", imp.email, dashUserPW) // the token secrets the form does not send are kept
 	for _, name := range []string{"members", "members2"} {

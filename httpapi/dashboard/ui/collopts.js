@@ -1,30 +1,36 @@
-// The options of an auth collection on the Collections screen: one form
-// for its name, API rules (the filter language; "Superusers only" is a
-// null rule), password auth and identity fields, OTP, MFA and its rule,
-// the new-login alert, token durations and mail templates, saved with
-// PATCH /api/collections/{id}; and deleting the collection after typing
-// its name. Every value is set as text or an attribute value.
+// The Options tab of an auth collection's settings, in sections each
+// saved on its own with PATCH /api/collections/{id} (only its keys):
+// password auth and its identity fields, OTP, MFA and its rule, OAuth2
+// (colloauth.js), the new-login alert, the token durations and the mail
+// templates. Labels are words ("Auth token duration"), the API's name
+// in a hint (authToken.duration). Also: creating, renaming and deleting
+// a collection. Every value is set as text or an attribute value.
 
 import { api } from './api.js';
-import { busy, h, message } from './dom.js';
+import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, quiet, showErrors } from './forms.js';
+import { oauth2Form } from './colloauth.js';
 
-const rules = ['listRule', 'viewRule', 'createRule', 'updateRule', 'deleteRule', 'authRule', 'manageRule'];
-const tokens = ['authToken', 'passwordResetToken', 'emailChangeToken', 'verificationToken', 'fileToken'];
+const tokens = [['authToken', 'Auth token'], ['passwordResetToken', 'Password reset token'], ['emailChangeToken', 'Email change token'],
+  ['verificationToken', 'Verification token'], ['fileToken', 'File token']];
 const templates = [['verificationTemplate', 'Verification mail'], ['resetPasswordTemplate', 'Password reset mail'],
   ['confirmEmailChangeTemplate', 'Email change mail'], ['otp.emailTemplate', 'OTP mail'], ['authAlert.emailTemplate', 'New login alert mail']];
 
-// The form's fields: [path in the collection, label, kind].
-const spec = [
-  ['name', 'Name', 'text'],
-  ...rules.map((r) => [r, r, 'rule']),
-  ['passwordAuth.enabled', 'Password auth enabled', 'bool'],
-  ['passwordAuth.identityFields', 'Identity fields (comma separated)', 'list'],
-  ['otp.enabled', 'OTP enabled', 'bool'], ['otp.duration', 'OTP duration (seconds)', 'number'], ['otp.length', 'OTP length', 'number'],
-  ['mfa.enabled', 'MFA enabled', 'bool'], ['mfa.duration', 'MFA duration (seconds)', 'number'], ['mfa.rule', 'MFA rule', 'text'],
-  ['authAlert.enabled', 'New login alert enabled', 'bool'],
-  ...tokens.map((t) => [`${t}.duration`, `${t} duration (seconds)`, 'number']),
-  ...templates.flatMap(([p, l]) => [[`${p}.subject`, `${l} subject`, 'text'], [`${p}.body`, `${l} body`, 'textarea']]),
+// sections are the Options tab's forms: [title, hint, fields], a field
+// [path in the collection, label, kind].
+const sections = [
+  ['Password', 'Sign in with an identity (one of the identity fields) and a password.', [
+    ['passwordAuth.enabled', 'Password sign-in enabled', 'bool'],
+    ['passwordAuth.identityFields', 'Identity fields (comma separated)', 'list']]],
+  ['One-time password (OTP)', 'Sign in with a code sent by mail.', [
+    ['otp.enabled', 'OTP enabled', 'bool'], ['otp.duration', 'Code duration (seconds)', 'number'], ['otp.length', 'Code length', 'number']]],
+  ['Multi-factor authentication (MFA)', 'Ask for a second method after a first sign-in.', [
+    ['mfa.enabled', 'MFA enabled', 'bool'], ['mfa.duration', 'Time to give the second factor (seconds)', 'number'],
+    ['mfa.rule', 'Applies to (a rule; empty: every record)', 'text']]],
+  ['New login alert', 'Mail a record when it signs in from a new place.', [['authAlert.enabled', 'New login alert enabled', 'bool']]],
+  ['Token durations', 'How long each kind of token lasts.', tokens.map(([t, l]) => [`${t}.duration`, `${l} duration (seconds)`, 'number'])],
+  ['Mail templates', 'Placeholders: {APP_NAME}, {APP_URL}, {TOKEN}, {OTP}, {OTP_ID}, {RECORD:fieldName}.',
+    templates.flatMap(([p, l]) => [[`${p}.subject`, `${l}: subject`, 'text'], [`${p}.body`, `${l}: body (HTML)`, 'textarea']])],
 ];
 
 function get(obj, path) {
@@ -42,97 +48,131 @@ function idOf(path) {
   return 'opt-' + path.replace(/\./g, '-');
 }
 
+// withHint adds the API's name of a field (path) after its label.
+function withHint(f, path) {
+  f.row.querySelector('label').after(h('span', { class: 'hint api-name' }, path));
+  return f;
+}
+
 // optField is the field of one option (see field), whose error is the
 // envelope's at its path (the data of a nested option is nested, as
-// PocketBase answers). A rule has a second box, "superusers only" (a null
-// rule).
+// PocketBase answers).
 function optField(c, [path, label, kind]) {
   const id = idOf(path);
   const v = get(c, path);
   const str = v === null || v === undefined ? '' : String(v);
-  if (kind === 'bool') return { kind, ...field(path, label, { id, type: 'checkbox', attrs: { checked: !!v } }) };
-  if (kind === 'rule') {
-    const locked = h('input', { id: `${id}-locked`, type: 'checkbox', checked: v === null || v === undefined });
-    const after = h('div', { class: 'check' }, locked, h('label', { for: `${id}-locked` }, `${label}: superusers only`));
-    return { kind, locked, ...field(path, label, { id, attrs: { value: str }, after }) };
+  let f;
+  if (kind === 'bool') f = field(path, label, { id, type: 'checkbox', attrs: { checked: !!v } });
+  else if (kind === 'textarea') f = field(path, label, { id, type: 'textarea', value: str, attrs: { rows: 6 } });
+  else {
+    const value = kind === 'list' ? (Array.isArray(v) ? v.join(', ') : '') : str;
+    f = field(path, label, { id, type: kind === 'number' ? 'number' : 'text', attrs: { value } });
   }
-  if (kind === 'textarea') return { kind, ...field(path, label, { id, type: 'textarea', value: str, attrs: { rows: 4 } }) };
-  const value = kind === 'list' ? (Array.isArray(v) ? v.join(', ') : '') : str;
-  return { kind, ...field(path, label, { id, type: kind === 'number' ? 'number' : 'text', attrs: { value } }) };
+  return { kind, ...withHint(f, path) };
 }
 
 function optValue(f) {
   if (f.kind === 'bool') return f.input.checked;
-  if (f.kind === 'rule') return f.locked.checked ? null : f.input.value;
   if (f.kind === 'number') return Number(f.input.value);
   if (f.kind === 'list') return f.input.value.split(',').map((s) => s.trim()).filter(Boolean);
   return f.input.value;
 }
 
-// optionsForm edits the collection c; saved(c) is called with the
-// collection the server answers.
-export function optionsForm(c, saved) {
+// optionsSection is one section's form; saved(c) follows a save.
+function optionsSection(c, [title, hint, spec], saved) {
   const fields = spec.map((s) => optField(c, s));
-  const alert = h('div');
-  const save = h('button', { type: 'submit' }, 'Save options');
-  return h('form', {
-    class: 'coll-panel', 'aria-label': 'Collection options', onsubmit: async (e) => {
-      e.preventDefault();
-      alert.replaceChildren();
-      const body = {};
-      for (const f of fields) set(body, f.key, optValue(f));
-      try {
-        const res = await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, body));
-        clearErrors(fields);
-        alert.replaceChildren(message('status', 'The options were saved.'));
-        saved(res);
-      } catch (err) {
-        alert.replaceChildren(showErrors(err, fields, quiet));
-      }
-    },
-  }, h('h2', null, `Options of ${String(c.name)}`), fields.map((f) => f.row),
-  h('p', { class: 'hint' }, 'Mail placeholders: {APP_NAME}, {APP_URL}, {TOKEN}, {OTP}, {OTP_ID}, {RECORD:fieldName}.'), alert, save);
+  const save = h('button', { type: 'submit' }, `Save ${title.replace(/ \(.*\)$/, '').toLowerCase()}`);
+  const form = h('form', { class: 'coll-panel opt-section', 'aria-label': title });
+  const note = notice(form);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const body = {};
+    for (const f of fields) set(body, f.key, optValue(f));
+    try {
+      const res = await busy(save, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, body));
+      clearErrors(fields);
+      note.show(message('status', `${title}: saved.`));
+      saved(res);
+    } catch (err) {
+      note.show(showErrors(err, fields));
+    }
+  });
+  form.append(h('h3', null, title), h('p', { class: 'hint' }, hint), ...fields.map((f) => f.row), note.slot, save);
+  return form;
+}
+
+// optionsTab is the Options tab of the auth collection c; saved(c)
+// follows each save with the collection the server answers.
+export function optionsTab(c, saved) {
+  const forms = sections.map((s) => optionsSection(c, s, saved));
+  const mail = h('details', { class: 'opt-mail' }, h('summary', null, 'Mail templates'), forms.pop());
+  return h('div', { class: 'opts' }, forms.slice(0, 3), oauth2Form(c), forms.slice(3), mail);
+}
+
+// renameForm renames c; saved(c) follows with the collection answered.
+export function renameForm(c, saved) {
+  const name = withHint(field('name', 'Name', { id: 'opt-name', attrs: { value: String(c.name), autocomplete: 'off', spellcheck: 'false' } }), 'name');
+  const go = h('button', { type: 'submit' }, 'Rename');
+  const form = h('form', { class: 'rename', 'aria-label': 'Rename collection' });
+  const note = notice(form);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors([name]);
+    try {
+      const res = await busy(go, () => api('PATCH', `/api/collections/${encodeURIComponent(c.id)}`, { name: name.input.value.trim() }));
+      note.show(message('status', `Renamed to ${res.name}.`));
+      saved(res);
+    } catch (err) {
+      note.show(showErrors(err, [name], quiet));
+    }
+  });
+  form.append(h('div', { class: 'row' }, name.row, go), note.slot);
+  return form;
 }
 
 // deleteCollection deletes c once its name is typed; deleted() follows.
 export function deleteCollection(c, deleted) {
   const name = field('confirmName', `Type ${String(c.name)} to confirm`, { id: 'del-coll-name', attrs: { autocomplete: 'off' } });
-  const alert = h('div');
   const go = h('button', { type: 'submit', class: 'danger' }, 'Delete collection');
-  return h('form', {
-    class: 'coll-panel', 'aria-label': 'Delete collection', onsubmit: async (e) => {
-      e.preventDefault();
-      clearErrors([name]);
-      if (name.input.value !== c.name) {
-        name.error.textContent = 'Type the collection\'s name to confirm.';
-        return;
-      }
-      try {
-        await busy(go, () => api('DELETE', `/api/collections/${encodeURIComponent(c.id)}`));
-        deleted();
-      } catch (e2) {
-        alert.replaceChildren(message('alert', e2.message));
-      }
-    },
-  }, h('h2', null, 'Delete collection'), name.row, alert, go);
+  const form = h('form', { class: 'coll-panel danger-zone', 'aria-label': 'Delete collection' });
+  const note = notice(form);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors([name]);
+    if (name.input.value !== c.name) {
+      name.error.textContent = 'Type the collection\'s name to confirm.';
+      return;
+    }
+    try {
+      await busy(go, () => api('DELETE', `/api/collections/${encodeURIComponent(c.id)}`));
+      deleted();
+    } catch (err) {
+      note.show(message('alert', err.message));
+    }
+  });
+  form.append(h('h3', null, 'Delete collection'), h('p', { class: 'hint' }, 'Deletes the collection and all its records.'), name.row, note.slot, go);
+  return form;
 }
 
-// createCollection creates an auth collection by name; created(c) follows.
+// createCollection creates an auth collection by name; created(c)
+// follows, and the form says so and clears the name.
 export function createCollection(created) {
-  const name = field('name', 'New auth collection name', { id: 'new-coll-name', attrs: { autocomplete: 'off' } });
-  const alert = h('div');
-  const go = h('button', { type: 'submit' }, 'Create collection');
-  return h('form', {
-    class: 'coll-panel', 'aria-label': 'New auth collection', onsubmit: async (e) => {
-      e.preventDefault();
-      clearErrors([name]);
-      alert.replaceChildren();
-      try {
-        const c = await busy(go, () => api('POST', '/api/collections', { name: name.input.value.trim(), type: 'auth' }));
-        created(c);
-      } catch (e2) {
-        alert.replaceChildren(showErrors(e2, [name], quiet));
-      }
-    },
-  }, name.row, alert, go);
+  const name = field('name', 'New auth collection', { id: 'new-coll-name', attrs: { autocomplete: 'off', spellcheck: 'false', placeholder: 'name' } });
+  const go = h('button', { type: 'submit' }, 'Create');
+  const form = h('form', { class: 'coll-new', 'aria-label': 'New auth collection' });
+  const note = notice(form);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors([name]);
+    try {
+      const c = await busy(go, () => api('POST', '/api/collections', { name: name.input.value.trim(), type: 'auth' }));
+      name.input.value = '';
+      note.show(message('status', `The collection ${c.name} was created.`));
+      created(c);
+    } catch (err) {
+      note.show(showErrors(err, [name], quiet));
+    }
+  });
+  form.append(h('div', { class: 'row' }, name.row, go), note.slot);
+  return form;
 }
