@@ -22,12 +22,14 @@ const dash = cfg.base + '/_/';
 
 // openOAuth2 goes, signed in, to the OAuth2 options of the collection
 // name. It is the only place that knows the Collections screen's
-// navigation (today: the collection's button, then its Options).
+// navigation (the collection chosen by the deep link, its settings panel,
+// the Options tab).
 async function openOAuth2(page, name) {
-  await page.goto(dash + '#/collections');
-  await page.waitForFunction(() => document.querySelector('h1') && document.querySelector('h1').textContent === 'Collections', wait);
-  await clickText(page, '.coll-pick button', name);
-  await clickText(page, '.coll-actions button', 'Options');
+  await page.goto(dash + '#/collections?collection=' + encodeURIComponent(name));
+  await page.waitForFunction((n) => document.querySelector('#coll-title')?.textContent === n, wait, name);
+  await page.click('#coll-settings');
+  await page.waitForSelector('dialog.drawer[open] #tab-options');
+  await page.$eval('#tab-options', (b) => b.click());
   await page.waitForSelector('form[aria-label="OAuth2"]');
 }
 
