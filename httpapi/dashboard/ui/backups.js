@@ -286,7 +286,7 @@ function confirmPanel(screen, title, body, submit, onSubmit, fields = []) {
   const cancel = h('button', { type: 'button', class: 'plain', onclick: () => screen.panel.replaceChildren() }, 'Cancel');
   const el = h('form', { novalidate: true, class: 'confirm', 'aria-labelledby': 'confirm-title' });
   const slot = notice(el);
-  el.append(h('h3', { id: 'confirm-title' }, title), body, slot.slot, h('div', { class: 'buttons' }, button, cancel));
+  el.append(h('h3', { id: 'confirm-title' }, title), ...[body].flat(), slot.slot, h('div', { class: 'buttons' }, button, cancel));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
