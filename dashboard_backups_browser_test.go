@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,6 +57,11 @@ func TestDashboardBackupsBrowser(t *testing.T) {
 	if err := os.WriteFile(upload, d.backupBytes("seed.zip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// And one the server refuses: not a zip archive at all.
+	badUpload := filepath.Join(dir, "not_an_archive.zip")
+	if err := os.WriteFile(badUpload, []byte("this is not a zip archive"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	d.mustCall("DELETE", "/api/backups/seed.zip", d.su, "", 204)
 	downloads := filepath.Join(dir, "downloads")
 	if err := os.Mkdir(downloads, 0o755); err != nil {
@@ -65,10 +71,18 @@ func TestDashboardBackupsBrowser(t *testing.T) {
 	journey := map[string]string{
 		"base": child.Base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword, "created": "dash_one.zip",
-		"downloads": downloads, "uploadFile": upload, "appNameBefore": before, "appNameAfter": after,
+		"downloads": downloads, "uploadFile": upload, "badUploadFile": badUpload, "appNameBefore": before, "appNameAfter": after,
 	}
-	out := runDashScript(t, ctx, node, pptr, "backups.mjs", journey, 9)
+	out := runDashScript(t, ctx, node, pptr, "backups.mjs", journey, 10)
 
+	// A refused name said which names are allowed; the refused upload the
+	// server's data.file message.
+	if !strings.Contains(out, `name-error "Must be in a valid format. Use lowercase letters, digits, _ and - only, ending in .zip`) {
+		t.Error("a refused backup name did not say which names are allowed")
+	}
+	if !strings.Contains(out, `upload-error "\"not_an_archive.zip\" mime type must be one of: application/zip."`) {
+		t.Error("a refused upload did not show the server's data.file message")
+	}
 	// The browser downloaded the archive the API serves.
 	m := regexp.MustCompile(`(?m)^download (.*)$`).FindStringSubmatch(out)
 	if m == nil {

@@ -74,14 +74,20 @@ func TestDashboardLogsBrowser(t *testing.T) {
 		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3, "maxDays": 9,
 	}
 	out := runDashScript(t, ctx, node, pptr, "logs.mjs", cfg, 0)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
-		t.Fatalf("%d steps passed, want 10", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 11 {
+		t.Fatalf("%d steps passed, want 11", n)
 	}
 	// The settings form saved what it was given; its error was the
 	// envelope's.
 	var set struct{ Logs struct{ MaxDays int } }
 	if b := d.mustCall("GET", "/api/settings", d.su, "", 200); json.Unmarshal(b, &set) != nil || set.Logs.MaxDays != 9 {
 		t.Errorf("after the settings form, GET /api/settings logs.maxDays = %d, want 9 (%s)", set.Logs.MaxDays, b)
+	}
+	if !strings.Contains(out, `filter-problem "The filter is not valid at the end: expected operand`) {
+		t.Error("a bad filter's position was not shown")
+	}
+	if !strings.Contains(out, `per minute","`) {
+		t.Error("narrowed to one hour, the chart did not count by minute")
 	}
 	if !strings.Contains(out, `settings-error "Must be no less than 0."`) {
 		t.Error(`the settings form did not show maxDays's error "Must be no less than 0." next to the field`)

@@ -53,8 +53,11 @@ func TestDashboardSettingsBrowser(t *testing.T) {
 		"testTo": testTo,
 	}
 	out := runDashScript(t, ctx, node, pptr, "settings.mjs", cfg, 0)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 10 {
-		t.Fatalf("%d steps passed, want 10", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 12 {
+		t.Fatalf("%d steps passed, want 12", n)
+	}
+	if !strings.Contains(out, `outbox-message "Not sent: SMTP is off`) {
+		t.Error("with SMTP off, the test email's banner did not say the mail went to the outbox")
 	}
 	if !strings.Contains(out, `field-error meta.appURL "Must be a valid URL."`) {
 		t.Error(`the invalid URL's error "Must be a valid URL." was not shown next to the field`)

@@ -8,7 +8,7 @@
 //	strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]
 //	strongbox logs seed [--n 1000000] [--dir ./sb_data]
 //	strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]
-//	strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--encryption-env NAME]
+//	strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--no-mail] [--encryption-env NAME]
 //	strongbox version
 //
 // Every command takes --help (it prints its usage and flags and exits 0);
@@ -109,9 +109,15 @@
 // pb_data folder of a PocketBase that is stopped, or a .zip backup archive
 // PocketBase made. It prints one line per fact imported or skipped; what
 // is imported, what is skipped and why, and how a crash is survived are in
-// package strongbox/httpapi/app ("Importing from PocketBase").
+// package strongbox/httpapi/app ("Importing from PocketBase"). It ends
+// with the command to run next (strongbox serve --dir DIR) and, when the
+// imported SMTP settings are enabled, a line saying so: the first serve
+// sends mail through that server.
 //
 //   - --dry-run prints the same report and writes nothing to --dir.
+//   - --no-mail turns imported SMTP settings that are enabled off: mails
+//     go to the outbox (mail/ in the data dir) until SMTP is turned on
+//     again in the dashboard's mail settings.
 //   - --encryption-env NAME: PocketBase started with --encryptionEnv keeps
 //     its settings encrypted with the key in that variable. Give the name
 //     of the variable that holds the same key; an import of encrypted

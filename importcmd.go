@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"strongbox/backup/pbimport"
@@ -30,6 +31,7 @@ func (c cli) importPocketBase(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	cfg := baseConfig(fs, c.getenv)
 	dryRun := fs.Bool("dry-run", false, "print the report without writing anything: the conversion runs in a temporary folder that is removed, and the logs are counted, not written")
+	noMail := fs.Bool("no-mail", false, "turn the imported SMTP settings off if they are enabled: mails go to the outbox (mail/ in the data dir) until SMTP is turned on again")
 	encEnv := fs.String("encryption-env", "", "the environment variable that holds the key of PocketBase's encrypted settings (PocketBase's --encryptionEnv)")
 	pos, done, err := c.parseArgs(fs, args, importUsage, 2, 2)
 	if done || err != nil {
@@ -55,7 +57,7 @@ func (c cli) importPocketBase(ctx context.Context, args []string) error {
 		opts.TempDir = tempDir
 		return openPocketBase(path, opts)
 	}
-	rep, err := pbimport.ImportFrom(ctx, open, pbimport.Options{OpenStores: app.ImportStores, Dir: cfg.Dir, DryRun: *dryRun, LogsMaxBytes: cfg.LogsMaxBytes})
+	rep, err := pbimport.ImportFrom(ctx, open, pbimport.Options{OpenStores: app.ImportStores, Dir: cfg.Dir, DryRun: *dryRun, NoMail: *noMail, LogsMaxBytes: cfg.LogsMaxBytes})
 	if err != nil {
 		return importErr(path, err)
 	}
@@ -65,7 +67,28 @@ func (c cli) importPocketBase(ctx context.Context, args []string) error {
 		fmt.Fprintf(c.stdout, "Imported %s into %s in %s.\n", path, cfg.Dir, time.Since(start).Round(time.Millisecond))
 	}
 	fmt.Fprint(c.stdout, rep.Text())
+	if *dryRun {
+		fmt.Fprintf(c.stdout, "next: run the import again without --dry-run\n")
+	} else {
+		fmt.Fprintf(c.stdout, "next: strongbox serve --dir %s\n", shellWord(cfg.Dir))
+	}
 	return nil
+}
+
+// shellWord is s as one word of a POSIX shell: as it is when it is made
+// of safe characters only, else in single quotes.
+func shellWord(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-./:=@+,", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // importErr is the one line an import failure prints: what went wrong

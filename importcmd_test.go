@@ -18,14 +18,20 @@ import (
 // emptyPocketBase is a PocketBase data dir with no collections, settings
 // or logs of its own: what the command does around the conversion does
 // not depend on them (app's tests cover the conversion).
-type emptyPocketBase struct{ closed *int }
+type emptyPocketBase struct {
+	closed   *int
+	settings string // the settings document; "" = an appName only
+}
 
 func (emptyPocketBase) Collections() ([]pocketbase.Collection, error)                { return nil, nil }
 func (emptyPocketBase) Rows(pocketbase.Collection, func(pocketbase.Row) error) error { return nil }
 func (emptyPocketBase) ExternalAuths(func(pocketbase.ExternalAuth) error) error      { return nil }
 func (emptyPocketBase) AuthOrigins(func(pocketbase.AuthOrigin) error) error          { return nil }
 func (emptyPocketBase) Count(string) (int, error)                                    { return 0, nil }
-func (emptyPocketBase) Settings() (json.RawMessage, error) {
+func (p emptyPocketBase) Settings() (json.RawMessage, error) {
+	if p.settings != "" {
+		return json.RawMessage(p.settings), nil
+	}
 	return json.RawMessage(`{"meta":{"appName":"From PB"}}`), nil
 }
 func (emptyPocketBase) Logs(func(pocketbase.Log) error) error { return nil }
@@ -69,7 +75,7 @@ func TestImportCommand(t *testing.T) {
 		{"no source", []string{"import"}, nil, "missing arguments\nusage: strongbox import pocketbase PATH", "", "", false},
 		{"unknown source", []string{"import", "sqlite", "x"}, nil, `unknown import source "sqlite" (want pocketbase)`, "", "", false},
 		{"stray", []string{"import", "pocketbase", "a", "b"}, nil, `unexpected argument "b"`, "", "", false},
-		{"help", []string{"import", "--help"}, nil, "", "usage: strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--encryption-env NAME]\n", "", false},
+		{"help", []string{"import", "--help"}, nil, "", "usage: strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--no-mail] [--encryption-env NAME]\n", "", false},
 		{"help names dry-run", []string{"import", "pocketbase", "--help"}, nil, "", "the logs are counted, not written", "", false},
 		{"empty key variable", []string{"import", "pocketbase", "pb_data", "--encryption-env", "NO_SUCH_VAR"}, nil, "--encryption-env NO_SUCH_VAR: the variable is empty or not set", "", "", false},
 		{"open fails", []string{"import", "pocketbase", "pb_data"}, fmt.Errorf("pocketbase: %w: no _collections table", pocketbase.ErrVersion), "import pb_data: pocketbase: not a PocketBase v0.23 to v0.31 data dir: no _collections table", "", "", false},
@@ -95,6 +101,10 @@ func TestImportCommand(t *testing.T) {
 			} else if err != nil || !strings.Contains(out.String(), tt.wantOut) {
 				t.Fatalf("run(%q) = %v, printed %q; want success printing %q", args, err, out.String(), tt.wantOut)
 			}
+			// A report ends with what to run next.
+			if next := "next: strongbox serve --dir " + dir + "\n"; tt.wantDir && !strings.HasSuffix(out.String(), next) {
+				t.Errorf("printed %q, want it to end with %q", out.String(), next)
+			}
 			if opts.EncryptionKey != tt.wantKey {
 				t.Errorf("opened with key %q, want %q", opts.EncryptionKey, tt.wantKey)
 			}
@@ -115,6 +125,59 @@ func TestImportCommand(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(full); len(entries) != 1 {
 		t.Errorf("the refused target changed: %d entries", len(entries))
+	}
+}
+
+// TestImportMail: imported SMTP settings that are enabled are live, and
+// the report says so; --no-mail turns them off, and the report says that.
+func TestImportMail(t *testing.T) {
+	const smtpOn = `{"meta":{"senderAddress":"a@example.com"},"smtp":{"enabled":true,"host":"smtp.example.com","port":587}}`
+	tests := []struct {
+		name, settings string
+		noMail         bool
+		wantLine       string // "" = no mail line
+		wantEnabled    bool
+	}{
+		{"on", smtpOn, false, "mail: SMTP is on (smtp.example.com:587): the first serve sends mail through it; import with --no-mail to turn it off\n", true},
+		{"no-mail", smtpOn, true, "mail: SMTP turned off (--no-mail): mails go to the outbox", false},
+		{"off", `{"smtp":{"enabled":false,"host":"smtp.example.com","port":587}}`, false, "", false},
+		{"off with no-mail", `{"smtp":{"enabled":false,"host":"smtp.example.com","port":587}}`, true, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			old := openPocketBase
+			t.Cleanup(func() { openPocketBase = old })
+			openPocketBase = func(string, pocketbase.Options) (pocketBaseSource, error) {
+				return emptyPocketBase{closed: new(int), settings: tt.settings}, nil
+			}
+			dir := filepath.Join(t.TempDir(), "sb data")
+			args := []string{"import", "pocketbase", "pb_data", "--dir", dir}
+			if tt.noMail {
+				args = append(args, "--no-mail")
+			}
+			var out bytes.Buffer
+			if err := run(t.Context(), args, envOf("STRONGBOX_BCRYPT_COST", "4"), &out, io.Discard); err != nil {
+				t.Fatalf("run(%q) = %v", args, err)
+			}
+			got := out.String()
+			if tt.wantLine != "" && !strings.Contains(got, tt.wantLine) || tt.wantLine == "" && strings.Contains(got, "mail:") {
+				t.Errorf("printed %q, want the mail line %q", got, tt.wantLine)
+			}
+			if strings.Contains(got, "skipped setting smtp.enabled") {
+				t.Errorf("printed %q: --no-mail's change reported as a setting lost", got)
+			}
+			// The dir has a space: the command to run next quotes it.
+			if next := "next: strongbox serve --dir '" + dir + "'\n"; !strings.HasSuffix(got, next) {
+				t.Errorf("printed %q, want it to end with %q", got, next)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "settings.journal"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if on := bytes.Contains(b, []byte(`"enabled":true`)); on != tt.wantEnabled {
+				t.Errorf("stored smtp enabled %v, want %v", on, tt.wantEnabled)
+			}
+		})
 	}
 }
 

@@ -37,7 +37,7 @@ const (
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
-	importUsage      = "strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--encryption-env NAME]"
+	importUsage      = "strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--no-mail] [--encryption-env NAME]"
 	versionUsage     = "strongbox version"
 
 	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + importUsage + "\n  " + versionUsage

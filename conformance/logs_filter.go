@@ -255,6 +255,56 @@ var logsFilterRequirements = []*Requirement{
 	malformedReq("LOG-FILTER-032", "/api/logs", "level=0 ||", "a dangling ||"),
 	malformedReq("LOG-FILTER-033", "/api/logs", "// only a comment", "no expression at all"),
 	malformedReq("LOG-FILTER-034", "/api/logs", "cfunknownfield = 1", "a field logs do not have"),
+	{
+		ID:      "LOG-FILTER-035",
+		Source:  SourceStrongbox,
+		Section: "§4.3 GET /api/logs and GET /api/logs/stats, Errors; §7 row 4; strongbox promise: a malformed filter says where it is wrong",
+		Name:    "a malformed filter's position in data.filter",
+		Text: "GET /api/logs and GET /api/logs/stats with filter `level > ` (nothing after the operator) answer 400 \"" +
+			msgInvalidFilter + "\" (the document's message, exactly) with data.filter.code validation_invalid_filter, " +
+			"a data.filter.message that is not empty and data.filter.params.offset 8 (the byte where an operand was " +
+			"expected); with `level = 0 && cfunknownfield = 1` the offset is 13 (the unknown field's first byte).",
+		Run: func(ctx context.Context, c *Client) error {
+			for _, path := range []string{"/api/logs", "/api/logs/stats"} {
+				for _, tc := range []struct {
+					filter string
+					offset float64
+				}{{"level > ", 8}, {"level = 0 && cfunknownfield = 1", 13}} {
+					if err := filterPosition(ctx, c, path, tc.filter, tc.offset); err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		},
+	},
+}
+
+// filterPosition requires GET path with filter to answer §7's message
+// with data.filter {code validation_invalid_filter, a message, params
+// {offset}}.
+func filterPosition(ctx context.Context, c *Client, path, filter string, offset float64) error {
+	r, err := c.get(ctx, withQuery(path, query("filter", filter)), c.su)
+	if err != nil {
+		return err
+	}
+	env, err := expectError(r, http.StatusBadRequest, msgInvalidFilter)
+	if err != nil {
+		return err
+	}
+	if env.message != msgInvalidFilter {
+		return Mismatch(fmt.Sprintf("message %q", msgInvalidFilter), r.String())
+	}
+	fe, _ := getObject(env.data, "filter")
+	code, _ := getString(fe, "code")
+	msg, _ := getString(fe, "message")
+	params, _ := getObject(fe, "params")
+	at, ok := getNumber(params, "offset")
+	if code != "validation_invalid_filter" || msg == "" || !ok || at != offset {
+		return Mismatch(fmt.Sprintf("GET %s filter %q: data.filter with code validation_invalid_filter, a message and params.offset %v",
+			path, filter, offset), r.String())
+	}
+	return nil
 }
 
 // countMissing counts the elements of got (sorted) that want (sorted) lacks.

@@ -76,6 +76,19 @@ func editObject(match func(*http.Request) bool, fn func(r *http.Request, m map[s
 	})
 }
 
+// editFilterError rewrites the data of strongbox's 400s to the logs
+// routes (a malformed filter's).
+func editFilterError(fn func(data map[string]any)) mutation {
+	return editErrors(logsAny, func(res *answered) {
+		if m := res.object(); m != nil && res.status == 400 {
+			if d, ok := m["data"].(map[string]any); ok {
+				fn(d)
+			}
+			res.setJSON(m)
+		}
+	})
+}
+
 // refuse answers 400 with the generic message to the requests match
 // selects.
 func refuse(match func(*http.Request) bool) mutation {
@@ -336,6 +349,14 @@ var logsMutators = []mutator{
 	{"null-never-equal", []string{"LOG-FILTER-021"}, filterSub("data.cfabsent = null", "data.cfabsent != null")},
 	{"false-as-true", []string{"LOG-FILTER-026"}, filterSub("false = true", "true = true")},
 	{"fraction-refused", []string{"LOG-FILTER-027"}, filterSub("100000.5", "0.0")},
+	{"filter-error-without-data", []string{"LOG-FILTER-035"}, editFilterError(func(data map[string]any) { delete(data, "filter") })},
+	{"filter-error-offset-off-by-one", []string{"LOG-FILTER-035"}, editFilterError(func(data map[string]any) {
+		if fe, ok := data["filter"].(map[string]any); ok {
+			if p, ok := fe["params"].(map[string]any); ok {
+				p["offset"] = p["offset"].(float64) + 1
+			}
+		}
+	})},
 	{"id-filter-ignored", []string{"LOG-FILTER-022"}, filterRe(`(^|[ (])id = "[^"]*"`, `${1}id != ""`)},
 	{"updated-filter-ignored", []string{"LOG-FILTER-025"}, filterRe(`updated >= "[^"]*"`, `updated != ""`)},
 	{"empty-filter-drops-errors", []string{"LOG-FILTER-023"}, editParam(logsAny, "filter", func(v string) string {

@@ -24,7 +24,8 @@
 //   - Queue is the server's Sender: Send checks and enqueues, one worker
 //     delivers through the Transport of the moment (SMTP or the outbox)
 //     and logs failures; SendNow delivers at once for the test-email
-//     route; Close drains within a bound.
+//     route, naming the outbox file when SMTP is off; Close drains
+//     within a bound.
 //
 // # Templates
 //

@@ -28,8 +28,12 @@ type Sender interface {
 }
 
 // SyncSender is a Sender that can also deliver a message at once and
-// report the outcome (the test-email route does, to show an SMTP error).
+// report the outcome (the test-email route does, to show an SMTP error,
+// or, with SMTP off, the outbox file that holds the mail instead).
 type SyncSender interface {
 	Sender
-	SendNow(ctx context.Context, m *Message) error
+	// SendNow delivers m at once. outbox is the name of the file (in the
+	// outbox folder, no directory) it wrote the mail to when SMTP is
+	// disabled, "" when it handed the mail to SMTP.
+	SendNow(ctx context.Context, m *Message) (outbox string, err error)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -205,15 +206,19 @@ func (q *Queue) next() *Message {
 
 // SendNow delivers m at once, on the caller's goroutine, through the
 // current transport, and returns the delivery's error (an *SMTPError for
-// a failed SMTP exchange): for the test-email route, whose caller wants to
-// know. It does not log.
-func (q *Queue) SendNow(ctx context.Context, m *Message) error {
+// a failed SMTP exchange) and, with SMTP disabled, the name of the outbox
+// file it wrote (its base name: the folder is the server's to tell): for
+// the test-email route, whose caller wants to know. It does not log.
+func (q *Queue) SendNow(ctx context.Context, m *Message) (outbox string, err error) {
 	cp, err := q.prepare(m)
 	if err != nil {
-		return err
+		return "", err
 	}
-	_, err = q.deliver(ctx, cp)
-	return err
+	path, err := q.deliver(ctx, cp)
+	if err != nil || path == "" {
+		return "", err
+	}
+	return filepath.Base(path), nil
 }
 
 func (q *Queue) prepare(m *Message) (*Message, error) {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,12 +99,13 @@ func TestQueueFollowsTransport(t *testing.T) {
 	if err := e.q.Send(t.Context(), m); err != nil {
 		t.Fatalf("Send = %v", err)
 	}
-	if err := e.q.SendNow(t.Context(), m); err != nil {
+	name, err := e.q.SendNow(t.Context(), m)
+	if err != nil {
 		t.Fatalf("SendNow = %v", err)
 	}
 	e.close(t)
-	if n := len(list(t, e.dir)); n != 2 {
-		t.Errorf("outbox holds %d mails, want 2", n)
+	if files := list(t, e.dir); len(files) != 2 || !slices.Contains(files, name) {
+		t.Errorf("outbox holds %q, want 2 mails, one of them SendNow's %q", files, name)
 	}
 	if n := sink.Pending(); n != 0 {
 		t.Errorf("sink got %d more mails, want 0", n)
@@ -187,7 +189,7 @@ func TestQueueSendRefusesInvalid(t *testing.T) {
 	if err := e.q.Send(t.Context(), m); !errors.Is(err, strongmail.ErrHeaderInjection) {
 		t.Errorf("Send = %v, want ErrHeaderInjection", err)
 	}
-	if err := e.q.SendNow(t.Context(), m); !errors.Is(err, strongmail.ErrHeaderInjection) {
+	if _, err := e.q.SendNow(t.Context(), m); !errors.Is(err, strongmail.ErrHeaderInjection) {
 		t.Errorf("SendNow = %v, want ErrHeaderInjection", err)
 	}
 	e.close(t)

@@ -100,6 +100,9 @@ const (
 	CodeSuperusersOTPMFA       = "validation_superusers_otp_mfa"
 	CodeFileUnsupported        = "validation_file_unsupported"
 	CodeInvalidBackup          = "validation_invalid_backup"
+	// CodeInvalidFilter: the filter of a logs query that does not parse
+	// or names a field logs do not have (data.filter, beside §7's message).
+	CodeInvalidFilter = "validation_invalid_filter"
 )
 
 // The failures that more than one check reports, with PocketBase's
@@ -230,6 +233,19 @@ func FileSizeLimit(max int64) *Error {
 // reason says why, in terms of the archive's own entries.
 func InvalidBackup(reason string) *Error {
 	return New(CodeInvalidBackup, "The file is not a valid backup archive: "+reason+".")
+}
+
+// InvalidFilter is a filter that does not parse or compile: msg says
+// what is wrong or what was expected; offset, when not negative, is the
+// byte offset in the filter where it is (params.offset), and the message
+// ends with it ("… (at offset 8)."). A negative offset is a failure with
+// no position.
+func InvalidFilter(msg string, offset int) *Error {
+	if offset < 0 {
+		return New(CodeInvalidFilter, "Invalid filter: "+msg+".")
+	}
+	return &Error{Code: CodeInvalidFilter, Message: fmt.Sprintf("Invalid filter: %s (at offset %d).", msg, offset),
+		Params: map[string]any{"offset": offset}}
 }
 
 // FileUnsupported is a file sent for a record field: strongbox stores no

@@ -51,6 +51,9 @@
 //     strongbox refuses keeps strongbox's default and is reported (so is a
 //     rateLimits section of more than 5,000 rules, more than any settings
 //     body can carry).
+//     An smtp section that is enabled stays enabled, so the first serve
+//     sends mail through it: the report says so (Report.Mail), and
+//     Options.NoMail (the command's --no-mail) turns it off instead.
 //   - Every log of auxiliary.db with its id, time, level, message and data
 //     exactly, so the logs API answers the same lists and hourly stats.
 //     Logs older than settings.logs.maxDays go with retention, as they
@@ -94,6 +97,7 @@
 //	external auths: 1 imported, 1 skipped
 //	settings: imported meta, smtp, backups, logs, rateLimits, trustedProxy
 //	logs: 3 imported
+//	mail: SMTP is on (smtp.example.com:465): the first serve sends mail through it; import with --no-mail to turn it off
 //	skipped field users.avatar (file): no file storage (strongbox stores no files)
 //	skipped collection posts (base): strongbox stores no base records
 //

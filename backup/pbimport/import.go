@@ -47,6 +47,10 @@ type Options struct {
 	// folder is beside Dir, as an import's, or in $TMPDIR when Dir's
 	// parent does not exist (a dry run creates no folder).
 	DryRun bool
+	// NoMail turns an imported smtp section that is enabled off, so that
+	// the first serve sends no mail (they go to the outbox until SMTP is
+	// turned on again); Report.Mail says which happened.
+	NoMail bool
 	// LogsMaxBytes caps the stored logs as the server will
 	// (STRONGBOX_LOGS_MAX_MB); 0 = logstore's default.
 	LogsMaxBytes int64

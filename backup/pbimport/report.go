@@ -3,6 +3,7 @@ package pbimport
 import (
 	"fmt"
 	"maps"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -32,8 +33,20 @@ type Report struct {
 	// LogsExpired of them are older than settings.logs.maxDays
 	// (LogsMaxDays) and go with retention.
 	Logs, LogsExpired, LogsMaxDays int
+	// Mail is the state of the imported SMTP settings when they were on
+	// in PocketBase; nil when they were off or not imported.
+	Mail *MailState
 	// Skipped is everything else left out, in the order met.
 	Skipped []Skip
+}
+
+// MailState says whether the imported SMTP settings are live: On, the
+// first serve sends mail through Host:Port; TurnedOff, Options.NoMail
+// turned them off.
+type MailState struct {
+	On, TurnedOff bool
+	Host          string
+	Port          int
 }
 
 // ImportedCollection is an auth collection imported, and its records.
@@ -96,6 +109,7 @@ func (r *Report) addCollection(name string) *ImportedCollection {
 //	settings: imported meta, smtp, backups, logs, rateLimits, trustedProxy, batch
 //	logs: 1000 imported
 //	logs: 10 older than settings.logs.maxDays (5 days): retention drops them
+//	mail: SMTP is on (smtp.example.com:587): the first serve sends mail through it; import with --no-mail to turn it off
 //	skipped collection posts (base): strongbox stores no base records
 //
 // Counts by reason are sorted by reason; the skipped lines keep the order
@@ -128,6 +142,14 @@ func (r *Report) Text() string {
 	}
 	if r.LogsExpired > 0 {
 		fmt.Fprintf(&b, "logs: %d older than settings.logs.maxDays (%d days): retention drops them\n", r.LogsExpired, r.LogsMaxDays)
+	}
+	switch m := r.Mail; {
+	case m == nil:
+	case m.On:
+		fmt.Fprintf(&b, "mail: SMTP is on (%s): the first serve sends mail through it; import with --no-mail to turn it off\n",
+			printable(net.JoinHostPort(m.Host, strconv.Itoa(m.Port))))
+	case m.TurnedOff:
+		fmt.Fprintf(&b, "mail: SMTP turned off (--no-mail): mails go to the outbox (mail/ in the data dir) until it is turned on in the dashboard's mail settings\n")
 	}
 	for _, s := range r.Skipped {
 		fmt.Fprintf(&b, "skipped %s %s: %s\n", s.Kind, printable(s.Name), printable(s.Reason))

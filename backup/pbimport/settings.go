@@ -71,6 +71,10 @@ func (im *importer) settings() (err error) {
 // importSection decodes the section key (b) over the stored settings'
 // and saves it; a validation failure keeps the section as it was.
 func (im *importer) importSection(key string, b json.RawMessage) error {
+	turnedOff := false
+	if key == "smtp" && im.opts.NoMail {
+		b, turnedOff = smtpOff(b)
+	}
 	var orig map[string]any
 	if err := json.Unmarshal(b, &orig); err != nil {
 		im.skip("settings", key, "not an object")
@@ -96,7 +100,36 @@ func (im *importer) importSection(key string, b json.RawMessage) error {
 	for _, k := range lostKeys(orig, got) {
 		im.skip("setting", key+"."+quotePath(k), "strongbox does not keep it")
 	}
+	if key == "smtp" {
+		im.report.Mail = mailState(got, turnedOff)
+	}
 	return nil
+}
+
+// smtpOff returns the smtp section b with enabled false, and whether it
+// was on (b unchanged if it was not, or is not an object).
+func smtpOff(b json.RawMessage) (json.RawMessage, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || string(m["enabled"]) != "true" {
+		return b, false
+	}
+	m["enabled"] = json.RawMessage("false")
+	out, err := json.Marshal(m)
+	if err != nil {
+		return b, false
+	}
+	return out, true
+}
+
+// mailState is Report.Mail for the smtp section stored (got).
+func mailState(got map[string]any, turnedOff bool) *MailState {
+	on, _ := got["enabled"].(bool)
+	if !on && !turnedOff {
+		return nil
+	}
+	host, _ := got["host"].(string)
+	port, _ := got["port"].(float64)
+	return &MailState{On: on, TurnedOff: turnedOff, Host: host, Port: int(port)}
 }
 
 // s3Enabled reports whether an s3 settings section turns S3 on.

@@ -297,7 +297,12 @@
 // message, data.* (and rowid, @random), page, perPage (default 30, at most
 // 1000), skipTotal, fields with :excerpt. A malformed filter is 400
 // "Something went wrong while processing your request. Invalid filter."
-// (§7).
+// (§7), the message exactly, on the list and on stats; beyond PocketBase
+// (whose data is {}), data.filter says what is wrong and where:
+// {"code": "validation_invalid_filter", "message": "Invalid filter:
+// expected operand, found end of input (at offset 8).", "params":
+// {"offset": 8}}, the offset counted in bytes of the filter (UTF-8) from
+// 0. The dashboard shows it with a caret under the filter.
 //
 // # Account flows
 //
@@ -453,7 +458,11 @@
 // links carry a token that is not valid) and sends it at once, through
 // the transport of the moment, waiting for the outcome:
 //
-//   - sent (or written to the outbox): 204;
+//   - sent: 204; written to the outbox instead (smtp.enabled off): 204
+//     with the header Strongbox-Outbox-File naming the file in
+//     <data dir>/mail/ (its name only, never a server path), which a
+//     PocketBase SDK ignores and the dashboard shows ("not sent: written
+//     to the outbox, mail/<name>");
 //   - bad body: 400 "Failed to send the test email." with data.email
 //     (validation_required, validation_is_email,
 //     validation_length_out_of_range), data.template (validation_required,

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"strongbox/authn/validation"
+	"strongbox/filterlang"
 	"strongbox/logstore"
 )
 
@@ -39,15 +40,30 @@ func (s *Server) handleLogsList(w http.ResponseWriter, r *http.Request) error {
 }
 
 // logsQueryError maps a store query error: a malformed filter gets the
-// document's message (§7), any other bad parameter the generic 400.
+// document's message (§7), exactly, with data.filter saying what is wrong
+// and where (filterError); any other bad parameter the generic 400.
 func logsQueryError(err error) error {
 	switch {
 	case errors.Is(err, logstore.ErrInvalidFilter):
-		return errBadRequest(msgInvalidFilter, err)
+		return &Error{Status: http.StatusBadRequest, Message: msgInvalidFilter,
+			Data: validation.Errors{"filter": filterError(err)}, Err: err}
 	case errors.Is(err, logstore.ErrInvalidSort):
 		return errBadRequest(msgBadRequest, err)
 	}
 	return err
+}
+
+// filterError is data.filter of a malformed logs filter: the parser's or
+// compiler's message and byte offset (a *filterlang.SyntaxError, "expected
+// operand, found end of input" at 8), or, for a failure with no position
+// (none a client can cause today), no offset and a message that names no
+// internals. PocketBase answers data {}; a client that reads only the
+// message sees no difference.
+func filterError(err error) *validation.Error {
+	if se, ok := errors.AsType[*filterlang.SyntaxError](err); ok {
+		return validation.InvalidFilter(se.Msg, se.Offset)
+	}
+	return validation.InvalidFilter("not a valid expression", -1)
 }
 
 // handleLogsStats handles GET /api/logs/stats.

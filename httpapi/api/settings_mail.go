@@ -18,6 +18,13 @@ var testEmailTemplates = []string{"verification", "password-reset", "email-chang
 
 const msgTestEmailFailed = "Failed to send the test email."
 
+// outboxHeader names, on the 204 of a test email that SMTP did not take
+// (smtp.enabled off), the file of the outbox (<data dir>/mail/) the mail
+// was written to instead: its name only, never a path on the server. A
+// PocketBase client sees the 204 it expects; the dashboard tells "not
+// sent, in the outbox: mail/<name>" from "sent".
+const outboxHeader = "Strongbox-Outbox-File"
+
 // handleSettingsTestEmail handles POST /api/settings/test/email
 // (superusers): body {"email", "template", "collection"} (collection
 // optional, _superusers by default). It renders the collection's template
@@ -25,8 +32,9 @@ const msgTestEmailFailed = "Failed to send the test email."
 // and whose email is the one given (the OTP mail carries the code 123456,
 // the links a token that is not valid), and sends it at once through the
 // configured transport (SMTP, or the outbox while SMTP is disabled),
-// waiting for the outcome: 204 once the server accepted the mail (or it
-// is in the outbox); 400 "Failed to send the test email." with the field
+// waiting for the outcome: 204 once the server accepted the mail, or
+// once it is in the outbox (then with the file's name in the header
+// Strongbox-Outbox-File); 400 "Failed to send the test email." with the field
 // errors for a bad body; 400 "Failed to send the test email: <reason>."
 // when the transport failed, the reason being the SMTP step and the
 // server's reply (never the password). PocketBase answers the last case
@@ -97,9 +105,13 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 	}
 	vars[strongmail.VarRecordPrefix+"email"] = email
 	m := s.mailFromTemplate(t, email, vars)
-	if err := s.sendNow(r, m); err != nil {
+	outbox, err := s.sendNow(r, m)
+	if err != nil {
 		s.log.Warn("mail: test email failed", auditAttrs(r, "template", tpl, "err", err)...)
 		return errBadRequest("Failed to send the test email: "+err.Error()+".", err)
+	}
+	if outbox != "" {
+		w.Header().Set(outboxHeader, outbox)
 	}
 	return noContent(w)
 }
@@ -109,16 +121,17 @@ func (s *Server) handleSettingsTestEmail(w http.ResponseWriter, r *http.Request)
 const testEmailTimeout = 25 * time.Second
 
 // sendNow sends m at once when the Sender can (a mail.SyncSender), else
-// queues it.
-func (s *Server) sendNow(r *http.Request, m *strongmail.Message) error {
+// queues it; outbox is the outbox file's name when SMTP is off (see
+// mail.SyncSender).
+func (s *Server) sendNow(r *http.Request, m *strongmail.Message) (outbox string, err error) {
 	ctx, cancel := context.WithTimeout(r.Context(), testEmailTimeout)
 	defer cancel()
 	switch snd := s.mail.(type) {
 	case nil:
-		return errors.New("mail: no mail transport is configured")
+		return "", errors.New("mail: no mail transport is configured")
 	case strongmail.SyncSender:
 		return snd.SendNow(ctx, m)
 	default:
-		return snd.Send(ctx, m)
+		return "", snd.Send(ctx, m)
 	}
 }

@@ -95,6 +95,10 @@ func TestSettingsTestEmailOutbox(t *testing.T) {
 	if err != nil || len(es) != 1 {
 		t.Fatalf("outbox = %v %v, want one mail", es, err)
 	}
+	// The 204 names the file, and only its name (no server path).
+	if got := res.Header.Get("Strongbox-Outbox-File"); got != es[0].Name() {
+		t.Errorf("Strongbox-Outbox-File = %q, want the outbox file's name %q", got, es[0].Name())
+	}
 	f, err := os.Open(filepath.Join(e.outbox, es[0].Name()))
 	if err != nil {
 		t.Fatal(err)
@@ -132,6 +136,9 @@ func TestSettingsTestEmailSMTP(t *testing.T) {
 	res := e.do("POST", "/api/settings/test/email", e.su, `{"email":"to@example.com","template":"otp"}`)
 	if res.Status != 204 {
 		t.Fatalf("POST = %d %s, want 204", res.Status, res.Body)
+	}
+	if h := res.Header.Get("Strongbox-Outbox-File"); h != "" {
+		t.Errorf("a mail SMTP took has Strongbox-Outbox-File %q, want none", h)
 	}
 	got := sink.Next(t)
 	if !got.TLS || got.AuthMech != "PLAIN" || strings.Join(got.To, ",") != "to@example.com" {

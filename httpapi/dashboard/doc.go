@@ -23,10 +23,14 @@
 //     plainly (an expired or used token);
 //   - the request logs (#/logs): a filter box (the filter language; a bare
 //     word searches the level, message and data, as PocketBase's box
-//     does), an "Include superuser requests" toggle (off by default), an
+//     does; a list column's name such as status means data.status; a
+//     refused filter shows the server's data.filter, what was expected
+//     and at which character, with a caret under the term, and clears the
+//     list and the chart), an "Include superuser requests" toggle (off by default), an
 //     hourly chart of /api/logs/stats under the same filter (hover or
 //     focus a bar for its count; drag over it, or Enter on a bar, to
-//     narrow the time range; Reset), the list newest first (level, status,
+//     narrow the time range; Reset; one hour is counted by minute, from
+//     the range's logs), the list newest first (level, status,
 //     method, URL, time, execution time; the server's own events with
 //     their message and attributes) with its total and "Load more", a
 //     detail panel with every field and data key and "Copy as JSON" (deep
@@ -41,7 +45,9 @@
 //     bar; download (with a short-lived file token: the superuser's token
 //     never goes in a URL); delete after a confirmation; restore after
 //     typing the archive's name, then a view that waits (up to 3 minutes)
-//     for the restarted server and reloads; and the automatic backups'
+//     for the restarted server and reloads, and says the restore is done;
+//     a refused name shows the allowed pattern, a refused upload the
+//     server's data.file message (and no progress bar); and the automatic backups'
 //     schedule (off, daily, every 6 hours, weekly or any cron expression),
 //     how many to keep, and the S3 bucket (the secret is write-only) with
 //     "Test connection";
@@ -50,8 +56,12 @@
 //     or off; add, edit or remove rules: label, audience, max requests per
 //     seconds); mail (#/settings/mail): the sender, the SMTP server (the
 //     password is write-only: left empty, the stored one is kept) and "Send
-//     test email" with a choice of template. Field errors show next to
-//     their field;
+//     test email" with a choice of template (with SMTP off it says the
+//     mail was not sent but written to the outbox, naming the file the
+//     server gives in Strongbox-Outbox-File). Field errors show next to
+//     their field; every date shows as the API writes it (UTC), the local
+//     time on hover (dates.js), and a form's banner is cleared when the
+//     form changes or the next action starts (dom.notice);
 //   - the auth collections (#/collections), in PocketBase's shape: the
 //     collections in a sidebar (searchable; a new one is created there, the
 //     name then cleared and the creation said), the chosen one's records as

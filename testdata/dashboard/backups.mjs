@@ -16,7 +16,7 @@
 // that fails, then stops.
 import fs from 'node:fs';
 import path from 'node:path';
-import { assert, cfg, failed, launch, step } from './harness.mjs';
+import { assert, bothWidths, cfg, failed, launch, step } from './harness.mjs';
 
 
 const wait = { timeout: 15000 };
@@ -213,6 +213,37 @@ await step('upload an archive with the progress bar', async () => {
   await shot(page, 'uploaded');
 });
 
+await step('a refused name says the pattern; a failed upload its reason, with no progress bar left', async () => {
+  await expecting(/status of 400/, async () => {
+    await fill(page, 'Name (optional)', 'Bad Name!.zip');
+    await submit(page, 'Create backup');
+    await page.waitForFunction(() => document.getElementById('err-name').textContent !== '', wait);
+    const nameErr = await page.$eval('#err-name', (p) => p.textContent.trim());
+    assert(nameErr.includes('lowercase letters, digits, _ and - only, ending in .zip'), `name error ${JSON.stringify(nameErr)}`);
+    console.log('name-error ' + JSON.stringify(nameErr));
+    // A change to the form clears the banner.
+    await page.type('#f-name', 'x');
+    const left = await page.$eval('.backups > .notice', (n) => n.textContent);
+    assert(left === '', `after a change the banner still says ${JSON.stringify(left)}`);
+    await page.$eval('#f-name', (i) => { i.value = ''; });
+
+    const input = await control(page, 'Archive to upload (.zip)');
+    await input.uploadFile(cfg.badUploadFile);
+    await submit(page, 'Upload');
+    await page.waitForFunction(() => document.getElementById('err-file').textContent !== '', wait);
+    const got = await page.evaluate(() => ({
+      err: document.getElementById('err-file').textContent.trim(),
+      progress: !document.querySelector('.upload-progress').hidden,
+      busy: document.querySelector('.upload-progress').closest('form').querySelector('button').disabled,
+    }));
+    assert(got.err !== '' && !got.progress, `after a refused upload: ${JSON.stringify(got)}`);
+    console.log('upload-error ' + JSON.stringify(got.err));
+    await shot(page, 'upload-refused');
+    await bothWidths(page, 'backups', 'upload-refused');
+    await page.$eval('#f-file', (i) => { i.value = ''; });
+  });
+});
+
 await step('auto-backup settings, a field error and the S3 test', async () => {
   await expecting(/status of 400/, async () => {
     await page.select('#f-preset', '0 0 * * *');
@@ -299,10 +330,12 @@ await step('restore through the UI', async () => {
     await page.goto(dash + '#/settings/backups');
   }
   await heading(page, 'Backups');
+  await role(page, 'status', `Backup ${cfg.created} restored`);
   await waitListed(page, cfg.created, true);
   const s = JSON.parse((await apiCall(page, 'GET', '/api/settings')).body);
   assert(s.meta.appName === cfg.appNameBefore, `appName after the restore ${JSON.stringify(s.meta.appName)}, want ${JSON.stringify(cfg.appNameBefore)}`);
   await shot(page, 'restored');
+  await bothWidths(page, 'backups', 'restored');
 });
 
 await step('no console error, no page error', async () => {

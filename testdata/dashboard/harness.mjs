@@ -63,3 +63,24 @@ export async function screenshot(page, prefix, name) {
   await page.screenshot({ path: file, fullPage: true });
   console.log('shot ' + file);
 }
+
+// bothWidths screenshots page whole at 1280x900 and at 390x844 (a phone)
+// as PREFIX-NN-NAME-1280.png and -390.png, fails when the page scrolls
+// sideways at 390 px, and puts the viewport back as it was.
+export async function bothWidths(page, prefix, name) {
+  const before = page.viewport();
+  try {
+    for (const [width, height] of [[1280, 900], [390, 844]]) {
+      await page.setViewport({ width, height });
+      await new Promise((r) => setTimeout(r, 150));
+      const wide = await page.evaluate(() => {
+        const d = document.documentElement;
+        return d.scrollWidth > d.clientWidth ? `${d.scrollWidth} px wide in ${d.clientWidth}` : '';
+      });
+      if (width === 390 && wide) throw new Error(`${prefix} ${name} scrolls sideways at 390 px: ${wide}`);
+      await screenshot(page, prefix, `${name}-${width}`);
+    }
+  } finally {
+    if (before) await page.setViewport(before);
+  }
+}

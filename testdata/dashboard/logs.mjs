@@ -15,7 +15,7 @@
 // It prints "ok NAME" per step, "shot PATH" per screenshot and
 // "FAIL NAME: DETAIL" for the first step that fails, then stops.
 import path from 'node:path';
-import { assert, cfg, failed, launch, step } from './harness.mjs';
+import { assert, bothWidths, cfg, failed, launch, step } from './harness.mjs';
 
 
 const wait = { timeout: 15000 };
@@ -23,7 +23,8 @@ const dash = cfg.base + '/_/';
 const superusersPreset = '(data.auth!="_superusers")';
 let shotN = 0;
 const problems = [];
-// The settings step's invalid value is answered 400, which Chromium logs.
+// The settings step's invalid value and the bad filter are answered 400,
+// which Chromium logs.
 let expectFailedRequest = false;
 
 const browser = await launch();
@@ -67,13 +68,13 @@ async function drawn(page) {
   return t.jsonValue();
 }
 
-// bars reads the chart's bars from their accessible text ("YYYY-MM-DD HH:00
-// UTC: N logs") as {hour: total}.
+// bars reads the chart's bars from their accessible text ("YYYY-MM-DD
+// HH:00Z: N logs") as {hour: total}.
 async function bars(page) {
   const labels = await page.$$eval('svg.chart rect.bar', (rs) => rs.map((r) => r.getAttribute('aria-label')));
   const out = {};
   for (const l of labels) {
-    const m = /^(\d{4}-\d\d-\d\d \d\d):00 UTC: (\d+) logs?$/.exec(l);
+    const m = /^(\d{4}-\d\d-\d\d \d\d):00Z: (\d+) logs?$/.exec(l);
     assert(m, `bar text ${JSON.stringify(l)}`);
     out[m[1]] = Number(m[2]);
   }
@@ -172,6 +173,20 @@ await step('Enter on a bar narrows to its hour; Reset', async () => {
   const total = await page.$eval('.total', (e) => e.textContent);
   assert(total === `${first} ${first === 1 ? 'log' : 'logs'}`, `narrowed to the first bar's hour (${first}), the list shows ${total}`);
   assert(await page.$eval('.chart-head button', (b) => !b.disabled), 'Reset is disabled after narrowing');
+  // One hour is counted by minute: the axis runs from HH:00 to HH:59 of
+  // that hour, and the minutes add up to the hour's total.
+  const c = await page.evaluate(() => ({
+    axis: [...document.querySelectorAll('.chart-axis span')].map((x) => x.textContent),
+    labels: [...document.querySelectorAll('svg.chart rect.bar')].map((r) => r.getAttribute('aria-label')),
+  }));
+  assert(c.axis.length === 3 && /:00Z$/.test(c.axis[0]) && /:59Z$/.test(c.axis[2]) && c.axis[0].slice(0, 13) === c.axis[2].slice(0, 13) &&
+    c.axis[1].endsWith('per minute'), `axis ${JSON.stringify(c.axis)}`);
+  const minutes = c.labels.map((l) => /^\d{4}-\d\d-\d\d \d\d:\d\dZ: (\d+) logs?$/.exec(l));
+  assert(minutes.every(Boolean), `minute bars ${JSON.stringify(c.labels)}`);
+  const sum = minutes.reduce((a, m) => a + Number(m[1]), 0);
+  assert(sum === first, `the minutes add up to ${sum}, the hour has ${first}`);
+  console.log('zoomed ' + JSON.stringify(c.axis));
+  await shot(page, 'zoomed-hour');
   await page.click('.chart-head button');
   await drawn(page);
   const after = await page.$eval('.total', (e) => e.textContent);
@@ -188,6 +203,35 @@ await step('a bare word narrows the list and the chart', async () => {
   const want = await stats(page, `${superusersPreset}&&(level~"${cfg.word}"||message~"${cfg.word}"||data~"${cfg.word}")`);
   assert(JSON.stringify(got) === JSON.stringify(want), `chart ${JSON.stringify(got)}, stats ${JSON.stringify(want)}`);
   await shot(page, 'filtered');
+});
+
+await step('a bad filter says where, and clears the list and the chart', async () => {
+  await page.$eval('#f-filter', (i) => { i.value = ''; });
+  await page.type('#f-filter', 'level > 0 && ');
+  // The refused filter's two 400s (list and stats), which Chromium logs.
+  expectFailedRequest = true;
+  await page.click('form[role="search"] button[type="submit"]');
+  await page.waitForSelector('.filter-problem');
+  await drawn(page);
+  expectFailedRequest = false;
+  const got = await page.evaluate(() => ({
+    text: [...document.querySelectorAll('.filter-problem p')].map((p) => p.textContent),
+    caret: (document.querySelector('.filter-caret') || {}).textContent,
+    rows: document.querySelectorAll('.log-list > li').length,
+    bars: document.querySelectorAll('svg.chart rect').length,
+    total: document.querySelector('.total').textContent,
+  }));
+  assert(got.text[0] === 'Something went wrong while processing your request. Invalid filter.', `message ${JSON.stringify(got.text)}`);
+  assert(/^The filter is not valid at the end: expected operand/.test(got.text[1] || ''), `position ${JSON.stringify(got.text)}`);
+  assert(got.caret === 'level > 0 &&\n            ^', `caret ${JSON.stringify(got.caret)}`);
+  assert(got.rows === 0 && got.bars === 0 && got.total === 'No logs: the filter is not valid.', `left behind: ${JSON.stringify(got)}`);
+  console.log('filter-problem ' + JSON.stringify(got.text[1]));
+  await shot(page, 'bad-filter');
+  await bothWidths(page, 'logs', 'bad-filter');
+  // The column's name works as the data key it is.
+  await search(page, 'status >= 400');
+  const statuses = await page.$$eval('.log-list .log-row > :nth-child(2)', (ss) => ss.map((s) => s.textContent));
+  assert(!(await page.$('.filter-problem')) && statuses.length > 0 && statuses.every((x) => Number(x) >= 400), `status >= 400 lists ${JSON.stringify(statuses)}`);
 });
 
 await step('the hostile URL shows as text', async () => {
@@ -250,6 +294,8 @@ await step('the logs settings', async () => {
   await page.click('.logs-settings button[type="submit"]');
   await page.waitForSelector('.logs-settings [role="status"]');
   await shot(page, 'settings');
+  await search(page, '');
+  await bothWidths(page, 'logs', 'screen');
 });
 
 await step('no console error, page error or dialog', async () => {

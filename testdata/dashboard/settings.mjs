@@ -13,7 +13,7 @@
 // "field-error KEY TEXT" for the invalid URL's error, and "FAIL NAME:
 // DETAIL" for the first step that fails, then stops.
 import path from 'node:path';
-import { assert, cfg, failed, launch, screenshot, step, watch } from './harness.mjs';
+import { assert, bothWidths, cfg, failed, launch, screenshot, step, watch } from './harness.mjs';
 
 
 const wait = { timeout: 15000 };
@@ -43,14 +43,14 @@ async function setChecked(id, on) {
 }
 
 // submit presses the submit button of the form holding the field id and
-// waits for its status (returned) or alert.
+// waits for its status (returned) or alert, in the form's banner (its
+// notice, which the press clears).
 async function submit(id) {
   const form = await page.$(`form:has(${byID(id)})`);
-  await form.$eval('.messages', (m) => m.replaceChildren());
   const button = await form.$('button[type="submit"]');
   await button.click();
-  await form.waitForSelector('.messages [role="status"], .messages [role="alert"]');
-  const status = await form.$eval('.messages', (m) => {
+  await form.waitForSelector('.notice [role="status"], .notice [role="alert"]');
+  const status = await form.$eval('.notice', (m) => {
     const s = m.querySelector('[role="status"]');
     return s ? s.textContent : 'ALERT ' + m.textContent;
   });
@@ -137,6 +137,22 @@ await step('trusted proxy saved', async () => {
   await shot('settings-saved');
 });
 
+await step('test email with SMTP off: not sent, in the outbox', async () => {
+  await page.goto(dash + '#/settings/mail', { waitUntil: 'load' });
+  await page.waitForFunction(() => document.querySelector('h1') && document.querySelector('h1').textContent === 'Mail settings', wait);
+  await page.waitForFunction(() => !document.querySelector('[id="f-smtp.enabled"]').checked, wait);
+  await setValue('f-email', cfg.testTo);
+  const got = await submit('f-email');
+  assert(/^Not sent: SMTP is off, so the test email was written to the outbox, mail\/[^ /]+ in the data dir\./.test(got), `status ${got}`);
+  console.log('outbox-message ' + JSON.stringify(got));
+  await shot('mail-test-outbox');
+  // The banner speaks of the last action: a change to the form clears it.
+  await page.type(byID('f-email'), 'x');
+  const left = await page.$eval('form:has([id="f-email"]) .notice', (m) => m.textContent);
+  assert(left === '', `after a change the banner still says ${JSON.stringify(left)}`);
+  await setValue('f-email', cfg.testTo);
+});
+
 await step('mail settings saved', async () => {
   await open('#/settings/mail', 'Mail settings', mailLoaded);
   await shot('mail');
@@ -168,8 +184,14 @@ await step('send test email', async () => {
   await setValue('f-email', cfg.testTo);
   await page.select('#f-template', 'password-reset');
   const got = await submit('f-email');
-  assert(got === 'The test email was sent.', `status ${got}`);
+  assert(got === 'The test email was sent: the SMTP server accepted it.', `status ${got}`);
   await shot('mail-test-sent');
+});
+
+await step('both widths, no sideways scroll', async () => {
+  await bothWidths(page, 'settings', 'mail');
+  await open('#/settings', 'Settings', appLoaded);
+  await bothWidths(page, 'settings', 'app');
 });
 
 await step('no console error', async () => {

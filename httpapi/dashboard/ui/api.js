@@ -25,7 +25,8 @@ export class APIError extends Error {
 // api sends a request to path (under /api/) with body as JSON, and the
 // superuser's token if there is one, unless opts.guest (sign-in and the
 // public pages, which need none); it returns the decoded answer (null for
-// a 204) or throws an APIError.
+// a 204) or throws an APIError. opts.headers, if given, is called with
+// the answer's headers (a Headers) before it returns.
 export async function api(method, path, body, opts = {}) {
   const headers = { Accept: 'application/json' };
   const auth = opts.guest ? null : loadAuth();
@@ -51,6 +52,7 @@ export async function api(method, path, body, opts = {}) {
     }
   }
   if (!res.ok) throw new APIError(res.status, data);
+  if (opts.headers) opts.headers(res.headers);
   return data;
 }
 

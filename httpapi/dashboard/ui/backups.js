@@ -6,7 +6,8 @@
 // every value from data is a text node.
 
 import { api, APIError, apiURL, loadAuth } from './api.js';
-import { busy, h, message } from './dom.js';
+import { dateCell } from './dates.js';
+import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
 
 // How often the screen asks /api/health again while a backup or restore
@@ -18,6 +19,14 @@ const restartPolls = 180;
 
 const busyReason = 'A backup or restore is running now: a new backup can start once it ends.';
 
+// The rule of a backup's name (PocketBase's ^[a-z0-9_-]+\.zip$).
+export const namePattern = 'lowercase letters, digits, _ and - only, ending in .zip (for example my_backup.zip)';
+
+// restoredKey is the sessionStorage key under which a restore leaves the
+// name of the backup it restored, for the screen after the reload to say
+// it is done.
+const restoredKey = 'strongbox-restored';
+
 // Presets of the automatic backups' schedule (backups.cron).
 const presets = [
   ['', 'Off'],
@@ -27,8 +36,9 @@ const presets = [
 ];
 
 export function backups() {
-  const slot = h('div', { class: 'messages' });
-  const show = (node) => slot.replaceChildren(...(node ? [node] : []));
+  const note = notice(null);
+  const slot = note.slot;
+  const show = (node) => (node ? note.show(node) : note.clear());
   const list = h('div', { class: 'backup-list', 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Loading…'));
   const panel = h('div', { class: 'backup-panel' });
   const screen = { slot, show, list, panel, items: [], main: null };
@@ -42,8 +52,13 @@ export function backups() {
     h('section', { 'aria-labelledby': 'bk-list' }, h('h2', { id: 'bk-list' }, 'Archives'), panel, list),
     settingsSection());
   screen.main = main;
+  // A banner speaks of the last action: any change on the screen clears it.
+  main.addEventListener('input', note.clear);
+  main.addEventListener('change', note.clear);
   screen.reload();
   screen.checkHealth();
+  const restored = takeRestored();
+  if (restored) show(message('status', `Backup ${restored} restored: the server restarted with its data.`));
   return { title: 'Backups', node: main };
 }
 
@@ -61,15 +76,35 @@ export function size(n) {
   return i === 0 ? `${v} bytes` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
-function when(modified) {
-  const d = new Date(String(modified).replace(' ', 'T'));
-  return Number.isNaN(d.getTime()) ? String(modified) : d.toLocaleString();
+// nameError returns err with the field error of a refused name (data.name
+// with validation_match_invalid) saying which names are allowed.
+export function nameError(err) {
+  const e = err && err.data && err.data.name;
+  if (e && typeof e === 'object' && e.code === 'validation_match_invalid') {
+    err.data.name = { ...e, message: `${e.message || 'Invalid name.'} Use ${namePattern}.` };
+  }
+  return err;
+}
+
+// takeRestored returns (and forgets) the name a restore left before the
+// reload, or ''.
+function takeRestored() {
+  try {
+    const key = sessionStorage.getItem(restoredKey) || '';
+    sessionStorage.removeItem(restoredKey);
+    return key;
+  } catch {
+    return '';
+  }
 }
 
 // ---- create and upload ----
 
 function createForm(screen) {
-  const name = field('name', 'Name (optional)', { attrs: { placeholder: 'my_backup.zip', autocomplete: 'off' } });
+  const name = field('name', 'Name (optional)', {
+    attrs: { placeholder: 'my_backup.zip', autocomplete: 'off' },
+    after: h('p', { class: 'hint' }, `Empty for a name with the date, or ${namePattern}.`),
+  });
   const reason = h('p', { id: 'create-reason', class: 'hint', hidden: true }, busyReason);
   const button = h('button', { type: 'submit', 'aria-describedby': 'create-reason' }, 'Create backup');
   const el = h('form', { novalidate: true, class: 'inline-form' }, name.row, reason, h('div', null, button));
@@ -85,7 +120,7 @@ function createForm(screen) {
         name.input.value = '';
         screen.show(message('status', v ? `Backup ${v} created.` : 'Backup created.'));
       } catch (err) {
-        screen.show(showErrors(err, [name]));
+        screen.show(showErrors(nameError(err), [name]));
       }
     });
     await screen.reload();
@@ -183,6 +218,8 @@ function uploadForm(screen) {
         screen.show(message('status', `Backup ${f.name} uploaded.`));
       } catch (err) {
         screen.show(showErrors(err, [file]));
+      } finally {
+        prog.hidden = true;
       }
     });
     await screen.reload();
@@ -213,7 +250,7 @@ function table(screen) {
     return h('tr', null,
       h('td', { class: 'backup-name' }, key),
       h('td', null, size(it.size)),
-      h('td', null, h('time', { datetime: String(it.modified) }, when(it.modified))),
+      h('td', null, dateCell(it.modified)),
       h('td', null, h('div', { class: 'backup-actions' }, act('Download', download), act('Restore', askRestore), act('Delete', askDelete))));
   });
   return h('div', { class: 'table-wrap' }, h('table', null,
@@ -247,19 +284,18 @@ async function download(screen, key, button) {
 function confirmPanel(screen, title, body, submit, onSubmit, fields = []) {
   const button = h('button', { type: 'submit', class: 'danger' }, submit);
   const cancel = h('button', { type: 'button', class: 'plain', onclick: () => screen.panel.replaceChildren() }, 'Cancel');
-  const slot = h('div', { class: 'messages' });
-  const el = h('form', { novalidate: true, class: 'confirm', 'aria-labelledby': 'confirm-title' },
-    h('h3', { id: 'confirm-title' }, title), body, slot, h('div', { class: 'buttons' }, button, cancel));
+  const el = h('form', { novalidate: true, class: 'confirm', 'aria-labelledby': 'confirm-title' });
+  const slot = notice(el);
+  el.append(h('h3', { id: 'confirm-title' }, title), ...[body].flat(), slot.slot, h('div', { class: 'buttons' }, button, cancel));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
     clearErrors(fields);
-    slot.replaceChildren();
     await busy(button, async () => {
       try {
         await onSubmit(el);
       } catch (err) {
-        slot.replaceChildren(showErrors(err, fields));
+        slot.show(showErrors(err, fields));
       }
     });
   });
@@ -320,6 +356,11 @@ function restoring(screen, key) {
       if (!(res && res.data && res.data.canBackup === false)) {
         bar.value = 100;
         state.textContent = 'The server is back. Reloading…';
+        try {
+          sessionStorage.setItem(restoredKey, key);
+        } catch {
+          // No storage: the reloaded screen just does not say it.
+        }
         location.reload();
         return;
       }
@@ -378,18 +419,17 @@ function settingsForm(b) {
   for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) f[k].input.value = s3[k] || '';
   const fields = [preset, cron, keep, ...Object.values(f)];
   const button = h('button', { type: 'submit' }, 'Save settings');
-  const slot = h('div', { class: 'messages' });
-  const el = h('form', { novalidate: true, class: 'settings-form' },
-    preset.row, cron.row, keep.row,
+  const el = h('form', { novalidate: true, class: 'settings-form' });
+  const slot = notice(el);
+  el.append(preset.row, cron.row, keep.row,
     h('fieldset', null, h('legend', null, 'S3 storage'), f.enabled.row, f.bucket.row, f.region.row, f.endpoint.row,
       f.accessKey.row, f.secret.row, h('p', { class: 'hint' }, 'The secret is never shown: leave it empty to keep the stored one.'),
       f.forcePathStyle.row),
-    slot, h('div', null, button));
+    slot.slot, h('div', null, button));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
     clearErrors(fields);
-    slot.replaceChildren();
     const body = {
       cron: cron.input.value.trim(),
       cronMaxKeep: Number(keep.input.value),
@@ -401,9 +441,9 @@ function settingsForm(b) {
       try {
         await api('PATCH', '/api/settings', { backups: body });
         f.secret.input.value = '';
-        slot.replaceChildren(message('status', 'Settings saved.'));
+        slot.show(message('status', 'Settings saved.'));
       } catch (err) {
-        slot.replaceChildren(showErrors(err, fields));
+        slot.show(showErrors(err, fields));
       }
     });
   });
@@ -412,19 +452,18 @@ function settingsForm(b) {
 
 function testForm() {
   const button = h('button', { type: 'submit', class: 'plain' }, 'Test connection');
-  const slot = h('div', { class: 'messages' });
-  const el = h('form', { novalidate: true, class: 'inline-form' },
-    h('p', { class: 'hint' }, 'Tests the saved S3 settings: save them first.'), slot, h('div', null, button));
+  const el = h('form', { novalidate: true, class: 'inline-form' });
+  const slot = notice(el);
+  el.append(h('p', { class: 'hint' }, 'Tests the saved S3 settings: save them first.'), slot.slot, h('div', null, button));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    slot.replaceChildren();
     await busy(button, async () => {
       try {
         await api('POST', '/api/settings/test/s3', { filesystem: 'backups' });
-        slot.replaceChildren(message('status', 'Connection to the S3 bucket succeeded.'));
+        slot.show(message('status', 'Connection to the S3 bucket succeeded.'));
       } catch (err) {
-        slot.replaceChildren(message('alert', err.message));
+        slot.show(message('alert', err.message));
       }
     });
   });

@@ -1,7 +1,7 @@
 // Unit tests of backups.js's size formatting (node --test).
 import test from 'node:test';
 import assert from 'node:assert/strict';
-import { size } from './backups.js';
+import { nameError, namePattern, size } from './backups.js';
 
 test('size writes bytes in words, 1 KB being 1024 bytes', () => {
   for (const [n, want] of [
@@ -26,4 +26,14 @@ test('size of what is no number is 0 bytes', () => {
   for (const n of [undefined, null, 'abc', NaN, {}]) {
     assert.equal(size(n), '0 bytes', `size(${String(n)})`);
   }
+});
+
+test('nameError says which backup names are allowed when the server refuses one', () => {
+  const err = { data: { name: { code: 'validation_match_invalid', message: 'Must be in a valid format.' } } };
+  nameError(err);
+  assert.equal(err.data.name.message, `Must be in a valid format. Use ${namePattern}.`);
+  assert.match(namePattern, /lowercase letters, digits, _ and -.*\.zip/);
+  const taken = { data: { name: { code: 'validation_backup_name_exists', message: 'Already exists.' } } };
+  assert.equal(nameError(taken).data.name.message, 'Already exists.');
+  assert.doesNotThrow(() => nameError({ data: {} }));
 });

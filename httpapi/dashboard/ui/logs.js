@@ -6,30 +6,137 @@
 // attribute, never parsed as markup.
 
 import { api, APIError } from './api.js';
-import { busy, h, message, stylesheet } from './dom.js';
+import { dateCell, dateText, parseDate } from './dates.js';
+import { busy, h, message, notice, stylesheet } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
 
 const perPage = 50;
 const hourMs = 3600 * 1000;
+const minuteMs = 60 * 1000;
+// How many logs of a one-hour range the chart counts by minute.
+const minuteLogs = 1000;
 const minHours = 24;
 const svgNS = 'http://www.w3.org/2000/svg';
 const superuserPreset = 'data.auth!="_superusers"';
 // The level names PocketBase's dashboard shows.
 const levels = { '-4': 'DEBUG', 0: 'INFO', 4: 'WARN', 8: 'ERROR' };
 
+// dataKeys are the keys of a request log's data that the list shows as
+// columns (Status, Method, URL…): typed bare in an expression, they mean
+// data.<key> (the logs have no field of that name).
+const dataKeys = new Set(['status', 'method', 'url', 'execTime', 'auth', 'authId', 'userIP', 'remoteIP',
+  'referer', 'userAgent', 'type', 'error', 'details']);
+
 // searchFilter turns a bare search term (no operator) into a search of the
 // level, the message and the data, as PocketBase's logs box does; an
-// expression is kept as it is.
+// expression is kept as it is, but for a bare data key (status >= 400),
+// which becomes data.status (see dataFields).
 export function searchFilter(term) {
   term = (term || '').trim();
   if (!term) return '';
   for (const op of ['=', '!=', '~', '!~', '>', '>=', '<', '<=']) {
-    if (term.includes(op)) return term;
+    if (term.includes(op)) return dataFields(term).text;
   }
   const quoted = Number.isNaN(Number(term)) && term !== 'true' && term !== 'false'
     ? `"${term.replace(/^["'`]|["'`]$/g, '').replace(/"/g, '\\"')}"`
     : term;
   return ['level', 'message', 'data'].map((f) => `${f}~${quoted}`).join('||');
+}
+
+// dataFields writes data. before each bare data key of expr (an
+// identifier outside quotes, not part of a dotted name): {text, at}, at
+// the indexes in expr where a prefix went, to map positions back.
+export function dataFields(expr) {
+  let text = '';
+  const at = [];
+  let i = 0;
+  while (i < expr.length) {
+    const c = expr[i];
+    if (c === '"' || c === "'" || c === '`') {
+      let j = i + 1;
+      while (j < expr.length && expr[j] !== c) j += expr[j] === '\\' ? 2 : 1;
+      text += expr.slice(i, j + 1);
+      i = j + 1;
+      continue;
+    }
+    const m = /^[A-Za-z_@][\w.@:]*/.exec(expr.slice(i));
+    if (m && !/[\w.@]/.test(expr[i - 1] || '')) {
+      if (dataKeys.has(m[0])) {
+        at.push(i);
+        text += 'data.';
+      }
+      text += m[0];
+      i += m[0].length;
+      continue;
+    }
+    text += c;
+    i++;
+  }
+  return { text, at };
+}
+
+// byteIndex is the index in str (UTF-16) of the character at byte offset
+// n of its UTF-8 form (str.length past the end).
+export function byteIndex(str, n) {
+  const enc = new TextEncoder();
+  let bytes = 0;
+  let i = 0;
+  for (const ch of str) {
+    if (bytes >= n) return i;
+    bytes += enc.encode(ch).length;
+    i += ch.length;
+  }
+  return str.length;
+}
+
+// filterProblem reads the data.filter of a refused filter (the server's
+// {code, message, params: {offset}}, offset a byte of the whole filter
+// sent) for the term typed, which starts at byte start of that filter:
+// {text, term, caret}, text what is wrong and at which character of the
+// term (from 1), caret a line of spaces and a ^ under it (term and caret
+// "" when the position is not in the term). It is null when data has no
+// filter error.
+export function filterProblem(data, term, start) {
+  const fe = data && typeof data === 'object' ? data.filter : null;
+  if (!fe || typeof fe.message !== 'string' || !fe.message) return null;
+  const what = fe.message.replace(/^Invalid filter: /, '').replace(/ \(at offset \d+\)\.?$|\.$/, '');
+  const offset = fe.params && Number.isInteger(fe.params.offset) ? fe.params.offset : -1;
+  const sent = searchFilter(term);
+  const enc = new TextEncoder();
+  if (offset < start || offset > start + enc.encode(sent).length || !sent) {
+    return { text: `The filter is not valid: ${what}.`, term: '', caret: '' };
+  }
+  // The index in what was sent, then in what was typed (trimmed, without
+  // the data. prefixes dataFields wrote; a bare word has no position).
+  const typed = (term || '').trim();
+  const { text: expr, at } = dataFields(typed);
+  if (expr !== sent) return { text: `The filter is not valid: ${what}.`, term: '', caret: '' };
+  let i = byteIndex(sent, offset - start);
+  let shift = 0;
+  for (const [k, a] of at.entries()) {
+    const p = a + 5 * k;
+    if (i >= p + 5) shift += 5;
+    else if (i > p) shift += i - p;
+  }
+  i = Math.min(i - shift, typed.length);
+  const col = Array.from(typed.slice(0, i)).length;
+  const where = i >= typed.length ? 'at the end' : `at character ${col + 1}`;
+  return { text: `The filter is not valid ${where}: ${what}.`, term: typed, caret: ' '.repeat(col) + '^' };
+}
+
+// composeFilter joins the parts of the filter (the superusers preset, the
+// search, the zoom range), each in parentheses: {filter, start}, start the
+// byte offset of the search in filter (-1 without one).
+export function composeFilter(preset, search, range) {
+  let filter = '';
+  let start = -1;
+  for (const [k, f] of [['preset', preset], ['search', search], ['range', range]]) {
+    if (!f) continue;
+    if (filter) filter += '&&';
+    if (k === 'search') start = new TextEncoder().encode(filter + '(').length;
+    filter += `(${f})`;
+  }
+  return { filter, start };
 }
 
 // s creates an SVG element with attributes and children.
@@ -44,12 +151,10 @@ function levelName(level) {
   return `${levels[level] || 'UNKN'} (${level})`;
 }
 
-function hourText(ms) {
-  return new Date(ms).toISOString().slice(0, 13).replace('T', ' ') + ':00 UTC';
-}
-
-function parseDate(v) {
-  return Date.parse(String(v).replace(' ', 'T'));
+// slotText is the start of a chart slot as the API writes dates, to the
+// minute ("2026-03-02 10:00Z").
+function slotText(ms) {
+  return dateText(ms).slice(0, 16) + 'Z';
 }
 
 function text(v) {
@@ -66,22 +171,31 @@ function execTime(v) {
 export function logsPage() {
   stylesheet('logs.css');
   const st = { term: '', superusers: false, zoom: null, gen: 0 };
-  const filter = () => [st.superusers ? '' : superuserPreset, searchFilter(st.term),
-    st.zoom ? `created>="${st.zoom.min}" && created<="${st.zoom.max}"` : '']
-    .filter(Boolean).map((f) => `(${f})`).join('&&');
+  const filter = () => composeFilter(st.superusers ? '' : superuserPreset, searchFilter(st.term),
+    st.zoom ? `created>="${st.zoom.min}" && created<="${st.zoom.max}"` : '');
   const detail = detailPanel();
   const list = logList((id) => detail.open(id));
   const chart = hourChart((zoom) => {
     st.zoom = zoom;
     reload();
   });
-  const alert = h('div', { class: 'messages' });
+  let alert = null;
   const reload = () => {
     const gen = ++st.gen;
-    const f = filter();
-    alert.replaceChildren();
+    const { filter: f, start } = filter();
+    alert.clear();
     const fail = (err) => {
-      if (gen === st.gen) alert.replaceChildren(message('alert', err.message));
+      if (gen !== st.gen) return;
+      // A refused filter: say where, and show no list or chart of the
+      // last one.
+      const p = err instanceof APIError ? filterProblem(err.data, st.term, start) : null;
+      if (p) {
+        chart.clear();
+        list.clear('No logs: the filter is not valid.');
+      }
+      alert.show(h('div', { role: 'alert', class: 'filter-problem' }, h('p', null, err.message),
+        p ? h('p', null, p.text) : null,
+        p && p.term ? h('pre', { class: 'filter-caret', 'aria-hidden': 'true' }, p.term + '\n' + p.caret) : null));
     };
     // Each part is aria-busy until its answer is drawn (or has failed).
     const track = (part, promise) => {
@@ -94,8 +208,9 @@ export function logsPage() {
       track(list, list.load(f, () => gen === st.gen))]);
   };
   const search = searchForm(st, reload);
+  alert = notice(search);
   const node = h('main', { class: 'page logs' },
-    h('h1', { tabindex: '-1' }, 'Logs'), search, alert, chart.el, list.el, detail.el, settingsForm());
+    h('h1', { tabindex: '-1' }, 'Logs'), search, alert.slot, chart.el, list.el, detail.el, settingsForm());
   reload();
   const id = new URLSearchParams(location.hash.split('?')[1] || '').get('logId');
   if (id) detail.open(id);
@@ -162,14 +277,33 @@ function hourChart(onZoom) {
     }
   });
   dragToZoom(svg, W, H, () => view, onZoom);
+  // Over one hour, the chart counts the range's logs by minute (the
+  // stats are hourly): the newest minuteLogs of them.
   const load = async (filter, current, zoom) => {
-    const stats = await api('GET', '/api/logs/stats?' + new URLSearchParams({ filter }));
+    let stats;
+    let note = '';
+    if (isOneHour(zoom)) {
+      const q = new URLSearchParams({ filter, fields: 'created', perPage: minuteLogs, sort: '-rowid' });
+      const res = await api('GET', '/api/logs?' + q);
+      const items = Array.isArray(res && res.items) ? res.items : [];
+      stats = minuteStats(items);
+      if (res && res.totalItems > items.length) note = ` (the newest ${items.length} of ${res.totalItems})`;
+    } else {
+      stats = await api('GET', '/api/logs/stats?' + new URLSearchParams({ filter }));
+    }
     if (!current()) return;
     reset.disabled = !zoom;
+    svg.setAttribute('aria-label', isOneHour(zoom) ? 'Logs per minute' + note : 'Logs per hour');
     view = drawBars(svg, axis, Array.isArray(stats) ? stats : [], zoom, W, H);
     show(null);
   };
-  return { el, load };
+  const clear = () => {
+    view = null;
+    svg.replaceChildren();
+    axis.textContent = '';
+    show(null);
+  };
+  return { el, load, clear };
 }
 
 // zoomRange is the created range from the start of hour a to the end of
@@ -179,34 +313,57 @@ export function zoomRange(a, b) {
   return { min: `${fmt(Math.min(a, b))}:00:00.000Z`, max: `${fmt(Math.max(a, b))}:59:59.999Z` };
 }
 
-// chartBars lays out the bars of stats (GET /api/logs/stats: {date,
-// total} per hour with logs, oldest first) in a chart W wide and H high:
-// the axis spans the narrowed range zoom, else at least a day ending at
-// the last hour with logs, in slots of an hour; each bar is in the slot of
-// its hour, as high as its total is against the largest (2 at least), with
-// the label of its hour and total. It returns {t0, last, max, bw, bars}
-// (t0 and last the first and last hours of the axis, in ms; bw a slot's
-// width), or null when no entry has a date.
+// isOneHour reports whether zoom spans one hour or less: the chart then
+// counts the logs by minute.
+export function isOneHour(zoom) {
+  return !!zoom && parseDate(zoom.max) - parseDate(zoom.min) < hourMs;
+}
+
+// minuteStats counts logs (entries with created) by minute, as {date,
+// total} oldest first, date the minute's start as the API writes dates.
+export function minuteStats(logs) {
+  const counts = new Map();
+  for (const e of logs) {
+    const t = parseDate(e && e.created);
+    if (Number.isNaN(t)) continue;
+    const m = Math.floor(t / minuteMs) * minuteMs;
+    counts.set(m, (counts.get(m) || 0) + 1);
+  }
+  return [...counts.keys()].sort((a, b) => a - b).map((m) => ({ date: dateText(m), total: counts.get(m) }));
+}
+
+// chartBars lays out the bars of stats ({date, total} per slot with logs,
+// oldest first: GET /api/logs/stats's hours, or minuteStats's minutes
+// when zoom spans one hour) in a chart W wide and H high: the axis spans
+// the narrowed range zoom, else at least a day ending at the last hour
+// with logs, in slots of an hour (of a minute for one hour); each bar is
+// in the slot of its time, as high as its total is against the largest
+// (2 at least), with the label of its slot and total. It returns {t0,
+// last, max, bw, slot, unit, bars} (t0 and last the first and last slots
+// of the axis, in ms; bw a slot's width; slot its length in ms, unit its
+// name), or null when no entry has a date.
 export function chartBars(stats, zoom, W, H) {
   const points = stats.map((e) => ({ t: parseDate(e.date), n: Number(e.total) || 0 })).filter((p) => !Number.isNaN(p.t));
   if (points.length === 0) return null;
+  const byMinute = isOneHour(zoom);
+  const slot = byMinute ? minuteMs : hourMs;
   let last = points[points.length - 1].t;
   let t0 = Math.min(points[0].t, last - (minHours - 1) * hourMs);
   if (zoom) {
     t0 = Math.min(points[0].t, parseDate(zoom.min));
-    last = Math.max(last, parseDate(zoom.max) - hourMs + 1);
+    last = Math.max(last, parseDate(zoom.max) - slot + 1);
   }
-  const hours = Math.round((last - t0) / hourMs) + 1;
-  const bw = W / hours;
+  const slots = Math.round((last - t0) / slot) + 1;
+  const bw = W / slots;
   const max = Math.max(...points.map((p) => p.n));
   const bars = points.map((p) => {
     const height = Math.max(2, (p.n / max) * (H - 4));
     return {
-      t: p.t, n: p.n, x: ((p.t - t0) / hourMs) * bw, y: H - height, width: Math.max(bw * 0.8, 1), height,
-      label: `${hourText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`,
+      t: p.t, n: p.n, x: ((p.t - t0) / slot) * bw, y: H - height, width: Math.max(bw * 0.8, 1), height,
+      label: `${slotText(p.t)}: ${p.n} ${p.n === 1 ? 'log' : 'logs'}`,
     };
   });
-  return { t0, last, max, bw, bars };
+  return { t0, last, max, bw, slot, unit: byMinute ? 'minute' : 'hour', bars };
 }
 
 // drawBars draws the bars of chartBars (a <title> and aria-label with
@@ -222,8 +379,8 @@ function drawBars(svg, axis, stats, zoom, W, H) {
     class: 'bar', x: b.x, y: b.y, width: b.width, height: b.height,
     tabindex: i === 0 ? 0 : -1, role: 'img', 'aria-label': b.label, 'data-time': b.t, 'data-total': b.n,
   }, s('title', null, b.label))));
-  axis.replaceChildren(h('span', null, hourText(c.t0)), h('span', null, `max ${c.max} per hour`), h('span', null, hourText(c.last)));
-  return { t0: c.t0, bw: c.bw };
+  axis.replaceChildren(h('span', null, slotText(c.t0)), h('span', null, `max ${c.max} per ${c.unit}`), h('span', null, slotText(c.last)));
+  return { t0: c.t0, bw: c.bw, slot: c.slot };
 }
 
 // dragToZoom narrows the range to the hours a pointer drag covers.
@@ -255,7 +412,7 @@ function dragToZoom(svg, W, H, view, onZoom) {
     sel.remove();
     const v = view();
     if (!v || Math.abs(b - a) < 4) return;
-    const hour = (px) => v.t0 + Math.floor(px / v.bw) * hourMs;
+    const hour = (px) => v.t0 + Math.floor(px / v.bw) * v.slot;
     onZoom(zoomRange(hour(Math.min(a, b)), hour(Math.max(a, b))));
   };
   svg.addEventListener('pointerup', end);
@@ -300,7 +457,12 @@ function logList(onSelect) {
     more.hidden = true;
     await res;
   };
-  return { el, load };
+  const clear = (why) => {
+    rows.replaceChildren();
+    total.textContent = why;
+    more.hidden = true;
+  };
+  return { el, load, clear };
 }
 
 // logRow is a log's row: a button that opens its detail. A request shows
@@ -318,7 +480,7 @@ function logRow(e, onSelect) {
     h('span', null, isRequest ? text(d.status) : ''),
     h('span', null, isRequest ? text(d.method) : ''),
     h('span', { class: 'url' }, what),
-    h('span', null, text(e.created)),
+    h('span', null, dateCell(e.created)),
     h('span', null, isRequest ? execTime(d.execTime) : ''));
 }
 
@@ -368,6 +530,7 @@ function fieldsList(e) {
   for (const [k, v] of Object.entries(d)) pairs.push([`data.${k}`, k === 'execTime' ? execTime(v) || v : v]);
   return h('dl', { class: 'fields' }, pairs.map(([k, v]) => {
     const t = text(v);
+    if (k === 'created' && t !== '') return [h('dt', null, k), h('dd', null, dateCell(v))];
     return [h('dt', null, k), t === '' ? h('dd', { class: 'empty' }, 'N/A') : h('dd', null, t)];
   }));
 }
@@ -407,8 +570,9 @@ function settingsForm() {
     field(name, label, { type, key: `logs.${name}`, attrs: { step: type === 'number' ? 1 : null } }));
   const inputs = Object.fromEntries(built.map((f) => [f.input.name, f.input]));
   const button = h('button', { type: 'submit' }, 'Save settings');
-  const slot = h('div', { class: 'messages' });
-  const form = h('form', { class: 'logs-settings', novalidate: true }, built.map((f) => f.row), slot, h('div', null, button));
+  const form = h('form', { class: 'logs-settings', novalidate: true });
+  const note = notice(form);
+  form.append(...built.map((f) => f.row), note.slot, h('div', null, button));
   const el = h('section', { 'aria-labelledby': 'logs-settings-h' }, h('h2', { id: 'logs-settings-h' }, 'Logs settings'), form);
   const fill = (logs) => {
     for (const [name, , type] of fields) {
@@ -417,11 +581,10 @@ function settingsForm() {
     }
   };
   api('GET', '/api/settings').then((v) => fill((v && v.logs) || {}))
-    .catch((err) => slot.replaceChildren(message('alert', err.message)));
+    .catch((err) => note.show(message('alert', err.message)));
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
-    slot.replaceChildren();
     clearErrors(built);
     const logs = {};
     for (const [name, , type] of fields) logs[name] = type === 'checkbox' ? inputs[name].checked : Number(inputs[name].value);
@@ -429,9 +592,9 @@ function settingsForm() {
       try {
         const v = await api('PATCH', '/api/settings', { logs });
         fill((v && v.logs) || logs);
-        slot.replaceChildren(message('status', 'Settings saved.'));
+        note.show(message('status', 'Settings saved.'));
       } catch (err) {
-        slot.replaceChildren(showErrors(err, built));
+        note.show(showErrors(err, built));
       }
     });
   });

@@ -4,7 +4,7 @@
 // node}.
 
 import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
-import { busy, h, message } from './dom.js';
+import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
 
 const superusers = '_superusers';
@@ -16,16 +16,18 @@ const guest = { guest: true };
 // form builds a <form> of labelled fields (see field) and a submit
 // button. On submit, with the button busy, it calls onSubmit(values, show)
 // and shows an APIError it throws: each field's message next to the field,
-// the rest in an alert before the button.
+// the rest in an alert before the button (a notice: see dom.notice).
 function form({ fields, submit, onSubmit }) {
   const built = fields.map((f) => field(f.name, f.label, {
     type: f.type, attrs: { autocomplete: f.autocomplete, required: true, inputmode: f.inputmode },
   }));
   const inputs = Object.fromEntries(built.map((f) => [f.key, f.input]));
   const button = h('button', { type: 'submit' }, submit);
-  const slot = h('div', { class: 'messages' });
-  const el = h('form', { novalidate: true }, built.map((f) => f.row), slot, h('div', null, button));
-  const show = (node) => slot.replaceChildren(...(node ? [node] : []));
+  const el = h('form', { novalidate: true });
+  // The banner: cleared by any change to the form and by the next action.
+  const note = notice(el);
+  el.append(...built.map((f) => f.row), note.slot, h('div', null, button));
+  const show = (node) => (node ? note.show(node) : note.clear());
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     if (button.disabled) return;

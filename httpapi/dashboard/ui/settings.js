@@ -7,7 +7,7 @@
 // element err-<dotted key>.
 
 import { api } from './api.js';
-import { busy, h, message, stylesheet } from './dom.js';
+import { busy, h, message, notice, stylesheet } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
 
 // The templates POST /api/settings/test/email can send.
@@ -20,21 +20,21 @@ const templates = [
 ];
 
 // submitter wires form's submit to send() (which returns the status text)
-// with the busy button and the messages in slot; fields() returns the
+// with the busy button and the banner in note (a notice of form: cleared
+// when the form changes or another action starts); fields() returns the
 // form's fields (built by field), whose errors show next to them.
-function submitter(form, button, slot, fields, send) {
+function submitter(form, button, note, fields, send) {
   const run = () => busy(button, async () => {
     try {
-      slot.replaceChildren(message('status', await send()));
+      note.show(message('status', await send()));
     } catch (err) {
-      slot.replaceChildren(showErrors(err, fields()));
+      note.show(showErrors(err, fields()));
     }
   });
   form.addEventListener('submit', (ev) => {
     ev.preventDefault();
     if (button.disabled) return;
     clearErrors(fields());
-    slot.replaceChildren();
     run();
   });
 }
@@ -122,12 +122,12 @@ export function appSettings() {
   const leftmost = field('trustedProxy.useLeftmostIP', 'Use the leftmost IP of the header (else the rightmost)', { type: 'checkbox' });
   const limits = rateLimits();
   const button = h('button', { type: 'submit' }, 'Save changes');
-  const slot = h('div', { class: 'messages' });
-  const form = h('form', { novalidate: true },
-    section('app-h', 'Application', name.row, url.row),
+  const form = h('form', { novalidate: true });
+  const note = notice(form);
+  form.append(section('app-h', 'Application', name.row, url.row),
     section('proxy-h', 'Trusted proxy', headers.row, leftmost.row),
     section('limits-h', 'Rate limits', limits.el),
-    slot, h('div', null, button));
+    note.slot, h('div', null, button));
   const fill = (v) => {
     const meta = v.meta || {};
     const proxy = v.trustedProxy || {};
@@ -137,7 +137,7 @@ export function appSettings() {
     leftmost.input.checked = !!proxy.useLeftmostIP;
     limits.fill(v.rateLimits || {});
   };
-  submitter(form, button, slot, () => [name, url, headers, leftmost, ...limits.fields()], async () => {
+  submitter(form, button, note, () => [name, url, headers, leftmost, ...limits.fields()], async () => {
     const body = {
       meta: { appName: name.input.value.trim(), appURL: url.input.value.trim() },
       trustedProxy: {
@@ -167,11 +167,11 @@ function mailForm() {
     localName: field('smtp.localName', 'EHLO/HELO domain (optional)'),
   };
   const button = h('button', { type: 'submit' }, 'Save changes');
-  const slot = h('div', { class: 'messages' });
-  const form = h('form', { novalidate: true },
-    section('sender-h', 'Sender', f.senderName.row, f.senderAddress.row),
+  const form = h('form', { novalidate: true });
+  const note = notice(form);
+  form.append(section('sender-h', 'Sender', f.senderName.row, f.senderAddress.row),
     section('smtp-h', 'SMTP', Object.entries(f).filter(([k]) => !k.startsWith('sender')).map(([, x]) => x.row)),
-    slot, h('div', null, button));
+    note.slot, h('div', null, button));
   const fill = (v) => {
     const meta = v.meta || {};
     const smtp = v.smtp || {};
@@ -186,7 +186,7 @@ function mailForm() {
     f.tls.input.checked = !!smtp.tls;
     f.localName.input.value = smtp.localName || '';
   };
-  submitter(form, button, slot, () => Object.values(f), async () => {
+  submitter(form, button, note, () => Object.values(f), async () => {
     const smtp = {
       enabled: f.enabled.input.checked,
       host: f.host.input.value.trim(),
@@ -205,19 +205,29 @@ function mailForm() {
   return { form, fill };
 }
 
+// testEmailText is what "Send test email" says of a 204: SMTP took the
+// mail, or (outbox, the file the server named in Strongbox-Outbox-File)
+// SMTP is off and the mail is in the outbox, not sent.
+export function testEmailText(outbox) {
+  if (!outbox) return 'The test email was sent: the SMTP server accepted it.';
+  return `Not sent: SMTP is off, so the test email was written to the outbox, mail/${outbox} in the data dir. Turn on "Use an SMTP server" and save to send mail.`;
+}
+
 // testEmailForm is "Send test email": a recipient and a template.
 function testEmailForm() {
   const email = field('email', 'Send to', { type: 'email', attrs: { autocomplete: 'email' } });
   const template = field('template', 'Template', { type: 'select', options: templates });
   const button = h('button', { type: 'submit' }, 'Send test email');
-  const slot = h('div', { class: 'messages' });
-  const form = h('form', { novalidate: true },
-    section('test-h', 'Send a test email', h('p', { class: 'hint' }, 'Save the settings first: the test uses the saved ones.'),
-      email.row, template.row),
-    slot, h('div', null, button));
-  submitter(form, button, slot, () => [email, template], async () => {
-    await api('POST', '/api/settings/test/email', { email: email.input.value.trim(), template: template.input.value });
-    return 'The test email was sent.';
+  const form = h('form', { novalidate: true });
+  const note = notice(form);
+  form.append(section('test-h', 'Send a test email', h('p', { class: 'hint' }, 'Save the settings first: the test uses the saved ones.'),
+    email.row, template.row),
+  note.slot, h('div', null, button));
+  submitter(form, button, note, () => [email, template], async () => {
+    let outbox = '';
+    await api('POST', '/api/settings/test/email', { email: email.input.value.trim(), template: template.input.value },
+      { headers: (hd) => { outbox = hd.get('Strongbox-Outbox-File') || ''; } });
+    return testEmailText(outbox);
   });
   return form;
 }
