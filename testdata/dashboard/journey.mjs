@@ -14,12 +14,10 @@
 // label texts, button texts, roles. It prints "ok NAME" per step, "shot
 // PATH" per screenshot, "alert NAME TEXT" (JSON) for the error a step saw,
 // and "FAIL NAME: DETAIL" for the first step that fails, then stops.
-import path from 'node:path';
-import { assert, cfg, failed, launch, step } from './harness.mjs';
+import { assert, bothWidths, cfg, failed, launch, step } from './harness.mjs';
 
 
 const wait = { timeout: 15000 };
-let shotN = 0;
 // The console errors and page errors of the whole journey; an expected
 // error answer (a used token) may log its failed request, nothing else.
 const problems = [];
@@ -50,11 +48,10 @@ async function open(url) {
   return page;
 }
 
+// shot takes the page at 1280x900 and 390x844, failing when it scrolls
+// sideways at 390 px (see bothWidths).
 async function shot(page, name) {
-  shotN++;
-  const file = path.join(cfg.shots, `${String(shotN).padStart(2, '0')}-${name}.png`);
-  await page.screenshot({ path: file, fullPage: true });
-  console.log('shot ' + file);
+  await bothWidths(page, 'journey', name);
 }
 
 async function heading(page, text) {
