@@ -651,7 +651,7 @@ func TestCommandLine(t *testing.T) {
 		{"backup unknown action", []string{"backup", "wipe"}, `unknown backup action "wipe" (want list, create or restore)`, ""},
 		{"backup restore no data dir", []string{"backup", "restore", "a.zip", "--dir", filepath.Join(dir, "nope")}, "does not exist", ""},
 		{"backup restore help", []string{"backup", "restore", "--help"}, "", "usage: strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]\n  -dir string"},
-		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]\n  -dir string"},
+		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]\n  -dir string"},
 		{"serve help names STRONGBOX_OAUTH2_ALLOW_PRIVATE", []string{"serve", "--help"}, "", "STRONGBOX_OAUTH2_ALLOW_PRIVATE  1 allows OAuth2 provider URLs on loopback, link-local and private addresses"},
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
