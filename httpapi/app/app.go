@@ -108,8 +108,9 @@ type Config struct {
 
 // Ready is what OnReady learns once the server serves.
 type Ready struct {
-	Addr  net.Addr // the bound address
-	Login Login    // how to log in, and whether the superuser was just created
+	Addr    net.Addr // the bound address
+	Login   Login    // how to log in, and whether the superuser was just created
+	Metrics net.Addr // the metrics listener's bound address; nil without Config.MetricsAddr
 }
 
 // Server owns a running strongbox over a data dir: its lock, its stores,
@@ -239,7 +240,7 @@ func (s *Server) Run(ctx context.Context) error {
 		go func() { errc <- srv.Serve(ln) }()
 		if first {
 			if s.cfg.OnReady != nil {
-				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
+				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login, Metrics: s.metrics.addr()})
 			}
 			s.reportNotRestored(pending.Key)
 			if pending.Pending {

@@ -90,6 +90,14 @@ func (m *serverMetrics) close() error {
 	return nil
 }
 
+// addr is the metrics listener's address, nil without one.
+func (m *serverMetrics) addr() net.Addr {
+	if m == nil || m.ln == nil {
+		return nil
+	}
+	return m.ln.Addr()
+}
+
 // observer is the API's Observer, nil without metrics.
 func (m *serverMetrics) observer() api.Observer {
 	if m == nil {
