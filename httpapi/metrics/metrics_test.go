@@ -216,3 +216,14 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 		t.Errorf("promtool check metrics: %v\n%s\ninput:\n%s", err, out, b.String())
 	}
 }
+
+// BenchmarkAPIRequest is the cost recording adds to a request.
+func BenchmarkAPIRequest(b *testing.B) {
+	a := NewAPI()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			a.Request("GET", "/api/health", 200, 3*time.Millisecond)
+		}
+	})
+}
