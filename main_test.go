@@ -705,6 +705,26 @@ func TestServeBadAllowPrivate(t *testing.T) {
 	}
 }
 
+// TestServeBadMetricsAddress: a --metrics or STRONGBOX_METRICS_ADDR that
+// cannot be bound stops serve with an error naming the setting, before it
+// touches the data dir.
+func TestServeBadMetricsAddress(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+	}{{[]string{"--metrics", "no-port"}, ""}, {nil, "127.0.0.1:99999"}} {
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"serve", "--http", "127.0.0.1:0", "--dir", dir}, tt.args...)
+		err := run(t.Context(), args, envOf("STRONGBOX_BCRYPT_COST", "4", "STRONGBOX_METRICS_ADDR", tt.env), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "metrics address (STRONGBOX_METRICS_ADDR, --metrics)") {
+			t.Errorf("serve %q with STRONGBOX_METRICS_ADDR=%q = %v, want the metrics address's error", tt.args, tt.env, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the data dir exists after the refused start: %v", err)
+		}
+	}
+}
+
 // TestServeBadAddress: a start that cannot bind creates no superuser, so
 // the next start still creates one and shows its password.
 func TestServeBadAddress(t *testing.T) {
