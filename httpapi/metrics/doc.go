@@ -72,8 +72,12 @@
 //
 // # Cost
 //
-// Recording a request is a sync.Map lookup of its label set and three
-// atomic adds; measured with wrk -t2 -c16 -d10s on /api/health, metrics
-// on and off alternating, against the built binary, the difference is
-// within the run-to-run noise (see the figures in issue 32's note).
+// Recording a request is a sync.Map lookup of its label set and four
+// atomic operations, with no allocation: BenchmarkAPIRequest measures
+// about 200 ns per request on 2 cores recording at once, against some
+// 80 µs of CPU per /api/health request at 12,000 req/s. Measured with
+// wrk -t2 -c16 -d10s on /api/health against the built binary, metrics on
+// and off alternating, nine pairs on a machine other jobs loaded (load
+// 6 to 9 on 2 cores): medians 11,273 req/s on and 12,018 off, the runs of
+// one setting 7,400 to 16,300, so the noise hid any difference there.
 package metrics
