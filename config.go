@@ -32,6 +32,7 @@ func settings() []setting {
 	return []setting{
 		{"--http", "STRONGBOX_HTTP", defaultHTTP, "", "listen address"},
 		{"--dir", "STRONGBOX_DIR", defaultDir, "", "data directory"},
+		{"--metrics", "STRONGBOX_METRICS_ADDR", "", "off", "address of a listener of its own serving GET /metrics (Prometheus text format), such as 127.0.0.1:9464"},
 		{"", "STRONGBOX_SUPERUSER_EMAIL", app.DefaultSuperuserEmail, "", "first superuser's email (new data dir only)"},
 		{"", "STRONGBOX_SUPERUSER_PASSWORD", "", "random, printed once", "first superuser's password (new data dir only)"},
 		{"", "STRONGBOX_BCRYPT_COST", strconv.Itoa(authn.DefaultCost), "", "bcrypt cost of new password hashes (4 makes tests fast; keep 10+ in production)"},

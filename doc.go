@@ -3,7 +3,7 @@
 // PocketBase v0.31, and runs the black-box conformance suite against any
 // such server.
 //
-//	strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]
+//	strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]
 //	strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]
 //	strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]
 //	strongbox logs seed [--n 1000000] [--dir ./sb_data]
@@ -15,7 +15,7 @@
 // flags may come before or after the arguments; an unexpected argument or
 // an unknown flag is an error that prints the usage. strongbox help (or
 // --help) prints the lines above. serve --help also lists the environment
-// variables (STRONGBOX_HTTP, STRONGBOX_DIR, STRONGBOX_SUPERUSER_EMAIL,
+// variables (STRONGBOX_HTTP, STRONGBOX_DIR, STRONGBOX_METRICS_ADDR, STRONGBOX_SUPERUSER_EMAIL,
 // STRONGBOX_SUPERUSER_PASSWORD, STRONGBOX_BCRYPT_COST,
 // STRONGBOX_LOGS_MAX_MB, STRONGBOX_BACKUP_MAX_UPLOAD_MB,
 // STRONGBOX_OAUTH2_ALLOW_PRIVATE); a flag given overrides its variable.
@@ -29,6 +29,11 @@
 // # serve
 //
 // serve runs the server on the data dir (package strongbox/httpapi/app).
+// With --metrics ADDR (STRONGBOX_METRICS_ADDR) it also serves GET
+// /metrics, in the Prometheus text format, on a listener of its own at
+// ADDR (package strongbox/httpapi/metrics): off by default, so that the
+// metrics are never exposed with the API by accident; an address that
+// cannot be bound fails the start before the data dir is touched.
 // The first start on an empty data dir creates a superuser
 // (STRONGBOX_SUPERUSER_EMAIL, admin@localhost by default, with
 // STRONGBOX_SUPERUSER_PASSWORD or a random password) once it is

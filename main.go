@@ -32,7 +32,7 @@ func main() {
 
 // The usage line of each command; usage is all of them.
 const (
-	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]"
+	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]"
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"

@@ -666,7 +666,7 @@ func TestCommandLine(t *testing.T) {
 		{"backup unknown action", []string{"backup", "wipe"}, `unknown backup action "wipe" (want list, create or restore)`, ""},
 		{"backup restore no data dir", []string{"backup", "restore", "a.zip", "--dir", filepath.Join(dir, "nope")}, "does not exist", ""},
 		{"backup restore help", []string{"backup", "restore", "--help"}, "", "usage: strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]\n  -dir string"},
-		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data]\n  -dir string"},
+		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]\n  -dir string"},
 		{"serve help names STRONGBOX_OAUTH2_ALLOW_PRIVATE", []string{"serve", "--help"}, "", "STRONGBOX_OAUTH2_ALLOW_PRIVATE  1 allows OAuth2 provider URLs on loopback, link-local and private addresses"},
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
@@ -717,6 +717,26 @@ func TestServeBadAllowPrivate(t *testing.T) {
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the data dir exists after the refused start: %v", err)
+	}
+}
+
+// TestServeBadMetricsAddress: a --metrics or STRONGBOX_METRICS_ADDR that
+// cannot be bound stops serve with an error naming the setting, before it
+// touches the data dir.
+func TestServeBadMetricsAddress(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		env  string
+	}{{[]string{"--metrics", "no-port"}, ""}, {nil, "127.0.0.1:99999"}} {
+		dir := filepath.Join(t.TempDir(), "data")
+		args := append([]string{"serve", "--http", "127.0.0.1:0", "--dir", dir}, tt.args...)
+		err := run(t.Context(), args, envOf("STRONGBOX_BCRYPT_COST", "4", "STRONGBOX_METRICS_ADDR", tt.env), io.Discard, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "metrics address (STRONGBOX_METRICS_ADDR, --metrics)") {
+			t.Errorf("serve %q with STRONGBOX_METRICS_ADDR=%q = %v, want the metrics address's error", tt.args, tt.env, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the data dir exists after the refused start: %v", err)
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg := baseConfig(fs, c.getenv)
 	addr := fs.String("http", envOr(c.getenv, "STRONGBOX_HTTP", defaultHTTP), "address to listen on (env STRONGBOX_HTTP)")
+	metricsAddr := fs.String("metrics", c.getenv("STRONGBOX_METRICS_ADDR"), "address to serve GET /metrics on, off if empty (env STRONGBOX_METRICS_ADDR)")
 	if _, done, err := c.parseArgs(fs, args, serveUsage, 0, 0); done || err != nil {
 		if done {
 			printEnvironment(c.stdout)
@@ -49,6 +50,7 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 		Version:           version,
 		MaxUpload:         maxUpload,
 		Addr:              *addr,
+		MetricsAddr:       *metricsAddr,
 		SuperuserEmail:    c.getenv("STRONGBOX_SUPERUSER_EMAIL"),
 		SuperuserPassword: c.getenv("STRONGBOX_SUPERUSER_PASSWORD"),
 		NoExec:            noExec,

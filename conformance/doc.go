@@ -129,6 +129,12 @@
 // failing backup storage, which no request can cause, and two (§3 "tokens
 // are not stored", §5.2 "no logout endpoint") cannot be seen from outside.
 //
+// Beyond the suite's reach, too: the Prometheus metrics (issue 32), served
+// on a listener of their own (STRONGBOX_METRICS_ADDR), off by default and
+// never on the API's address, which is all the suite knows of a server.
+// REQUIREMENTS.md says so; strongbox's own tests check them
+// (strongbox/httpapi/metrics, strongbox/httpapi/app).
+//
 // # Outcomes
 //
 // Every requirement ends as Pass, Fail (the server violated it), Skip (it

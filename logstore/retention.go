@@ -121,6 +121,8 @@ func (s *Store) retain(maxDays int64) (int64, error) {
 	freed := int64(0)
 	for seg := range gone {
 		size := seg.f.Size()
+		s.retained.Add(int64(seg.rows))
+		s.retainedBytes.Add(size)
 		seg.f.Discard() // the file goes: nothing in it needs an fsync
 		if err := s.remove(seg.path); err != nil {
 			first = cmp.Or(first, err)

@@ -173,6 +173,9 @@ type Store struct {
 	dropped  int64
 	dropWarn time.Time
 
+	// What retention deleted since Open: entries and bytes (Counters).
+	retained, retainedBytes atomic.Int64
+
 	wake    chan struct{}
 	stop    chan struct{}
 	stopped chan struct{}

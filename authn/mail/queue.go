@@ -95,6 +95,32 @@ type Queue struct {
 	order  []string // the lanes' keys, in the worker's turn
 	n      int      // mails waiting
 	closed bool
+
+	// Totals since NewQueue (Stats), guarded by mu.
+	sent, failed, dropped uint64
+}
+
+// QueueStats are a Queue's depth and totals, for the server's metrics.
+type QueueStats struct {
+	Queued, Capacity int // mails waiting, and how many may
+	// Sent is the mails delivered (or written to the outbox), Failed those
+	// whose delivery failed, Dropped those refused or dropped for a full
+	// queue or lane (ErrQueueFull) or abandoned at Close.
+	Sent, Failed, Dropped uint64
+}
+
+// Stats returns the queue's depth and totals now.
+func (q *Queue) Stats() QueueStats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return QueueStats{Queued: q.n, Capacity: q.size, Sent: q.sent, Failed: q.failed, Dropped: q.dropped}
+}
+
+// count adds to one of the totals.
+func (q *Queue) count(total *uint64) {
+	q.mu.Lock()
+	*total++
+	q.mu.Unlock()
 }
 
 var _ SyncSender = (*Queue)(nil)
@@ -146,15 +172,18 @@ func (q *Queue) Send(ctx context.Context, m *Message) error {
 		long := q.longest()
 		if len(q.lanes[long]) <= len(q.lanes[k])+1 {
 			q.log.Error("mail: queue full: mail dropped", "to", recipients(cp), "queueSize", q.size)
+			q.dropped++
 			return ErrQueueFull
 		}
 		lane := q.lanes[long]
 		q.log.Error("mail: queue full: newest mail of the longest backlog dropped", "to", recipients(lane[len(lane)-1]), "queueSize", q.size)
 		q.lanes[long] = lane[:len(lane)-1]
 		q.n--
+		q.dropped++
 	}
 	if len(q.lanes[k]) >= q.perRcp {
 		q.log.Error("mail: recipient's backlog full: mail dropped", "to", recipients(cp), "perRecipient", q.perRcp)
+		q.dropped++
 		return ErrQueueFull
 	}
 	if len(q.lanes[k]) == 0 {
@@ -253,9 +282,15 @@ func (q *Queue) work() {
 	for m := q.next(); m != nil; m = q.next() {
 		if q.ctx.Err() != nil {
 			abandoned++
+			q.count(&q.dropped)
 			continue
 		}
 		path, err := q.deliver(q.ctx, m)
+		if err != nil {
+			q.count(&q.failed)
+		} else {
+			q.count(&q.sent)
+		}
 		switch {
 		case err != nil:
 			q.log.Error("mail: send failed", "to", recipients(m), "err", err)

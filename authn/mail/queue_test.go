@@ -104,6 +104,10 @@ func TestQueueFollowsTransport(t *testing.T) {
 		t.Fatalf("SendNow = %v", err)
 	}
 	e.close(t)
+	// SendNow's mail is its caller's: not counted.
+	if got := e.q.Stats(); got.Sent != 2 || got.Failed != 0 || got.Queued != 0 {
+		t.Errorf("Stats() = %+v, want 2 sent", got)
+	}
 	if files := list(t, e.dir); len(files) != 2 || !slices.Contains(files, name) {
 		t.Errorf("outbox holds %q, want 2 mails, one of them SendNow's %q", files, name)
 	}
@@ -130,6 +134,9 @@ func TestQueueFailureLogged(t *testing.T) {
 		t.Fatalf("Send = %v, want nil (the failure is the worker's)", err)
 	}
 	e.close(t)
+	if got := e.q.Stats(); got.Failed != 1 || got.Sent != 0 {
+		t.Errorf("Stats() = %+v, want 1 failed", got)
+	}
 	log := e.log.String()
 	want := `level=ERROR msg="mail: send failed" to=user@example.com err="mail: smtp auth: 535 5.7.8 authentication credentials invalid"`
 	if !strings.Contains(log, want) {
@@ -160,6 +167,9 @@ func TestQueueFull(t *testing.T) {
 	if err := e.q.Send(t.Context(), testMessage()); !errors.Is(err, strongmail.ErrQueueFull) {
 		t.Fatalf("Send 3 = %v, want ErrQueueFull", err)
 	}
+	if got, want := e.q.Stats(), (strongmail.QueueStats{Queued: 1, Capacity: 1, Dropped: 1}); got != want {
+		t.Errorf("Stats() = %+v, want %+v", got, want)
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if err := e.q.Close(ctx); !errors.Is(err, context.Canceled) {
@@ -167,6 +177,10 @@ func TestQueueFull(t *testing.T) {
 	}
 	if err := e.q.Send(t.Context(), testMessage()); !errors.Is(err, strongmail.ErrClosed) {
 		t.Errorf("Send after Close = %v, want ErrClosed", err)
+	}
+	// The one under way failed (cut); the queued one was abandoned.
+	if got, want := e.q.Stats(), (strongmail.QueueStats{Capacity: 1, Failed: 1, Dropped: 2}); got != want {
+		t.Errorf("Stats() after Close = %+v, want %+v", got, want)
 	}
 	log := e.log.String()
 	for _, want := range []string{

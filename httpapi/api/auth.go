@@ -85,6 +85,10 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 	return b.str("mfaId")
 }
 
+// msgMFARequired is the request log's error of a first factor that
+// answered an mfaId (and the metrics' mfa_required outcome).
+const msgMFARequired = "mfa required"
+
 // signIn is the end of every sign-in by a login method (password, OTP,
 // OAuth2) whose first factor passed: authn.Store.SignIn decides, and this
 // renders its outcome. A completed sign-in answers the §2.6 result, with
@@ -105,7 +109,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collect
 			MFAID string `json:"mfaId"`
 		}{out.MFAID})
 		// The request log records the challenge as PocketBase does.
-		st.err = newError(http.StatusUnauthorized, "mfa required", nil)
+		st.err = newError(http.StatusUnauthorized, msgMFARequired, nil)
 		return nil
 	}
 	if out.Alert {

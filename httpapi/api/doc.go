@@ -779,6 +779,20 @@
 // longer than that in the popup comes back to a client id that no longer
 // exists, and gets the failure page, as with PocketBase.
 //
+// # Metrics
+//
+// Config.Metrics, an Observer, is told how each request ended once it is
+// answered (observe.go): its method, the pattern of the route the mux
+// chose (without the method; for a request answered before the mux, such
+// as a rate limit's 429 or a redirect to the canonical path, the route it
+// would have chosen; "" for the catch-all 404), the status and the time
+// from arrival. A sign-in route's answer is also a sign-in by method
+// (password, otp, oauth2) and outcome (200 success, 401 with an mfaId
+// mfa_required, 429 throttled, 5xx error, any other failure), and every
+// 429 a refusal by the limit that answered it (rate_limit, login, otp,
+// mail, busy). strongbox/httpapi/app passes strongbox/httpapi/metrics's
+// API when metrics are on, and nil otherwise.
+//
 // # Rate limits
 //
 // Password login is throttled by default, whatever the settings say

@@ -73,6 +73,16 @@ type Error struct {
 	// whole seconds, rounded up (RFC 9110 §10.2.3, delta-seconds): how
 	// long a refused client should wait before it asks again.
 	RetryAfter time.Duration
+
+	// throttle names the limit that refused the request (a 429), for
+	// the metrics (Observer.Refused): rate_limit, login, otp, mail, busy.
+	throttle string
+}
+
+// throttled marks e as the refusal of the limit named (Error.throttle).
+func throttled(e *Error, limit string) *Error {
+	e.throttle = limit
+	return e
 }
 
 func (e *Error) Error() string {
@@ -128,7 +138,7 @@ func asError(err error) *Error {
 		return newError(http.StatusRequestEntityTooLarge, msgTooLarge, err)
 	}
 	if errors.Is(err, authn.ErrBusy) {
-		return newError(http.StatusTooManyRequests, msgTooManyRequests, err)
+		return throttled(newError(http.StatusTooManyRequests, msgTooManyRequests, err), "busy")
 	}
 	if errors.Is(err, journal.ErrStorageFull) {
 		return newError(http.StatusInsufficientStorage, msgStorageFull, err)

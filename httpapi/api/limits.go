@@ -54,7 +54,7 @@ func (s *Server) route(l Limits, h handler) http.Handler {
 	next := s.handle(h)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st := stateOf(r)
-		st.limits = l
+		st.limits, st.route = l, r.Pattern
 		setDeadlines(w, r, st)
 		if len(r.TransferEncoding) > 0 {
 			// A chunked request may also have carried a Content-Length,

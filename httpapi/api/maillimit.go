@@ -47,7 +47,11 @@ func newMailLimits(client, target ratelimit.Rule, now func() time.Time) mailLimi
 // twice in a row, gets through without guessing).
 func (s *Server) allowMailClient(r *http.Request) error {
 	l := s.mailLimits
-	return take(l.lim, "mail client", stateOf(r).client, l.client)
+	err := take(l.lim, "mail client", stateOf(r).client, l.client)
+	if e, ok := err.(*Error); ok {
+		e.throttle = "mail"
+	}
+	return err
 }
 
 // allowMailTarget counts a mail to addr and reports whether it is within
@@ -62,8 +66,8 @@ func (s *Server) allowMailTarget(addr string) bool {
 // window, which the address's current one closes within: an upper bound,
 // since allowMailTarget keeps the time left to itself.
 func (s *Server) errMailTarget() error {
-	e := newError(http.StatusTooManyRequests, msgTooManyRequests,
-		fmt.Errorf("httpapi: mail rule %q exceeded", s.mailLimits.target.Label))
+	e := throttled(newError(http.StatusTooManyRequests, msgTooManyRequests,
+		fmt.Errorf("httpapi: mail rule %q exceeded", s.mailLimits.target.Label)), "mail")
 	e.RetryAfter = s.mailLimits.target.Duration
 	return e
 }

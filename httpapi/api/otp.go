@@ -123,7 +123,7 @@ func (s *Server) handleAuthWithOTP(w http.ResponseWriter, r *http.Request) error
 		return otpError(err)
 	}
 	if ok, wait := s.otpAttempts.Take("otp "+c.ID+" "+recID, stateOf(r).client, otpAttemptRule); !ok {
-		e := newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+		e := throttled(newError(http.StatusTooManyRequests, msgOTPTooMany, nil), "otp")
 		e.RetryAfter = wait
 		return e
 	}
@@ -142,7 +142,7 @@ func otpError(err error) error {
 		return errForbidden(msgOTPOff)
 	}
 	if errors.Is(err, authn.ErrOTPTooMany) {
-		return newError(http.StatusTooManyRequests, msgOTPTooMany, nil)
+		return throttled(newError(http.StatusTooManyRequests, msgOTPTooMany, nil), "otp")
 	}
 	return err
 }

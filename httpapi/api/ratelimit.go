@@ -134,8 +134,8 @@ func take(lim *ratelimit.Limiter, bucket, client string, rule ratelimit.Rule) er
 // Retry-After, wait, is the time left in the client's window: PocketBase
 // v0.31.0 sends none, and the header changes nothing else of the answer.
 func errRateLimited(rule ratelimit.Rule, wait time.Duration) *Error {
-	e := newError(http.StatusTooManyRequests, msgTooManyRequests,
-		fmt.Errorf("httpapi: rate limit rule %q (audience %q) exceeded", rule.Label, rule.Audience))
+	e := throttled(newError(http.StatusTooManyRequests, msgTooManyRequests,
+		fmt.Errorf("httpapi: rate limit rule %q (audience %q) exceeded", rule.Label, rule.Audience)), "rate_limit")
 	e.RetryAfter = wait
 	return e
 }
@@ -172,7 +172,7 @@ func (s *Server) beginLogin(r *http.Request, c *authn.Collection, identity strin
 		if !no.Locked {
 			msg, cause = msgTooManyRequests, fmt.Errorf("httpapi: login waited too long for its turn (retry in %v)", no.RetryAfter.Round(time.Second))
 		}
-		e := newError(http.StatusTooManyRequests, msg, cause)
+		e := throttled(newError(http.StatusTooManyRequests, msg, cause), "login")
 		e.RetryAfter = no.RetryAfter
 		return nil, e
 	}

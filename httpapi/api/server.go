@@ -101,6 +101,8 @@ type Config struct {
 	// request-email-change) per client address and per target address; a
 	// zero MaxRequests = DefaultMailPerClient, DefaultMailPerTarget.
 	MailPerClient, MailPerTarget ratelimit.Rule
+	// Metrics learns how each request ended (observe.go); nil = nobody.
+	Metrics Observer
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -136,6 +138,7 @@ type Server struct {
 	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
 	backups     Backups          // nil: the backups folder cannot be loaded
 	realtime    *realtime        // the realtime streams (realtime.go)
+	metrics     Observer         // nil: none (Config.Metrics)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery               // requests refused for a full or failing disk
@@ -160,6 +163,7 @@ func NewServer(cfg Config) *Server {
 	s.oauth2 = cfg.OAuth2
 	s.rand = cfg.Rand
 	s.backups = cfg.Backups
+	s.metrics = cfg.Metrics
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -246,6 +250,7 @@ type state struct {
 	wrote   bool              // a status has been written
 	err     *Error            // the error rendered, if any
 	quiet   bool              // a success is not request-logged (the logs routes)
+	route   string            // the pattern of the route the mux chose, "" before
 }
 
 type stateKey struct{}
@@ -296,6 +301,9 @@ func (s *Server) withState(next http.Handler) http.Handler {
 		r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 		next.ServeHTTP(&recorder{ResponseWriter: w, st: st}, r)
 		s.logRequest(r, st)
+		if s.metrics != nil {
+			s.observe(r, st)
+		}
 	})
 }
 

@@ -94,6 +94,11 @@ type Config struct {
 	// system roots.
 	MailTLSConfig *tls.Config
 
+	// MetricsAddr, if set, is the TCP address /metrics is served on, in
+	// the Prometheus text format (metrics.go): a listener of its own,
+	// never the API's. Empty: no metrics, and nothing recorded.
+	MetricsAddr string
+
 	// OAuth2AllowPrivate lets the OAuth2 provider URLs a superuser
 	// configures reach loopback, link-local and private addresses (a
 	// provider on the server's own network, or a test's on 127.0.0.1);
@@ -103,8 +108,9 @@ type Config struct {
 
 // Ready is what OnReady learns once the server serves.
 type Ready struct {
-	Addr  net.Addr // the bound address
-	Login Login    // how to log in, and whether the superuser was just created
+	Addr    net.Addr // the bound address
+	Login   Login    // how to log in, and whether the superuser was just created
+	Metrics net.Addr // the metrics listener's bound address; nil without Config.MetricsAddr
 }
 
 // Server owns a running strongbox over a data dir: its lock, its stores,
@@ -157,6 +163,12 @@ type Server struct {
 	// events is the log store the server's events go to besides stderr
 	// (logstore.Handler): the open store, nil while none is open.
 	events atomic.Pointer[logstore.Store]
+
+	// metrics serves /metrics (nil without Config.MetricsAddr); apiServer
+	// is the API serving now, bstats the outcome of backups (metrics.go).
+	metrics   *serverMetrics
+	apiServer atomic.Pointer[api.Server]
+	bstats    backup.Stats
 }
 
 const (
@@ -193,6 +205,7 @@ func New(cfg Config) *Server {
 	s.log = slog.New(logstore.NewHandler(base.Handler(), s.events.Load))
 	s.cfg.eventLog = s.log
 	s.auto = newAutoBackups(s)
+	s.metrics = newServerMetrics(s, time.Now())
 	return s
 }
 
@@ -212,6 +225,10 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if s.metrics != nil {
+		s.metrics.serve()
+		defer s.metrics.close()
+	}
 	if s.cfg.MemoryLimit {
 		done := make(chan struct{})
 		defer close(done)
@@ -223,7 +240,7 @@ func (s *Server) Run(ctx context.Context) error {
 		go func() { errc <- srv.Serve(ln) }()
 		if first {
 			if s.cfg.OnReady != nil {
-				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login})
+				s.cfg.OnReady(Ready{Addr: ln.Addr(), Login: login, Metrics: s.metrics.addr()})
 			}
 			s.reportNotRestored(pending.Key)
 			if pending.Pending {
@@ -310,6 +327,16 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 			ln.Close()
 		}
 	}()
+	if s.metrics != nil {
+		if err := s.metrics.listen(s.cfg.MetricsAddr); err != nil {
+			return nil, nil, nil, Login{}, pending, err
+		}
+		defer func() {
+			if err != nil {
+				s.metrics.close()
+			}
+		}()
+	}
 	lock, err := LockDir(s.cfg.Dir)
 	if err != nil {
 		return nil, nil, nil, Login{}, pending, err
@@ -348,8 +375,9 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 func (s *Server) useStores(st *Stores) http.Handler {
 	srv := api.NewServer(api.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
-		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers,
+		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(),
 	})
+	s.apiServer.Store(srv)
 	s.unfollow = s.subscribeSettings(st, srv)
 	s.capMu.Lock()
 	s.stores = st
@@ -396,6 +424,7 @@ func (s *Server) closeStores() error {
 	// The events logged from now on go to stderr only: a closed store
 	// would drop them.
 	s.events.Store(nil)
+	s.apiServer.Store(nil)
 	if s.unfollow != nil {
 		s.unfollow()
 		s.unfollow = nil

@@ -75,10 +75,19 @@ func openBackups(dir string) (*backup.Dir, error) {
 // the middle of it; once captured, the copy reads descriptors of its own
 // and a restart may go on. While the stores are closed it fails with
 // ErrNotOpen.
-func (s *Server) createBackup(ctx context.Context, key string) (backup.Info, error) {
+func (s *Server) createBackup(ctx context.Context, key string) (_ backup.Info, err error) {
 	if !backup.ValidKey(key) {
 		return backup.Info{}, fmt.Errorf("%w: %q", backup.ErrInvalidName, key)
 	}
+	// The outcome, for the metrics: a failure is the server's, unless
+	// the name is bad or taken.
+	start := s.now()
+	var info backup.Info
+	defer func() {
+		if !errors.Is(err, backup.ErrExists) {
+			s.bstats.Record(start, s.now(), info, err)
+		}
+	}()
 	store := s.storage().st
 	if taken, err := store.Exists(ctx, key); err != nil || taken {
 		return backup.Info{}, cmp.Or(err, fmt.Errorf("%w: %s", backup.ErrExists, key))
@@ -96,7 +105,8 @@ func (s *Server) createBackup(ctx context.Context, key string) (backup.Info, err
 	}
 	defer c.Close()
 	s.log.Debug("backup: stores captured", "key", key, "files", len(c.Source), "paused", c.Paused)
-	return writeArchive(ctx, store, key, c, s.cfg.Version)
+	info, err = writeArchive(ctx, store, key, c, s.cfg.Version)
+	return info, err
 }
 
 // writeArchive copies a capture into the archive key and closes it.

@@ -13,6 +13,27 @@
 // saw. Once it serves, it calls Config.OnReady with the bound address and
 // how to log in: callers learn the address from there, never from output.
 //
+// # Metrics
+//
+// With Config.MetricsAddr set (STRONGBOX_METRICS_ADDR, serve --metrics),
+// Run binds a second listener, right after the API's and before the data
+// dir is touched (an address that cannot be bound fails the start, naming
+// the setting), and serves GET /metrics there (package
+// strongbox/httpapi/metrics) until it stops; Ready.Metrics is its
+// address. The listener has its own timeouts (10 s to read a request, 30
+// s to write the answer, 2 min idle) and answers nothing but /metrics. A
+// restore's exec closes it with every other descriptor, and the new image
+// binds it again. Without MetricsAddr nothing listens and the API records
+// nothing (its Observer is nil).
+//
+// The metrics outlive the stores: the API's histogram, sign-ins and
+// refusals are recorded in one metrics.API across restarts, and every
+// backup created (manual or automatic) in one backup.Stats; each scrape
+// reads the open stores' counters (logstore.Store.Counters), the mail
+// queue's (mail.Queue.Stats) and the realtime streams of the API serving
+// now. Server.Metrics returns the registry, for a component with metrics
+// of its own to Register a gather function on.
+//
 // # Data dir
 //
 // Everything the server owns lives in the data dir:
