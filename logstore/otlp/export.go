@@ -86,6 +86,8 @@ type Exporter struct {
 	log  *slog.Logger
 	gz   *gzip.Writer
 	body bytes.Buffer
+	raw  []byte // the last body before gzip, reused
+	recs []byte // scratch of appendProto, reused
 
 	mu    sync.Mutex
 	state State
@@ -268,15 +270,14 @@ func (e *Exporter) backoff(attempt int) time.Duration {
 // encode returns the gzipped request body of records.
 func (e *Exporter) encode(records []Record) []byte {
 	res := e.o.Resource()
-	var raw []byte
 	if e.o.Config.Protocol == ProtoJSON {
-		raw = AppendJSON(nil, res, records)
+		e.raw = AppendJSON(e.raw[:0], res, records)
 	} else {
-		raw = AppendProto(nil, res, records)
+		e.raw, e.recs = appendProto(e.raw[:0], e.recs, res, records)
 	}
 	e.body.Reset()
 	e.gz.Reset(&e.body)
-	e.gz.Write(raw) // a bytes.Buffer does not fail
+	e.gz.Write(e.raw) // a bytes.Buffer does not fail
 	e.gz.Close()
 	return bytes.Clone(e.body.Bytes())
 }

@@ -124,31 +124,52 @@ func appendMessage(b []byte, f int, body func([]byte) []byte) []byte {
 }
 
 // AppendProto appends the ExportLogsServiceRequest of records from res,
-// in protobuf (the body of http/protobuf), to b.
+// in protobuf (the body of http/protobuf), to b. The records are written
+// first, into scratch, so that the three enclosing messages, whose lengths
+// need them, cost one copy rather than a move each.
 func AppendProto(b []byte, res Resource, records []Record) []byte {
-	return appendMessage(b, fRequestResourceLogs, func(b []byte) []byte {
-		b = appendMessage(b, fResourceLogsResource, func(b []byte) []byte {
-			return appendKeyValues(b, fResourceAttributes, res.Attrs)
-		})
-		return appendMessage(b, fResourceLogsScopeLogs, func(b []byte) []byte {
-			b = appendMessage(b, fScopeLogsScope, func(b []byte) []byte {
-				if res.ScopeName != "" {
-					b = appendStringField(b, fScopeName, res.ScopeName)
-				}
-				if res.ScopeVersion != "" {
-					b = appendStringField(b, fScopeVersion, res.ScopeVersion)
-				}
-				return b
-			})
-			for i := range records {
-				b = appendMessage(b, fScopeLogsRecords, func(b []byte) []byte {
-					return appendRecord(b, &records[i])
-				})
-			}
-			return b
-		})
-	})
+	b, _ = appendProto(b, nil, res, records)
+	return b
 }
+
+// appendProto is AppendProto with the scratch buffer given, and returned
+// for reuse.
+func appendProto(b, scratch []byte, res Resource, records []Record) (_, _ []byte) {
+	recs := scratch[:0]
+	for i := range records {
+		recs = appendMessage(recs, fScopeLogsRecords, func(b []byte) []byte {
+			return appendRecord(b, &records[i])
+		})
+	}
+	head := appendMessage(nil, fResourceLogsResource, func(b []byte) []byte {
+		return appendKeyValues(b, fResourceAttributes, res.Attrs)
+	})
+	scope := appendMessage(nil, fScopeLogsScope, func(b []byte) []byte {
+		if res.ScopeName != "" {
+			b = appendStringField(b, fScopeName, res.ScopeName)
+		}
+		if res.ScopeVersion != "" {
+			b = appendStringField(b, fScopeVersion, res.ScopeVersion)
+		}
+		return b
+	})
+	scopeLogs := len(scope) + len(recs)
+	resourceLogs := len(head) + tagLen(fResourceLogsScopeLogs) + uvarintLen(scopeLogs) + scopeLogs
+	b = appendTag(b, fRequestResourceLogs, wireBytes)
+	b = binary.AppendUvarint(b, uint64(resourceLogs))
+	b = append(b, head...)
+	b = appendTag(b, fResourceLogsScopeLogs, wireBytes)
+	b = binary.AppendUvarint(b, uint64(scopeLogs))
+	b = append(b, scope...)
+	return append(b, recs...), recs
+}
+
+func uvarintLen(n int) int {
+	var lb [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(lb[:], uint64(n))
+}
+
+func tagLen(f int) int { return uvarintLen(f << 3) }
 
 // unixNano is t in nanoseconds since the epoch, 0 for times before it.
 func unixNano(t time.Time) uint64 {
