@@ -6,10 +6,12 @@ import (
 	"io"
 	"strconv"
 	"text/tabwriter"
+	"time"
 
 	"strongbox/authn"
 	"strongbox/httpapi/app"
 	"strongbox/logstore"
+	"strongbox/logstore/otlp"
 )
 
 // The defaults of the two settings that are flags too.
@@ -39,6 +41,13 @@ func settings() []setting {
 		{"", "STRONGBOX_LOGS_MAX_MB", strconv.Itoa(logstore.DefaultMaxBytes >> 20), "", "cap on stored request logs: past it the oldest segments are deleted"},
 		{"", "STRONGBOX_BACKUP_MAX_UPLOAD_MB", strconv.Itoa(int(app.DefaultMaxUpload >> 20)), "", "largest archive a backup upload may send"},
 		{"", "STRONGBOX_OAUTH2_ALLOW_PRIVATE", "", "off", "1 allows OAuth2 provider URLs on loopback, link-local and private addresses (a provider on your own network)"},
+		{"", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "", "off", "URL every stored log is exported to over OTLP/HTTP, as is (e.g. http://collector:4318/v1/logs)"},
+		{"", "OTEL_EXPORTER_OTLP_ENDPOINT", "", "off", "base URL of the OTLP receiver, /v1/logs appended (when the one above is unset)"},
+		{"", "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "", "none", "headers of the export, key=value,… percent-encoded (an API key: never shown); or OTEL_EXPORTER_OTLP_HEADERS"},
+		{"", "OTEL_EXPORTER_OTLP_LOGS_PROTOCOL", otlp.ProtoProtobuf, "", "protocol of the export, or http/json (grpc is refused); or OTEL_EXPORTER_OTLP_PROTOCOL"},
+		{"", "OTEL_EXPORTER_OTLP_LOGS_TIMEOUT", strconv.Itoa(int(otlp.DefaultTimeout / time.Millisecond)), "", "deadline of one export request in ms; or OTEL_EXPORTER_OTLP_TIMEOUT"},
+		{"", "OTEL_SERVICE_NAME", "", "the app name", "service.name of the exported logs"},
+		{"", "OTEL_RESOURCE_ATTRIBUTES", "", "none", "more resource attributes of the exported logs, key=value,…"},
 	}
 }
 

@@ -24,11 +24,11 @@ var depsRules = map[string][]string{
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
 	// api is the HTTP API: routes, handlers, the error envelope and status
 	// codes, over the stores.
-	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
+	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
+	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
 	"strongbox":             {"*"},
 
 	// metrics writes the Prometheus text format and serves /metrics:
@@ -50,6 +50,10 @@ var depsRules = map[string][]string{
 	// errors in the validation vocabulary) and its journal. It knows
 	// nothing of HTTP; httpapi/api serves it and app applies it.
 	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
+
+	// otlp exports logs over OTLP/HTTP: stdlib only; its caller (app)
+	// gives it the log store as a Source, so it imports no store.
+	"strongbox/logstore/otlp": {},
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},

@@ -667,7 +667,8 @@ func TestCommandLine(t *testing.T) {
 		{"backup restore no data dir", []string{"backup", "restore", "a.zip", "--dir", filepath.Join(dir, "nope")}, "does not exist", ""},
 		{"backup restore help", []string{"backup", "restore", "--help"}, "", "usage: strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]\n  -dir string"},
 		{"serve help", []string{"serve", "--help"}, "", "usage: strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]\n  -dir string"},
-		{"serve help names STRONGBOX_OAUTH2_ALLOW_PRIVATE", []string{"serve", "--help"}, "", "STRONGBOX_OAUTH2_ALLOW_PRIVATE  1 allows OAuth2 provider URLs on loopback, link-local and private addresses"},
+		{"serve help names STRONGBOX_OAUTH2_ALLOW_PRIVATE", []string{"serve", "--help"}, "", "STRONGBOX_OAUTH2_ALLOW_PRIVATE    1 allows OAuth2 provider URLs on loopback, link-local and private addresses"},
+		{"serve help names OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", []string{"serve", "--help"}, "", "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT  URL every stored log is exported to over OTLP/HTTP"},
 		{"superuser help", []string{"superuser", "-h"}, "", "usage: strongbox superuser upsert|create|update|delete"},
 		{"superuser help after args", []string{"superuser", "create", "e@example.com", "--help"}, "", "usage: strongbox superuser"},
 		{"conformance help", []string{"conformance", "--help"}, "", "usage: strongbox conformance"},
@@ -733,6 +734,32 @@ func TestServeBadMetricsAddress(t *testing.T) {
 		err := run(t.Context(), args, envOf("STRONGBOX_BCRYPT_COST", "4", "STRONGBOX_METRICS_ADDR", tt.env), io.Discard, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), "metrics address (STRONGBOX_METRICS_ADDR, --metrics)") {
 			t.Errorf("serve %q with STRONGBOX_METRICS_ADDR=%q = %v, want the metrics address's error", tt.args, tt.env, err)
+		}
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the data dir exists after the refused start: %v", err)
+		}
+	}
+}
+
+// TestServeBadExport: a malformed OTel variable stops serve before it
+// touches the data dir, with an error naming the variable and never a
+// header's value.
+func TestServeBadExport(t *testing.T) {
+	for _, tc := range []struct {
+		env  []string
+		want string
+	}{
+		{[]string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"},
+			"log export: OTEL_EXPORTER_OTLP_PROTOCOL=grpc: strongbox exports over OTLP/HTTP only: use http/protobuf (the default) or http/json, and the receiver's HTTP port (4318)"},
+		{[]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "http://c:4318/v1/logs", "OTEL_EXPORTER_OTLP_LOGS_HEADERS", "api-key=hunter2%g"},
+			"log export: OTEL_EXPORTER_OTLP_LOGS_HEADERS: the value of api-key is not percent-encoded correctly (write %25 for %)"},
+		{[]string{"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "collector:4318"},
+			"log export: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT is not an http:// or https:// URL with a host"},
+	} {
+		dir := filepath.Join(t.TempDir(), "data")
+		err := run(t.Context(), []string{"serve", "--http", "127.0.0.1:0", "--dir", dir}, envOf(tc.env...), io.Discard, io.Discard)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("serve with %v = %v, want %s", tc.env, err, tc.want)
 		}
 		if _, err := os.Stat(dir); !os.IsNotExist(err) {
 			t.Errorf("the data dir exists after the refused start: %v", err)

@@ -11,6 +11,7 @@ import (
 
 	"strongbox/httpapi/app"
 	"strongbox/httpapi/app/throwaway"
+	"strongbox/logstore/otlp"
 )
 
 // serve runs `strongbox serve`. ready, if not nil, is called with the
@@ -39,6 +40,10 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 	if err != nil {
 		return err
 	}
+	export, err := otlp.FromEnv(c.getenv)
+	if err != nil {
+		return fmt.Errorf("log export: %w", err)
+	}
 	cfg.Logger = slog.New(slog.NewTextHandler(c.stderr, nil))
 	cfg.BcryptSlots = reserveScheduler(c.getenv)
 	var noExec error
@@ -57,6 +62,7 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 		// Provider URLs are a superuser's input: by default they may
 		// not lead into the server's own network.
 		OAuth2AllowPrivate: allowPrivate,
+		Export:             export,
 		MemoryLimit:        ready == nil, // a process of its own
 		OnReady: func(r app.Ready) {
 			base := "http://" + r.Addr.String()

@@ -249,6 +249,12 @@
 // not a sort field (§4.3 lists data.* attributes): it would serialise two
 // rows per comparison.
 //
+// After reads the store in order from a sequence number (up to n entries
+// after it, with the gap retention left, the newest sequence number and
+// the directory's id key): the read of the OTLP export, which keeps its
+// own cursor (package strongbox/logstore/otlp, run by
+// strongbox/httpapi/app). It holds the index for reading, as List does.
+//
 // # The server's events
 //
 // The server's own events are in the same store, as PocketBase keeps its

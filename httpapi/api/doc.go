@@ -30,7 +30,9 @@
 //     …/records/{id} (auth collections: sign-up, owner or superuser
 //     access; filter, sort, page, perPage, skipTotal on the lists)
 //   - GET /api/logs, GET /api/logs/{id}, GET /api/logs/stats (§4.3,
-//     superusers; see "Request logs")
+//     superusers; see "Request logs"); GET /api/logs/export (superusers,
+//     strongbox's own: the state of the OTLP log export, see "Request
+//     logs")
 //   - GET|PATCH /api/settings, POST /api/settings/test/email, POST
 //     /api/settings/test/s3 (superusers)
 //   - GET|POST /api/backups, POST /api/backups/upload, GET|DELETE
@@ -303,6 +305,22 @@
 // expected operand, found end of input (at offset 8).", "params":
 // {"offset": 8}}, the offset counted in bytes of the filter (UTF-8) from
 // 0. The dashboard shows it with a caret under the filter.
+//
+// GET /api/logs/export (superusers; neither the document nor PocketBase
+// has it) reports the OTLP log export of package strongbox/logstore/otlp,
+// which the OTel environment variables turn on:
+//
+//	{"enabled":true,"endpoint":"http://collector:4318/v1/logs","protocol":"http/protobuf",
+//	 "behind":0,"exported":1520,"failed":0,"lost":0,
+//	 "lastSuccess":"2026-05-06 07:08:09.123Z","lastError":"","lastErrorAt":""}
+//
+// endpoint is scheme, host and path only (no user info, no query), and no
+// header the export sends is ever shown; behind counts the stored logs not
+// yet acknowledged, exported those acknowledged since the start, failed
+// those the receiver refused (400, skipped), lost those retention deleted
+// before they were exported; the dates are "" until the first success or
+// error. With no export it is {"enabled":false,…} with the other fields
+// empty. Like the other reads of /api/logs*, it is not logged.
 //
 // # Account flows
 //

@@ -89,6 +89,7 @@ func (s *Server) addRoutes() {
 
 	m.Handle("GET /api/logs", r(json, s.handleLogsList))
 	m.Handle("GET /api/logs/stats", r(json, s.handleLogsStats))
+	m.Handle("GET /api/logs/export", r(json, s.handleLogExport))
 	m.Handle("GET /api/logs/{id}", r(json, s.handleLogView))
 
 	m.Handle("GET /api/backups", r(json, s.handleBackupsList))

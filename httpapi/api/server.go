@@ -19,6 +19,7 @@ import (
 	"strongbox/httpapi/ratelimit"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
+	"strongbox/logstore/otlp"
 )
 
 // Defaults of the per-route limits (see the table in routes.go) and of the
@@ -103,6 +104,9 @@ type Config struct {
 	MailPerClient, MailPerTarget ratelimit.Rule
 	// Metrics learns how each request ended (observe.go); nil = nobody.
 	Metrics Observer
+	// LogExport reports the state of the OTLP log export, false when it
+	// is off (GET /api/logs/export); nil = off.
+	LogExport func() (otlp.State, bool)
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -133,12 +137,13 @@ type Server struct {
 	mailLimits  mailLimits              // the mail-sending requests' limits (maillimit.go)
 	applied     atomic.Pointer[applied] // the server's part of the settings (ApplySettings)
 	restarter   Restarter
-	mail        mail.Sender      // nil = mails are dropped (see Config.Mail)
-	oauth2      oauth2.Exchanger // nil: OAuth2 sign-in fails (see Config.OAuth2)
-	rand        io.Reader        // nil = crypto/rand (see Config.Rand)
-	backups     Backups          // nil: the backups folder cannot be loaded
-	realtime    *realtime        // the realtime streams (realtime.go)
-	metrics     Observer         // nil: none (Config.Metrics)
+	mail        mail.Sender               // nil = mails are dropped (see Config.Mail)
+	oauth2      oauth2.Exchanger          // nil: OAuth2 sign-in fails (see Config.OAuth2)
+	rand        io.Reader                 // nil = crypto/rand (see Config.Rand)
+	backups     Backups                   // nil: the backups folder cannot be loaded
+	realtime    *realtime                 // the realtime streams (realtime.go)
+	logExport   func() (otlp.State, bool) // nil: no log export (see Config.LogExport)
+	metrics     Observer                  // nil: none (Config.Metrics)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery               // requests refused for a full or failing disk
@@ -164,6 +169,7 @@ func NewServer(cfg Config) *Server {
 	s.rand = cfg.Rand
 	s.backups = cfg.Backups
 	s.metrics = cfg.Metrics
+	s.logExport = cfg.LogExport
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -19,6 +19,7 @@ import (
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
+	"strongbox/logstore/otlp"
 )
 
 // Defaults of Config.
@@ -104,6 +105,10 @@ type Config struct {
 	// provider on the server's own network, or a test's on 127.0.0.1);
 	// false refuses them (oauth2.Options.AllowPrivate).
 	OAuth2AllowPrivate bool
+
+	// Export, if set, ships every stored log to an OTLP/HTTP receiver
+	// (package strongbox/logstore/otlp; export.go); nil = no export.
+	Export *otlp.Config
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -169,6 +174,12 @@ type Server struct {
 	metrics   *serverMetrics
 	apiServer atomic.Pointer[api.Server]
 	bstats    backup.Stats
+	// The log export (export.go), while Config.Export is set: it lives
+	// as long as the process serves, across restarts. appName is the
+	// settings' application name, its default service.name.
+	exporter     *otlp.Exporter
+	stopExporter func()
+	appName      atomic.Pointer[string]
 }
 
 const (
@@ -249,6 +260,7 @@ func (s *Server) Run(ctx context.Context) error {
 				<-s.life
 			}
 			s.auto.start()
+			s.startExport()
 		}
 		select {
 		case serveErr = <-errc:
@@ -267,6 +279,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// An automatic backup under way is cancelled; one that cannot start
 	// any more.
 	s.auto.stop()
+	s.stopExport() // the cursor stays where the receiver acknowledged
 	defer func() { <-s.life }()
 	s.state = stopped
 	if s.serving.execed {
@@ -375,7 +388,7 @@ func (s *Server) start(ctx context.Context) (_ *http.Server, _ net.Listener, _ *
 func (s *Server) useStores(st *Stores) http.Handler {
 	srv := api.NewServer(api.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
-		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(),
+		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(), LogExport: s.ExportState,
 	})
 	s.apiServer.Store(srv)
 	s.unfollow = s.subscribeSettings(st, srv)
@@ -397,15 +410,16 @@ func (s *Server) useStores(st *Stores) http.Handler {
 // is acknowledged (settings.Store.Subscribe): the log store its retention
 // and minimum level (logSettings), the storage of archives backups.s3
 // (followBackups), the auto-backup schedule settings.backups
-// (autoBackups.reload), the mail queue its transport (followMail), and the
-// API the request log's options, the trusted proxy and the rate limits
+// (autoBackups.reload), the mail queue its transport (followMail), the
+// log export the application's name (followAppName), and the API the
+// request log's options, the trusted proxy and the rate limits
 // (api.Server.ApplySettings).
 func (s *Server) subscribeSettings(st *Stores, srv *api.Server) (unsubscribe func()) {
 	var subs []func(settings.Settings)
 	if st.Logs != nil {
 		subs = append(subs, logSettings(st.Logs, s.log))
 	}
-	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, srv.ApplySettings)
+	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, s.followAppName, srv.ApplySettings)
 	cancels := make([]func(), 0, len(subs))
 	for _, fn := range subs {
 		cancels = append(cancels, st.Settings.Subscribe(fn))

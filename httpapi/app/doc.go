@@ -48,6 +48,9 @@
 //	.sb_restore/       a restore's work folder (new/, old/, state); exists only while a restore
 //	                   runs or awaits confirmation, never archived
 //	logs/*.seg         request logs: append-only segments (package strongbox/logstore)
+//	export.cursor      where the OTLP log export stands (package strongbox/logstore/otlp): the log
+//	                   directory's id key and the last sequence number the receiver acknowledged;
+//	                   only with an OTLP endpoint set; never archived, moved away by a restore
 //	mail/              the outbox: mails sent while SMTP is disabled, one .eml file each, at most
 //	                   1000 (package strongbox/authn/mail); not a store: never archived, and
 //	                   moved away with the rest of the dir by a restore
@@ -94,6 +97,28 @@
 // about 1.3 GB of memory and 9.5 GB of disk. The disk cap
 // (STRONGBOX_LOGS_MAX_MB) bounds both: the default 1 GiB of segments
 // (about 4.9 million logs) keeps the server at about 180 MB.
+//
+// # Log export
+//
+// With Config.Export set (main sets it from the OTel environment
+// variables), the server ships every stored log, requests and its own
+// events, to an OTLP/HTTP receiver (package strongbox/logstore/otlp, at
+// least once from export.cursor). The export starts once the server
+// serves, on a goroutine of its own, and stops before the stores close;
+// across a restart it waits while no log store is open, then goes on in
+// the reopened one. A log becomes a record with log.record.uid = its id;
+// a request log's data becomes the HTTP semantic-convention attributes
+// http.request.method, url.path, url.query (redacted as stored),
+// http.response.status_code, client.address (userIP),
+// network.peer.address (remoteIP), user_agent.original and
+// http.request.header.referer (a string array, as the convention has
+// it), plus strongbox.exec_time (ms), strongbox.auth_collection,
+// strongbox.auth_id, strongbox.type ("request") and, for a failed
+// request, strongbox.error and strongbox.error_details; an event's data
+// keys are its attributes (integral numbers as integers). The resource is
+// service.name (OTEL_SERVICE_NAME, else OTEL_RESOURCE_ATTRIBUTES', else
+// the settings' meta.appName), service.version, service.instance.id (a
+// UUID drawn at each start) and the other OTEL_RESOURCE_ATTRIBUTES.
 //
 // # Restarting
 //
