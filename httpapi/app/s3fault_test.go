@@ -98,7 +98,9 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 		c.Exec = func(string, []string, []string) error { return errors.New("a test server does not re-execute") }
 	}, nil)
 	token := ts.login(t)
-	do := func(method, path, body string) (int, string) {
+	// do takes the test it runs in, a subtest's when in one, so that its
+	// Fatal ends that subtest only.
+	do := func(t *testing.T, method, path, body string) (int, string) {
 		t.Helper()
 		code, b, err := ts.do(t, method, path, token, body)
 		if err != nil {
@@ -106,7 +108,7 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 		}
 		return code, string(b)
 	}
-	if code, body := do("PATCH", "/api/settings", s3Settings(t, g, proxy.URL, nil)); code != 200 {
+	if code, body := do(t, "PATCH", "/api/settings", s3Settings(t, g, proxy.URL, nil)); code != 200 {
 		t.Fatalf("enable S3: %d %s", code, body)
 	}
 
@@ -129,7 +131,7 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 			key := fmt.Sprintf("fault-%d.zip", i)
 			before := snapshot(t, dir, "logs")
 			proxy.SetRule(tt.rule)
-			code, body := do("POST", "/api/backups", fmt.Sprintf(`{"name":%q}`, key))
+			code, body := do(t, "POST", "/api/backups", fmt.Sprintf(`{"name":%q}`, key))
 			if proxy.Faults() == 0 {
 				t.Error("no fault was injected")
 			}
@@ -166,7 +168,7 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 			if _, err := backup.Verify(strings.NewReader(string(stored)), int64(len(stored)), backup.Limits{}); err != nil {
 				t.Errorf("the archive: %v", err)
 			}
-			if code, body := do("DELETE", "/api/backups/"+key, ""); code != 204 {
+			if code, body := do(t, "DELETE", "/api/backups/"+key, ""); code != 204 {
 				t.Fatalf("delete: %d %s", code, body)
 			}
 		})
@@ -174,16 +176,16 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 
 	t.Run("restore with the download cut", func(t *testing.T) {
 		proxy.SetRule(nil)
-		if code, body := do("POST", "/api/backups", `{"name":"keep.zip"}`); code != 204 {
+		if code, body := do(t, "POST", "/api/backups", `{"name":"keep.zip"}`); code != 204 {
 			t.Fatalf("create: %d %s", code, body)
 		}
-		if code, body := do("PATCH", "/api/settings", `{"meta":{"appName":"Changed"}}`); code != 200 {
+		if code, body := do(t, "PATCH", "/api/settings", `{"meta":{"appName":"Changed"}}`); code != 200 {
 			t.Fatalf("PATCH appName: %d %s", code, body)
 		}
 		// The log store takes the requests' logs meanwhile: it is left out.
 		before := snapshot(t, dir, "logs")
 		proxy.SetRule(s3test.On("GET /"+g.Bucket+"/keep.zip", 99, s3test.CutMidReply))
-		code, body := do("POST", "/api/backups/keep.zip/restore", "")
+		code, body := do(t, "POST", "/api/backups/keep.zip/restore", "")
 		if proxy.Faults() == 0 {
 			t.Error("no fault was injected")
 		}
@@ -212,10 +214,10 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 	}
 	for _, tt := range misconfigured {
 		t.Run(tt.name, func(t *testing.T) {
-			if code, body := do("PATCH", "/api/settings", s3Settings(t, g, proxy.URL, tt.edit)); code != 200 {
+			if code, body := do(t, "PATCH", "/api/settings", s3Settings(t, g, proxy.URL, tt.edit)); code != 200 {
 				t.Fatalf("PATCH: %d %s", code, body)
 			}
-			code, body := do("POST", "/api/settings/test/s3", `{"filesystem":"backups"}`)
+			code, body := do(t, "POST", "/api/settings/test/s3", `{"filesystem":"backups"}`)
 			if code != 400 || body != tt.test {
 				t.Errorf("test S3: %d %s, want 400 %s", code, body, tt.test)
 			}
@@ -223,10 +225,10 @@ func TestS3FaultsThroughRoutes(t *testing.T) {
 				t.Errorf("the answer shows a secret: %s", body)
 			}
 			want := `{"data":{},"message":"Failed to load backups filesystem.","status":400}` + "\n"
-			if code, body := do("GET", "/api/backups", ""); code != 400 || body != want {
+			if code, body := do(t, "GET", "/api/backups", ""); code != 400 || body != want {
 				t.Errorf("list: %d %s, want 400 %s", code, body, want)
 			}
-			if code, body := do("POST", "/api/backups", `{"name":"x.zip"}`); code != 400 || body != failedCreate {
+			if code, body := do(t, "POST", "/api/backups", `{"name":"x.zip"}`); code != 400 || body != failedCreate {
 				t.Errorf("create: %d %s", code, body)
 			}
 			if got := g.Files(t); !slices.Equal(got, []string{"keep.zip"}) {
