@@ -78,7 +78,7 @@ func startServer(t *testing.T, dir string, edit func(*Config), wrap func(*Server
 	}
 	// A client of its own, whose timeout turns a hang into a failure.
 	transport := &http.Transport{}
-	ts.client = &http.Client{Transport: transport, Timeout: time.Minute} // a backup to S3 of the race detector on a busy machine took over 15 s
+	ts.client = &http.Client{Transport: transport, Timeout: time.Minute} // a backup to S3 took over 15 s under the race detector on a busy machine
 	var once sync.Once
 	var stopErr error
 	ts.stop = func() error {
