@@ -77,6 +77,11 @@ type State struct {
 	LastSuccess time.Time
 	LastError   string
 	LastErrorAt time.Time
+	// Oldest is when the oldest log not yet acknowledged was created, as
+	// far as the export has read (the first of the batch it is sending,
+	// or a lower bound once that batch is sent); zero when caught up.
+	// The age of the export's lag is Now minus Oldest.
+	Oldest time.Time
 }
 
 // Exporter ships the log store's entries to an OTLP/HTTP receiver, at
@@ -204,7 +209,13 @@ func (e *Exporter) step(ctx context.Context, cur Cursor) (Cursor, bool) {
 			"reason", "retention (logs.maxDays) or the size cap deleted them while the receiver was behind, or the disk refused them")
 		e.update(func(s *State) { s.Lost += b.Gap })
 	}
-	e.update(func(s *State) { s.Behind = b.Newest - cur.Seq })
+	e.update(func(s *State) {
+		s.Behind = b.Newest - cur.Seq
+		s.Oldest = time.Time{}
+		if len(b.Records) > 0 {
+			s.Oldest = b.Records[0].Time
+		}
+	})
 	next := Cursor{Key: cur.Key, Seq: b.Last}
 	if len(b.Records) == 0 {
 		return next, true
@@ -212,7 +223,13 @@ func (e *Exporter) step(ctx context.Context, cur Cursor) (Cursor, bool) {
 	if !e.ship(ctx, b.Records) {
 		return cur, false // ctx ended
 	}
-	e.update(func(s *State) { s.Behind = b.Newest - b.Last })
+	e.update(func(s *State) {
+		s.Behind = b.Newest - b.Last
+		s.Oldest = time.Time{}
+		if s.Behind > 0 {
+			s.Oldest = b.Records[len(b.Records)-1].Time // the next is no older
+		}
+	})
 	return next, false
 }
 
