@@ -220,7 +220,7 @@ func (e *Exporter) step(ctx context.Context, cur Cursor) (Cursor, bool) {
 	if len(b.Records) == 0 {
 		return next, true
 	}
-	if !e.ship(ctx, b.Records) {
+	if !e.ship(ctx, b.Records, cur.Seq) {
 		return cur, false // ctx ended
 	}
 	e.update(func(s *State) {
@@ -233,10 +233,11 @@ func (e *Exporter) step(ctx context.Context, cur Cursor) (Cursor, bool) {
 	return next, false
 }
 
-// ship sends records until the receiver takes them, or refuses them for
-// good (a 400, logged and counted, the batch skipped), or ctx ends
-// (false).
-func (e *Exporter) ship(ctx context.Context, records []Record) bool {
+// ship sends records (those after position after) until the receiver
+// takes them, or refuses them for good (a 400, logged and counted, the
+// batch skipped), or ctx ends (false). Between retries it keeps
+// State.Behind current: the logs stored meanwhile wait too.
+func (e *Exporter) ship(ctx context.Context, records []Record, after int64) bool {
 	body := e.encode(records)
 	for attempt := 0; ; attempt++ {
 		res := e.send(ctx, body)
@@ -255,6 +256,9 @@ func (e *Exporter) ship(ctx context.Context, records []Record) bool {
 			return true
 		}
 		e.fail(res.err)
+		if b, err := e.o.Source(after, 0); err == nil && b.Newest >= after {
+			e.update(func(s *State) { s.Behind = b.Newest - after })
+		}
 		wait := e.backoff(attempt)
 		if res.retryAfter > 0 {
 			wait = min(res.retryAfter, maxRetryAfter)

@@ -323,7 +323,8 @@ func TestRetryAfter(t *testing.T) {
 }
 
 // TestExportOldest: while a batch waits for the receiver, State.Oldest is
-// its first log's time (the lag's age grows); caught up, it is zero.
+// its first log's time (the lag's age grows) and State.Behind counts the
+// logs stored meanwhile; caught up, Oldest is zero.
 func TestExportOldest(t *testing.T) {
 	var open sync.Mutex
 	up := false
@@ -348,10 +349,17 @@ func TestExportOldest(t *testing.T) {
 	if s := e.State(); !s.Oldest.Equal(time.Unix(1, 0)) || s.Behind != 5 {
 		t.Errorf("receiver down: Oldest %v, Behind %d, want %v, 5", s.Oldest, s.Behind, time.Unix(1, 0))
 	}
+	// Logs stored while it is down are behind too.
+	src.add(3)
+	n := len(clk.retries(testPoll))
+	waitUntil(t, "another retry", func() bool { return len(clk.retries(testPoll)) > n })
+	if s := e.State(); s.Behind != 8 || !s.Oldest.Equal(time.Unix(1, 0)) {
+		t.Errorf("receiver down, 3 more stored: Behind %d, Oldest %v, want 8, %v", s.Behind, s.Oldest, time.Unix(1, 0))
+	}
 	open.Lock()
 	up = true
 	open.Unlock()
-	waitUntil(t, "all 5 exported", func() bool { s := e.State(); return s.Exported == 5 && s.Behind == 0 })
+	waitUntil(t, "all 8 exported", func() bool { s := e.State(); return s.Exported == 8 && s.Behind == 0 })
 	if s := e.State(); !s.Oldest.IsZero() {
 		t.Errorf("caught up: Oldest %v, want zero", s.Oldest)
 	}
