@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
@@ -27,7 +30,10 @@ var dashLogsSeed = []string{
 // superuser signs in; the chart's hourly totals equal GET /api/logs/stats;
 // a bare word narrows the list and the chart; the detail panel shows the
 // fields; the hostile URL shows as text and runs nothing; the deep link
-// #/logs?logId= opens the panel; no console error, page error or dialog.
+// #/logs?logId= opens the panel; the logs settings say the export is off
+// (naming OTEL_EXPORTER_OTLP_LOGS_ENDPOINT) and, on a second server
+// exporting to an httptest receiver, show its state without secrets; no
+// console error, page error or dialog.
 // It runs and skips as TestDashboardBrowser does (same variables).
 func TestDashboardLogsBrowser(t *testing.T) {
 	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
@@ -68,14 +74,28 @@ func TestDashboardLogsBrowser(t *testing.T) {
 			t.Fatal("the hostile request was not logged within 90 s")
 		}
 	}
+	// A second server exports its logs to a receiver that takes them all;
+	// its variables hold secrets the dashboard must not show.
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.Copy(io.Discard, r.Body) }))
+	defer recv.Close()
+	host := strings.TrimPrefix(recv.URL, "http://")
+	ex := startServer(t, t.TempDir(), map[string]string{
+		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
+		"OTEL_EXPORTER_OTLP_LOGS_ENDPOINT": "http://agent:pw-zz9@" + host + "/v1/logs?token=tk-zz9",
+		"OTEL_EXPORTER_OTLP_LOGS_HEADERS":  "x-api-key=key-zz9",
+	})
 	cfg := map[string]any{
 		"base": ts.base, "chromium": chromium, "shots": dashArtifacts(t),
 		"email": dashEmail, "password": dashPassword,
 		"hostileID": hostile.ID, "hostileURL": hostile.Data.URL, "word": "zzfilter", "wordCount": 3, "maxDays": 9,
+		"exportBase": ex.base, "exportEndpoint": recv.URL + "/v1/logs", "exportSecrets": []string{"pw-zz9", "tk-zz9", "key-zz9", "agent"},
 	}
 	out := runDashScript(t, ctx, node, pptr, "logs.mjs", cfg, 0)
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 11 {
-		t.Fatalf("%d steps passed, want 11", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllString(out, -1)); n != 12 {
+		t.Fatalf("%d steps passed, want 12", n)
+	}
+	if !strings.Contains(out, "export-off ") || !strings.Contains(out, `export-on {"summary":"Up to date"`) {
+		t.Error("the export's state, off and on, was not shown")
 	}
 	// The settings form saved what it was given; its error was the
 	// envelope's.

@@ -184,9 +184,10 @@ func storedIDs(t *testing.T, client *http.Client, base, token string) map[string
 // TestExportVictoriaLogs ships the logs of a real strongbox to a real
 // VictoriaLogs: the fields arrive as the export maps them; a kill -9 in the
 // middle of a burst loses none of the stored logs and sends at most one
-// batch twice; and VictoriaLogs stopped for a while, then started again,
+// batch twice; and VictoriaLogs stopped for 15 s, then started again,
 // receives everything logged meanwhile.
 func TestExportVictoriaLogs(t *testing.T) {
+	const outage = 15 * time.Second
 	vl := startVictoriaLogs(t)
 	bin := strongboxBinary(t)
 	dir := t.TempDir()
@@ -284,23 +285,26 @@ func TestExportVictoriaLogs(t *testing.T) {
 		t.Errorf("%d stored logs missing, %d duplicates (at most a batch, 1000)", missing, dups)
 	}
 
-	// VictoriaLogs down for 3 s.
+	// VictoriaLogs down for 15 s (the issue's figure), requests logged
+	// all along.
 	vl.stop()
+	down := time.Now()
 	for i := range 300 {
 		vlDo(t, client, "GET", fmt.Sprintf("%s/api/health?outage=%d", base, i), "", "")
+		time.Sleep(time.Until(down.Add(time.Duration(i+1) * outage / 300)))
 	}
-	time.Sleep(3 * time.Second) // not a wait for a condition: the outage
 	_, body := vlDo(t, client, "GET", base+"/api/logs/export", token, "")
 	if !strings.Contains(string(body), `"lastError":"POST http://`+vl.addr) {
 		t.Errorf("export state during the outage: %s", body)
 	}
 	vl.start(t)
+	up := time.Now()
 	waitFor(t, "the outage's 300 requests in VictoriaLogs", time.Minute, func() bool {
 		return len(vl.query(t, `url.query:~"outage=" | stats count_uniq(url.query) n`)) == 1 &&
 			vl.query(t, `url.query:~"outage=" | stats count_uniq(url.query) n`)[0]["n"] == "300"
 	})
 	_, body = vlDo(t, client, "GET", base+"/api/logs/export", token, "")
-	t.Logf("export state after the outage: %s", body)
+	t.Logf("outage of %v: everything in VictoriaLogs %v after its start; export state: %s", up.Sub(down).Round(time.Millisecond), time.Since(up).Round(time.Millisecond), body)
 	if _, err := os.Stat(filepath.Join(dir, "export.cursor")); err != nil {
 		t.Errorf("no cursor: %v", err)
 	}

@@ -8,7 +8,9 @@ import (
 	"math"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"strongbox/httpapi/metrics"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/otlp"
@@ -46,6 +48,9 @@ func (s *Server) startExport() {
 		s.exporter.Run(ctx)
 	}()
 	s.stopExporter = func() { cancel(); <-done }
+	if reg := s.Metrics(); reg != nil {
+		reg.Register(s.gatherExport)
+	}
 	s.log.Info("log export started", "endpoint", s.cfg.Export.Redacted(), "protocol", s.cfg.Export.Protocol)
 }
 
@@ -65,6 +70,21 @@ func (s *Server) ExportState() (otlp.State, bool) {
 		return otlp.State{}, false
 	}
 	return s.exporter.State(), true
+}
+
+// gatherExport writes the export's metrics: what it sent, refused and
+// lost since the start, and how far behind it is, in entries and in age.
+func (s *Server) gatherExport(w *metrics.Writer) {
+	st := s.exporter.State()
+	w.Counter("strongbox_logs_exported_total", "Logs the OTLP receiver acknowledged since the start.", float64(st.Exported))
+	w.Counter("strongbox_logs_export_failed_total", "Logs (not batches) the OTLP receiver refused for good (400) and the export skipped, since the start.", float64(st.Failed))
+	w.Counter("strongbox_logs_export_lost_total", "Logs deleted (retention, the size cap) before they were exported, since the start.", float64(st.Lost))
+	w.Gauge("strongbox_logs_export_lag_entries", "Logs stored and not yet acknowledged by the OTLP receiver.", float64(st.Behind))
+	lag := 0.0
+	if st.Behind > 0 && !st.Oldest.IsZero() {
+		lag = max(0, time.Since(st.Oldest).Seconds())
+	}
+	w.Gauge("strongbox_logs_export_lag_seconds", "Age of the oldest log not yet acknowledged by the OTLP receiver; 0 when none.", lag)
 }
 
 var errNoLogStore = errors.New("app: no log store open")

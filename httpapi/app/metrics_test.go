@@ -7,16 +7,19 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"strongbox/httpapi/metrics"
+	"strongbox/logstore/otlp"
 )
 
 // startMetricsServer starts a server with metrics on 127.0.0.1:0 and
@@ -265,4 +268,70 @@ func promQuery(base, q string) (string, error) {
 	}
 	v, _ := r.Data.Result[0].Value[1].(string)
 	return v, nil
+}
+
+// TestMetricsExport: the export's families, as a receiver is down (the
+// lag in entries and seconds), then refuses a batch (400: failed counts
+// its logs), then takes the rest (exported, no lag).
+func TestMetricsExport(t *testing.T) {
+	var mu sync.Mutex
+	status := 503
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		defer mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	defer recv.Close()
+	set := func(s int) { mu.Lock(); status = s; mu.Unlock() }
+	var maddr net.Addr
+	ts := startServer(t, t.TempDir(), func(c *Config) {
+		c.MetricsAddr = "127.0.0.1:0"
+		c.OnReady = func(r Ready) { maddr = r.Metrics }
+		c.Export = &otlp.Config{Endpoint: recv.URL, Protocol: otlp.ProtoProtobuf, Timeout: 5 * time.Second}
+	}, nil)
+	mbase := "http://" + maddr.String()
+	value := func(out, name string) float64 {
+		for line := range strings.Lines(out) {
+			if v, ok := strings.CutPrefix(line, name+" "); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				return f
+			}
+		}
+		t.Fatalf("scrape lacks %s:\n%s", name, out)
+		return 0
+	}
+	var out string
+	waitUntil(t, "a lag while the receiver is down", func() bool {
+		out = scrape(t, mbase)
+		return value(out, "strongbox_logs_export_lag_entries") > 0 && value(out, "strongbox_logs_export_lag_seconds") > 0
+	})
+	if value(out, "strongbox_logs_exported_total") != 0 || value(out, "strongbox_logs_export_failed_total") != 0 || value(out, "strongbox_logs_export_lost_total") != 0 {
+		t.Errorf("receiver down:\n%s", out)
+	}
+	for _, want := range []string{"# TYPE strongbox_logs_exported_total counter\n", "# TYPE strongbox_logs_export_lag_seconds gauge\n", "(not batches)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("scrape lacks %q:\n%s", want, out)
+		}
+	}
+	set(400)
+	waitUntil(t, "the batch refused", func() bool { return value(scrape(t, mbase), "strongbox_logs_export_failed_total") > 0 })
+	set(200)
+	if code, _, err := ts.do(t, "GET", "/api/health", "", ""); err != nil || code != 200 {
+		t.Fatalf("GET /api/health = %d, %v", code, err)
+	}
+	waitUntil(t, "the rest exported, no lag", func() bool {
+		out = scrape(t, mbase)
+		return value(out, "strongbox_logs_exported_total") > 0 && value(out, "strongbox_logs_export_lag_entries") == 0
+	})
+	if v := value(out, "strongbox_logs_export_lag_seconds"); v != 0 {
+		t.Errorf("caught up: lag_seconds %v, want 0", v)
+	}
+	if tool := promtoolPath(); tool != "" {
+		cmd := exec.Command(tool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(out)
+		if msg, err := cmd.CombinedOutput(); err != nil || len(msg) > 0 {
+			t.Errorf("promtool check metrics: %v\n%s", err, msg)
+		}
+	}
 }

@@ -26,13 +26,12 @@
 // the open stores' own counters (logstore.Store.Counters,
 // mail.Queue.Stats, backup.Stats, api.Server.RealtimeStreams) when
 // Prometheus asks. A component with metrics of its own (the OTLP log
-// export) registers its gather function on app.Server.Metrics():
+// export) registers its gather function on app.Server.Metrics(), as the
+// export does where app starts it (app.Server.gatherExport reads the
+// exporter's plain otlp.State; logstore/otlp knows nothing of metrics):
 //
-//	if reg := srv.Metrics(); reg != nil {
-//		reg.Register(func(w *metrics.Writer) {
-//			st := exporter.Stats()
-//			w.Counter("strongbox_logs_exported_total", "Log entries the receiver acknowledged.", float64(st.Exported))
-//		})
+//	if reg := s.Metrics(); reg != nil {
+//		reg.Register(s.gatherExport)
 //	}
 //
 // # The metrics
@@ -49,6 +48,11 @@
 //	strongbox_logs_pending_entries            gauge      queued, not yet written
 //	strongbox_logs_retention_deleted_entries_total, _bytes_total  counter  deleted by retention (maxDays, the size cap)
 //	strongbox_logs_dropped_entries_total      counter    dropped for a full writer queue
+//	strongbox_logs_exported_total             counter    logs the OTLP receiver acknowledged (with the export on)
+//	strongbox_logs_export_failed_total        counter    logs (not batches) the receiver refused for good (400), skipped
+//	strongbox_logs_export_lost_total          counter    logs deleted by retention before they were exported
+//	strongbox_logs_export_lag_entries         gauge      logs stored, not yet acknowledged
+//	strongbox_logs_export_lag_seconds         gauge      age of the oldest of them; 0 when none
 //	strongbox_stores_open                     gauge      0 while a failed restart left the stores closed
 //	strongbox_mail_queue_depth, _capacity     gauge      mails waiting, and how many may
 //	strongbox_mail_sent_total, _failed_total, _dropped_total  counter
@@ -57,7 +61,9 @@
 //	strongbox_realtime_connections            gauge      open GET /api/realtime streams
 //	go_goroutines, go_memstats_heap_alloc_bytes, go_memstats_sys_bytes, go_gc_cycles_total, go_sched_gomaxprocs_threads, go_info, process_start_time_seconds
 //
-// The log store's totals count from its opening: a restart (a restore)
+// The export's families exist only with the export on (the OTel
+// variables set); their totals count from the server's start. The log
+// store's totals count from its opening: a restart (a restore)
 // starts them again, which Prometheus's rate() takes as a counter reset.
 //
 // # Bounded labels

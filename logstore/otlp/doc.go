@@ -66,6 +66,47 @@
 // directory) from its newest.
 //
 // State reports the endpoint (scheme, host and path only), how many
-// entries are behind, exported, failed and lost, and the last success and
-// error, for GET /api/logs/export (package strongbox/httpapi/api).
+// entries are behind (kept current while a batch waits for the receiver),
+// exported, failed and lost, the creation time of the oldest entry not yet
+// acknowledged (Oldest), and the last success and error, for
+// GET /api/logs/export (package strongbox/httpapi/api), the dashboard's
+// logs settings and the strongbox_logs_export* metrics (package
+// strongbox/httpapi/app gathers them; this package imports no metrics).
+//
+// # Figures
+//
+// Measured on a shared 2-core machine (load average 6 to 8 from other
+// work, so spreads are wide), VictoriaLogs v1.52.1 on loopback, the
+// default batch of 1,000, http/protobuf:
+//
+//	drain of a 1,000,000-log backlog (logs seed), from the server's start to behind = 0
+//	  STRONGBOX_EXPORT_MILLION=1 STRONGBOX_VICTORIALOGS=… go test -count=1 -v -run TestExportMillion .
+//	  run 1: 66.4 s, 15,072 logs/s, RSS 59 / 69 / 70 MiB (min / median / max, every 0.5 s)
+//	  run 2: 55.9 s, 17,892 logs/s, RSS 62 / 69 / 70 MiB
+//	  run 3: 53.7 s, 18,621 logs/s, RSS 59 / 69 / 69 MiB
+//	  median 17,900 logs/s; RSS flat at about 69 MiB all along
+//
+//	catch-up after VictoriaLogs stopped 60 s under 1,000 logs/s (GET /api/health, 10 paced workers)
+//	  STRONGBOX_EXPORT_CATCHUP=1 STRONGBOX_VICTORIALOGS=… go test -count=1 -v -run TestExportCatchUp .
+//	  one run: 997 requests/s, caught up (at most one batch behind) 33.3 s after the receiver's start
+//
+// The catch-up is mostly the back-off: after 60 s down the export waits
+// up to 32 s (a random half of 16 to 32 s) before the retry that finds the
+// receiver back, then drains the minute's 60,000 logs in about 4 s at the
+// rate above. A longer outage waits at most MaxBackoff (a minute).
+//
+//	/api/health with the export on (each request a log, exported) and off, alternating
+//	  CGO_ENABLED=0 go build -o /tmp/x/strongbox . && VL=… PAIRS=3 sh testdata/export-health-wrk.sh
+//	  (wrk -t2 -c16 -d10s per run)
+//	  pair 1 (off, on):  7,945  6,956 req/s  (on -12%)
+//	  pair 2 (on, off):  6,206  8,882 req/s  (on -30%)
+//	  pair 3 (off, on): 10,010  8,650 req/s  (on -14%)
+//	  medians: off 8,882, on 6,956 (-22%): not within 5% here
+//
+// On two cores the "on" runs share them with the export's encoding and
+// gzip of every log and with VictoriaLogs ingesting about 7,000 logs/s;
+// the "off" runs have both cores to themselves. The figure measures that
+// contention, not a wait: the export never holds a lock a request needs
+// (TestExportHangingReceiver). A machine with cores to spare, or the
+// receiver elsewhere, should be measured before taking the 5% as met.
 package otlp

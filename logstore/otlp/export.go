@@ -77,6 +77,11 @@ type State struct {
 	LastSuccess time.Time
 	LastError   string
 	LastErrorAt time.Time
+	// Oldest is when the oldest log not yet acknowledged was created, as
+	// far as the export has read (the first of the batch it is sending,
+	// or a lower bound once that batch is sent); zero when caught up.
+	// The age of the export's lag is Now minus Oldest.
+	Oldest time.Time
 }
 
 // Exporter ships the log store's entries to an OTLP/HTTP receiver, at
@@ -204,22 +209,35 @@ func (e *Exporter) step(ctx context.Context, cur Cursor) (Cursor, bool) {
 			"reason", "retention (logs.maxDays) or the size cap deleted them while the receiver was behind, or the disk refused them")
 		e.update(func(s *State) { s.Lost += b.Gap })
 	}
-	e.update(func(s *State) { s.Behind = b.Newest - cur.Seq })
+	e.update(func(s *State) {
+		s.Behind = b.Newest - cur.Seq
+		s.Oldest = time.Time{}
+		if len(b.Records) > 0 {
+			s.Oldest = b.Records[0].Time
+		}
+	})
 	next := Cursor{Key: cur.Key, Seq: b.Last}
 	if len(b.Records) == 0 {
 		return next, true
 	}
-	if !e.ship(ctx, b.Records) {
+	if !e.ship(ctx, b.Records, cur.Seq) {
 		return cur, false // ctx ended
 	}
-	e.update(func(s *State) { s.Behind = b.Newest - b.Last })
+	e.update(func(s *State) {
+		s.Behind = b.Newest - b.Last
+		s.Oldest = time.Time{}
+		if s.Behind > 0 {
+			s.Oldest = b.Records[len(b.Records)-1].Time // the next is no older
+		}
+	})
 	return next, false
 }
 
-// ship sends records until the receiver takes them, or refuses them for
-// good (a 400, logged and counted, the batch skipped), or ctx ends
-// (false).
-func (e *Exporter) ship(ctx context.Context, records []Record) bool {
+// ship sends records (those after position after) until the receiver
+// takes them, or refuses them for good (a 400, logged and counted, the
+// batch skipped), or ctx ends (false). Between retries it keeps
+// State.Behind current: the logs stored meanwhile wait too.
+func (e *Exporter) ship(ctx context.Context, records []Record, after int64) bool {
 	body := e.encode(records)
 	for attempt := 0; ; attempt++ {
 		res := e.send(ctx, body)
@@ -238,6 +256,9 @@ func (e *Exporter) ship(ctx context.Context, records []Record) bool {
 			return true
 		}
 		e.fail(res.err)
+		if b, err := e.o.Source(after, 0); err == nil && b.Newest >= after {
+			e.update(func(s *State) { s.Behind = b.Newest - after })
+		}
 		wait := e.backoff(attempt)
 		if res.retryAfter > 0 {
 			wait = min(res.retryAfter, maxRetryAfter)

@@ -321,3 +321,46 @@ func TestRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// TestExportOldest: while a batch waits for the receiver, State.Oldest is
+// its first log's time (the lag's age grows) and State.Behind counts the
+// logs stored meanwhile; caught up, Oldest is zero.
+func TestExportOldest(t *testing.T) {
+	var open sync.Mutex
+	up := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open.Lock()
+		defer open.Unlock()
+		if !up {
+			http.Error(w, "down", 503)
+		}
+	}))
+	defer srv.Close()
+	src := &memSource{key: 1}
+	src.add(5)
+	clk := &fakeClock{}
+	e := New(Options{Config: Config{Endpoint: srv.URL, Timeout: time.Second}, Source: src.read, Batch: 2,
+		CursorPath: filepath.Join(t.TempDir(), "c"), Sleep: clk.Sleep, Now: clk.Now, Poll: testPoll})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	waitUntil(t, "a retry", func() bool { return len(clk.retries(testPoll)) >= 1 })
+	if s := e.State(); !s.Oldest.Equal(time.Unix(1, 0)) || s.Behind != 5 {
+		t.Errorf("receiver down: Oldest %v, Behind %d, want %v, 5", s.Oldest, s.Behind, time.Unix(1, 0))
+	}
+	// Logs stored while it is down are behind too.
+	src.add(3)
+	n := len(clk.retries(testPoll))
+	waitUntil(t, "another retry", func() bool { return len(clk.retries(testPoll)) > n })
+	if s := e.State(); s.Behind != 8 || !s.Oldest.Equal(time.Unix(1, 0)) {
+		t.Errorf("receiver down, 3 more stored: Behind %d, Oldest %v, want 8, %v", s.Behind, s.Oldest, time.Unix(1, 0))
+	}
+	open.Lock()
+	up = true
+	open.Unlock()
+	waitUntil(t, "all 8 exported", func() bool { s := e.State(); return s.Exported == 8 && s.Behind == 0 })
+	if s := e.State(); !s.Oldest.IsZero() {
+		t.Errorf("caught up: Oldest %v, want zero", s.Oldest)
+	}
+}

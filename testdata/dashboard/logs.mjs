@@ -98,8 +98,8 @@ async function search(page, text) {
   await drawn(page);
 }
 
-async function signIn(page) {
-  await page.goto(dash + '#/login', { waitUntil: 'load' });
+async function signIn(page, base = cfg.base) {
+  await page.goto(base + '/_/#/login', { waitUntil: 'load' });
   await page.waitForSelector('#f-identity');
   await page.type('#f-identity', cfg.email);
   await page.type('#f-password', cfg.password);
@@ -294,8 +294,42 @@ await step('the logs settings', async () => {
   await page.click('.logs-settings button[type="submit"]');
   await page.waitForSelector('.logs-settings [role="status"]');
   await shot(page, 'settings');
+  // The export is off on this server: one line saying so, naming the
+  // variable.
+  const off = await page.$eval('.log-export', (e) => e.textContent);
+  assert(/Export is off/.test(off) && off.includes('OTEL_EXPORTER_OTLP_LOGS_ENDPOINT') && !off.includes('Logs behind'),
+    `the export's state with export off: ${JSON.stringify(off)}`);
+  console.log('export-off ' + JSON.stringify(off));
   await search(page, '');
   await bothWidths(page, 'logs', 'screen');
+});
+
+// The second server exports to a receiver (exportBase, exportEndpoint):
+// its state shows the endpoint without the secrets the variables hold,
+// and Refresh shows the logs acknowledged since.
+await step("the export's state, on", async () => {
+  if (!cfg.exportBase) throw new Error('no exportBase in JOURNEY');
+  const on = await newPage();
+  await signIn(on, cfg.exportBase);
+  await on.waitForSelector('.log-export dl.fields');
+  const rows = async () => on.$$eval('.log-export dl.fields dt', (dts) =>
+    Object.fromEntries(dts.map((dt) => [dt.textContent, dt.nextElementSibling.textContent])));
+  let r = await rows();
+  assert(r.Endpoint === cfg.exportEndpoint && r.Protocol === 'http/protobuf', `rows ${JSON.stringify(r)}`);
+  for (let i = 0; i < 50 && !/^[1-9]/.test(r.Exported); i++) {
+    await on.click('.log-export .export-head button');
+    await on.waitForFunction(() => !document.querySelector('.log-export').hasAttribute('aria-busy'), wait);
+    r = await rows();
+    if (!/^[1-9]/.test(r.Exported)) await new Promise((res) => setTimeout(res, 200));
+  }
+  assert(/^[1-9]/.test(r.Exported) && /^\d{4}-\d\d-\d\d /.test(r['Last success']) && r['Last error'] === 'none', `after Refresh: ${JSON.stringify(r)}`);
+  const text = await on.$eval('.log-export', (e) => e.textContent);
+  for (const secret of cfg.exportSecrets || []) assert(!text.includes(secret), `the state shows the secret ${secret}`);
+  const summary = await on.$eval('.export-summary', (e) => e.textContent);
+  console.log('export-on ' + JSON.stringify({ summary, ...r }));
+  await on.$eval('.log-export', (e) => e.scrollIntoView());
+  await bothWidths(on, 'logs', 'export-on');
+  await on.close();
 });
 
 await step('no console error, page error or dialog', async () => {

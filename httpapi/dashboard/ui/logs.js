@@ -9,6 +9,7 @@ import { api, APIError } from './api.js';
 import { dateCell, dateText, parseDate } from './dates.js';
 import { busy, h, message, notice, stylesheet } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
+import { logExport } from './logexport.js';
 
 const perPage = 50;
 const hourMs = 3600 * 1000;
@@ -557,7 +558,8 @@ async function copyText(str) {
   }
 }
 
-// settingsForm is the logs settings (GET/PATCH /api/settings, logs).
+// settingsForm is the logs settings (GET/PATCH /api/settings, logs) and
+// the log export's state (logexport.js).
 function settingsForm() {
   const fields = [
     ['maxDays', 'Max days retention', 'number'],
@@ -573,7 +575,7 @@ function settingsForm() {
   const form = h('form', { class: 'logs-settings', novalidate: true });
   const note = notice(form);
   form.append(...built.map((f) => f.row), note.slot, h('div', null, button));
-  const el = h('section', { 'aria-labelledby': 'logs-settings-h' }, h('h2', { id: 'logs-settings-h' }, 'Logs settings'), form);
+  const el = h('section', { 'aria-labelledby': 'logs-settings-h' }, h('h2', { id: 'logs-settings-h' }, 'Logs settings'), form, logExport());
   const fill = (logs) => {
     for (const [name, , type] of fields) {
       if (type === 'checkbox') inputs[name].checked = !!logs[name];
