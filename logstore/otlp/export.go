@@ -22,7 +22,7 @@ const (
 	DefaultBatch      = 1000
 	DefaultPoll       = 500 * time.Millisecond
 	DefaultMinBackoff = time.Second
-	DefaultMaxBackoff = time.Minute
+	DefaultMaxBackoff = 15 * time.Second
 	// maxRetryAfter caps the wait a receiver's Retry-After asks for.
 	maxRetryAfter = 10 * time.Minute
 	// maxAnswer is how much of a receiver's answer is read, and
