@@ -5,6 +5,12 @@
 #	CGO_ENABLED=0 go build -o /tmp/x/strongbox .
 #	VL=/opt/sbtools/bin/victoria-logs PAIRS=3 sh testdata/export-health-wrk.sh
 #
+# or, with a receiver that only reads and acknowledges (testdata/otlpsink),
+# so that the figure is strongbox's own cost of exporting:
+#
+#	go build -o /tmp/x/otlpsink ./testdata/otlpsink
+#	VL=/tmp/x/otlpsink DISCARD=1 PAIRS=3 sh testdata/export-health-wrk.sh
+#
 # Each run starts a fresh data dir, waits 1 s, then runs
 # wrk -t2 -c16 -d10s; "on" exports every log (one per request) to a
 # VictoriaLogs on loopback.
@@ -14,7 +20,11 @@ VL=${VL:?set VL to the victoria-logs binary}
 PAIRS=${PAIRS:-3}
 work=$(mktemp -d)
 trap 'kill $vlpid 2>/dev/null; wait $vlpid 2>/dev/null; rm -rf "$work"' EXIT
-"$VL" -httpListenAddr=127.0.0.1:19428 -storageDataPath="$work/vl" -loggerLevel=ERROR >/dev/null 2>&1 &
+if [ "${DISCARD:-}" = 1 ]; then
+	"$VL" 127.0.0.1:19428 >/dev/null 2>&1 &
+else
+	"$VL" -httpListenAddr=127.0.0.1:19428 -storageDataPath="$work/vl" -loggerLevel=ERROR >/dev/null 2>&1 &
+fi
 vlpid=$!
 sleep 2
 run() { # $1 = on|off
