@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -74,16 +75,53 @@ func (s *Store) List(q Query) (Page, error) {
 		out.TotalPages = (total + perPage - 1) / perPage
 	}
 	if offset < len(rows) {
-		rows = rows[offset:min(len(rows), k)]
-		var buf []byte
-		for _, r := range rows {
-			var e Entry
-			e, buf, err = s.readEntry(r, buf)
-			if err != nil {
-				return out, err
-			}
-			out.Items = append(out.Items, e)
+		if out.Items, err = s.readEntries(rows[offset:min(len(rows), k)]); err != nil {
+			out.Items = []Entry{}
+			return out, err
 		}
+	}
+	return out, nil
+}
+
+// readEntries reads the entries of rows from their segments, returned in
+// the order of rows. Each segment's are read in the order of their
+// offsets with File.ReadFrames, so a page of neighbouring entries (the
+// newest, say) takes one read instead of two per entry.
+func (s *Store) readEntries(rows []row) ([]Entry, error) {
+	out := make([]Entry, len(rows))
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ra, rb := rows[a], rows[b]
+		if c := cmp.Compare(ra.c.seg.firstSeq, rb.c.seg.firstSeq); c != 0 {
+			return c
+		}
+		return cmp.Compare(ra.c.offAt(ra.i), rb.c.offAt(rb.i))
+	})
+	offs := make([]int64, 0, len(rows))
+	var buf []byte
+	for lo := 0; lo < len(order); {
+		seg := rows[order[lo]].c.seg
+		hi := lo
+		for offs = offs[:0]; hi < len(order) && rows[order[hi]].c.seg == seg; hi++ {
+			r := rows[order[hi]]
+			offs = append(offs, int64(r.c.offAt(r.i)))
+		}
+		var err error
+		buf, err = seg.f.ReadFrames(buf, offs, func(i int, p []byte) error {
+			var rec record
+			if err := decodeRecord(p, &rec); err != nil {
+				return fmt.Errorf("%s at %d: %w", seg.path, offs[i], err)
+			}
+			out[order[lo+i]] = rec.entry(seg.key)
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("logstore: read entry: %w", err)
+		}
+		lo = hi
 	}
 	return out, nil
 }
