@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -188,20 +189,29 @@ func (rec *record) entry(key uint64) Entry {
 		}
 		return e
 	}
+	// The request's texts are copied into one string, which each field
+	// is a part of: one allocation instead of one a field.
+	fields := [...][]byte{rec.auth, rec.authID, rec.method, rec.referer, rec.remoteIP, rec.url, rec.userAgent, rec.userIP, rec.errMsg}
+	n := 0
+	for _, f := range fields {
+		n += len(f)
+	}
+	var sb strings.Builder
+	sb.Grow(n)
+	for _, f := range fields {
+		sb.Write(f)
+	}
+	all := sb.String()
+	var strs [len(fields)]string
+	for i, f := range fields {
+		strs[i], all = all[:len(f)], all[len(f):]
+	}
 	e.Request = &Request{
-		Auth:      string(rec.auth),
-		AuthID:    string(rec.authID),
-		ExecTime:  rec.execTime,
-		Method:    string(rec.method),
-		Referer:   string(rec.referer),
-		RemoteIP:  string(rec.remoteIP),
-		Status:    int(rec.status),
-		URL:       string(rec.url),
-		UserAgent: string(rec.userAgent),
-		UserIP:    string(rec.userIP),
+		Auth: strs[0], AuthID: strs[1], ExecTime: rec.execTime, Method: strs[2], Referer: strs[3],
+		RemoteIP: strs[4], Status: int(rec.status), URL: strs[5], UserAgent: strs[6], UserIP: strs[7],
 	}
 	if rec.flags&flagError != 0 {
-		e.Request.Error = string(rec.errMsg)
+		e.Request.Error = strs[8]
 		e.Request.Details = decodeDetails(string(rec.details))
 	}
 	return e
