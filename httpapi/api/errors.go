@@ -248,9 +248,24 @@ func Unavailable(msg string) http.Handler {
 	})
 }
 
+// jsonAppender is a value that writes its own JSON, byte for byte what
+// encoding/json writes for it (a page of logs, a log entry), in one pass
+// instead of encoding/json's two (MarshalJSON, then a check and compaction
+// of its output).
+type jsonAppender interface {
+	AppendJSON(b []byte) ([]byte, error)
+}
+
 // marshal encodes v as PocketBase does: encoding/json with HTML escaping and
-// a trailing newline.
+// a trailing newline (by v's AppendJSON when it has one: the same bytes).
 func marshal(v any) ([]byte, error) {
+	if a, ok := v.(jsonAppender); ok {
+		b, err := a.AppendJSON(make([]byte, 0, 4096))
+		if err != nil {
+			return nil, err
+		}
+		return append(b, '\n'), nil
+	}
 	var b bytes.Buffer
 	if err := json.NewEncoder(&b).Encode(v); err != nil {
 		return nil, err

@@ -1,12 +1,15 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"strongbox/logstore"
 )
 
 // listLogs returns the items of GET /api/logs with the given filter, after
@@ -420,6 +423,33 @@ func TestLogMessageEscapes(t *testing.T) {
 		}
 		if got := items[0]["message"]; got != tt.message {
 			t.Errorf("%s: message %q, want %q", tt.path, got, tt.message)
+		}
+	}
+}
+
+// TestMarshalPageAsEncoder checks that marshal, which writes a page of logs
+// and an entry by their AppendJSON, gives the bytes of encoding/json's
+// Encoder (HTML escaped, trailing newline) that it gives for other values.
+func TestMarshalPageAsEncoder(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.doRaw("GET", "/api/nope?q=<a>&b=\u2028\"", e.su, "", nil)
+	e.doRaw("GET", "/api/health", "", "", nil)
+	if err := e.logs.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.logs.List(logstore.Query{PerPage: 10})
+	if err != nil || len(p.Items) < 2 {
+		t.Fatal(err, len(p.Items))
+	}
+	for i, v := range []any{p, p.Items[0], p.Items[1], logstore.Page{}} {
+		var want bytes.Buffer
+		if err := json.NewEncoder(&want).Encode(v); err != nil {
+			t.Fatal(err)
+		}
+		got, err := marshal(v)
+		if err != nil || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("value %d: marshal\n%s (%v), encoding/json\n%s", i, got, err, want.Bytes())
 		}
 	}
 }
