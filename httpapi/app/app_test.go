@@ -196,6 +196,7 @@ func isUnavailable(code int, body []byte, msg string) bool {
 // and serves what the step left; a graceful stop releases the port and
 // the dir; Restart after the stop is refused.
 func TestRunReadyRestartStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := startServer(t, dir, nil, nil)
 	if code, body, err := ts.do(t, "GET", "/api/health", "", ""); err != nil || code != 200 {
@@ -244,6 +245,7 @@ func TestRunReadyRestartStop(t *testing.T) {
 // disk; a step that leaves unreadable data leaves it answering 503 until a
 // second restart rolls back.
 func TestRestartStepFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := startServer(t, dir, nil, nil)
 	token := ts.login(t)
@@ -291,6 +293,7 @@ func TestRestartStepFails(t *testing.T) {
 // TestStopWhileDown: a server stopped while its stores cannot be reopened
 // says so.
 func TestStopWhileDown(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := startServer(t, dir, nil, nil)
 	if err := ts.Restart(t.Context(), swapSettings([]byte("not a journal"))); err == nil {
@@ -305,6 +308,7 @@ func TestStopWhileDown(t *testing.T) {
 // the new data or a 503 envelope, never a transport error or a hang (the
 // client's timeout); with the default hold they all wait and get data.
 func TestRestartUnderLoad(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name     string
 		hold     time.Duration
@@ -376,6 +380,7 @@ func TestRestartUnderLoad(t *testing.T) {
 // it answers and then restarts with a context of its own, and the restart
 // waits for its request to finish.
 func TestRestartFromAHandler(t *testing.T) {
+	t.Parallel()
 	restarted := make(chan error, 1)
 	var finished atomic.Bool // the restarting request has returned
 	var stepSawFinished atomic.Bool
@@ -438,6 +443,7 @@ func TestRestartFromAHandler(t *testing.T) {
 // TestRestartDrainTimeout: a restart whose context ends while a request
 // is in flight changes nothing, and the requests held meanwhile are served.
 func TestRestartDrainTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	wrap := func(s *Server, api http.Handler) http.Handler {
@@ -507,6 +513,7 @@ func TestRestartDrainTimeout(t *testing.T) {
 // TestRunBadAddress: a start that cannot bind returns the listen error,
 // creates no superuser and releases the dir.
 func TestRunBadAddress(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	s := New(Config{Options: Options{Dir: dir, BcryptCost: 4}, Addr: "bogus", OnReady: func(Ready) { t.Error("OnReady called") }})
 	done := make(chan error, 1)

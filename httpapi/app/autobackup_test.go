@@ -70,6 +70,7 @@ func keys(t *testing.T, d *backup.Dir) []string {
 
 // TestAutoBackupRun: one run of the schedule, with its pruning.
 func TestAutoBackupRun(t *testing.T) {
+	t.Parallel()
 	// The archives there before the run, each with its modification time
 	// in minutes before captureTime.
 	existing := []struct {
@@ -155,6 +156,7 @@ func TestAutoBackupRun(t *testing.T) {
 // fake clock of a synctest bubble (starting 2000-01-01 00:00 UTC), which
 // the scheduler reads and sleeps on.
 func TestAutoBackupSchedule(t *testing.T) {
+	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		dataDir := t.TempDir()
 		d := openBackupDir(t, dataDir)
@@ -225,6 +227,7 @@ func TestAutoBackupSchedule(t *testing.T) {
 // PATCH /api/settings, at start and after a restart in place (which
 // subscribes it to the reopened settings store).
 func TestAutoBackupFollowsSettings(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, t.TempDir(), nil, nil)
 	token := ts.login(t)
 	keep := func() int {

@@ -15,6 +15,7 @@ import (
 // TestBackupsService: the Server's api.Backups, its defaults, and
 // creates before, across and after restarts in place.
 func TestBackupsService(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, t.TempDir(), func(c *Config) { c.Version = "1.2.3" }, nil)
 	b := backups{ts.Server}
 	if got := b.MaxUpload(); got != DefaultMaxUpload {
@@ -87,6 +88,7 @@ func TestBackupsService(t *testing.T) {
 // when the process crashed is gone once a server starts on the data dir;
 // the archives stay.
 func TestStartRemovesCrashedCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	backups := filepath.Join(dir, "backups")
 	if err := os.MkdirAll(backups, 0o700); err != nil {

@@ -188,6 +188,7 @@ func checkPrefix(t *testing.T, store string, got []int64, lo, hi int64) {
 // written holds, for each store, a prefix of what was written, and at least
 // everything acknowledged before the capture began.
 func TestCaptureUnderWriters(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := openTestStores(t, dir)
 	d := openBackupDir(t, dir)
@@ -252,6 +253,7 @@ func TestCaptureUnderWriters(t *testing.T) {
 // what was captured although a journal is compacted (renamed over) and
 // the log segments are deleted by retention before the copy starts.
 func TestCaptureSurvivesCompactionAndRetention(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := openTestStores(t, dir)
 	d := openBackupDir(t, dir)
@@ -332,6 +334,7 @@ func openFDs() int {
 // or during the copy (cancelled), leaves no archive and no temporary file,
 // and closes every descriptor of the capture.
 func TestCaptureFailedCreate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := openTestStores(t, dir)
 	d := openBackupDir(t, dir)
@@ -389,6 +392,7 @@ func TestCaptureFailedCreate(t *testing.T) {
 // TestCaptureManifest: the archive holds exactly the files of the stores,
 // named relative to the data dir, and nothing else that lies in it.
 func TestCaptureManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	st := openTestStores(t, dir)
 	d := openBackupDir(t, dir)

@@ -68,6 +68,7 @@ func (es *eventsServer) events(filter string) []map[string]any {
 // data.type, so that a filter tells them from the request logs; the
 // settings change names the superuser and the keys changed.
 func TestEventsInLogStore(t *testing.T) {
+	t.Parallel()
 	es := startEventsServer(t, nil)
 	es.call("PATCH", "/api/settings", `{"meta":{"appName":"Audited"},"logs":{"logIP":false}}`, 200)
 	es.call("POST", "/api/backups/cf_missing.zip/restore", "", 400)
@@ -157,6 +158,7 @@ func mustJSON(v any) string {
 // entry and stderr for them, and for the OTP code and the reset token the
 // mails carried.
 func TestEventsHoldNoSecrets(t *testing.T) {
+	t.Parallel()
 	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "mailer", Password: "the-right-one"})
 	es := startEventsServer(t, func(c *Config) { c.MailTLSConfig = sink.ClientTLS })
 	secret := func(what string) string { return "cfsecret-" + what + "-" + fmt.Sprint(time.Now().UnixNano()) }

@@ -93,6 +93,7 @@ func attrsOf(r map[string]any) map[string]any {
 // reach an OTLP receiver with the mapping of export.go, and
 // GET /api/logs/export reports it, to superusers only, with no secret.
 func TestExportEndToEnd(t *testing.T) {
+	t.Parallel()
 	rc := &jsonReceiver{}
 	recv := httptest.NewServer(rc)
 	defer recv.Close()
@@ -164,6 +165,7 @@ func TestExportEndToEnd(t *testing.T) {
 
 // TestExportOffState: without Export the state says so.
 func TestExportOffState(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, t.TempDir(), nil, nil)
 	_, body, _ := ts.do(t, "GET", "/api/logs/export", ts.login(t), "")
 	if !strings.HasPrefix(string(body), `{"enabled":false,"endpoint":""`) {
@@ -174,6 +176,7 @@ func TestExportOffState(t *testing.T) {
 // TestExportHangingReceiver: a receiver that never answers does not slow
 // the requests.
 func TestExportHangingReceiver(t *testing.T) {
+	t.Parallel()
 	rc := &jsonReceiver{hang: make(chan struct{})}
 	recv := httptest.NewServer(rc)
 	defer recv.Close()
@@ -193,6 +196,7 @@ func TestExportHangingReceiver(t *testing.T) {
 }
 
 func TestExportRecord(t *testing.T) {
+	t.Parallel()
 	created := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	for _, tc := range []struct {
 		e    logstore.Entry

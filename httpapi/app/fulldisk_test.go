@@ -54,6 +54,7 @@ func logTotal(t *testing.T, ts *testServer, token string) int {
 // disk takes writes again, health is 200 and requests are logged again,
 // without a restart.
 func TestStartOnFullDisk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	fsys := journaltest.New()
 	clk := &fdClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}

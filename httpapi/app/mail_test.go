@@ -17,6 +17,7 @@ import (
 // it, from the start and after a restart (which subscribes anew); the
 // password set is never reported back.
 func TestMailFollowsSettings(t *testing.T) {
+	t.Parallel()
 	sink := smtpsink.Start(t, smtpsink.Options{StartTLS: true, Username: "mailer", Password: "smtp-pass"})
 	dir := t.TempDir()
 	ts := startServer(t, dir, func(c *Config) { c.MailTLSConfig = sink.ClientTLS }, nil)
@@ -75,6 +76,7 @@ func TestMailFollowsSettings(t *testing.T) {
 // TestMailDrainedOnStop: a mail queued just before the server stops is
 // delivered (here, into the outbox) before Run returns.
 func TestMailDrainedOnStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := startServer(t, dir, nil, nil)
 	m := &strongmail.Message{To: []mail.Address{{Address: "to@example.com"}}, Subject: "s", HTML: "<p>b</p>"}

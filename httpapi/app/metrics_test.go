@@ -54,6 +54,7 @@ func scrape(t *testing.T, base string) string {
 // TestMetricsOffByDefault: without MetricsAddr there is no listener, no
 // registry, and the API records nothing.
 func TestMetricsOffByDefault(t *testing.T) {
+	t.Parallel()
 	var ready Ready
 	ts := startServer(t, t.TempDir(), func(c *Config) { c.OnReady = func(r Ready) { ready = r } }, nil)
 	if ready.Metrics != nil || ts.Metrics() != nil || ts.metrics != nil {
@@ -71,6 +72,7 @@ func TestMetricsOffByDefault(t *testing.T) {
 // TestMetricsOn scrapes a server with metrics: the families of every
 // part, the requests made counted under their route, 404 and 405.
 func TestMetricsOn(t *testing.T) {
+	t.Parallel()
 	ts, mbase := startMetricsServer(t)
 	for range 3 {
 		if code, _, err := ts.do(t, "GET", "/api/health", "", ""); err != nil || code != 200 {
@@ -146,6 +148,7 @@ func TestMetricsOn(t *testing.T) {
 // TestMetricsBadAddress: an address that cannot be bound fails the start,
 // naming the setting, before the data dir is created.
 func TestMetricsBadAddress(t *testing.T) {
+	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -177,6 +180,7 @@ func promtoolPath() string {
 // /metrics every second, and asks its query API for the HTTP histogram's
 // count of the requests made.
 func TestPrometheusScrapes(t *testing.T) {
+	t.Parallel()
 	bin := os.Getenv("STRONGBOX_PROMETHEUS")
 	if bin == "" {
 		t.Skip("STRONGBOX_PROMETHEUS (the prometheus binary) not set")
@@ -274,6 +278,7 @@ func promQuery(base, q string) (string, error) {
 // lag in entries and seconds), then refuses a batch (400: failed counts
 // its logs), then takes the rest (exported, no lag).
 func TestMetricsExport(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	status := 503
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -45,6 +45,7 @@ func fill(t *testing.T, dir string) string {
 // and GET /api/logs; once the disk is freed, health is 200 at once and
 // requests are logged again, without a restart.
 func TestRealFullDiskServer(t *testing.T) {
+	t.Parallel()
 	mnt := journaltest.SmallDisk(t, "2m", "STRONGBOX_FULLDISK")
 	if mnt == "" {
 		return

@@ -46,6 +46,7 @@ func wantEnded(t *testing.T, rd *bufio.Reader) {
 // restart (the gate ends the streams before it waits for the requests in
 // flight) nor a graceful stop (Shutdown ends them).
 func TestRealtimeRestartStop(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, t.TempDir(), func(c *Config) { c.ShutdownTimeout = 20 * time.Second }, nil)
 	rd, _ := openStream(t, ts)
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)

@@ -214,6 +214,7 @@ func noPending(t *testing.T, dir string) {
 // exec gets its answer), and says why in its log; the kept descriptor does
 // not leak.
 func TestRestoreExecFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	var log logBuffer
 	calls := make(chan execCall, 1)
@@ -375,6 +376,7 @@ func envValue(env []string, key string) (string, bool) {
 // TestRestoreExtractFails: an archive that cannot be extracted leaves the
 // data as it was, served again; the lock stays the caller's.
 func TestRestoreExtractFails(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ts := startServer(t, dir, func(c *Config) {
 		c.Exec = func(string, []string, []string) error { t.Error("exec after a failed extraction"); return nil }
@@ -393,6 +395,7 @@ func TestRestoreExtractFails(t *testing.T) {
 
 // TestRestoreOffline: the CLI's restore on a stopped server's data dir.
 func TestRestoreOffline(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	opts := Options{Dir: dir, BcryptCost: 4}
 	st, err := Open(opts, true)
@@ -439,6 +442,7 @@ func TestRestoreOffline(t *testing.T) {
 // the gate and any new one get the restarting 503 at once, without
 // waiting for the hold; opening the gate again serves them.
 func TestGateStop(t *testing.T) {
+	t.Parallel()
 	g := newGate(time.Hour) // a request that waited for the hold would hang the test
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	g.open(ok)
@@ -475,6 +479,7 @@ func TestGateStop(t *testing.T) {
 // discarded (the old data opens), a swap pending confirmation opens and is
 // committed.
 func TestStartRecovers(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		name  string
 		swap  bool   // Swap after extracting

@@ -34,6 +34,7 @@ func bucketOf(bucket *backuptest.Bucket, last *settings.S3) func(settings.S3) (b
 // to the bucket at once (a create lands there, the list is the bucket's),
 // disabling it switches back to the folder; no archive moves either way.
 func TestServerFollowsBackupsS3(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bucket := &backuptest.Bucket{}
 	var last settings.S3
@@ -104,6 +105,7 @@ func TestServerFollowsBackupsS3(t *testing.T) {
 // routes with the folder's "cannot load" answer, never falling back to the
 // folder unseen, and the settings test says why without the secret.
 func TestServerS3Unreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -129,6 +131,7 @@ func TestServerS3Unreachable(t *testing.T) {
 // TestAutoBackupsOnS3: the schedule creates in the bucket and prunes only
 // the automatic backups there beyond cronMaxKeep.
 func TestAutoBackupsOnS3(t *testing.T) {
+	t.Parallel()
 	d := openBackupDir(t, t.TempDir())
 	clock := captureTime.Add(-time.Hour)
 	bucket := &backuptest.Bucket{Now: func() time.Time { return clock }}
@@ -155,6 +158,7 @@ func TestAutoBackupsOnS3(t *testing.T) {
 // TestBackupCLIOnS3: strongbox backup list|create|restore read the stored
 // settings and work on the bucket.
 func TestBackupCLIOnS3(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bucket := &backuptest.Bucket{}
 	var last settings.S3
@@ -215,6 +219,7 @@ func TestBackupCLIOnS3(t *testing.T) {
 // and restarts on it; a restore whose download fails answers 400 and
 // changes nothing.
 func TestRestoreFromS3(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	bucket := &backuptest.Bucket{}
 	var last settings.S3

@@ -85,6 +85,7 @@ func snapshot(t *testing.T, dir string, skip ...string) map[string][32]byte {
 // ends in a successful retry or in the route's error, never in a partial
 // archive or a pending upload in the bucket, never in a changed data dir.
 func TestS3FaultsThroughRoutes(t *testing.T) {
+	t.Parallel()
 	g := s3test.Start(t)
 	proxy := s3test.StartProxy(t, g.Endpoint, nil)
 	dir := t.TempDir()

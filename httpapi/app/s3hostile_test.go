@@ -127,6 +127,7 @@ func runWithin(d time.Duration, f func()) (time.Duration, bool) {
 // as fast and frees the backup lock, so that POST /api/backups is not
 // refused with "Try again later" afterwards.
 func TestS3HostileListing(t *testing.T) {
+	t.Parallel()
 	h := startHostileS3(t, "fresh")
 	var logs bytes.Buffer
 	var logMu sync.Mutex
@@ -203,6 +204,7 @@ func (l lockedWriter) Write(p []byte) (int, error) {
 // 2 minutes a call, which a trickle reaches): the run ends and frees the
 // lock when it passes.
 func TestAutoBackupPruneDeadline(t *testing.T) {
+	t.Parallel()
 	h := startHostileS3(t, "trickle")
 	cl, err := s3.New(s3.Config{Endpoint: h.srv.URL, Region: "us-east-1", Bucket: "b-1", AccessKey: "AK",
 		Secret: hostileSecret, ForcePathStyle: true})

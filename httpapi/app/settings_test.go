@@ -14,6 +14,7 @@ import (
 // the settings at once and on every change, and the function it returns
 // ends every subscription it made (a change after it reaches none).
 func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
+	t.Parallel()
 	s := New(Config{Options: Options{Dir: t.TempDir(), BcryptCost: 4}})
 	st, err := openStores(s.cfg.Options, true)
 	if err != nil {
@@ -59,6 +60,7 @@ func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
 // maxDays PATCH /api/settings acknowledged is in effect for the next
 // request, and maxDays 0 drops the stored logs.
 func TestLogSettingsFollowed(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, t.TempDir(), nil, nil)
 	token := ts.login(t)
 	patch := func(body string) {

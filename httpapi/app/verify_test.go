@@ -136,6 +136,7 @@ func segmentName(t *testing.T, files map[string][]byte) string {
 // both. A restore that then fails (here, its exec) is recorded as an error
 // event in the log store.
 func TestVerifyOpensStores(t *testing.T) {
+	t.Parallel()
 	good := dataDirFiles(t)
 	seg := segmentName(t, good)
 	with := func(edit func(map[string][]byte)) map[string][]byte {
