@@ -86,6 +86,7 @@ func normalise(t testing.TB, e Entry) Entry {
 }
 
 func TestCodecRoundTrip(t *testing.T) {
+	t.Parallel()
 	for i, tt := range codecTests {
 		t.Run(tt.name, func(t *testing.T) {
 			seq := int64(1 + i*1000)
@@ -112,6 +113,7 @@ func TestCodecRoundTrip(t *testing.T) {
 }
 
 func TestDecodeRejects(t *testing.T) {
+	t.Parallel()
 	good := encodeTest(t, codecTests[1].e, 7, "")
 	other := encodeTest(t, codecTests[5].e, 7, "")
 	uv := func(v uint64) []byte { return binary.AppendUvarint(nil, v) }
@@ -186,6 +188,7 @@ func flagsAt(t testing.TB, p []byte) int {
 
 // TestMessageDerivation checks which messages are stored.
 func TestMessageDerivation(t *testing.T) {
+	t.Parallel()
 	for _, tt := range []struct {
 		msg, method, url string
 		want             byte
@@ -305,6 +308,7 @@ func inside(b, p []byte) bool {
 }
 
 func TestIDs(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for _, seq := range []int64{1, 2, 35, 36, 1295, 1296, 1 << 32, maxSeq} {
 		for _, key := range []uint64{0, 1, 0xdeadbeef} {

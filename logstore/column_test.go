@@ -143,6 +143,7 @@ func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bi
 // skipped at Open) are found by their sequence number, and the missing
 // ones are not, in a chunk being filled and once it is sealed.
 func TestChunkSequenceGaps(t *testing.T) {
+	t.Parallel()
 	x := newIndex()
 	seg := &segment{firstSeq: 1, lastSeq: 0}
 	seqs := []int64{1, 2, 3, 5, 9, 10, 1000, 1 << 33}
@@ -175,6 +176,7 @@ func TestChunkSequenceGaps(t *testing.T) {
 // TestCompactDictActiveChunk: compacting the dictionary remaps the chunk
 // being filled too, and rows added to it afterwards reuse its values.
 func TestCompactDictActiveChunk(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	s := mustOpen(t, t.TempDir(), testOptions(c, h))
 	for i := range 3000 { // dropped by retention below: 3000 urls

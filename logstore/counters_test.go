@@ -6,6 +6,7 @@ import (
 )
 
 func TestCounters(t *testing.T) {
+	t.Parallel()
 	c := newClock()
 	s := mustOpen(t, t.TempDir(), testOptions(c, &logRecorder{}))
 	if got := s.Counters(); got.Entries != 0 || got.Retained != 0 || got.Dropped != 0 || got.Pending != 0 {

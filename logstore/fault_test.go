@@ -89,6 +89,7 @@ func countMessages(h *logRecorder, prefix string) int {
 // logged once; once space is freed the next batch is stored, Health is nil
 // again, and every entry stored before and after survives a reopen.
 func TestFullDiskThenFreed(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts, fsys := faultyOptions(c, h)
@@ -145,6 +146,7 @@ func TestFullDiskThenFreed(t *testing.T) {
 // With room for a segment header but not an entry, at most one empty
 // segment (the active one) exists, however many commits fail.
 func TestFullDuringRotation(t *testing.T) {
+	t.Parallel()
 	for _, free := range []int64{0, journal.HeaderSize + 4} {
 		t.Run(fmt.Sprint("free=", free), func(t *testing.T) {
 			c, h := newClock(), &logRecorder{}
@@ -231,6 +233,7 @@ func TestFullDuringRotation(t *testing.T) {
 // TestCloseOnFullDisk: entries that cannot be written at shutdown make
 // Close fail, with the storage error.
 func TestCloseOnFullDisk(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	opts, fsys := faultyOptions(c, h)
 	s, err := Open(t.TempDir(), opts)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestPackID(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		id   string
@@ -45,6 +46,7 @@ func TestPackID(t *testing.T) {
 
 // TestPackIDOrder checks that packed ids order as their strings.
 func TestPackIDOrder(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	g := &generator{r: r}
 	for range 10_000 {
@@ -250,6 +252,7 @@ func seedForeign(t testing.TB, dir string, n int, opts Options) []string {
 // several segments, reopens the store and finds every one by its id, in
 // Get and in the list.
 func TestForeignIDsReopen(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)

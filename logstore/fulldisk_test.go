@@ -21,6 +21,7 @@ import (
 // space), Health reports it until its probe finds room. Either way logging
 // goes on without a restart, with the sequence continued.
 func TestRetentionOnFullDisk(t *testing.T) {
+	t.Parallel()
 	applies := []struct {
 		name  string
 		apply func(s *Store, c *clock) error
@@ -111,6 +112,7 @@ func TestRetentionOnFullDisk(t *testing.T) {
 // most once a second) finds it out without a write and logging resumes,
 // without a restart.
 func TestOpenOnFullDisk(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		seed    int  // entries stored before the disk fills

@@ -59,6 +59,7 @@ func jsonEntries() []Entry {
 // Entry.AppendJSON, which the API writes without encoding/json, give
 // byte for byte what encoding/json gives for the same values.
 func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	es := jsonEntries()
 	for i, e := range es {
 		want, err := json.Marshal(e)
@@ -92,6 +93,7 @@ func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
 // encoding/json over random strings of bytes (ASCII, every control and
 // HTML character, multi-byte characters cut or whole, U+2028).
 func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(1, 2))
 	pieces := []string{"a", "<", ">", "&", `"`, `\`, "\u2028", "\u2029", "é", "日", "🙂", "\xff", "\xe2\x80", "\xf0\x9f", "\x00", "\n", "\x7f"}
 	for range 20000 {
@@ -114,6 +116,7 @@ func TestAppendStringMatchesEncodingJSON(t *testing.T) {
 // TestAppendTimeMatchesFormat compares appendTime with time's
 // AppendFormat of TimeLayout over the storable range.
 func TestAppendTimeMatchesFormat(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	ms := []int64{minCreatedMs, maxCreatedMs, 0, -1, 1, 951_868_799_999}
 	for range 20000 {

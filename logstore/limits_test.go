@@ -21,6 +21,7 @@ import (
 // writes it) are neither stored nor interned, and still read back, filter
 // and sort as the messages they are.
 func TestDerivedMessages(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -120,6 +121,7 @@ func TestDerivedMessages(t *testing.T) {
 
 // TestCompareParts checks the piecewise comparison of derived messages.
 func TestCompareParts(t *testing.T) {
+	t.Parallel()
 	parts := [][3]string{
 		{"GET", " ", "/a"}, {"GET /a"}, {"GET /", "a", ""}, {"", "", ""}, {"GET", " ", ""},
 		{"GE", "T /b", ""}, {"GET", " ", "/a/b"}, {"POST", " ", "/"}, {"G"}, {"", "GET", " /"},
@@ -232,6 +234,7 @@ func TestSizeCap(t *testing.T) {
 // TestQueueBytesBound: the entries waiting for the writer are bounded in
 // bytes of text as well as in number.
 func TestQueueBytesBound(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	opts := testOptions(c, h)
 	opts.maxPendingBytes = 20_000
@@ -280,6 +283,7 @@ func TestQueueBytesBound(t *testing.T) {
 // User-Agent) never reaches the file, and recovery after damage to the real
 // frame around it cannot take the forgery for a record.
 func TestInvalidUTF8(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -395,6 +399,7 @@ func TestHeapUniqueStrings(t *testing.T) {
 }
 
 func TestIDRanks(t *testing.T) {
+	t.Parallel()
 	var r idRanks
 	ids := []uint32{0, 1, 7, 1 << 31, 1<<32 - 1}
 	for i := range 2000 {
@@ -443,6 +448,7 @@ func TestMessageMemoManyMethods(t *testing.T) {
 // TestBufTopK checks the buffered top-k and quickselect against a full
 // sort, on random, sorted and reversed input.
 func TestBufTopK(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(7, 8))
 	c := &chunk{n: chunkSize, created: timeCol{wide: make([]int64, chunkSize)}}
 	less := func(a, b row) int {

@@ -505,6 +505,7 @@ func TestRewriteTimes(t *testing.T) {
 
 // TestTopK checks the heap against a full sort on random data.
 func TestTopK(t *testing.T) {
+	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	c := &chunk{n: chunkSize, created: timeCol{wide: make([]int64, chunkSize)}}
 	for i := range chunkSize {
@@ -535,6 +536,7 @@ func TestTopK(t *testing.T) {
 // TestQueryEmptyStore: a store with no entries (new, or emptied by
 // maxDays 0) answers every query with an empty result, never a panic.
 func TestQueryEmptyStore(t *testing.T) {
+	t.Parallel()
 	s := mustOpen(t, t.TempDir(), testOptions(newClock(), &logRecorder{}))
 	check := func(when string) {
 		t.Helper()

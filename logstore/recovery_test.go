@@ -197,6 +197,7 @@ func testBitFlips(t *testing.T, c *clock, seg string, data []byte, want, keep []
 // TestDamagedHeader: a segment whose file header is damaged is set aside
 // (renamed *.broken) and the other segments are served.
 func TestDamagedHeader(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -226,6 +227,7 @@ func TestDamagedHeader(t *testing.T) {
 // TestMalformedRecord: a frame whose checksum holds but whose payload is
 // not a record (or repeats a sequence number) is skipped with a warning.
 func TestMalformedRecord(t *testing.T) {
+	t.Parallel()
 	_, seg, want, _ := fixture(t, 3)
 	f, err := journal.Open(seg, journal.Options{}, nil)
 	if err != nil {
@@ -336,6 +338,7 @@ func TestCrash(t *testing.T) {
 
 // TestCrashChild is the child process of TestCrash.
 func TestCrashChild(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("LOGSTORE_CRASH_DIR")
 	if dir == "" {
 		t.Skip("only run by TestCrash")

@@ -17,6 +17,7 @@ import (
 // missing store decide what is stored, the other handler's level what is
 // printed.
 func TestHandlerStores(t *testing.T) {
+	t.Parallel()
 	type want struct {
 		Level int
 		Msg   string
@@ -95,6 +96,7 @@ func TestHandlerStores(t *testing.T) {
 // TestHandlerBounds: long strings and messages are cut, and no event
 // stores more than MaxEventAttrs attributes.
 func TestHandlerBounds(t *testing.T) {
+	t.Parallel()
 	st := mustOpen(t, t.TempDir(), testOptions(newClock(), &logRecorder{}))
 	l := slog.New(NewHandler(slog.DiscardHandler, func() *Store { return st }))
 	args := []any{"long", strings.Repeat("é", MaxEventText)}

@@ -166,6 +166,7 @@ func messages(es []Entry) []string {
 }
 
 func TestAddFlushGet(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	s := mustOpen(t, dir, testOptions(c, h))
@@ -232,6 +233,7 @@ func TestAddFlushGet(t *testing.T) {
 }
 
 func TestCallerIDs(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	s := mustOpen(t, dir, testOptions(c, h))
@@ -270,6 +272,7 @@ func TestCallerIDs(t *testing.T) {
 }
 
 func TestGroupCommitWithoutFlush(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	opts := testOptions(c, h)
 	opts.FlushInterval = 20 * time.Millisecond
@@ -342,6 +345,7 @@ func TestCloseLosesNothing(t *testing.T) {
 }
 
 func TestMinLevelAndLoggingOff(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
@@ -496,6 +500,7 @@ func TestRetentionAndRotation(t *testing.T) {
 }
 
 func TestQueueBound(t *testing.T) {
+	t.Parallel()
 	if testing.Short() || raceEnabled {
 		t.Skip("fills the queue with a million entries")
 	}
@@ -578,6 +583,7 @@ func TestCaptureCopiesOpen(t *testing.T) {
 }
 
 func TestJSONShapes(t *testing.T) {
+	t.Parallel()
 	// Entries as PocketBase v0.31.0 writes them.
 	e := Entry{ID: "clhscr32sxp1c6s", Created: time.Date(2026, 11, 22, 9, 40, 54, 461e6, time.UTC), Level: 8,
 		Message: "GET /api/backups", Request: &Request{ExecTime: 0.053429, Method: "GET", RemoteIP: "127.0.0.1",

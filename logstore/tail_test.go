@@ -61,6 +61,7 @@ func TestAfter(t *testing.T) {
 // TestAfterGap: the entries retention deleted before a reader got to them
 // are counted in Gap, and the read goes on from the oldest kept.
 func TestAfterGap(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	opts := testOptions(c, h)
 	opts.MaxDays = 1
@@ -92,6 +93,7 @@ func TestAfterGap(t *testing.T) {
 // TestAfterKey: the key names the directory, across reopening; a store
 // whose directory was emptied (maxDays 0, then Open) has another.
 func TestAfterKey(t *testing.T) {
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
 	dir := t.TempDir()
 	opts := testOptions(c, h)
