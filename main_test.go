@@ -253,6 +253,20 @@ func runConformance(t *testing.T, profile conformance.Source) conformance.Report
 	reports := make([]conformance.Report, len(groups))
 	var wg sync.WaitGroup
 	for i, match := range groups {
+		if i == 0 && os.Getenv("STRONGBOX_CONFORMANCE_TWICE") != "1" {
+			// The throttle's 15 s of waiting would hold one of go test's
+			// two package slots idle; TestConformanceTwice runs it (twice),
+			// and so does this test, with the variable .ci/run sets.
+			for _, id := range waitingChecks[0] {
+				if profile != conformance.SourceStrongbox {
+					break // a strongbox requirement: the other profiles have none of them
+				}
+				t.Run(id, func(t *testing.T) {
+					t.Skip("waits 15 s for the login throttle: set STRONGBOX_CONFORMANCE_TWICE=1 (as .ci/run does)")
+				})
+			}
+			continue
+		}
 		ts := startServer(t, t.TempDir(), map[string]string{
 			"STRONGBOX_SUPERUSER_EMAIL":    "conformance@localhost",
 			"STRONGBOX_SUPERUSER_PASSWORD": "conformance-password",
