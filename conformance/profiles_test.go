@@ -180,6 +180,7 @@ func TestStricterReadingsComplete(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the document requirements")
 	}
+	t.Parallel()
 	// The form of stats dates is the same check (Client.stats) in every
 	// stats requirement, and the descriptor's shape the same
 	// (fetchAuthMethods) in both auth-methods requirements, and the MFA
