@@ -52,7 +52,8 @@
 // blocks or slows a request.
 //
 // A request that fails (no answer within the timeout, a network error,
-// 5xx, 429, any 4xx but 400 and 413) is retried, the same batch, after a
+// 5xx, 429, any 4xx but 400 and 413, a redirect: none is followed, as it
+// would carry the headers elsewhere) is retried, the same batch, after a
 // back-off that doubles from MinBackoff to MaxBackoff (1 s to 15 s),
 // of which a random half ("equal jitter"), or after the receiver's
 // Retry-After on a 429 or 503 (at most 10 minutes); the export catches up

@@ -125,7 +125,11 @@ func New(o Options) *Exporter {
 		o.Client = &http.Client{Transport: &http.Transport{
 			Proxy: http.ProxyFromEnvironment, MaxIdleConnsPerHost: 2,
 			IdleConnTimeout: 90 * time.Second, TLSHandshakeTimeout: 10 * time.Second,
-		}}
+		},
+			// A redirect is an answer, not followed: the headers (an API
+			// key) would go to wherever it points.
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		}
 	}
 	if o.Resource == nil {
 		o.Resource = func() Resource { return Resource{} }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -362,5 +363,39 @@ func TestExportOldest(t *testing.T) {
 	waitUntil(t, "all 8 exported", func() bool { s := e.State(); return s.Exported == 8 && s.Behind == 0 })
 	if s := e.State(); !s.Oldest.IsZero() {
 		t.Errorf("caught up: Oldest %v, want zero", s.Oldest)
+	}
+}
+
+// TestExportRefusesRedirects: a receiver that redirects is a failure (the
+// export retries and says so), and the headers, an API key among them,
+// never reach the redirect's target.
+func TestExportRefusesRedirects(t *testing.T) {
+	var leaked atomic.Int64
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Api-Key") != "" {
+			leaked.Add(1)
+		}
+	}))
+	defer target.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL+"/v1/logs", http.StatusTemporaryRedirect)
+	}))
+	defer srv.Close()
+	src := &memSource{key: 1}
+	src.add(1)
+	clk := &fakeClock{}
+	e := New(Options{Config: Config{Endpoint: srv.URL, Timeout: time.Second, Headers: [][2]string{{"Api-Key", "k-secret"}}},
+		Source: src.read, CursorPath: filepath.Join(t.TempDir(), "c"), Sleep: clk.Sleep, Now: clk.Now, Poll: testPoll})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); e.Run(ctx) }()
+	waitUntil(t, "two refused attempts", func() bool { return len(clk.retries(testPoll)) >= 2 || e.State().Exported > 0 })
+	cancel()
+	<-done
+	if s := e.State(); !strings.Contains(s.LastError, "307 Temporary Redirect") || s.Exported != 0 {
+		t.Errorf("state %+v, want a 307 error and nothing exported", s)
+	}
+	if n := leaked.Load(); n != 0 {
+		t.Errorf("the redirect's target got the API key %d times", n)
 	}
 }
