@@ -40,14 +40,7 @@ const (
 //	STRONGBOX_CHROMIUM=/usr/bin/chromium STRONGBOX_PUPPETEER=/tmp/pptr/node_modules/puppeteer-core \
 //	  go test -run TestDashboardBrowser -v .
 func TestDashboardBrowser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	sink := smtpsink.Start(t, smtpsink.Options{})
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
@@ -157,6 +150,23 @@ func journeyAlert(out, name string) string {
 		return ""
 	}
 	return s
+}
+
+// browserTools returns the Chromium executable and the puppeteer-core
+// package the browser tests drive (STRONGBOX_CHROMIUM, STRONGBOX_PUPPETEER)
+// and node: it skips the test when either variable is unset, and fails it
+// when they are set but node is missing.
+func browserTools(t *testing.T) (chromium, pptr, node string) {
+	t.Helper()
+	chromium, pptr = os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
+	if chromium == "" || pptr == "" {
+		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
+	}
+	return chromium, pptr, node
 }
 
 // dashArtifacts is the dir the screenshots go to: $STRONGBOX_ARTIFACTS if

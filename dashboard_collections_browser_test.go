@@ -7,8 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,14 +37,7 @@ import (
 // sideways at 390; no console error, page error or dialog. It runs and
 // skips as TestDashboardBrowser does (same variables).
 func TestDashboardCollectionsBrowser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
 		"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,14 +34,7 @@ var dashLogsSeed = []string{
 // console error, page error or dialog.
 // It runs and skips as TestDashboardBrowser does (same variables).
 func TestDashboardLogsBrowser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
 	})

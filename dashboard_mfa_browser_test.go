@@ -28,14 +28,7 @@ import (
 // 360 px wide the Collections screen does not scroll sideways. It runs and
 // skips as TestDashboardBrowser does (same variables).
 func TestDashboardMFABrowser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	sink := smtpsink.Start(t, smtpsink.Options{})
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,

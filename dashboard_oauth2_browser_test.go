@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 )
@@ -22,14 +20,7 @@ import (
 // back without one is accepted. It runs and skips as TestDashboardBrowser
 // does (same variables).
 func TestDashboardOAuth2Browser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	ts := startServer(t, t.TempDir(), map[string]string{
 		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
 	})

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
@@ -25,14 +23,7 @@ import (
 // console error but the expected 400. GET /api/settings then shows every
 // change. It runs and skips as TestDashboardBrowser does (same variables).
 func TestDashboardSettingsBrowser(t *testing.T) {
-	chromium, pptr := os.Getenv("STRONGBOX_CHROMIUM"), os.Getenv("STRONGBOX_PUPPETEER")
-	if chromium == "" || pptr == "" {
-		t.Skip("no browser: set STRONGBOX_CHROMIUM to a Chromium executable and STRONGBOX_PUPPETEER to an installed puppeteer-core package (.ci/run installs both)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("STRONGBOX_PUPPETEER is set but node is not installed")
-	}
+	chromium, pptr, node := browserTools(t)
 	const smtpUser, smtpPassword, testTo = "mailer", "sink-secret-pw-7", "settings-test@example.com"
 	sink := smtpsink.Start(t, smtpsink.Options{Username: smtpUser, Password: smtpPassword})
 	ts := startServer(t, t.TempDir(), map[string]string{
