@@ -334,7 +334,8 @@ func openFDs() int {
 // or during the copy (cancelled), leaves no archive and no temporary file,
 // and closes every descriptor of the capture.
 func TestCaptureFailedCreate(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it counts the descriptors of the whole process, which
+	// any test running beside it opens and closes.
 	dir := t.TempDir()
 	st := openTestStores(t, dir)
 	d := openBackupDir(t, dir)

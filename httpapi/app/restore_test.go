@@ -214,7 +214,8 @@ func noPending(t *testing.T, dir string) {
 // exec gets its answer), and says why in its log; the kept descriptor does
 // not leak.
 func TestRestoreExecFails(t *testing.T) {
-	t.Parallel()
+	// Not parallel: it lists the inheritable descriptors of the whole
+	// process, and a parallel restore (TestRestoreFromS3) makes one.
 	dir := t.TempDir()
 	var log logBuffer
 	calls := make(chan execCall, 1)
