@@ -755,6 +755,32 @@ func TestServeBadMetricsAddress(t *testing.T) {
 	}
 }
 
+// TestServePrintsMetricsAddress: with STRONGBOX_METRICS_ADDR set, serve
+// prints where Prometheus scrapes, and that address answers; without it,
+// no such line.
+func TestServePrintsMetricsAddress(t *testing.T) {
+	t.Parallel()
+	line := regexp.MustCompile(`(?m)^metrics for Prometheus at (http://127\.0\.0\.1:[0-9]+/metrics)$`)
+	on := startServer(t, t.TempDir(), map[string]string{"STRONGBOX_METRICS_ADDR": "127.0.0.1:0"})
+	m := line.FindStringSubmatch(on.out.String())
+	if m == nil {
+		t.Fatalf("serve with STRONGBOX_METRICS_ADDR printed no metrics line:\n%s", on.out)
+	}
+	resp, err := http.Get(m[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), "go_goroutines ") {
+		t.Errorf("GET %s = %d, want 200 with the Go runtime gauges", m[1], resp.StatusCode)
+	}
+	off := startServer(t, t.TempDir(), nil)
+	if strings.Contains(off.out.String(), "metrics for Prometheus") {
+		t.Errorf("serve without metrics printed a metrics line:\n%s", off.out)
+	}
+}
+
 // TestServeBadExport: a malformed OTel variable stops serve before it
 // touches the data dir, with an error naming the variable and never a
 // header's value.

@@ -72,6 +72,9 @@ func (c cli) serve(ctx context.Context, args []string, ready func(base string)) 
 				c.printLogin(c.stderr, base, cfg.Dir, r.Login)
 			}
 			fmt.Fprintln(c.stdout, throwaway.ReadyLine(version, base, cfg.Dir))
+			if r.Metrics != nil {
+				fmt.Fprintf(c.stdout, "metrics for Prometheus at http://%s/metrics\n", r.Metrics)
+			}
 			if ready != nil {
 				ready(base)
 			}
