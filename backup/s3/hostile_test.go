@@ -107,12 +107,12 @@ func TestListHasAnEnd(t *testing.T) {
 			if tt.maxKeys != 0 {
 				c.listKeys = tt.maxKeys
 			}
-			// Only a safety net: List must end well before.
+			// A safety net: a List that did not end would fail with the
+			// deadline's error instead of tt.err. The pages asked for are
+			// counted below; a wall-clock bound would only measure the machine.
 			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 			defer cancel()
-			start := time.Now()
 			objs, err := c.List(ctx, "")
-			took := time.Since(start)
 			if err == nil || err.Error() != tt.err {
 				t.Fatalf("List = %d objects, %v; want %q", len(objs), err, tt.err)
 			}
@@ -121,9 +121,6 @@ func TestListHasAnEnd(t *testing.T) {
 			}
 			if got := hs.requests.Load(); got != tt.requests {
 				t.Errorf("%d pages asked for, want %d", got, tt.requests)
-			}
-			if took > 2*time.Second {
-				t.Errorf("List took %v", took)
 			}
 		})
 	}

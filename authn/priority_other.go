@@ -1,6 +1,0 @@
-//go:build !linux
-
-package authn
-
-// lowerThreadPriority is a no-op where threads have no nice value of their own.
-func lowerThreadPriority() {}
