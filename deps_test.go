@@ -20,7 +20,7 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
 	// file, network or HTTP (see forbiddenStd).
-	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/filterlang"},
+	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
 	// api is the HTTP API: routes, handlers, the error envelope and status
 	// codes, over the stores.
@@ -28,7 +28,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
+	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
 	"strongbox":             {"*"},
 
 	// metrics writes the Prometheus text format and serves /metrics:
@@ -57,6 +57,10 @@ var depsRules = map[string][]string{
 
 	// journaltest is a test helper: a file system that fails on demand.
 	"strongbox/logstore/journal/journaltest": {"strongbox/logstore/journal"},
+
+	// lowprio runs work on OS threads of a lower priority (bcrypt, the
+	// log export): stdlib only, a leaf any package may import.
+	"strongbox/authn/lowprio": {},
 
 	// validation is the vocabulary of input errors that every store
 	// returns and httpapi/api renders: a leaf, so that any package may import it.

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"strongbox/authn/lowprio"
 	"strongbox/authn/validation"
 )
 
@@ -82,13 +83,10 @@ var ErrBusy = errors.New("authn: too many password checks in progress")
 // 14 checks a second, so the last of them waits about 4.5 s.
 const maxWaitingPerSlot = 64
 
-// bcryptNice is the nice value of the threads that run bcrypt.
-const bcryptNice = 10
-
 // Hasher hashes and checks passwords with bcrypt. It runs at most one bcrypt
 // computation per slot at a time, so a flood of logins queues here, and runs
-// each one on an OS thread of its own at a lower priority (nice 10 on
-// Linux), so the kernel serves the process's other threads first. Together
+// each one on an OS thread of its own at a lower priority (package
+// lowprio: nice 10 on Linux), so the kernel serves the process's other threads first. Together
 // with spare scheduler slots (GOMAXPROCS = slots + 2, which serve sets), a
 // login flood uses the idle CPU without delaying cheap requests: the
 // kernel, not Go's 10 ms preemption tick, decides who runs.
@@ -145,19 +143,6 @@ func (h *Hasher) acquire(ctx context.Context) error {
 
 func (h *Hasher) release() { <-h.slots }
 
-// lowPriority runs f on a new OS thread at a lower priority and waits for
-// it. The thread is locked to its goroutine and never unlocked, so it exits
-// with the goroutine instead of returning, deprioritised, to Go's pool.
-func lowPriority[T any](f func() T) T {
-	ch := make(chan T, 1)
-	go func() {
-		runtime.LockOSThread()
-		lowerThreadPriority()
-		ch <- f()
-	}()
-	return <-ch
-}
-
 // Hash returns the bcrypt hash of password.
 func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 	if err := h.acquire(ctx); err != nil {
@@ -168,7 +153,7 @@ func (h *Hasher) Hash(ctx context.Context, password string) (string, error) {
 		b   []byte
 		err error
 	}
-	r := lowPriority(func() result {
+	r := lowprio.Do(func() result {
 		b, err := bcrypt.GenerateFromPassword([]byte(password), h.cost)
 		return result{b, err}
 	})
@@ -193,7 +178,7 @@ func (h *Hasher) check(ctx context.Context, hash, password string, decoyCost int
 	}
 	defer h.release()
 	h.checks.Add(1)
-	ok := lowPriority(func() bool {
+	ok := lowprio.Do(func() bool {
 		if hash == "" {
 			h.decoy(decoyCost, password)
 			return false

@@ -252,3 +252,17 @@ func heapPerEntry(t testing.TB, dir string, opts Options) (float64, *Store) {
 	runtime.ReadMemStats(&after)
 	return float64(after.HeapAlloc-before.HeapAlloc) / float64(s.Len()), s
 }
+
+// BenchmarkAfter1M is the export's read: batches of 1,000 entries in
+// order from a position in the middle of a million.
+func BenchmarkAfter1M(b *testing.B) {
+	s := open1M(b)
+	seq := int64(million / 2)
+	for b.Loop() {
+		t, err := s.After(seq, 1000)
+		if err != nil || len(t.Entries) != 1000 {
+			b.Fatal(err, len(t.Entries))
+		}
+	}
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "entries/s")
+}

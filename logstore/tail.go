@@ -80,15 +80,12 @@ func (s *Store) After(seq int64, n int) (Tail, error) {
 			break
 		}
 	}
-	t.Entries = make([]Entry, 0, len(rows))
-	var buf []byte
+	entries, err := s.readEntries(rows) // neighbours: a read per span, not per entry
+	if err != nil {
+		return Tail{Last: seq, Key: t.Key, Newest: t.Newest}, err
+	}
+	t.Entries = entries
 	for _, r := range rows {
-		e, b, err := s.readEntry(r, buf)
-		if err != nil {
-			return Tail{Last: seq, Key: t.Key, Newest: t.Newest}, err
-		}
-		buf = b
-		t.Entries = append(t.Entries, e)
 		t.Gap += r.seq() - t.Last - 1
 		t.Last = r.seq()
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"strongbox/authn/lowprio"
 	"strongbox/httpapi/metrics"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
@@ -43,10 +44,13 @@ func (s *Server) startExport() {
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() {
+	// Reading, encoding and compressing the logs run at a lower OS
+	// priority: when requests saturate the CPU they come first, and the
+	// export catches up with what they leave (its cursor keeps its place).
+	lowprio.Go(func() {
 		defer close(done)
 		s.exporter.Run(ctx)
-	}()
+	})
 	s.stopExporter = func() { cancel(); <-done }
 	if reg := s.Metrics(); reg != nil {
 		reg.Register(s.gatherExport)
