@@ -50,7 +50,16 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 		pmu   sync.Mutex
 		parts []part
 	)
-	x.parallel(func(chunks []*chunk) {
+	run := x.parallel
+	if f == nil && o.leadCreated && k > 0 {
+		// Every row matches and chunks hold time ranges that mostly
+		// follow their order: one walk from the best end fills the heap
+		// from the first chunk or two, then counts the others from their
+		// summaries (excludes). In parallel, each worker would offer a
+		// whole chunk of its own range before it could exclude the rest.
+		run = func(fn func([]*chunk)) { fn(x.chunks) }
+	}
+	run(func(chunks []*chunk) {
 		h := topK{k: k, cmp: o.compare, lead: o.lead, leadDesc: o.leadDesc,
 			tieLoses: len(o.keys) == 1 && !o.reverse}
 		total := 0
