@@ -88,11 +88,20 @@ func (s *Store) List(q Query) (Page, error) {
 // the order of rows. Each segment's are read in the order of their
 // offsets with File.ReadFrames, so a page of neighbouring entries (the
 // newest, say) takes one read instead of two per entry.
+//
+// A request log is built from the index alone (index.requestEntry): its
+// columns hold every field, so it costs no read and no copy of its
+// strings. Only the other logs, whose data the index keeps decoded in a
+// map a caller could change, are read back from their frames.
 func (s *Store) readEntries(rows []row) ([]Entry, error) {
 	out := make([]Entry, len(rows))
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
+	order := make([]int, 0, len(rows))
+	for i, r := range rows {
+		if r.c.flagsAt(r.i)&rowOther == 0 {
+			out[i] = s.idx.requestEntry(r)
+		} else {
+			order = append(order, i)
+		}
 	}
 	slices.SortFunc(order, func(a, b int) int {
 		ra, rb := rows[a], rows[b]
@@ -168,6 +177,25 @@ func (s *Store) readEntry(r row, buf []byte) (Entry, []byte, error) {
 		return Entry{}, p, fmt.Errorf("logstore: read entry %s at %d: %w", seg.path, r.c.offAt(r.i), err)
 	}
 	return rec.entry(seg.key), p, nil
+}
+
+// requestEntry is the entry of the request log at row r, from the index's
+// columns: what record.entry gives for its frame (TestRequestEntryFromIndex).
+func (x *index) requestEntry(r row) Entry {
+	c, i, strs := r.c, r.i, x.dict.strs
+	str := func(col strCol) string { return strs[c.strAt(col, i)] }
+	q := &Request{
+		Auth: str(colAuth), ExecTime: c.execAt(i), Method: str(colMethod), Referer: str(colReferer),
+		RemoteIP: str(colRemoteIP), Status: int(c.statusAt(i)), URL: str(colURL), UserAgent: str(colUserAgent), UserIP: str(colUserIP),
+	}
+	if ex := r.extra(); ex != nil {
+		q.AuthID = strs[ex.authID]
+		if c.flagsAt(i)&flagError != 0 {
+			q.Error = strs[ex.errMsg]
+			q.Details = decodeDetails(strs[ex.details])
+		}
+	}
+	return Entry{ID: x.id(r), Created: fromMs(c.createdAt(i)), Level: int(c.levelAt(i)), Message: x.message(r), Request: q}
 }
 
 // entry converts a decoded record of a segment with the given key.

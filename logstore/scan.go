@@ -61,7 +61,7 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 	}
 	run(func(chunks []*chunk) {
 		h := topK{k: k, cmp: o.compare, lead: o.lead, leadDesc: o.leadDesc,
-			tieLoses: len(o.keys) == 1 && !o.reverse}
+			tieLoses: len(o.keys) == 1 && !o.reverse, leadCreated: o.leadCreated}
 		total := 0
 		var m *matcher
 		if f != nil {
@@ -129,15 +129,30 @@ func (x *index) selectRows(f *filter, o *order, k int, count bool) ([]row, int) 
 }
 
 // offerRange offers every row of c to h (newest first with reverse).
+//
+// With the creation time as the lead, a full heap refuses a row worse on
+// it here, as offer would, without the call: a newest-first page walks a
+// whole chunk, nearly all of whose rows are refused.
 func offerRange(h *topK, c *chunk, reverse bool) {
+	refused := func(i int) bool {
+		if !h.leadCreated || len(h.rows) < h.k || h.k == 0 {
+			return false
+		}
+		v := c.created.at(i)
+		return (h.leadDesc && v < h.topLead) || (!h.leadDesc && v > h.topLead) || (h.tieLoses && v == h.topLead)
+	}
 	if reverse {
 		for i := c.n - 1; i >= 0; i-- {
-			h.offer(row{c, i})
+			if !refused(i) {
+				h.offer(row{c, i})
+			}
 		}
 		return
 	}
 	for i := range c.n {
-		h.offer(row{c, i})
+		if !refused(i) {
+			h.offer(row{c, i})
+		}
 	}
 }
 

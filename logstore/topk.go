@@ -14,6 +14,9 @@ type topK struct {
 	// tieLoses: the lead is the only sort key and rows come in insertion
 	// order, so a row that ties with the top on it comes later: it is worse.
 	tieLoses bool
+	// leadCreated: the lead is the creation time (offerRange reads it
+	// from the chunk's column itself).
+	leadCreated bool
 }
 
 func (h *topK) offer(r row) {
