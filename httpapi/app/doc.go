@@ -227,7 +227,11 @@
 // due UTC minute creates @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with
 // a warning, while another backup or a restore runs: one operation at a
 // time, §3), and after a successful create only, deletes the automatic
-// backups beyond the newest cronMaxKeep, by modification time. Archives
+// backups its retention does not keep (backup.Retention, restic's forget
+// rule, by modification time in UTC): the newest cronMaxKeep, plus the
+// newest of each of the last cronKeepDaily days, cronKeepWeekly ISO weeks
+// and cronKeepMonthly months that have one. With those three 0 (the
+// default) this is PocketBase's rule, the newest cronMaxKeep. Archives
 // created through the API or strongbox backup create, and uploaded ones,
 // are never pruned; a failed automatic backup deletes nothing. Each run's
 // outcome is logged.
