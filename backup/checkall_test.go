@@ -1,6 +1,7 @@
 package backup_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strongbox/backup"
 	"strongbox/backup/backuptest"
 	"strongbox/backup/s3"
+	"strongbox/backup/s3/s3test"
 )
 
 // bigArchive returns a valid archive of files files of size bytes each,
@@ -208,5 +210,35 @@ func BenchmarkVerifyStored(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkVerifyStoredGateway reads and verifies a 64 MiB archive of
+// incompressible files from versitygw on loopback (STRONGBOX_S3_GATEWAY):
+// the check's read speed from a real S3 server, streamed by ranged GETs.
+func BenchmarkVerifyStoredGateway(b *testing.B) {
+	if os.Getenv(s3test.EnvGateway) == "" {
+		b.Skip(s3test.EnvGateway + " is not set")
+	}
+	g := s3test.Start(b)
+	cl, err := s3.New(s3.Config{Endpoint: g.Endpoint, Region: g.Region, Bucket: g.Bucket, AccessKey: g.AccessKey, Secret: g.Secret, ForcePathStyle: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	data := bigArchive(b, 4, 16<<20)
+	if _, err := cl.Upload(b.Context(), "x.zip", bytes.NewReader(data), "application/zip"); err != nil {
+		b.Fatal(err)
+	}
+	d, err := backup.OpenDir(filepath.Join(b.TempDir(), "backups"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	st := backup.NewS3Storage(cl, d)
+	b.SetBytes(int64(len(data)))
+	for b.Loop() {
+		if _, err := backup.VerifyStored(b.Context(), st, "x.zip", backup.Limits{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
