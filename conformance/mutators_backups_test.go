@@ -99,6 +99,25 @@ func withFileToken(match func(*http.Request) bool) mutation {
 }
 
 var backupsMutators = []mutator{
+	// The weekly keep is dropped from every settings change.
+	{"keep-weekly-ignored", []string{"BKP-KEEP-001"}, rewrite(settingsPatch, func(r *http.Request) {
+		if m := bodyJSON(r); m != nil {
+			if b, ok := m["backups"].(map[string]any); ok {
+				delete(b, "cronKeepWeekly")
+				setBody(r, m)
+			}
+		}
+	})},
+	// A refused keep or checkCron is answered with the settings, as if taken.
+	{"keep-accept-negative", []string{"BKP-KEEP-002"}, when(settingsPatch, func(x *front, w http.ResponseWriter, r *http.Request) {
+		res := x.forward(r)
+		if res.status == 400 && bytes.Contains(res.body, []byte(`"cronKeepDaily"`)) {
+			get := r.Clone(r.Context())
+			get.Method, get.Body, get.GetBody, get.ContentLength = http.MethodGet, nil, nil, 0
+			res = x.forward(get)
+		}
+		res.write(w)
+	})},
 	{"backups-list-descending", []string{"BKP-LIST-501"}, editList(slices.Reverse)},
 	{"backups-modified-iso", []string{"BKP-LIST-001"}, editList(func(list []any) {
 		for _, e := range list {

@@ -60,6 +60,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	settingsRequirements,
 	settingsMailRequirements,
 	settingsS3Requirements,
+	backupKeepRequirements,
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,

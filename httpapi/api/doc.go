@@ -37,7 +37,9 @@
 //     /api/settings/test/s3 (superusers)
 //   - GET|POST /api/backups, POST /api/backups/upload, GET|DELETE
 //     /api/backups/{key}, POST /api/backups/{key}/restore (§4.2,
-//     superusers; see "Backups")
+//     superusers; see "Backups"); GET|POST /api/backups/check
+//     (superusers, strongbox's own: the check of the stored archives, see
+//     "Backups")
 //   - GET|POST /api/realtime, GET|POST /api/oauth2-redirect and its two
 //     pages (see "Realtime and the OAuth2 popup flow")
 //   - GET /_/… the dashboard's files (package strongbox/httpapi/dashboard;
@@ -256,6 +258,20 @@
 // that 400 (this server stores no files); a body without filesystem, or
 // with another value, 400 "Failed to test the S3 filesystem." with
 // data.filesystem validation_required or validation_in_invalid.
+//
+// GET /api/backups/check and POST /api/backups/check (superusers; neither
+// the document nor PocketBase has them) report and start the check of the
+// stored archives (package strongbox/httpapi/app, "Backups"). POST starts
+// one in the background and answers 204 at once, or 400 "Try again later
+// - a check of the backups is already running."; GET answers
+//
+//	{"running":false,"last":{"started":"2026-11-29 04:00:00.000Z","ended":"2026-11-29 04:00:03.120Z",
+//	 "checked":6,"gone":0,"bytes":361820160,"error":"",
+//	 "bad":[{"key":"b.zip","reason":"entry \"auth.journal\": SHA-256 mismatch","unread":false}]}}
+//
+// with last null until a check ended since the process started; unread
+// marks an archive that could not be read (a bucket unreachable) rather
+// than one found damaged; error says why a check stopped before the end.
 //
 // # Request logs
 //

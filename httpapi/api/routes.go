@@ -95,6 +95,8 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/backups", r(json, s.handleBackupsList))
 	m.Handle("POST /api/backups", r(backupLimits(json), s.handleBackupCreate))
 	m.Handle("POST /api/backups/upload", r(uploadLimits(), s.handleBackupUpload))
+	m.Handle("GET /api/backups/check", r(json, s.handleBackupCheckState))
+	m.Handle("POST /api/backups/check", r(json, s.handleBackupCheckRun))
 	m.Handle("GET /api/backups/{key}", r(backupLimits(json), s.handleBackupDownload))
 	m.Handle("DELETE /api/backups/{key}", r(json, s.handleBackupDelete))
 	m.Handle("POST /api/backups/{key}/restore", r(backupLimits(json), s.handleBackupRestore))

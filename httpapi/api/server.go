@@ -107,6 +107,9 @@ type Config struct {
 	// LogExport reports the state of the OTLP log export, false when it
 	// is off (GET /api/logs/export); nil = off.
 	LogExport func() (otlp.State, bool)
+	// BackupCheck runs the check of the stored archives (GET and POST
+	// /api/backups/check); nil = those routes answer 400.
+	BackupCheck BackupCheck
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -144,6 +147,7 @@ type Server struct {
 	realtime    *realtime                 // the realtime streams (realtime.go)
 	logExport   func() (otlp.State, bool) // nil: no log export (see Config.LogExport)
 	metrics     Observer                  // nil: none (Config.Metrics)
+	backupCheck BackupCheck               // nil: none (Config.BackupCheck)
 
 	storageLogMu sync.Mutex
 	storageLog   logEvery               // requests refused for a full or failing disk
@@ -170,6 +174,7 @@ func NewServer(cfg Config) *Server {
 	s.backups = cfg.Backups
 	s.metrics = cfg.Metrics
 	s.logExport = cfg.LogExport
+	s.backupCheck = cfg.BackupCheck
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -152,6 +152,7 @@ type Server struct {
 	bstore atomic.Pointer[archiveStore] // where the archives go now (s3.go)
 	block  backup.Lock
 	auto   *autoBackups
+	check  *archiveCheck    // the check of the stored archives (check.go)
 	now    func() time.Time // the clock of backups and of their schedule
 
 	// Mail: the queue lives as long as the process serves; its transport
@@ -216,6 +217,7 @@ func New(cfg Config) *Server {
 	s.log = slog.New(logstore.NewHandler(base.Handler(), s.events.Load))
 	s.cfg.eventLog = s.log
 	s.auto = newAutoBackups(s)
+	s.check = newArchiveCheck(s)
 	s.metrics = newServerMetrics(s, time.Now())
 	return s
 }
@@ -260,6 +262,7 @@ func (s *Server) Run(ctx context.Context) error {
 				<-s.life
 			}
 			s.auto.start()
+			s.check.start()
 			s.startExport()
 		}
 		select {
@@ -279,6 +282,7 @@ func (s *Server) Run(ctx context.Context) error {
 	// An automatic backup under way is cancelled; one that cannot start
 	// any more.
 	s.auto.stop()
+	s.check.stop() // a check under way is cancelled
 	s.stopExport() // the cursor stays where the receiver acknowledged
 	defer func() { <-s.life }()
 	s.state = stopped
@@ -389,6 +393,7 @@ func (s *Server) useStores(st *Stores) http.Handler {
 	srv := api.NewServer(api.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
 		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(), LogExport: s.ExportState,
+		BackupCheck: s.check,
 	})
 	s.apiServer.Store(srv)
 	s.unfollow = s.subscribeSettings(st, srv)
@@ -410,7 +415,8 @@ func (s *Server) useStores(st *Stores) http.Handler {
 // is acknowledged (settings.Store.Subscribe): the log store its retention
 // and minimum level (logSettings), the storage of archives backups.s3
 // (followBackups), the auto-backup schedule settings.backups
-// (autoBackups.reload), the mail queue its transport (followMail), the
+// (autoBackups.reload), the check's schedule checkCron
+// (archiveCheck.reload), the mail queue its transport (followMail), the
 // log export the application's name (followAppName), and the API the
 // request log's options, the trusted proxy and the rate limits
 // (api.Server.ApplySettings).
@@ -419,7 +425,7 @@ func (s *Server) subscribeSettings(st *Stores, srv *api.Server) (unsubscribe fun
 	if st.Logs != nil {
 		subs = append(subs, logSettings(st.Logs, s.log))
 	}
-	subs = append(subs, s.followBackups, s.auto.reload, s.followMail, s.followAppName, srv.ApplySettings)
+	subs = append(subs, s.followBackups, s.auto.reload, s.check.reload, s.followMail, s.followAppName, srv.ApplySettings)
 	cancels := make([]func(), 0, len(subs))
 	for _, fn := range subs {
 		cancels = append(cancels, st.Settings.Subscribe(fn))

@@ -1,11 +1,8 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"log/slog"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -20,8 +17,10 @@ import (
 // schedule follows the settings. Each due minute it creates, in the
 // storage in force (the backups folder or the bucket of backups.s3),
 // @auto_sb_backup_YYYYMMDDHHMMSS.zip and, only if that succeeded, deletes
-// the oldest automatic backups beyond cronMaxKeep. Manual and uploaded
-// archives are never pruned.
+// the automatic backups the retention of the settings does not keep
+// (backup.Retention: the newest cronMaxKeep, and the newest of each of
+// the last cronKeepDaily days, cronKeepWeekly weeks, cronKeepMonthly
+// months). Manual and uploaded archives are never pruned.
 type autoBackups struct {
 	sched  *cron.Scheduler
 	log    *slog.Logger
@@ -38,7 +37,7 @@ type autoBackups struct {
 	createTimeout, pruneTimeout time.Duration
 
 	mu   sync.Mutex
-	keep int // cronMaxKeep of the settings in force
+	keep backup.Retention // of the settings in force
 }
 
 // newAutoBackups returns the schedule of s, stopped and empty.
@@ -59,7 +58,7 @@ func newSchedule(log *slog.Logger, now func() time.Time, store func() backup.Sto
 // under way finishes undisturbed). An empty cron turns the schedule off.
 func (a *autoBackups) reload(v settings.Settings) {
 	a.mu.Lock()
-	a.keep = v.Backups.CronMaxKeep
+	a.keep = retention(v.Backups)
 	a.mu.Unlock()
 	// The settings store validated the expression; a failure here would
 	// leave the previous schedule in force, so it is logged.
@@ -111,11 +110,18 @@ func (a *autoBackups) run(time.Time) {
 	a.prune(st, keep)
 }
 
-// prune deletes the automatic backups beyond the newest keep: sorted by
-// modification time, newest first, ties broken by key, newest name first.
-// A keep below 1 prunes nothing.
-func (a *autoBackups) prune(st backup.Storage, keep int) {
-	if keep < 1 {
+// retention is the rule of the settings b: cronMaxKeep is restic's
+// keep-last, so with no other keep set the newest cronMaxKeep stay, as in
+// PocketBase.
+func retention(b settings.Backups) backup.Retention {
+	return backup.Retention{Last: b.CronMaxKeep, Daily: b.CronKeepDaily, Weekly: b.CronKeepWeekly, Monthly: b.CronKeepMonthly}
+}
+
+// prune deletes the automatic backups keep does not keep
+// (backup.Retention.Prune: by modification time in UTC, ties broken by
+// key). A keep of zeros prunes nothing.
+func (a *autoBackups) prune(st backup.Storage, keep backup.Retention) {
+	if keep == (backup.Retention{}) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(a.ctx, a.pruneTimeout)
@@ -125,11 +131,8 @@ func (a *autoBackups) prune(st backup.Storage, keep int) {
 		a.log.Error("auto backup: prune: list the backups", "err", err)
 		return
 	}
-	list = slices.DeleteFunc(list, func(i backup.Info) bool { return !backup.IsAuto(i.Key) })
-	slices.SortFunc(list, func(x, y backup.Info) int {
-		return cmp.Or(y.Modified.Compare(x.Modified), strings.Compare(y.Key, x.Key))
-	})
-	for _, old := range list[min(keep, len(list)):] {
+	drop, _ := keep.Prune(list)
+	for _, old := range drop {
 		if ctx.Err() != nil {
 			a.log.Error("auto backup: prune: out of time", "key", old.Key, "err", context.Cause(ctx))
 			return
@@ -138,6 +141,6 @@ func (a *autoBackups) prune(st backup.Storage, keep int) {
 			a.log.Error("auto backup: prune", "key", old.Key, "err", err)
 			continue
 		}
-		a.log.Info("auto backup pruned", "key", old.Key, "keep", keep)
+		a.log.Info("auto backup pruned", "key", old.Key, "keep", keep.Last, "keepDaily", keep.Daily, "keepWeekly", keep.Weekly, "keepMonthly", keep.Monthly)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"strongbox/backup"
+	"strongbox/backup/backuptest"
 	"strongbox/httpapi/settings"
 )
 
@@ -230,7 +231,7 @@ func TestAutoBackupFollowsSettings(t *testing.T) {
 	t.Parallel()
 	ts := startServer(t, t.TempDir(), nil, nil)
 	token := ts.login(t)
-	keep := func() int {
+	keep := func() backup.Retention {
 		ts.auto.mu.Lock()
 		defer ts.auto.mu.Unlock()
 		return ts.auto.keep
@@ -241,13 +242,72 @@ func TestAutoBackupFollowsSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		want := 5 + round
-		body := `{"backups":{"cron":"@daily","cronMaxKeep":` + strconv.Itoa(want) + `}}`
+		want := backup.Retention{Last: 5 + round, Daily: 7, Weekly: 4 + round, Monthly: 12}
+		body := `{"backups":{"cron":"@daily","cronMaxKeep":` + strconv.Itoa(want.Last) + `,"cronKeepDaily":7,"cronKeepWeekly":` + strconv.Itoa(want.Weekly) + `,"cronKeepMonthly":12}}`
 		if code, b, err := ts.do(t, "PATCH", "/api/settings", token, body); err != nil || code != 200 {
 			t.Fatalf("PATCH /api/settings: %d %s %v", code, b, err)
 		}
 		if got := keep(); got != want {
-			t.Errorf("round %d: the schedule has cronMaxKeep %d, want %d", round, got, want)
+			t.Errorf("round %d: the schedule keeps %+v, want %+v", round, got, want)
 		}
+	}
+}
+
+// TestAutoBackupRetention: a run prunes by the whole retention of the
+// settings (cronMaxKeep and the daily keep), in the folder and in a bucket,
+// and never a manual archive, however old.
+func TestAutoBackupRetention(t *testing.T) {
+	t.Parallel()
+	for _, onS3 := range []bool{false, true} {
+		t.Run(map[bool]string{false: "folder", true: "bucket"}[onS3], func(t *testing.T) {
+			dataDir := t.TempDir()
+			d := openBackupDir(t, dataDir)
+			// The run's archive is modified now (the folder's clock, or
+			// the bucket's); the others on the UTC days before, at 12:00
+			// and 11:00 yesterday, and 12:00 2, 9 and 40 days ago.
+			now := time.Now().UTC()
+			if onS3 {
+				now = captureTime
+			}
+			today := now.Truncate(24 * time.Hour)
+			day := func(n, h int) time.Time { return today.AddDate(0, 0, -n).Add(time.Duration(h) * time.Hour) }
+			existing := []struct {
+				key string
+				mt  time.Time
+			}{
+				{"@auto_sb_backup_1.zip", day(1, 12)}, {"@auto_sb_backup_2.zip", day(1, 11)}, {"@auto_sb_backup_3.zip", day(2, 12)},
+				{"@auto_sb_backup_4.zip", day(9, 12)}, {"@auto_sb_backup_5.zip", day(40, 12)}, {"manual.zip", day(400, 12)},
+			}
+			var st backup.Storage = d.Storage()
+			list := func() []string { return keys(t, d) }
+			if onS3 {
+				clock := now
+				bucket := &backuptest.Bucket{Now: func() time.Time { return clock }}
+				for _, e := range existing {
+					clock = e.mt
+					bucket.Set(e.key, []byte("x"))
+				}
+				clock = now
+				st, list = backup.NewS3Storage(bucket, d), bucket.Keys
+			} else {
+				for _, e := range existing {
+					if _, err := (&fakeCreate{d: d}).create(t.Context(), e.key); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Chtimes(filepath.Join(dataDir, "backups", e.key), e.mt, e.mt); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			var lock backup.Lock
+			fc := &fakeCreate{d: d, st: st}
+			a := newSchedule(slog.New(slog.DiscardHandler), fixedNow, func() backup.Storage { return st }, &lock, fc.create)
+			a.reload(settings.Settings{Backups: settings.Backups{Cron: "* * * * *", CronMaxKeep: 1, BackupsKeep: settings.BackupsKeep{CronKeepDaily: 3}}})
+			a.run(captureTime)
+			want := []string{"@auto_sb_backup_1.zip", "@auto_sb_backup_20261123160000.zip", "@auto_sb_backup_3.zip", "manual.zip"}
+			if got := list(); !slices.Equal(got, want) {
+				t.Errorf("after the run: %q, want %q", got, want)
+			}
+		})
 	}
 }

@@ -227,10 +227,38 @@
 // due UTC minute creates @auto_sb_backup_YYYYMMDDHHMMSS.zip (skipped, with
 // a warning, while another backup or a restore runs: one operation at a
 // time, §3), and after a successful create only, deletes the automatic
-// backups beyond the newest cronMaxKeep, by modification time. Archives
+// backups its retention does not keep (backup.Retention, restic's forget
+// rule, by modification time in UTC): the newest cronMaxKeep, plus the
+// newest of each of the last cronKeepDaily days, cronKeepWeekly ISO weeks
+// and cronKeepMonthly months that have one. With those three 0 (the
+// default) this is PocketBase's rule, the newest cronMaxKeep. Archives
 // created through the API or strongbox backup create, and uploaded ones,
 // are never pruned; a failed automatic backup deletes nothing. Each run's
 // outcome is logged.
+//
+// The check of the stored archives (check.go) is restic's check
+// --read-data for them: on the schedule of backups.checkCron (weekly,
+// Sundays 04:00 UTC, by default; "" turns it off) and on POST
+// /api/backups/check, it reads every archive of the storage in force (the
+// folder, or the bucket streamed by ranged GETs: backup.VerifyStored) and
+// verifies it as an upload or a restore does (manifest, sizes, SHA-256,
+// the stores opened on scratch copies). It runs in the background, one at
+// a time, takes no backup lock (an archive deleted meanwhile is counted
+// gone) and a stop cancels it. Each run is an event: info "backup check
+// passed" with the counts, or error "backup check: archive failed" per
+// bad archive with its key and reason, then "backup check failed"; a bad
+// archive also mails every superuser (keys and reasons, no path or
+// secret). The metrics are strongbox_backup_check_failures_total,
+// _check_running, _check_last_run_timestamp_seconds,
+// _check_last_duration_seconds, _check_last_read_bytes and
+// strongbox_backup_archives_checked and _archives_bad; GET
+// /api/backups/check reports the last run (kept in memory: a restart of
+// the process forgets it). Read speed (STRONGBOX_S3_GATEWAY=… go test
+// ./backup -run '^$' -bench VerifyStored -benchtime 5x, 2-core EPYC
+// shared with other jobs, archives of incompressible files): 410 to 560
+// MB/s from the folder (16 MiB), 410 to 540 MB/s from an in-memory bucket,
+// 432 MB/s from versitygw on loopback (64 MiB): the check is bound by
+// SHA-256 and inflate, not by the bucket's GETs.
 //
 // With settings.backups.s3 enabled, every backup operation works on the
 // bucket instead of the folder (package strongbox/backup, "Storage"), and

@@ -52,6 +52,7 @@ func newServerMetrics(s *Server, start time.Time) *serverMetrics {
 	m.reg.Register(metrics.Runtime(start))
 	m.reg.Register(m.api.Gather)
 	m.reg.Register(s.gatherStores)
+	m.reg.Register(s.check.gather)
 	return m
 }
 

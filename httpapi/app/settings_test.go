@@ -27,7 +27,7 @@ func TestSubscribeSettingsEndsEverySubscription(t *testing.T) {
 	applied := func() (keep int, host string) {
 		s.auto.mu.Lock()
 		defer s.auto.mu.Unlock()
-		return s.auto.keep, s.mailTransport.Load().SMTP.Host
+		return s.auto.keep.Last, s.mailTransport.Load().SMTP.Host
 	}
 	update := func(keep int, host string) {
 		t.Helper()

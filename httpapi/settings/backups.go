@@ -1,21 +1,17 @@
 package settings
 
-import (
-	"errors"
-
-	"strongbox/authn/validation"
-	"strongbox/backup/cron"
-)
+import "strongbox/authn/validation"
 
 // Backups configures automatic backups and their storage.
 type Backups struct {
 	Cron        string `json:"cron"`
 	CronMaxKeep int    `json:"cronMaxKeep"`
-	S3          S3     `json:"s3"`
+	BackupsKeep
+	S3 S3 `json:"s3"`
 }
 
 // defaultBackups is the section of a new data dir: no schedule.
-func defaultBackups() Backups { return Backups{CronMaxKeep: 3} }
+func defaultBackups() Backups { return Backups{CronMaxKeep: 3, BackupsKeep: defaultBackupsKeep()} }
 
 // public returns the section without the secret of its bucket.
 func (b Backups) public() Backups {
@@ -29,17 +25,12 @@ func (b *Backups) keepSecret(cur Backups) { b.S3.keepSecret(cur.S3) }
 
 // validate checks the section: cron a valid expression (answered with the
 // parser's own text for the fault, as PocketBase does), cronMaxKeep as
-// PocketBase's When(cron != "", Required), Min(1), and the bucket (S3).
+// PocketBase's When(cron != "", Required), Min(1), strongbox's keeps
+// and checkCron (BackupsKeep), and the bucket (S3).
 func (b Backups) validate() validation.Errors {
 	errs := validation.Errors{}
-	if b.Cron != "" {
-		if _, err := cron.Parse(b.Cron); err != nil {
-			msg := cron.InvalidMessage
-			if se, ok := errors.AsType[*cron.SyntaxError](err); ok {
-				msg = se.Message()
-			}
-			errs["cron"] = validation.New(validation.CodeInvalidCron, msg)
-		}
+	if e := cronError(b.Cron); e != nil {
+		errs["cron"] = e
 	}
 	// Min skips the empty value, so 0 is refused only when cron is set
 	// ("Cannot be blank."), and a negative value always, by Min.
@@ -49,6 +40,7 @@ func (b Backups) validate() validation.Errors {
 	case b.CronMaxKeep == 0 && b.Cron != "":
 		errs["cronMaxKeep"] = errRequired
 	}
+	b.BackupsKeep.validate(errs)
 	if e := b.S3.validate(""); len(e) > 0 {
 		errs["s3"] = e
 	}

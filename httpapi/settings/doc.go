@@ -45,7 +45,11 @@
 //   - backups: cron (empty: off; a 5-field cron expression or a macro such
 //     as @daily, package strongbox/backup/cron, else
 //     validation_invalid_cron), cronMaxKeep (required, at least 1, when
-//     cron is set), and s3 {enabled, bucket, region, endpoint, accessKey,
+//     cron is set), strongbox's cronKeepDaily, cronKeepWeekly and
+//     cronKeepMonthly (0, not used; at least 0; the retention of
+//     automatic backups, backup.Retention) and checkCron (DefaultCheckCron,
+//     weekly; "" = off; the schedule of the check that reads every
+//     archive again, package strongbox/httpapi/app), and s3 {enabled, bucket, region, endpoint, accessKey,
 //     secret, forcePathStyle}: the S3-compatible bucket (AWS, MinIO, Ceph,
 //     Backblaze, Cloudflare R2, Wasabi …) the archives live in when
 //     enabled. Then bucket, region, endpoint, accessKey and secret are

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"strongbox/authn/validation"
+	"strongbox/backup/cron"
 )
 
 // patch updates s with a JSON document decoded over the current settings,
@@ -74,6 +75,10 @@ func TestPatchValidation(t *testing.T) {
 		{`{"backups":{"cron":"0 0 * * *","cronMaxKeep":0}}`, "backups", "cronMaxKeep"},
 		{`{"backups":{"cron":"0 0 * * *","cronMaxKeep":-1}}`, "backups", "cronMaxKeep"},
 		{`{"backups":{"cron":"","cronMaxKeep":-1}}`, "backups", "cronMaxKeep"},
+		{`{"backups":{"cronKeepDaily":-1}}`, "backups", "cronKeepDaily"},
+		{`{"backups":{"cronKeepWeekly":-1}}`, "backups", "cronKeepWeekly"},
+		{`{"backups":{"cronKeepMonthly":-1}}`, "backups", "cronKeepMonthly"},
+		{`{"backups":{"checkCron":"weekly"}}`, "backups", "checkCron"},
 		{`{"s3":{"enabled":true}}`, "s3", "bucket"},
 		{`{"trustedProxy":{"headers":["bad header"]}}`, "trustedProxy", "headers"},
 	}
@@ -325,5 +330,48 @@ func TestBackupsCron(t *testing.T) {
 		if fe == nil || fe.Code != validation.CodeInvalidCron || fe.Message != tt.msg {
 			t.Errorf("cron %q: %v, want %s %q", tt.cron, ve, validation.CodeInvalidCron, tt.msg)
 		}
+	}
+}
+
+// TestBackupsKeep: the keeps and checkCron round-trip through the store
+// and its journal, default to 0 and DefaultCheckCron, and are refused
+// with the codes and messages of their rules.
+func TestBackupsKeep(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "settings.journal")
+	s, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Get().Backups.BackupsKeep; got != (BackupsKeep{CheckCron: DefaultCheckCron}) {
+		t.Fatalf("new data dir: %+v, want no keeps and checkCron %q", got, DefaultCheckCron)
+	}
+	want := BackupsKeep{CronKeepDaily: 7, CronKeepWeekly: 4, CronKeepMonthly: 12, CheckCron: ""}
+	if _, err := patch(s, `{"backups":{"cronKeepDaily":7,"cronKeepWeekly":4,"cronKeepMonthly":12,"checkCron":""}}`); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	s, err = Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := s.Get().Backups.BackupsKeep; got != want {
+		t.Fatalf("reopened: %+v, want %+v", got, want)
+	}
+	for _, tt := range []struct{ body, field, code, msg string }{
+		{`{"backups":{"cronKeepDaily":-1}}`, "cronKeepDaily", validation.CodeMinGreaterEqual, "Must be no less than 0."},
+		{`{"backups":{"cronKeepMonthly":-3}}`, "cronKeepMonthly", validation.CodeMinGreaterEqual, "Must be no less than 0."},
+		{`{"backups":{"checkCron":"0 0 * *"}}`, "checkCron", validation.CodeInvalidCron, cron.InvalidMessage},
+		{`{"backups":{"checkCron":"0 25 * * *"}}`, "checkCron", validation.CodeInvalidCron, "Invalid segment value - must be between the min and max of the segment."},
+	} {
+		_, err := patch(s, tt.body)
+		ve, _ := errors.AsType[validation.Errors](err)
+		fe, _ := ve["backups"].(validation.Errors)[tt.field].(*validation.Error)
+		if fe == nil || fe.Code != tt.code || fe.Message != tt.msg {
+			t.Errorf("patch(%s) = %v, want backups.%s %s %q", tt.body, err, tt.field, tt.code, tt.msg)
+		}
+	}
+	if got := s.Get().Backups.BackupsKeep; got != want {
+		t.Errorf("after refused changes: %+v, want %+v", got, want)
 	}
 }

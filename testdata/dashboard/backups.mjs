@@ -268,6 +268,33 @@ await step('auto-backup settings, a field error and the S3 test', async () => {
   });
 });
 
+await step('retention keeps and the archive check', async () => {
+  await expecting(/status of 400/, async () => {
+    await fill(page, 'Also keep one a day, for this many days', '-1');
+    await submit(page, 'Save settings');
+    await role(page, 'alert', '');
+    const err = await page.$eval('#err-backups\\.cronKeepDaily', (p) => p.textContent.trim());
+    assert(err !== '', 'no error next to the daily keep');
+  });
+  await fill(page, 'Also keep one a day, for this many days', '7');
+  await fill(page, 'One a week, for this many weeks', '4');
+  const rule = await page.$eval('#bk-retention', (p) => p.textContent);
+  assert(rule.includes('the last 7 days') && rule.includes('the last 4 weeks'), `the retention reads ${JSON.stringify(rule)}`);
+  await submit(page, 'Save settings');
+  await role(page, 'status', 'Settings saved.');
+  const s = JSON.parse((await apiCall(page, 'GET', '/api/settings')).body);
+  assert(s.backups.cronKeepDaily === 7 && s.backups.cronKeepWeekly === 4 && s.backups.cronKeepMonthly === 0 && s.backups.checkCron === '0 4 * * 0',
+    `saved backups ${JSON.stringify(s.backups)}`);
+  await page.click('#bk-check-now');
+  await page.waitForFunction(() => /passed the last check\./.test(document.getElementById('bk-check-state').textContent), wait)
+    .catch(async () => { throw new Error(`the check state reads ${JSON.stringify(await page.$eval('#bk-check-state', (d) => d.textContent))}`); });
+  const shown = await page.$eval('#bk-check-state', (d) => d.textContent);
+  assert(!shown.includes('null') && shown.includes('2 archives good'), `the check state reads ${JSON.stringify(shown)}`);
+  await page.$eval('#bk-check', (h) => h.scrollIntoView());
+  await shot(page, 'check');
+  await bothWidths(page, 'backups', 'check');
+});
+
 await step('the create button while a backup runs', async () => {
   const p = await browser.newPage();
   p.setDefaultTimeout(wait.timeout);

@@ -6,6 +6,7 @@
 // every value from data is a text node.
 
 import { api, APIError, apiURL, loadAuth } from './api.js';
+import { checkSection, keepFields, retentionText } from './backupkeep.js';
 import { dateCell } from './dates.js';
 import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
@@ -50,7 +51,7 @@ export function backups() {
     h('h1', { tabindex: '-1' }, 'Backups'), slot,
     h('section', { 'aria-labelledby': 'bk-new' }, h('h2', { id: 'bk-new' }, 'New backup'), create.el, uploadForm(screen)),
     h('section', { 'aria-labelledby': 'bk-list' }, h('h2', { id: 'bk-list' }, 'Archives'), panel, list),
-    settingsSection());
+    settingsSection(), checkSection());
   screen.main = main;
   // A banner speaks of the last action: any change on the screen clears it.
   main.addEventListener('input', note.clear);
@@ -405,8 +406,10 @@ function settingsForm(b) {
     else cron.input.focus();
   });
   cron.input.addEventListener('input', syncPreset);
-  const keep = field('backups.cronMaxKeep', 'Automatic backups to keep', { type: 'number', attrs: { min: '1', step: '1' } });
+  const keep = field('backups.cronMaxKeep', 'Automatic backups to keep', { type: 'number', attrs: { min: '1', step: '1' },
+    after: h('p', { class: 'hint' }, 'cronMaxKeep; the newest ones') });
   keep.input.value = String(b.cronMaxKeep ?? 3);
+  const kf = keepFields(b);
   const f = {
     enabled: field('backups.s3.enabled', 'Store backups in an S3 bucket', { type: 'checkbox', attrs: { checked: !!s3.enabled } }),
     bucket: field('backups.s3.bucket', 'Bucket', { attrs: { autocomplete: 'off' } }),
@@ -417,11 +420,13 @@ function settingsForm(b) {
     forcePathStyle: field('backups.s3.forcePathStyle', 'Force path-style addressing', { type: 'checkbox', attrs: { checked: !!s3.forcePathStyle } }),
   };
   for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) f[k].input.value = s3[k] || '';
-  const fields = [preset, cron, keep, ...Object.values(f)];
+  const fields = [preset, cron, keep, ...kf.fields, ...Object.values(f)];
   const button = h('button', { type: 'submit' }, 'Save settings');
   const el = h('form', { novalidate: true, class: 'settings-form' });
   const slot = notice(el);
-  el.append(preset.row, cron.row, keep.row,
+  const rule = h('p', { class: 'hint', id: 'bk-retention' }, retentionText(b));
+  el.addEventListener('input', () => { rule.textContent = retentionText({ cronMaxKeep: Number(keep.input.value), ...kf.values() }); });
+  el.append(preset.row, cron.row, keep.row, ...kf.rows, rule,
     h('fieldset', null, h('legend', null, 'S3 storage'), f.enabled.row, f.bucket.row, f.region.row, f.endpoint.row,
       f.accessKey.row, f.secret.row, h('p', { class: 'hint' }, 'The secret is never shown: leave it empty to keep the stored one.'),
       f.forcePathStyle.row),
@@ -433,6 +438,7 @@ function settingsForm(b) {
     const body = {
       cron: cron.input.value.trim(),
       cronMaxKeep: Number(keep.input.value),
+      ...kf.values(),
       s3: { enabled: f.enabled.input.checked, forcePathStyle: f.forcePathStyle.input.checked },
     };
     for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) body.s3[k] = f[k].input.value.trim();
