@@ -83,6 +83,9 @@ var depsRules = map[string][]string{
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
+	// age reads and writes age v1 files (the encryption of archives):
+	// stdlib and x/crypto only.
+	"strongbox/backup/age": {},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
 	// sqlite reads SQLite database files (and their WAL) read-only,
@@ -113,6 +116,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup":            {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
+	"strongbox/backup/age":        {"net/http", "os"},
 	"strongbox/backup/pocketbase": {"net/http"},
 	"strongbox/backup/pbimport":   {"net/http"},
 
