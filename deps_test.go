@@ -78,8 +78,9 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores. Of the project it imports only the S3 client, whose
 	// Object and missing-key error an ObjectStore speaks (the client
-	// satisfies it as it is); its caller makes the client.
-	"strongbox/backup": {"strongbox/backup/s3"},
+	// satisfies it as it is; its caller makes the client), and age,
+	// which encrypts and opens the archives (Keys).
+	"strongbox/backup": {"strongbox/backup/s3", "strongbox/backup/age"},
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
