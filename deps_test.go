@@ -46,10 +46,10 @@ var depsRules = map[string][]string{
 	"strongbox/httpapi/app/throwaway": {},
 
 	// settings is the settings document the server lifecycle (app) owns:
-	// its sections, their validation (cron expressions with backup/cron,
+	// its sections, their validation (cron expressions with backup/cron, age keys with backup/age,
 	// errors in the validation vocabulary) and its journal. It knows
 	// nothing of HTTP; httpapi/api serves it and app applies it.
-	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
+	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron", "strongbox/backup/age"},
 
 	// otlp exports logs over OTLP/HTTP: stdlib only; its caller (app)
 	// gives it the log store as a Source, so it imports no store.
