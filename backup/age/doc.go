@@ -58,4 +58,15 @@
 // which would add golang.org/x/sys to the module; it is checked against
 // RFC 8439's vector and the C2SP test kit (testdata/testkit), and the
 // real age binary (STRONGBOX_AGE) in both directions.
+//
+// # Cost
+//
+// On this project's 2-core test machine: Encrypt 316 MB/s, Decrypt
+// 321 MB/s, a sequential read through ReaderAt 290 MB/s (go test -bench .
+// ./backup/age, 16 MiB, x/crypto's generic ChaCha20 and assembly
+// Poly1305). `strongbox backup create` of a data dir of 1,000,000 seeded
+// logs (a 60 MB archive; medians of 7 alternating runs of /usr/bin/time):
+// 3.76 s wall and 3.96 s CPU plain, 4.02 s and 4.14 s encrypted, so
+// encryption adds about 0.2 s of CPU (+5%), what 60 MB at 316 MB/s
+// predicts; deflate costs the rest.
 package age
