@@ -28,7 +28,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
+	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/backup/age", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
 	"strongbox":             {"*"},
 
 	// metrics writes the Prometheus text format and serves /metrics:
@@ -46,10 +46,10 @@ var depsRules = map[string][]string{
 	"strongbox/httpapi/app/throwaway": {},
 
 	// settings is the settings document the server lifecycle (app) owns:
-	// its sections, their validation (cron expressions with backup/cron,
+	// its sections, their validation (cron expressions with backup/cron, age keys with backup/age,
 	// errors in the validation vocabulary) and its journal. It knows
 	// nothing of HTTP; httpapi/api serves it and app applies it.
-	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron"},
+	"strongbox/httpapi/settings": {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/backup/cron", "strongbox/backup/age"},
 
 	// otlp exports logs over OTLP/HTTP: stdlib only; its caller (app)
 	// gives it the log store as a Source, so it imports no store.
@@ -82,11 +82,15 @@ var depsRules = map[string][]string{
 	// backup takes files and hooks from its caller instead of importing
 	// the stores. Of the project it imports only the S3 client, whose
 	// Object and missing-key error an ObjectStore speaks (the client
-	// satisfies it as it is); its caller makes the client.
-	"strongbox/backup": {"strongbox/backup/s3"},
+	// satisfies it as it is; its caller makes the client), and age,
+	// which encrypts and opens the archives (Keys).
+	"strongbox/backup": {"strongbox/backup/s3", "strongbox/backup/age"},
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
+	// age reads and writes age v1 files (the encryption of archives):
+	// stdlib and x/crypto only.
+	"strongbox/backup/age": {},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
 	// sqlite reads SQLite database files (and their WAL) read-only,
@@ -117,6 +121,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/backup":            {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
+	"strongbox/backup/age":        {"net/http", "os"},
 	"strongbox/backup/pocketbase": {"net/http"},
 	"strongbox/backup/pbimport":   {"net/http"},
 

@@ -82,6 +82,11 @@ type ManifestFile struct {
 //
 // The caller holds the [Lock] for the whole call.
 func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (Info, error) {
+	return d.create(ctx, key, src, meta, Keys{})
+}
+
+// create is Create, the archive encrypted if k says so.
+func (d *Dir) create(ctx context.Context, key string, src Source, meta Meta, k Keys) (Info, error) {
 	if !ValidKey(key) {
 		return Info{}, fmt.Errorf("%w: %q", ErrInvalidName, key)
 	}
@@ -104,7 +109,7 @@ func (d *Dir) Create(ctx context.Context, key string, src Source, meta Meta) (In
 			d.root.Remove(tmp)
 		}
 	}()
-	if err := writeZip(ctx, fd, key, src, meta); err != nil {
+	if err := writeZip(ctx, fd, key, src, meta, k); err != nil {
 		return Info{}, err
 	}
 	err = fd.Sync()
@@ -140,14 +145,19 @@ func checkSource(key string, src Source) error {
 
 // writeZip writes the archive of src, its manifest last, to out: the
 // whole zip file, streamed, whether out is a temporary file (Dir.Create)
-// or the pipe into a multipart upload (an S3 storage's Create).
-func writeZip(ctx context.Context, out io.Writer, key string, src Source, meta Meta) error {
+// or the pipe into a multipart upload (an S3 storage's Create), and
+// encrypted on its way if k says so.
+func writeZip(ctx context.Context, out io.Writer, key string, src Source, meta Meta, k Keys) error {
 	if meta.Created.IsZero() {
 		meta.Created = time.Now()
 	}
 	created := meta.Created.UTC().Truncate(time.Second)
 	m := Manifest{Format: Format, Strongbox: meta.Version, Created: created, Files: make([]ManifestFile, 0, len(src))}
-	bw := bufio.NewWriterSize(out, 256<<10)
+	sealed, seal, err := k.seal(out)
+	if err != nil {
+		return fmt.Errorf("backup: create %s: %w", key, err)
+	}
+	bw := bufio.NewWriterSize(sealed, 256<<10)
 	zw := zip.NewWriter(bw)
 	// Deflate at its fastest level, as PocketBase does: 2.5 times the
 	// speed of the default level for about a fifth more bytes (a 64 MiB
@@ -180,6 +190,9 @@ func writeZip(ctx context.Context, out io.Writer, key string, src Source, meta M
 	}
 	if err == nil {
 		err = bw.Flush()
+	}
+	if err == nil {
+		err = seal()
 	}
 	if err != nil {
 		return fmt.Errorf("backup: create %s: write: %w", key, unpath(err))

@@ -81,6 +81,22 @@
 // removed by [Dir.CleanTemp] at the next start. Every call to the bucket
 // is bounded (package strongbox/backup/s3, "Bounds").
 //
+// # Encryption
+//
+// A storage given [Keys] ([WithKeys]; the server's come from the settings
+// backups.encryption) writes every archive it creates, and every plain
+// upload it stores, as an age v1 file (package strongbox/backup/age)
+// encrypted to the keys' recipients, streamed: neither the folder nor the
+// bucket ever holds the plaintext, not even in a temporary file, and the
+// key stays name.zip. What it fetches or receives is opened with the
+// keys' identities when it starts with the age intro, and read as a zip
+// file when not; Verify and Extract then read the plaintext at random
+// offsets through [age.ReaderAt], each 64 KiB chunk authenticated before
+// use. An encrypted archive the identities cannot open, or a damaged one,
+// is an [*ArchiveError] saying so, before a restore changes anything.
+// Downloads ([Storage.Open]) serve the stored bytes; `age -d -i key.txt
+// name.zip > plain.zip` decrypts one by hand.
+//
 // # Restore
 //
 // A restore replaces the entries of the data dir (never the dir itself,

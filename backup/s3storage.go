@@ -49,7 +49,8 @@ var _ ObjectStore = (*s3.Client)(nil)
 // (another application's, a test probe's) are never listed, opened or
 // deleted.
 type s3Storage struct {
-	obj ObjectStore
+	obj  ObjectStore
+	keys Keys
 	// stage is the local backups folder, which holds the temporary files:
 	// an upload while it is verified, an archive fetched for a restore.
 	stage *Dir
@@ -152,7 +153,7 @@ func (s *s3Storage) Create(ctx context.Context, key string, src Source, meta Met
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
 	go func() {
-		err := writeZip(ctx, pw, key, src, meta)
+		err := writeZip(ctx, pw, key, src, meta, s.keys)
 		pw.CloseWithError(cmpErr(err, io.EOF))
 		written <- err
 	}()
@@ -198,7 +199,7 @@ func (s *s3Storage) Put(ctx context.Context, key string, r io.Reader, maxSize in
 	if err := s.free(ctx, key); err != nil {
 		return Info{}, err
 	}
-	return s.stage.received(ctx, key, r, maxSize, limits, func(fd *os.File, _ string, n int64) (Info, error) {
+	return s.stage.received(ctx, key, r, maxSize, limits, s.keys, func(fd *os.File, _ string, n int64) (Info, error) {
 		if err := s.free(ctx, key); err != nil {
 			return Info{}, err
 		}
@@ -226,7 +227,7 @@ func (s *s3Storage) Fetch(ctx context.Context, key string) (*Archive, error) {
 		a.Close()
 		return nil, err
 	}
-	return a, nil
+	return a.openZip(s.keys)
 }
 
 func (s *s3Storage) download(ctx context.Context, a *Archive) error {

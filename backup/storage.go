@@ -74,17 +74,31 @@ type Archive struct {
 	f      *os.File
 	size   int64
 	remove func() error // removes a temporary copy; nil for the archive itself
+	zip    io.ReaderAt  // the zip file: f, or its plaintext if f is encrypted
+	zsize  int64
+}
+
+// openZip opens the zip file of a, as the storage's keys do (see
+// [Keys]); on failure it closes a.
+func (a *Archive) openZip(k Keys) (*Archive, error) {
+	zr, zsize, err := k.open(a.f, a.size)
+	if err != nil {
+		a.Close()
+		return nil, fmt.Errorf("backup: open %s: %w", a.key, err)
+	}
+	a.zip, a.zsize = zr, zsize
+	return a, nil
 }
 
 // Key is the archive's key in its storage.
 func (a *Archive) Key() string { return a.key }
 
-// Size is the archive's length in bytes.
+// Size is the archive's length in bytes, as stored (encrypted or not).
 func (a *Archive) Size() int64 { return a.size }
 
 // Verify checks the archive, as [Dir.Verify] does, and returns its manifest.
 func (a *Archive) Verify(limits Limits) (*Manifest, error) {
-	m, err := Verify(a.f, a.size, limits)
+	m, err := Verify(a.zip, a.zsize, limits)
 	if err != nil {
 		return nil, fmt.Errorf("backup: verify %s: %w", a.key, errors.Unwrap(err))
 	}
@@ -93,7 +107,7 @@ func (a *Archive) Verify(limits Limits) (*Manifest, error) {
 
 // Extract writes the archive's files into dst, as [Dir.Extract] does.
 func (a *Archive) Extract(dst string, limits Limits) error {
-	return extractFrom(a.f, a.size, a.key, dst, limits)
+	return extractFrom(a.zip, a.zsize, a.key, dst, limits)
 }
 
 // Close closes the file and removes it if it is a temporary copy.
@@ -106,10 +120,13 @@ func (a *Archive) Close() error {
 }
 
 // Storage returns the folder as a [Storage]: each method is the Dir's own,
-// the context unused.
-func (d *Dir) Storage() Storage { return dirStorage{d} }
+// the context unused, with no [Keys] until [WithKeys] gives some.
+func (d *Dir) Storage() Storage { return dirStorage{d: d} }
 
-type dirStorage struct{ d *Dir }
+type dirStorage struct {
+	d    *Dir
+	keys Keys
+}
 
 func (s dirStorage) List(context.Context) ([]Info, error)             { return s.d.List() }
 func (s dirStorage) Stat(_ context.Context, key string) (Info, error) { return s.d.Stat(key) }
@@ -119,11 +136,11 @@ func (s dirStorage) Exists(_ context.Context, key string) (bool, error) {
 func (s dirStorage) Delete(_ context.Context, key string) error { return s.d.Delete(key) }
 
 func (s dirStorage) Create(ctx context.Context, key string, src Source, meta Meta) (Info, error) {
-	return s.d.Create(ctx, key, src, meta)
+	return s.d.create(ctx, key, src, meta, s.keys)
 }
 
 func (s dirStorage) Put(ctx context.Context, key string, r io.Reader, maxSize int64, limits Limits) (Info, error) {
-	return s.d.Put(ctx, key, r, maxSize, limits)
+	return s.d.put(ctx, key, r, maxSize, limits, s.keys)
 }
 
 func (s dirStorage) Open(_ context.Context, key string) (Reader, error) {
@@ -139,7 +156,8 @@ func (s dirStorage) Fetch(_ context.Context, key string) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Archive{key: key, f: f, size: info.Size}, nil
+	a := &Archive{key: key, f: f, size: info.Size}
+	return a.openZip(s.keys)
 }
 
 // open opens the archive key and describes the file opened, which stays

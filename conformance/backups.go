@@ -343,6 +343,7 @@ var backupRequirements = slices.Concat(
 	backupsDownloadRequirements,
 	backupsDeleteRequirements,
 	backupsRestoreRequirements,
+	backupsEncryptionRequirements,
 )
 
 // newBackups returns the keys listed now that before did not hold, and

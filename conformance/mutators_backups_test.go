@@ -204,4 +204,17 @@ var backupsMutators = []mutator{
 		}
 	})},
 	{"restore-noop", []string{"BKP-FULLRESTORE-001"}, answer(bkRestore, noContent())},
+	{"encryption-identity-answered", []string{"BKP-ENC-001"}, edit(route(http.MethodGet, "/api/settings"), func(_ *http.Request, res *answered) {
+		res.body = bytes.Replace(res.body, []byte(`"encryption":{`), []byte(`"encryption":{"identity":"`+encTestIdentity+`",`), 1)
+	})},
+	{"encryption-ignored", []string{"BKP-ENC-002"}, rewrite(route(http.MethodPatch, "/api/settings"), func(r *http.Request) {
+		if m := bodyJSON(r); m != nil {
+			if b, ok := m["backups"].(map[string]any); ok {
+				if e, ok := b["encryption"].(map[string]any); ok && e["enabled"] == true {
+					e["enabled"] = false
+					setBody(r, m)
+				}
+			}
+		}
+	})},
 }

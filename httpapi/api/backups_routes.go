@@ -167,7 +167,10 @@ func checkBackupName(ctx context.Context, st backup.Storage, name string) (*vali
 // streamed: the first file of the multipart field "file" goes straight to
 // a temporary file in the backups folder (backup.Storage.Put), and is
 // stored under its own base name once verified as a strongbox archive (in
-// the bucket, when backups are on S3: nothing reaches it before).
+// the bucket, when backups are on S3: nothing reaches it before). The
+// file is a zip file or an age file (an encrypted archive, which the
+// identity of backups.encryption must open); a plain one is stored
+// encrypted while encryption is on (backup.Keys).
 func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) error {
 	if err := requireSuperuser(r, msgNotAllowed); err != nil {
 		return err
@@ -197,7 +200,7 @@ func (s *Server) handleBackupUpload(w http.ResponseWriter, r *http.Request) erro
 		return uploadReadError(w, err, maxSize)
 	}
 	head = head[:n]
-	if !isZip(head) {
+	if !isZip(head) && !backup.IsEncrypted(head) {
 		return uploadInvalid(validation.InvalidMimeType(name, "application/zip"))
 	}
 	st := s.backups.Storage()

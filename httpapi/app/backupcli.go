@@ -105,7 +105,7 @@ func CreateBackup(ctx context.Context, opts Options, name, version string) (back
 	defer d.Close()
 	// Where the stored settings keep the archives: the folder or the
 	// bucket of backups.s3.
-	store := storageFor(opts, st.Settings.Get().Backups.S3, d).st
+	store := keyedStorage(opts, st.Settings.Get().Backups, d).st
 	if name == "" {
 		name = backup.NewName(time.Now(), func(k string) bool { ok, _ := store.Exists(ctx, k); return ok })
 	} else if taken, err := store.Exists(ctx, name); err != nil {

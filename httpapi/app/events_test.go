@@ -1,6 +1,7 @@
 package app
 
 import (
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"strongbox/backup/age"
 	"strongbox/conformance/smtpsink"
 )
 
@@ -150,11 +152,12 @@ func mustJSON(v any) string {
 }
 
 // TestEventsHoldNoSecrets sets every kind of secret (the superuser's
-// password and token, the SMTP password, the S3 secrets, an OAuth2 client
+// password and token, the SMTP password, the S3 secrets, the age identity
+// of encrypted backups, an OAuth2 client
 // secret a provider echoes back), triggers the events that touch them (a
 // settings and a collection change, mail through the outbox and through an
 // SMTP server that refuses the password, a provider error, an OTP and a
-// password reset, a failed and a successful backup) and scans every stored
+// password reset, a failed and a successful (encrypted) backup) and scans every stored
 // entry and stderr for them, and for the OTP code and the reset token the
 // mails carried.
 func TestEventsHoldNoSecrets(t *testing.T) {
@@ -163,6 +166,11 @@ func TestEventsHoldNoSecrets(t *testing.T) {
 	es := startEventsServer(t, func(c *Config) { c.MailTLSConfig = sink.ClientTLS })
 	secret := func(what string) string { return "cfsecret-" + what + "-" + fmt.Sprint(time.Now().UnixNano()) }
 	smtpPass, s3Secret, backupS3, clientSecret := secret("smtp"), secret("s3"), secret("backups3"), secret("client")
+	ageID, err := age.GenerateX25519Identity(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity := ageID.String()
 
 	// A provider that refuses the code and echoes the client secret.
 	provider := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -174,8 +182,8 @@ func TestEventsHoldNoSecrets(t *testing.T) {
 	t.Cleanup(provider.Close)
 	es.call("PATCH", "/api/collections/users", fmt.Sprintf(`{"oauth2":{"enabled":true,"providers":[{"name":"oidc","clientId":"cid","clientSecret":%q,"authURL":%q,"tokenURL":%q,"userInfoURL":%q}]},"otp":{"enabled":true}}`,
 		clientSecret, provider.URL+"/auth", provider.URL+"/token", provider.URL+"/userinfo"), 200)
-	es.call("PATCH", "/api/settings", fmt.Sprintf(`{"smtp":{"enabled":false,"host":%q,"port":%d,"username":"mailer","password":%q,"authMethod":"PLAIN"},"s3":{"accessKey":"ak","secret":%q},"backups":{"s3":{"accessKey":"ak","secret":%q}}}`,
-		sink.Host, sink.Port, smtpPass, s3Secret, backupS3), 200)
+	es.call("PATCH", "/api/settings", fmt.Sprintf(`{"smtp":{"enabled":false,"host":%q,"port":%d,"username":"mailer","password":%q,"authMethod":"PLAIN"},"s3":{"accessKey":"ak","secret":%q},"backups":{"s3":{"accessKey":"ak","secret":%q},"encryption":{"enabled":true,"identity":%q}}}`,
+		sink.Host, sink.Port, smtpPass, s3Secret, backupS3, identity), 200)
 
 	// Mail through the outbox: an OTP and a password reset.
 	es.call("POST", "/api/collections/users/records", `{"email":"u@example.com","password":"user-password-1","passwordConfirm":"user-password-1"}`, 200)
@@ -189,6 +197,7 @@ func TestEventsHoldNoSecrets(t *testing.T) {
 	secrets := map[string]string{
 		"the superuser password": testPassword, "the superuser token": es.token, "the user password": "user-password-1",
 		"the SMTP password": smtpPass, "the S3 secret": s3Secret, "the backups S3 secret": backupS3, "the client secret": clientSecret,
+		"the backups age identity": identity, "the age identity's key data": identity[15:60],
 	}
 	mails := waitOutbox(t, es.dir, 2)
 	for i, m := range mails {
@@ -199,7 +208,7 @@ func TestEventsHoldNoSecrets(t *testing.T) {
 			secrets[fmt.Sprintf("a token of mail %d", i)] = tok
 		}
 	}
-	if len(secrets) < 9 {
+	if len(secrets) < 11 {
 		t.Fatalf("found no OTP code or reset token in the mails:\n%s", strings.Join(mails, "\n"))
 	}
 

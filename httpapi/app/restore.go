@@ -387,7 +387,7 @@ func RestoreOffline(opts Options, key string) (err error) {
 	if err != nil {
 		return err
 	}
-	s3 := st.Settings.Get().Backups.S3
+	bs := st.Settings.Get().Backups
 	if err := st.Close(); err != nil {
 		return err
 	}
@@ -400,7 +400,7 @@ func RestoreOffline(opts Options, key string) (err error) {
 	// downloaded into the backups folder first, and a failed download
 	// changes nothing.
 	ctx := context.Background()
-	store := storageFor(opts, s3, dir).st
+	store := keyedStorage(opts, bs, dir).st
 	if found, err := store.Exists(ctx, key); err != nil || !found {
 		return cmp.Or(err, fmt.Errorf("%w: %s", backup.ErrNotFound, key))
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"strongbox/backup"
+	"strongbox/backup/age"
 	"strongbox/backup/s3"
 	"strongbox/httpapi/settings"
 )
@@ -43,7 +44,7 @@ func (s *Server) storage() archiveStore {
 // every committed change of backups.s3 takes effect for the next
 // operation (one under way keeps the storage it started with).
 func (s *Server) followBackups(v settings.Settings) {
-	cur := storageFor(s.cfg.Options, v.Backups.S3, s.bdir)
+	cur := keyedStorage(s.cfg.Options, v.Backups, s.bdir)
 	if cur.err != nil {
 		s.log.Error("backup: the S3 storage of backups cannot be used", "bucket", v.Backups.S3.Bucket, "err", cur.err)
 	}
@@ -69,6 +70,22 @@ func storageFor(opts Options, c settings.S3, d *backup.Dir) archiveStore {
 		return archiveStore{st: failedStorage{err}, err: err}
 	}
 	return archiveStore{st: backup.NewS3Storage(obj, d), obj: obj}
+}
+
+// keyedStorage is storageFor the settings b.S3, with the age keys of
+// b.Encryption (backup.WithKeys): the storage every create, upload,
+// restore and check uses, so that each encrypts and decrypts as the
+// settings say. Only a listing does without keys.
+func keyedStorage(opts Options, b settings.Backups, d *backup.Dir) archiveStore {
+	cur := storageFor(opts, b.S3, d)
+	id, recipients := b.Encryption.Keys()
+	var k backup.Keys
+	if id != nil {
+		k.Identities = []age.Identity{id}
+	}
+	k.Recipients = recipients
+	cur.st = backup.WithKeys(cur.st, k)
+	return cur
 }
 
 // newBucket is the default Options.ObjectStore: the S3 client of

@@ -1,12 +1,14 @@
 // The Backups screen (#/settings/backups): the list of archives, newest
 // first, with download, restore and delete; create with an optional name;
 // upload with a progress bar; and the automatic backups' settings (cron,
-// keep N, the S3 bucket) with a connection test. Everything goes through
+// keep N, the S3 bucket) with a connection test, and their encryption
+// (backupkeys.js). Everything goes through
 // the public JSON API (§4.2, /api/health, /api/settings, /api/files/token);
 // every value from data is a text node.
 
 import { api, APIError, apiURL, loadAuth } from './api.js';
 import { checkSection, keepFields, retentionText } from './backupkeep.js';
+import { encryptionForm } from './backupkeys.js';
 import { dateCell } from './dates.js';
 import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
@@ -386,7 +388,7 @@ function restoring(screen, key) {
 function settingsSection() {
   const wrap = h('div', { 'aria-busy': 'true' }, h('p', { class: 'hint' }, 'Loading…'));
   api('GET', '/api/settings').then(
-    (s) => wrap.replaceChildren(settingsForm((s && s.backups) || {}), testForm()),
+    (s) => wrap.replaceChildren(settingsForm((s && s.backups) || {}), testForm(), encryptionForm(((s && s.backups) || {}).encryption)),
     (err) => wrap.replaceChildren(message('alert', err.message)),
   ).finally(() => wrap.removeAttribute('aria-busy'));
   return h('section', { 'aria-labelledby': 'bk-settings' }, h('h2', { id: 'bk-settings' }, 'Automatic backups and storage'), wrap);
