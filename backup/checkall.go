@@ -98,7 +98,13 @@ func VerifyStored(ctx context.Context, st Storage, key string, limits Limits) (i
 	} else {
 		ra.at = &seqReaderAt{r: r, size: size}
 	}
-	_, err = Verify(ra, size, limits)
+	zr, zsize, err := keysOf(st).open(ra, size) // an age file: its plaintext
+	if err != nil && ra.err == nil {
+		return ra.n, fmt.Errorf("backup: verify %s: %w", key, err)
+	}
+	if err == nil {
+		_, err = Verify(zr, zsize, limits)
+	}
 	if ra.err != nil {
 		return ra.n, fmt.Errorf("backup: verify %s: read: %w", key, ra.err)
 	}

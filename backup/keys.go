@@ -46,6 +46,17 @@ func WithKeys(st Storage, k Keys) Storage {
 	return st
 }
 
+// keysOf returns the keys of st (none for a storage not this package's).
+func keysOf(st Storage) Keys {
+	switch s := st.(type) {
+	case dirStorage:
+		return s.keys
+	case *s3Storage:
+		return s.keys
+	}
+	return Keys{}
+}
+
 // IsEncrypted reports whether head, the first bytes of an archive, are
 // those of an age file (at least "age-"; see [age.IsEncrypted]).
 func IsEncrypted(head []byte) bool { return age.IsEncrypted(head) }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"strongbox/backup"
 	"strongbox/backup/age"
@@ -87,8 +88,18 @@ func TestEncryptedBackups(t *testing.T) {
 		a.Close()
 	}
 
+	// The scheduled check reads them through the keys: the plain and the
+	// encrypted archive are both good.
+	if rep := backup.CheckAll(t.Context(), backups{es.Server}.Storage(), backups{es.Server}.Limits(), time.Now); rep.Checked != 2 || len(rep.Bad) != 0 || rep.Err != "" {
+		t.Errorf("CheckAll with encryption on = %d good, bad %v, err %q; want 2 good", rep.Checked, rep.Bad, rep.Err)
+	}
+
 	// Another identity: restore and upload refused, nothing changed.
 	es.call("PATCH", "/api/settings", fmt.Sprintf(`{"backups":{"encryption":{"identity":%q}}}`, wrong.String()), 200)
+	rep := backup.CheckAll(t.Context(), backups{es.Server}.Storage(), backups{es.Server}.Limits(), time.Now)
+	if len(rep.Bad) != 1 || rep.Bad[0].Key != "enc.zip" || !strings.Contains(rep.Bad[0].Reason, "encrypted (age) to recipients") {
+		t.Errorf("CheckAll with another identity: bad %+v; want enc.zip, saying the identity cannot open it", rep.Bad)
+	}
 	body := es.call("POST", "/api/backups/enc.zip/restore", "", 400)
 	if !strings.Contains(string(body), "encrypted (age)") {
 		t.Errorf("restore with another identity: %s; want a message saying it is encrypted", body)
