@@ -83,6 +83,11 @@ var depsRules = map[string][]string{
 	// s3 is an S3 client (SigV4 by hand over net/http): stdlib only, and
 	// no knowledge of the server's routes.
 	"strongbox/backup/s3": {},
+	// stream ships the changes of the journals to a bucket and restores
+	// them: it reads journal sections, speaks to the bucket through its
+	// own interface (the S3 client's Object), and knows nothing of HTTP
+	// or of the stores.
+	"strongbox/backup/stream": {"strongbox/backup/s3", "strongbox/logstore/journal"},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
 	// sqlite reads SQLite database files (and their WAL) read-only,
@@ -111,6 +116,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
+	"strongbox/backup/stream":     {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
 	"strongbox/backup/pocketbase": {"net/http"},
