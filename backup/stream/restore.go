@@ -154,6 +154,10 @@ func Restore(ctx context.Context, opts RestoreOptions, dir string) (Result, erro
 		return Result{}, fmt.Errorf("stream: restore: %w", err)
 	}
 	res, err := restoreInto(ctx, opts, tmp)
+	if err == nil && !opts.At.IsZero() && res.Damage != "" && res.Point.Before(opts.At) {
+		err = fmt.Errorf("stream: restore: the stream is damaged before %s (%s); the latest consistent point before it is %s",
+			opts.At.UTC().Format(TimeLayout), res.Damage, res.Point.UTC().Format(TimeLayout))
+	}
 	if err == nil {
 		err = syncTree(tmp)
 	}

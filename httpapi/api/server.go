@@ -107,6 +107,9 @@ type Config struct {
 	// LogExport reports the state of the OTLP log export, false when it
 	// is off (GET /api/logs/export); nil = off.
 	LogExport func() (otlp.State, bool)
+	// BackupStream reports the state of the continuous backup (GET
+	// /api/backups/stream); nil = off.
+	BackupStream func() StreamState
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -143,6 +146,7 @@ type Server struct {
 	backups     Backups                   // nil: the backups folder cannot be loaded
 	realtime    *realtime                 // the realtime streams (realtime.go)
 	logExport   func() (otlp.State, bool) // nil: no log export (see Config.LogExport)
+	stream      func() StreamState        // nil: no continuous backup (see Config.BackupStream)
 	metrics     Observer                  // nil: none (Config.Metrics)
 
 	storageLogMu sync.Mutex
@@ -170,6 +174,7 @@ func NewServer(cfg Config) *Server {
 	s.backups = cfg.Backups
 	s.metrics = cfg.Metrics
 	s.logExport = cfg.LogExport
+	s.stream = cfg.BackupStream
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
