@@ -5,8 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
+	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -212,4 +215,46 @@ func TestStreamKill(t *testing.T) {
 	if out, err := restoreCLI(t, g, "--dir", filepath.Join(t.TempDir(), "x"), "--at", "2001-01-01 00:00:00.000Z"); err == nil || !strings.Contains(err.Error(), "before the oldest restore point") {
 		t.Fatalf("restore --at before the range: %v\n%s", err, out)
 	}
+}
+
+// TestStreamRPOFigures measures the RPO of the figure: for 20
+// kills of the real binary at a random point of a steady sign-up load,
+// the gap between the last acknowledged sign-up and the last restored
+// one. It runs only with STRONGBOX_STREAM_FIGURES=1 (and the gateway).
+func TestStreamRPOFigures(t *testing.T) {
+	if os.Getenv("STRONGBOX_STREAM_FIGURES") == "" {
+		t.Skip("set STRONGBOX_STREAM_FIGURES=1 to measure")
+	}
+	var gaps []time.Duration
+	for i := range 20 {
+		g := s3test.Start(t)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		c := streamChild(t, ctx, g, g.Endpoint)
+		stop := make(chan struct{})
+		var n atomic.Int64
+		done := make(chan []signUp)
+		go func() { done <- signUps(c.Base, stop, &n) }()
+		time.Sleep(time.Second + time.Duration(mrand.Int64N(int64(2*time.Second))))
+		c.Cmd.Process.Kill()
+		close(stop)
+		acked := <-done
+		<-c.Done
+		dir := filepath.Join(t.TempDir(), "r")
+		if out, err := restoreCLI(t, g, "--dir", dir); err != nil {
+			t.Fatalf("restore: %v\n%s", err, out)
+		}
+		users := restoredUsers(t, ctx, dir)
+		cancel()
+		var last time.Time
+		for _, s := range acked {
+			if users[s.email] {
+				last = s.acked
+			}
+		}
+		gap := acked[len(acked)-1].acked.Sub(last)
+		gaps = append(gaps, gap)
+		t.Logf("trial %d: %d acknowledged, %d restored, gap %s", i, len(acked), len(users), gap.Round(time.Millisecond))
+	}
+	slices.Sort(gaps)
+	t.Logf("RPO over %d kills: p50 %s, max %s", len(gaps), gaps[len(gaps)/2].Round(time.Millisecond), gaps[len(gaps)-1].Round(time.Millisecond))
 }
