@@ -115,7 +115,10 @@ func TestGatewayFaults(t *testing.T) {
 	})
 	d.write("auth.journal", "back")
 	want := d.state()
-	waitFor(t, "the catch-up", func() bool { st := s.Status(); return !st.Pending && st.LastShipped.After(time.Now().Add(-time.Second)) })
+	waitFor(t, "the catch-up", func() bool {
+		st := s.Status()
+		return !st.Pending && st.LastShipped.After(time.Now().Add(-time.Second))
+	})
 	s.Stop()
 	if n := proxy.Faults(); n < 2 {
 		t.Errorf("the proxy cut %d uploads, want the part and the completion", n)
