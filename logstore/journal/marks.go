@@ -13,10 +13,10 @@ import (
 // the store acknowledges what it covered. The marks are kept in memory
 // only, at most MaxMarks per file; a capture copies them.
 
-// MaxMarks bounds the commit marks a File keeps. Past it the two oldest
-// are merged into one, Coarse, mark: a capture every few hundred
+// MaxMarks bounds the commit marks a File keeps. Past it the older half
+// is merged into one, Coarse, mark: a capture every few hundred
 // milliseconds needs far fewer, and only a consumer that falls behind by
-// more than MaxMarks fsyncs sees its oldest marks merged.
+// more than MaxMarks/2 fsyncs sees its oldest marks merged.
 const MaxMarks = 1024
 
 // Mark says that the bytes of a journal before End were durable at Time.
@@ -51,8 +51,11 @@ func (m *marks) add(end int64, coarse bool) {
 		}
 	}
 	if len(m.list) == MaxMarks {
-		m.list[1].Coarse = true
-		m.list = append(m.list[:0], m.list[1:]...)
+		// Merge the older half into one mark, at once: a copy of half the
+		// list every MaxMarks/2 adds, not of the whole list at each.
+		half := MaxMarks / 2
+		m.list[half].Coarse = true
+		m.list = append(m.list[:0], m.list[half:]...)
 	}
 	m.list = append(m.list, Mark{End: end, Time: t, Coarse: coarse})
 }
