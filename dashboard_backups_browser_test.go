@@ -65,7 +65,7 @@ func TestDashboardBackupsBrowser(t *testing.T) {
 		"email": dashEmail, "password": dashPassword, "created": "dash_one.zip",
 		"downloads": downloads, "uploadFile": upload, "badUploadFile": badUpload, "appNameBefore": before, "appNameAfter": after,
 	}
-	out := runDashScript(t, ctx, node, pptr, "backups.mjs", journey, 12)
+	out := runDashScript(t, ctx, node, pptr, "backups.mjs", journey, 13)
 
 	// A refused name said which names are allowed; the refused upload the
 	// server's data.file message.

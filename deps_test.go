@@ -28,7 +28,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/backup/age", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport"},
+	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/backup/age", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport", "strongbox/backup/stream"},
 	"strongbox":             {"*"},
 
 	// metrics writes the Prometheus text format and serves /metrics:
@@ -91,6 +91,12 @@ var depsRules = map[string][]string{
 	// age reads and writes age v1 files (the encryption of archives):
 	// stdlib and x/crypto only.
 	"strongbox/backup/age": {},
+
+	// stream ships the changes of the journals to a bucket and restores
+	// them: it reads journal sections, speaks to the bucket through its
+	// own interface (the S3 client's Object), and knows nothing of HTTP
+	// or of the stores.
+	"strongbox/backup/stream": {"strongbox/backup/s3", "strongbox/logstore/journal"},
 	// s3test starts a real S3 server (versitygw) for tests: stdlib only.
 	"strongbox/backup/s3/s3test": {},
 	// sqlite reads SQLite database files (and their WAL) read-only,
@@ -119,6 +125,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/ratelimit": {"net/http"},
 	"strongbox/backup/cron":       {"net/http"},
 	"strongbox/backup":            {"net/http"},
+	"strongbox/backup/stream":     {"net/http"},
 	"strongbox/backup/backuptest": {"net/http"},
 	"strongbox/backup/sqlite":     {"net/http"},
 	"strongbox/backup/age":        {"net/http", "os"},

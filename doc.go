@@ -8,6 +8,7 @@
 //	strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]
 //	strongbox logs seed [--n 1000000] [--dir ./sb_data]
 //	strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]
+//	strongbox restore s3://BUCKET[/PREFIX] --endpoint URL [--region R] --dir NEW [--at "YYYY-MM-DD HH:MM:SS.mmmZ"] [--list] [--identity-file FILE]
 //	strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--no-mail] [--encryption-env NAME]
 //	strongbox version
 //
@@ -106,6 +107,24 @@
 // work on the S3 bucket when backups.s3 is enabled; list needs the data
 // dir's lock to read them, so while a server runs it lists the local
 // folder (use GET /api/backups for the bucket then).
+//
+// # restore s3://
+//
+// restore s3://BUCKET[/PREFIX] rebuilds a data dir from the continuous
+// backup a server ships while backups.continuous is on (package
+// backup/stream), from the bucket alone: the keys under PREFIX/stream/
+// (stream/ without PREFIX). The credentials are AWS_ACCESS_KEY_ID and
+// AWS_SECRET_ACCESS_KEY; --region and --endpoint default to AWS_REGION
+// (else us-east-1) and AWS_ENDPOINT_URL; --path-style (default true)
+// addresses the bucket as a path segment. --dir must be new or empty: the
+// dir is built beside it and renamed into place once complete. Without
+// --at it restores the latest state; with --at (UTC, "YYYY-MM-DD
+// HH:MM:SS.mmmZ" or RFC 3339) exactly the state at that instant. A missing
+// or altered object stops the restore at the last consistent point, with a
+// warning on stderr (with --at past that point it refuses). --list prints
+// each generation's range and the whole restorable range. An encrypted
+// stream is opened with the age identity of --identity-file or
+// STRONGBOX_AGE_IDENTITY.
 //
 // # import pocketbase
 //

@@ -1,6 +1,6 @@
 // The strongbox command: main.go picks a command; each command lives in a
 // file of its own (serve.go, superuser.go, conformancecmd.go, logscmd.go,
-// backupcmd.go, importcmd.go), and config.go holds the configuration they share.
+// backupcmd.go, restorecmd.go, importcmd.go), and config.go holds the configuration they share.
 package main
 
 import (
@@ -37,10 +37,11 @@ const (
 	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
+	restoreUsage     = "strongbox restore s3://BUCKET[/PREFIX] --endpoint URL [--region R] --dir NEW [--at \"YYYY-MM-DD HH:MM:SS.mmmZ\"] [--list] [--identity-file FILE]"
 	importUsage      = "strongbox import pocketbase PATH [--dir ./sb_data] [--dry-run] [--no-mail] [--encryption-env NAME]"
 	versionUsage     = "strongbox version"
 
-	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + importUsage + "\n  " + versionUsage
+	usage = "usage:\n  " + serveUsage + "\n  " + superuserUsage + "\n  " + conformanceUsage + "\n  " + logsUsage + "\n  " + backupUsage + "\n  " + restoreUsage + "\n  " + importUsage + "\n  " + versionUsage
 )
 
 // cli is what every command gets from the process: the environment, the
@@ -75,6 +76,8 @@ func (c cli) run(ctx context.Context, args []string) error {
 		return c.logs(args[1:])
 	case "backup":
 		return c.backup(ctx, args[1:])
+	case "restore":
+		return c.restoreStream(ctx, args[1:])
 	case "import":
 		return c.importPocketBase(ctx, args[1:])
 	case "version", "--version", "-v":

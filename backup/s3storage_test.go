@@ -380,3 +380,24 @@ func TestS3StorageClientErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestS3StorageListSkipsStream: the objects of the continuous backup
+// (package backup/stream, under "stream/") are never listed as
+// archives, even those whose last segment looks like one.
+func TestS3StorageListSkipsStream(t *testing.T) {
+	f := newS3Fixture(t)
+	ctx := context.Background()
+	if _, err := f.st.Create(ctx, "a.zip", oneFile("auth.journal", "x"), backup.Meta{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"stream/gens/0001", "stream/data/0001/0000000000", "stream/data/0001/b.zip", "stream/c.zip"} {
+		f.bucket.Set(k, []byte("x"))
+	}
+	list, err := f.st.List(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Key != "a.zip" {
+		t.Fatalf("List = %v, want a.zip alone", list)
+	}
+}

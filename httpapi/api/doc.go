@@ -39,7 +39,14 @@
 //     /api/backups/{key}, POST /api/backups/{key}/restore (§4.2,
 //     superusers; see "Backups"); GET|POST /api/backups/check
 //     (superusers, strongbox's own: the check of the stored archives, see
-//     "Backups")
+//     "Backups"); GET /api/backups/stream (superusers,
+//     strongbox's own: the state of the continuous backup of package
+//     strongbox/backup/stream, while backups.continuous is on:
+//     {enabled, generation, lastShipped, lagMs, behind, restorableFrom,
+//     restorableTo, lastError, lastErrorAt, objects, bytes}; dates as the
+//     logs' are written, "" for none; lagMs is how long changes not yet
+//     shipped have waited, 0 when none wait; "stream" is no archive key,
+//     since every key ends in .zip)
 //   - GET|POST /api/realtime, GET|POST /api/oauth2-redirect and its two
 //     pages (see "Realtime and the OAuth2 popup flow")
 //   - GET /_/… the dashboard's files (package strongbox/httpapi/dashboard;

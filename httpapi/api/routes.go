@@ -93,6 +93,7 @@ func (s *Server) addRoutes() {
 	m.Handle("GET /api/logs/{id}", r(json, s.handleLogView))
 
 	m.Handle("GET /api/backups", r(json, s.handleBackupsList))
+	m.Handle("GET /api/backups/stream", r(json, s.handleBackupStream))
 	m.Handle("POST /api/backups", r(backupLimits(json), s.handleBackupCreate))
 	m.Handle("POST /api/backups/upload", r(uploadLimits(), s.handleBackupUpload))
 	m.Handle("GET /api/backups/check", r(json, s.handleBackupCheckState))

@@ -110,6 +110,9 @@ type Config struct {
 	// BackupCheck runs the check of the stored archives (GET and POST
 	// /api/backups/check); nil = those routes answer 400.
 	BackupCheck BackupCheck
+	// BackupStream reports the state of the continuous backup (GET
+	// /api/backups/stream); nil = off.
+	BackupStream func() StreamState
 }
 
 // Restarter restarts the running server in place: it waits for the
@@ -146,6 +149,7 @@ type Server struct {
 	backups     Backups                   // nil: the backups folder cannot be loaded
 	realtime    *realtime                 // the realtime streams (realtime.go)
 	logExport   func() (otlp.State, bool) // nil: no log export (see Config.LogExport)
+	stream      func() StreamState        // nil: no continuous backup (see Config.BackupStream)
 	metrics     Observer                  // nil: none (Config.Metrics)
 	backupCheck BackupCheck               // nil: none (Config.BackupCheck)
 
@@ -175,6 +179,7 @@ func NewServer(cfg Config) *Server {
 	s.metrics = cfg.Metrics
 	s.logExport = cfg.LogExport
 	s.backupCheck = cfg.BackupCheck
+	s.stream = cfg.BackupStream
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}

@@ -181,6 +181,9 @@ type Server struct {
 	exporter     *otlp.Exporter
 	stopExporter func()
 	appName      atomic.Pointer[string]
+
+	// stream is the continuous backup to the bucket (stream.go).
+	stream streamer
 }
 
 const (
@@ -393,7 +396,8 @@ func (s *Server) useStores(st *Stores) http.Handler {
 	srv := api.NewServer(api.Config{
 		Auth: st.Auth, Logs: st.Logs, Settings: st.Settings, Logger: s.log, Restarter: s,
 		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(), LogExport: s.ExportState,
-		BackupCheck: s.check,
+		BackupCheck:  s.check,
+		BackupStream: s.StreamState,
 	})
 	s.apiServer.Store(srv)
 	s.unfollow = s.subscribeSettings(st, srv)
@@ -414,7 +418,8 @@ func (s *Server) useStores(st *Stores) http.Handler {
 // settings, at once and then on every committed change, before the change
 // is acknowledged (settings.Store.Subscribe): the log store its retention
 // and minimum level (logSettings), the storage of archives backups.s3
-// (followBackups), the auto-backup schedule settings.backups
+// (followBackups), the continuous backup backups.continuous
+// (followStream), the auto-backup schedule settings.backups
 // (autoBackups.reload), the check's schedule checkCron
 // (archiveCheck.reload), the mail queue its transport (followMail), the
 // log export the application's name (followAppName), and the API the
@@ -425,7 +430,7 @@ func (s *Server) subscribeSettings(st *Stores, srv *api.Server) (unsubscribe fun
 	if st.Logs != nil {
 		subs = append(subs, logSettings(st.Logs, s.log))
 	}
-	subs = append(subs, s.followBackups, s.auto.reload, s.check.reload, s.followMail, s.followAppName, srv.ApplySettings)
+	subs = append(subs, s.followBackups, s.followStream, s.auto.reload, s.check.reload, s.followMail, s.followAppName, srv.ApplySettings)
 	cancels := make([]func(), 0, len(subs))
 	for _, fn := range subs {
 		cancels = append(cancels, st.Settings.Subscribe(fn))
@@ -449,6 +454,7 @@ func (s *Server) closeStores() error {
 		s.unfollow()
 		s.unfollow = nil
 	}
+	s.stopStream()
 	s.capMu.Lock()
 	defer s.capMu.Unlock()
 	if s.stores == nil {

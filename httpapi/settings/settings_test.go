@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -373,5 +374,53 @@ func TestBackupsKeep(t *testing.T) {
 	}
 	if got := s.Get().Backups.BackupsKeep; got != want {
 		t.Errorf("after refused changes: %+v, want %+v", got, want)
+	}
+}
+
+// TestBackupsContinuous: backups.continuous needs backups.s3 enabled,
+// retentionDays is 0 (the default, 7 days) to 3650, and a new data dir
+// has it off with 7 days.
+func TestBackupsContinuous(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "s"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if c := s.Get().Backups.Continuous; c.Enabled || c.RetentionDays != 7 || c.Retention() != 7*24*time.Hour {
+		t.Fatalf("default = %+v", c)
+	}
+	bucket := `"s3":{"enabled":true,"bucket":"b","region":"r","endpoint":"http://127.0.0.1:9000","accessKey":"k","secret":"s"}`
+	for _, tt := range []struct {
+		body string
+		want map[string]string // field: code; nil = accepted
+	}{
+		{`{"continuous":{"enabled":true}}`, map[string]string{"enabled": validation.CodeRequired}},
+		{`{"continuous":{"enabled":true,"retentionDays":-1}}`, map[string]string{"enabled": validation.CodeRequired, "retentionDays": validation.CodeMinGreaterEqual}},
+		{`{"continuous":{"retentionDays":3651}}`, map[string]string{"retentionDays": validation.CodeMaxLessEqual}},
+		{`{` + bucket + `,"continuous":{"enabled":true,"retentionDays":0}}`, nil},
+		{`{` + bucket + `,"continuous":{"enabled":true,"retentionDays":30}}`, nil},
+	} {
+		v, err := patch(s, `{"backups":`+tt.body+`}`)
+		got := map[string]string{}
+		if ve, ok := errors.AsType[validation.Errors](err); ok {
+			bk, _ := ve["backups"].(validation.Errors)
+			sec, _ := bk["continuous"].(validation.Errors)
+			for k, v := range sec {
+				got[k] = v.(*validation.Error).Code
+			}
+		} else if err != nil {
+			t.Fatalf("patch(%s) = %v", tt.body, err)
+		} else if !v.Backups.Continuous.Enabled {
+			t.Errorf("patch(%s) accepted but not enabled", tt.body)
+		}
+		if tt.want == nil {
+			tt.want = map[string]string{}
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("patch(%s) errors (-want +got):\n%s", tt.body, diff)
+		}
+	}
+	if got := s.Get().Backups.Continuous.Retention(); got != 30*24*time.Hour {
+		t.Errorf("retention = %v, want 30 days", got)
 	}
 }

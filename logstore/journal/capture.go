@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -19,6 +20,18 @@ type Section struct {
 	Path string
 	// Size is the length of the durable prefix at that instant.
 	Size int64
+	// Ident is the identity of the file's content: it changes when a
+	// compaction replaces the file, and only then.
+	Ident uint64
+	// Marks are the commit marks the file kept at that instant (at most
+	// MaxMarks), the last one ending at Size.
+	Marks []Mark
+	// Prior, if not nil, is the file that the last compaction replaced,
+	// in full (its durable prefix and its marks when it was replaced), if
+	// no capture took it before: a reader of captures uses it to see the
+	// frames committed to the old file after the previous capture. Close
+	// closes it too.
+	Prior *Section
 
 	r     *io.SectionReader
 	once  sync.Once
@@ -37,16 +50,37 @@ func (f *File) Capture() (*Section, error) {
 	f.fdmu.RLock()
 	defer f.fdmu.RUnlock()
 	f.mu.Lock()
-	n, closed := f.committed, f.closed
-	f.mu.Unlock()
-	if closed {
+	defer f.mu.Unlock()
+	if f.closed {
 		return nil, ErrClosed
 	}
+	n := f.committed
 	fd, err := f.fs.OpenFile(f.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("journal: capture %s: %w", f.path, err)
 	}
-	return &Section{Path: f.path, Size: n, r: io.NewSectionReader(fd, 0, n), close: fd.Close}, nil
+	sec := &Section{Path: f.path, Size: n, Ident: f.ident, Marks: f.marks.upTo(n), Prior: f.retired,
+		r: io.NewSectionReader(fd, 0, n), close: fd.Close}
+	f.retired = nil
+	return sec, nil
+}
+
+// retire keeps the file being replaced by a compaction, open, as the
+// Prior of the next Capture; a file retired before and not captured
+// since is closed. The caller holds fdmu exclusively and mu.
+func (f *File) retire() {
+	f.dropRetired()
+	n := f.committed
+	f.retired = &Section{Path: f.path, Size: n, Ident: f.ident, Marks: f.marks.upTo(n),
+		r: io.NewSectionReader(f.fd, 0, n), close: f.fd.Close}
+}
+
+// dropRetired closes the retired file, if any. The caller holds mu.
+func (f *File) dropRetired() {
+	if f.retired != nil {
+		f.retired.Close()
+		f.retired = nil
+	}
 }
 
 // Reader returns a reader of the section's bytes from its start. Each
@@ -64,6 +98,11 @@ func (s *Section) ReadAt(p []byte, off int64) (int, error) {
 // Close closes the descriptor. It may be called more than once, and from
 // several goroutines; every call returns the first call's error.
 func (s *Section) Close() error {
-	s.once.Do(func() { s.err = s.close() })
+	s.once.Do(func() {
+		s.err = s.close()
+		if s.Prior != nil {
+			s.err = errors.Join(s.err, s.Prior.Close())
+		}
+	})
 	return s.err
 }

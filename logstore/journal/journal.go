@@ -95,6 +95,9 @@ type Options struct {
 	// SyncWindow is the durability window the store promises; 0 means
 	// DefaultSyncWindow.
 	SyncWindow time.Duration
+
+	// Now is the clock of the commit marks (Mark); nil means time.Now.
+	Now func() time.Time
 }
 
 // File is an open journal. Its methods are safe for concurrent use.
@@ -124,6 +127,9 @@ type File struct {
 	epoch     uint64     // counts rollbacks to the durable prefix
 	fault     error      // the last storage failure; nil once a write is durable again
 	closed    bool
+	marks     marks    // when the durable prefix grew
+	ident     uint64   // identity of the content: new at Open and at each Compact
+	retired   *Section // the file the last Compact replaced, for the next Capture
 }
 
 func newFile(path string, fd Handle, opts Options) *File {
@@ -137,6 +143,11 @@ func newFile(path string, fd Handle, opts Options) *File {
 	if f.window <= 0 {
 		f.window = DefaultSyncWindow
 	}
+	f.marks.now = opts.Now
+	if f.marks.now == nil {
+		f.marks.now = time.Now
+	}
+	f.ident = newIdentity()
 	return f
 }
 
@@ -197,6 +208,7 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 			return err
 		}
 		f.size, f.committed = HeaderSize, HeaderSize
+		f.marks.add(HeaderSize, false)
 		return nil
 	}
 	s := newScanner(f.fd, size)
@@ -248,6 +260,7 @@ func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 		off = next
 	}
 	f.size, f.committed = size, size
+	f.marks.add(size, size > HeaderSize)
 	return nil
 }
 
@@ -456,6 +469,7 @@ func (f *File) Sync() error {
 	}
 	if end > f.committed {
 		f.committed = end
+		f.marks.add(end, false)
 	}
 	f.fault = nil
 	return nil
@@ -704,10 +718,12 @@ func (f *File) Compact(fill func(w *Writer) error) error {
 		if fd != nil {
 			// The new file has replaced the old one in the directory: from
 			// now on only it may be written, even if the rename is not yet
-			// durable.
-			f.fd.Close()
+			// durable. The old one stays open for the next Capture.
+			f.retire()
 			f.fd = fd
 			f.size, f.committed = size, size
+			f.marks.reset(size)
+			f.ident = newIdentity()
 			f.dirty = false
 			f.epoch++
 			// If the rename may not survive a crash, nothing appended to
@@ -769,6 +785,7 @@ func (f *File) writeNew(fill func(w *Writer) error) (Handle, int64, error) {
 func (f *File) Close() error {
 	return f.withOpen(true, func() error {
 		f.closed = true
+		f.dropRetired()
 		err := f.clean()
 		if err == nil && f.dirSync {
 			err = f.syncDir()
@@ -797,6 +814,7 @@ func (f *File) Close() error {
 func (f *File) Discard() error {
 	return f.withOpen(true, func() error {
 		f.closed = true
+		f.dropRetired()
 		if err := f.fd.Close(); err != nil {
 			return storageError("close", f.path, err)
 		}

@@ -337,6 +337,22 @@ await step('encryption: a field error, a generated identity, an encrypted archiv
   assert(del.status === 204, `delete: ${del.status}`);
 });
 
+await step('continuous backup: its state, and refused without S3', async () => {
+  const off = await page.$eval('.stream .hint', (p) => p.textContent);
+  assert(/Continuous backup is off/.test(off), `the stream section says ${JSON.stringify(off)}`);
+  await expecting(/status of 400/, async () => {
+    await page.click('#f-backups\\.continuous\\.enabled');
+    await submit(page, 'Save settings');
+    await role(page, 'alert', '');
+    const err = await page.$eval('#err-backups\\.continuous\\.enabled', (p) => p.textContent.trim());
+    assert(/needs backups\.s3/.test(err), `the error next to continuous backup: ${JSON.stringify(err)}`);
+    await shot(page, 'stream-refused');
+    await page.click('#f-backups\\.continuous\\.enabled');
+  });
+  const st = JSON.parse((await apiCall(page, 'GET', '/api/backups/stream')).body);
+  assert(st.enabled === false && st.lastShipped === '', `GET /api/backups/stream: ${JSON.stringify(st)}`);
+});
+
 await step('the create button while a backup runs', async () => {
   const p = await browser.newPage();
   p.setDefaultTimeout(wait.timeout);

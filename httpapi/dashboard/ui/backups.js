@@ -12,6 +12,7 @@ import { encryptionForm } from './backupkeys.js';
 import { dateCell } from './dates.js';
 import { busy, h, message, notice } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
+import { streamSection } from './stream.js';
 
 // How often the screen asks /api/health again while a backup or restore
 // runs, and how long a restore's restart may take before the screen gives
@@ -53,7 +54,7 @@ export function backups() {
     h('h1', { tabindex: '-1' }, 'Backups'), slot,
     h('section', { 'aria-labelledby': 'bk-new' }, h('h2', { id: 'bk-new' }, 'New backup'), create.el, uploadForm(screen)),
     h('section', { 'aria-labelledby': 'bk-list' }, h('h2', { id: 'bk-list' }, 'Archives'), panel, list),
-    settingsSection(), checkSection());
+    streamSection(), settingsSection(), checkSection());
   screen.main = main;
   // A banner speaks of the last action: any change on the screen clears it.
   main.addEventListener('input', note.clear);
@@ -422,7 +423,13 @@ function settingsForm(b) {
     forcePathStyle: field('backups.s3.forcePathStyle', 'Force path-style addressing', { type: 'checkbox', attrs: { checked: !!s3.forcePathStyle } }),
   };
   for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) f[k].input.value = s3[k] || '';
-  const fields = [preset, cron, keep, ...kf.fields, ...Object.values(f)];
+  const cont = b.continuous || {};
+  const c = {
+    enabled: field('backups.continuous.enabled', 'Continuous backup to the bucket', { type: 'checkbox', attrs: { checked: !!cont.enabled } }),
+    retentionDays: field('backups.continuous.retentionDays', 'Days of restore points to keep', { type: 'number', attrs: { min: '0', step: '1' } }),
+  };
+  c.retentionDays.input.value = String(cont.retentionDays ?? 7);
+  const fields = [preset, cron, keep, ...kf.fields, ...Object.values(f), ...Object.values(c)];
   const button = h('button', { type: 'submit' }, 'Save settings');
   const el = h('form', { novalidate: true, class: 'settings-form' });
   const slot = notice(el);
@@ -432,6 +439,8 @@ function settingsForm(b) {
     h('fieldset', null, h('legend', null, 'S3 storage'), f.enabled.row, f.bucket.row, f.region.row, f.endpoint.row,
       f.accessKey.row, f.secret.row, h('p', { class: 'hint' }, 'The secret is never shown: leave it empty to keep the stored one.'),
       f.forcePathStyle.row),
+    h('fieldset', null, h('legend', null, 'Continuous backup'), c.enabled.row, c.retentionDays.row,
+      h('p', { class: 'hint' }, 'Ships every change to the S3 bucket above within a second; strongbox restore rebuilds any instant of the kept days from the bucket alone.')),
     slot.slot, h('div', null, button));
   el.addEventListener('submit', async (ev) => {
     ev.preventDefault();
@@ -442,6 +451,7 @@ function settingsForm(b) {
       cronMaxKeep: Number(keep.input.value),
       ...kf.values(),
       s3: { enabled: f.enabled.input.checked, forcePathStyle: f.forcePathStyle.input.checked },
+      continuous: { enabled: c.enabled.input.checked, retentionDays: Number(c.retentionDays.input.value) },
     };
     for (const k of ['bucket', 'region', 'endpoint', 'accessKey']) body.s3[k] = f[k].input.value.trim();
     if (f.secret.input.value) body.s3.secret = f.secret.input.value;
