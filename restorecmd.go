@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,15 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"strongbox/backup"
+	"strongbox/backup/age"
 	"strongbox/backup/s3"
 	"strongbox/backup/stream"
 )
-
-// openIdentity, when set, returns the function that decrypts the objects
-// of an encrypted stream with an age identity (the text of an identity
-// file): the encryption's package sets it. Nil, a restore given an
-// identity fails rather than ignore it.
-var openIdentity func(identity string) (func(io.Reader) (io.Reader, error), error)
 
 // restoreStream runs `strongbox restore s3://BUCKET[/PREFIX] …`: it
 // rebuilds a data dir from the continuous backup in a bucket (package
@@ -98,24 +93,36 @@ func (c cli) listStream(ctx context.Context, opts stream.RestoreOptions) error {
 	return nil
 }
 
-// identity returns the decryption of the stream's objects, nil when no
-// identity is given.
+// identity returns the decryption of the stream's objects with the age
+// identity of --identity-file (an age-keygen file: comments and blank
+// lines skipped) or STRONGBOX_AGE_IDENTITY. Without one, plain objects
+// are read as they are and an encrypted one is refused saying what to
+// give.
 func (c cli) identity(file string) (func(io.Reader) (io.Reader, error), error) {
-	id := c.getenv("STRONGBOX_AGE_IDENTITY")
+	text, from := c.getenv("STRONGBOX_AGE_IDENTITY"), "STRONGBOX_AGE_IDENTITY"
 	if file != "" {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			return nil, fmt.Errorf("--identity-file: %w", err)
 		}
-		id = string(b)
+		text, from = string(b), "--identity-file"
 	}
-	if id == "" {
-		return nil, nil
+	var keys backup.Keys
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		id, err := age.ParseX25519Identity(line)
+		if err != nil {
+			return nil, fmt.Errorf("%s: not an age identity (AGE-SECRET-KEY-1…)", from) // never the key itself
+		}
+		keys.Identities = append(keys.Identities, id)
 	}
-	if openIdentity == nil {
-		return nil, errors.New("this build of strongbox cannot decrypt a stream: no age support")
+	if text != "" && len(keys.Identities) == 0 {
+		return nil, fmt.Errorf("%s: holds no age identity", from)
 	}
-	return openIdentity(id)
+	return keys.Opener(), nil
 }
 
 // parseS3URL splits s3://BUCKET[/PREFIX] into the bucket and the prefix

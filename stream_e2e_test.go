@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	mrand "math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"strongbox/backup/age"
 	"strongbox/backup/s3/s3test"
 	"strongbox/backup/stream"
 	"strongbox/httpapi/app/throwaway"
@@ -115,8 +117,14 @@ func signUps(base string, stop <-chan struct{}, n *atomic.Int64) []signUp {
 // restoreCLI runs `strongbox restore` in this process against g.
 func restoreCLI(t *testing.T, g s3test.Gateway, args ...string) (string, error) {
 	t.Helper()
+	return restoreCLIWith(t, g, "", args...)
+}
+
+// restoreCLIWith is restoreCLI with STRONGBOX_AGE_IDENTITY set to identity.
+func restoreCLIWith(t *testing.T, g s3test.Gateway, identity string, args ...string) (string, error) {
+	t.Helper()
 	var out, errOut syncBuffer
-	env := envOf("AWS_ACCESS_KEY_ID", g.AccessKey, "AWS_SECRET_ACCESS_KEY", g.Secret, "AWS_REGION", g.Region)
+	env := envOf("AWS_ACCESS_KEY_ID", g.AccessKey, "AWS_SECRET_ACCESS_KEY", g.Secret, "AWS_REGION", g.Region, "STRONGBOX_AGE_IDENTITY", identity)
 	err := run(context.Background(), append([]string{"restore", "s3://" + g.Bucket, "--endpoint", g.Endpoint}, args...), env, &out, &errOut)
 	return out.String() + errOut.String(), err
 }
@@ -214,6 +222,84 @@ func TestStreamKill(t *testing.T) {
 	}
 	if out, err := restoreCLI(t, g, "--dir", filepath.Join(t.TempDir(), "x"), "--at", "2001-01-01 00:00:00.000Z"); err == nil || !strings.Contains(err.Error(), "before the oldest restore point") {
 		t.Fatalf("restore --at before the range: %v\n%s", err, out)
+	}
+}
+
+// TestStreamEncrypted: with backups.encryption on, the stream's new
+// generation is age files: nothing written after the change (the
+// identity itself, the new users) is plaintext in the bucket, a restore
+// without the identity is refused saying what to give, and with it
+// (STRONGBOX_AGE_IDENTITY) the data dir comes back whole.
+func TestStreamEncrypted(t *testing.T) {
+	g := s3test.Start(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c := streamChild(t, ctx, g, g.Endpoint)
+	token := streamLogin(t, c.Base)
+	shipped := func() {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			_, out := streamDo(t, http.MethodGet, c.Base+"/api/backups/stream", token, nil)
+			var st struct{ Behind int64 }
+			if json.Unmarshal(out, &st) == nil && st.Behind == 0 && bytes.Contains(out, []byte(`"lastShipped":"2`)) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the stream did not catch up: %s", out)
+			}
+		}
+	}
+	shipped() // a plain generation first: encryption starts another
+	id, err := age.GenerateX25519Identity(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"backups": map[string]any{"encryption": map[string]any{"enabled": true, "identity": id.String()}}})
+	if code, out := streamDo(t, http.MethodPatch, c.Base+"/api/settings", token, body); code != http.StatusOK {
+		t.Fatalf("enable encryption: %d %s", code, out)
+	}
+	var emails []string
+	for i := range 5 {
+		email := fmt.Sprintf("enc%d@example.com", i)
+		b := fmt.Sprintf(`{"email":%q,"password":"password123","passwordConfirm":"password123"}`, email)
+		if code, out := streamDo(t, http.MethodPost, c.Base+"/api/collections/users/records", "", []byte(b)); code != http.StatusOK {
+			t.Fatalf("sign up: %d %s", code, out)
+		}
+		emails = append(emails, email)
+	}
+	shipped()
+	time.Sleep(time.Second) // one more interval: the sign-ups' capture shipped
+	encrypted := 0
+	for _, name := range g.Files(t) {
+		data, err := os.ReadFile(filepath.Join(g.Dir, g.Bucket, filepath.FromSlash(name)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range append([]string{id.String()}, emails...) {
+			if bytes.Contains(data, []byte(secret)) {
+				t.Errorf("%s holds %q in plaintext", name, secret)
+			}
+		}
+		if age.IsEncrypted(data) {
+			encrypted++
+		}
+	}
+	if gens := len(slices.DeleteFunc(g.Files(t), func(n string) bool { return !strings.HasPrefix(n, "stream/gens/") })); encrypted == 0 || gens < 2 {
+		t.Fatalf("%d objects of the stream are age files, in %d generations; want some, in a plain one and an encrypted one", encrypted, gens)
+	}
+	dir := filepath.Join(t.TempDir(), "r")
+	if out, err := restoreCLI(t, g, "--dir", dir); err == nil || !strings.Contains(out+err.Error(), "STRONGBOX_AGE_IDENTITY") {
+		t.Errorf("restore without the identity = %v\n%s; want it refused, naming STRONGBOX_AGE_IDENTITY", err, out)
+	}
+	os.RemoveAll(dir)
+	if out, err := restoreCLIWith(t, g, "# created: today\n"+id.String()+"\n", "--dir", dir); err != nil {
+		t.Fatalf("restore with the identity: %v\n%s", err, out)
+	}
+	users := restoredUsers(t, ctx, dir)
+	for _, e := range emails {
+		if !users[e] {
+			t.Errorf("%s is not restored", e)
+		}
 	}
 }
 

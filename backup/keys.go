@@ -1,6 +1,7 @@
 package backup
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -101,4 +102,37 @@ func (k Keys) open(r io.ReaderAt, size int64) (io.ReaderAt, int64, error) {
 		return nil, 0, invalid("it is encrypted (age) and damaged: %s", err.Error())
 	}
 	return nil, 0, fmt.Errorf("read: %w", unpath(err))
+}
+
+// Sealer is the encryption of the continuous backup's objects (package
+// strongbox/backup/stream's Options.Seal): an age file to the
+// recipients, or nil when the keys encrypt nothing.
+func (k Keys) Sealer() func(io.Writer) (io.WriteCloser, error) {
+	if !k.encrypting() {
+		return nil
+	}
+	return func(w io.Writer) (io.WriteCloser, error) { return age.Encrypt(w, k.Recipients...) }
+}
+
+// Opener is the decryption of the continuous backup's objects (package
+// strongbox/backup/stream's RestoreOptions.Open): an age file is opened
+// with the identities, anything else is read as it is (objects shipped
+// before encryption was on). Each chunk is authenticated before it is
+// read.
+func (k Keys) Opener() func(io.Reader) (io.Reader, error) {
+	return func(r io.Reader) (io.Reader, error) {
+		br := bufio.NewReader(r)
+		head, _ := br.Peek(len("age-encryption.org/v1\n"))
+		if !age.IsEncrypted(head) {
+			return br, nil
+		}
+		if len(k.Identities) == 0 {
+			return nil, errors.New("it is encrypted (age), and no identity was given to open it (STRONGBOX_AGE_IDENTITY or --identity-file)")
+		}
+		d, err := age.Decrypt(br, k.Identities...)
+		if errors.Is(err, age.ErrIncorrectIdentity) {
+			return nil, errors.New("it is encrypted (age) to recipients that the identity given is not among")
+		}
+		return d, err
+	}
 }

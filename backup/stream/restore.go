@@ -125,8 +125,21 @@ func openObject(opts RestoreOptions, r io.Reader) (io.Reader, error) {
 	if opts.Open == nil {
 		return r, nil
 	}
-	return opts.Open(r)
+	p, err := opts.Open(r)
+	if err != nil {
+		return nil, keysError{err}
+	}
+	return p, nil
 }
+
+// keysError is an object that Open could not open: the keys given do
+// not fit the stream (no identity, or another one). It stops the restore
+// at once, rather than pass over the generation or stop it as damaged:
+// an older or shorter state restored in its place would be a surprise.
+type keysError struct{ err error }
+
+func (e keysError) Error() string { return e.err.Error() }
+func (e keysError) Unwrap() error { return e.err }
 
 // Restore rebuilds a data dir at dir, which must not exist or be empty,
 // from the stream in the bucket. It builds the dir beside dir under a
@@ -273,6 +286,9 @@ func (r *restorer) generation(ctx context.Context) (Result, error) {
 			break
 		}
 		h, sum, err := r.object(ctx, seq, prev)
+		if _, ok := errors.AsType[keysError](err); ok {
+			return Result{}, fmt.Errorf("stream: restore: generation %s: object %d: %w", name, seq, err)
+		}
 		if err != nil {
 			if seq == 0 {
 				return Result{}, fmt.Errorf("%w: generation %s: %w", errNoBase, name, err)

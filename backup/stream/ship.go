@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -88,6 +89,9 @@ type Shipper struct {
 	opts   Options
 	cancel context.CancelFunc
 	done   chan struct{}
+	// abandoned: Abandon was called; no capture taken from then on is
+	// shipped.
+	abandoned atomic.Bool
 
 	gen       *genState // nil until a base is shipped
 	lastPrune time.Time
@@ -160,6 +164,17 @@ func (s *Shipper) Stop() {
 	<-s.done
 }
 
+// Abandon stops shipping: no capture taken from now on is shipped, not
+// even a last one. It returns at once (Stop then waits for the end). The
+// caller uses it when the stores' next writes must not reach this
+// shipper's generation (the encryption changed): it calls Abandon while
+// it holds a lock that every capture takes, so that a capture holding
+// those writes can only be taken after the flag is set.
+func (s *Shipper) Abandon() {
+	s.abandoned.Store(true)
+	s.cancel()
+}
+
 // Status returns the shipper's state.
 func (s *Shipper) Status() Status {
 	s.mu.Lock()
@@ -174,7 +189,7 @@ func (s *Shipper) run(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			final, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			if s.gen != nil {
+			if s.gen != nil && !s.abandoned.Load() {
 				s.step(final)
 			}
 			cancel()
@@ -232,6 +247,9 @@ func (s *Shipper) step(ctx context.Context) error {
 		return fmt.Errorf("stream: capture: %w", err)
 	}
 	defer c.Close()
+	if s.abandoned.Load() {
+		return context.Canceled
+	}
 	if s.gen == nil {
 		return s.startGeneration(ctx, c)
 	}

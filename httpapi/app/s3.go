@@ -78,14 +78,20 @@ func storageFor(opts Options, c settings.S3, d *backup.Dir) archiveStore {
 // settings say. Only a listing does without keys.
 func keyedStorage(opts Options, b settings.Backups, d *backup.Dir) archiveStore {
 	cur := storageFor(opts, b.S3, d)
-	id, recipients := b.Encryption.Keys()
+	cur.st = backup.WithKeys(cur.st, archiveKeys(b.Encryption))
+	return cur
+}
+
+// archiveKeys are the age keys of the settings e: the archives' and the
+// continuous backup's.
+func archiveKeys(e settings.Encryption) backup.Keys {
+	id, recipients := e.Keys()
 	var k backup.Keys
 	if id != nil {
 		k.Identities = []age.Identity{id}
 	}
 	k.Recipients = recipients
-	cur.st = backup.WithKeys(cur.st, k)
-	return cur
+	return k
 }
 
 // newBucket is the default Options.ObjectStore: the S3 client of

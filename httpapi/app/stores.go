@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"path/filepath"
 	"time"
@@ -36,10 +35,6 @@ type Options struct {
 	// backup/s3 (newBucket), tests give a fake bucket. The server and the
 	// backup CLI call it with the stored settings.
 	ObjectStore func(settings.S3) (backup.ObjectStore, error)
-
-	// StreamSeal, if set, wraps every object the continuous backup ships
-	// (encryption); nil ships them as they are. See stream.Options.Seal.
-	StreamSeal func(io.Writer) (io.WriteCloser, error)
 
 	// eventLog, if set, is the log of the auth and settings stores
 	// instead of Logger: a running Server's events (Server.log), which

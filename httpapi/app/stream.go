@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"sync"
 
 	"strongbox/backup/stream"
@@ -28,6 +30,10 @@ type streamer struct {
 type streamConf struct {
 	bucket    settings.S3
 	retention int
+	// sealedTo lists the recipients the objects are encrypted to ("" for
+	// none): a change starts a new shipper, whose new generation is
+	// encrypted as the settings now say.
+	sealedTo string
 }
 
 // followStream is the settings subscriber of the continuous backup. It
@@ -37,7 +43,13 @@ type streamConf struct {
 func (s *Server) followStream(v settings.Settings) {
 	c := v.Backups.Continuous
 	on := c.Enabled && v.Backups.S3.Enabled
-	conf := streamConf{bucket: v.Backups.S3, retention: c.RetentionDays}
+	keys := archiveKeys(v.Backups.Encryption)
+	var to []string
+	for _, r := range keys.Recipients {
+		to = append(to, fmt.Sprint(r))
+	}
+	conf := streamConf{bucket: v.Backups.S3, retention: c.RetentionDays, sealedTo: strings.Join(to, ",")}
+	seal := keys.Sealer() // backups.encryption: age, as the archives
 	s.stream.mu.Lock()
 	defer s.stream.mu.Unlock()
 	if s.stream.cur != nil && on && s.stream.conf == conf {
@@ -45,6 +57,12 @@ func (s *Server) followStream(v settings.Settings) {
 	}
 	if old := s.stream.cur; old != nil {
 		s.stream.cur = nil
+		if s.stream.conf.sealedTo != conf.sealedTo {
+			// The encryption changed: nothing committed from now on
+			// (this settings change, which may hold a new identity,
+			// first) may reach the old generation under the old keys.
+			old.Abandon()
+		}
 		go old.Stop()
 	}
 	if !on {
@@ -62,7 +80,7 @@ func (s *Server) followStream(v settings.Settings) {
 	s.stream.conf = conf
 	s.stream.cur = stream.Start(stream.Options{
 		Bucket: obj, Capture: s.streamCapture, Retention: c.Retention(), Logger: s.log, Now: s.now,
-		Seal: s.cfg.StreamSeal,
+		Seal: seal,
 	})
 }
 
