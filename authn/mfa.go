@@ -129,6 +129,17 @@ func (s *Store) finishMFA(c *Collection, r *Record, mfaID, method string, enroll
 	return s.commit(&op{Op: "deleteMFA", ID: m.ID})
 }
 
+// mfaMethod returns the first factor's method of MFA session id, "" for
+// none.
+func (s *Store) mfaMethod(id string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if m, ok := s.mfas[id]; ok {
+		return m.Method
+	}
+	return ""
+}
+
 // dropMFAs removes the MFA sessions that match from memory. The caller
 // holds s.mu.
 func (s *Store) dropMFAs(match func(*mfaEntry) bool) {

@@ -413,3 +413,43 @@ func FuzzOpenTOTP(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTOTPCheck is the store's cost of checking one code, the
+// secret's key derived and opened included, without the journal write
+// that follows a match.
+//
+//	go test ./authn -run - -bench TOTPCheck
+func BenchmarkTOTPCheck(b *testing.B) {
+	clk := &testClock{t: time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)}
+	s := openTestStore(b, b.TempDir()+"/auth.journal", clk)
+	defer s.Close()
+	users, _ := s.Collection(UsersName)
+	users, err := s.UpdateCollection(users, CollectionInput{Values: map[string]any{"totp": map[string]any{"enabled": true}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := "password1"
+	ann, err := s.CreateRecord(b.Context(), users, RecordInput{Values: map[string]any{"email": "ann@example.com", "password": p, "passwordConfirm": p}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	secret, _, err := s.SetupTOTP(users, ann, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	key, _ := totp.DecodeSecret(secret)
+	if _, err := s.ConfirmTOTP(users, ann, totp.Code(key, clk.t)); err != nil {
+		b.Fatal(err)
+	}
+	clk.t = clk.t.Add(totp.Period)
+	code := totp.Code(key, clk.t)
+	users, _ = s.Collection(UsersName)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.totps[ann.ID]
+	for b.Loop() {
+		if _, err := s.checkTOTP(users, e, code, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

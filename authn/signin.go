@@ -71,6 +71,10 @@ type Outcome struct {
 	// first sign-in alerts nobody), and it has an email. Sending the mail
 	// is the caller's.
 	Alert bool
+	// Methods are the factors of a completed sign-in: the first factor's
+	// method and the second's, or the one method without MFA (for the
+	// events and alerts that name them).
+	Methods []string
 }
 
 // SignIn ends every sign-in by a login method, in PocketBase v0.31.0's
@@ -109,6 +113,7 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 		return Outcome{}, err
 	}
 	enrolled := s.enrolledFactors(c, r)
+	methods := []string{in.Method}
 	if mfa || len(enrolled) > 0 {
 		if in.MFAID == "" {
 			id, err := s.beginMFA(c, r, in.Method)
@@ -117,15 +122,17 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 			}
 			return Outcome{MFAID: id}, nil
 		}
+		first := s.mfaMethod(in.MFAID)
 		if err := s.finishMFA(c, r, in.MFAID, in.Method, enrolled); err != nil {
 			return Outcome{}, err
 		}
+		methods = []string{first, in.Method}
 	}
 	token, err := s.NewAuthToken(c, r, true, 0)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", ErrTokenIssue, err)
 	}
-	return Outcome{Token: token, Alert: s.recordOrigin(c, r, in.Origin)}, nil
+	return Outcome{Token: token, Alert: s.recordOrigin(c, r, in.Origin), Methods: methods}, nil
 }
 
 // recordOrigin records origin as an auth origin of r when c's authAlert is

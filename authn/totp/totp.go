@@ -7,6 +7,7 @@ import (
 	"encoding/base32"
 	"encoding/binary"
 	"errors"
+	"hash"
 	"net/url"
 	"strings"
 	"time"
@@ -33,12 +34,18 @@ var ErrSecret = errors.New("totp: the secret is not base32 of 20 bytes")
 // HOTP returns the RFC 4226 code of counter under key: HMAC-SHA1, dynamic
 // truncation (§5.3), Digits decimal digits with leading zeros.
 func HOTP(key []byte, counter uint64) string {
+	return format(hotp(hmac.New(sha1.New, key), counter), Digits)
+}
+
+// hotp is HOTP's truncated value of counter with m, an HMAC-SHA1 of the
+// key, which it resets first.
+func hotp(m hash.Hash, counter uint64) uint32 {
 	var msg [8]byte
+	var sum [sha1.Size]byte
 	binary.BigEndian.PutUint64(msg[:], counter)
-	m := hmac.New(sha1.New, key)
+	m.Reset()
 	m.Write(msg[:])
-	sum := m.Sum(nil)
-	return format(truncate(sum), Digits)
+	return truncate(m.Sum(sum[:0]))
 }
 
 // truncate is RFC 4226's DT: 31 bits read at the offset the last nibble
@@ -49,13 +56,17 @@ func truncate(sum []byte) uint32 {
 }
 
 // format writes the last n decimal digits of v, zero-padded.
-func format(v uint32, n int) string {
-	b := make([]byte, n)
+func format(v uint32, n int) string { return string(appendDigits(make([]byte, 0, n), v, n)) }
+
+// appendDigits appends the last n decimal digits of v, zero-padded, to b.
+func appendDigits(b []byte, v uint32, n int) []byte {
+	b = append(b, make([]byte, n)...)
+	d := b[len(b)-n:]
 	for i := n - 1; i >= 0; i-- {
-		b[i] = byte('0' + v%10)
+		d[i] = byte('0' + v%10)
 		v /= 10
 	}
-	return string(b)
+	return b
 }
 
 // Step returns the TOTP time step of t: the number of whole periods since
@@ -82,11 +93,13 @@ func Verify(key []byte, code string, t time.Time, after int64) (step int64, ok b
 	}
 	now := Step(t)
 	matched := int64(-1)
+	m := hmac.New(sha1.New, key)
+	var buf [Digits]byte
 	for s := now - Skew; s <= now+Skew; s++ {
 		if s < 0 {
 			continue
 		}
-		eq := subtle.ConstantTimeCompare([]byte(HOTP(key, uint64(s))), []byte(code)) == 1
+		eq := subtle.ConstantTimeCompare(appendDigits(buf[:0], hotp(m, uint64(s)), Digits), []byte(code)) == 1
 		if eq && s > after {
 			matched = s
 		}
