@@ -20,7 +20,7 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
 	// file, network or HTTP (see forbiddenStd).
-	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang"},
+	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang", "strongbox/authn/totp"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
 	// api is the HTTP API: routes, handlers, the error envelope and status
 	// codes, over the stores.
@@ -72,6 +72,10 @@ var depsRules = map[string][]string{
 	// oauth2provider is the conformance suite's OAuth2/OIDC provider,
 	// which the OAuth2 tests of the other packages use too: stdlib only.
 	"strongbox/conformance/oauth2provider": {},
+
+	// totp computes and checks authenticator-app codes (RFC 4226/6238):
+	// stdlib only, no state.
+	"strongbox/authn/totp": {},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
@@ -136,6 +140,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/settings":             {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
+	"strongbox/authn/totp":                   {"net/http", "os"},
 	"strongbox/conformance/smtpsink":         {"net/http"},
 }
 

@@ -18,7 +18,8 @@ import (
 // official JavaScript SDK, the client our users point at it
 // (testdata/sdk/check.mjs: sign-in, refresh, impersonation, records, logs,
 // backups with download and upload, account mails, API rules (a
-// rule-filtered list, an authRule refusal), and the errors the SDK
+// rule-filtered list, an authRule refusal), a TOTP second factor through
+// pb.send and pb.authStore.save, and the errors the SDK
 // surfaces). It runs when STRONGBOX_JS_SDK names the SDK (its package dir,
 // or its dist/pocketbase.es.mjs) and node is installed; .ci/run installs
 // both:
@@ -61,7 +62,7 @@ func TestOfficialJSSDK(t *testing.T) {
 		t.Fatalf("the SDK check failed: %v", err)
 	}
 	// Every step reports ok: a script that stops early fails here too.
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != 17 {
-		t.Errorf("%d steps passed, want 17", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != 18 {
+		t.Errorf("%d steps passed, want 18", n)
 	}
 }

@@ -162,7 +162,9 @@ func decodeInto(body []byte, c *Collection) error {
 // built-in fields of an auth collection stay as they are. A token secret
 // left out of the input keeps its value; setting a new one ends every token
 // of that type in the collection. So does an OAuth2 provider's clientSecret
-// (keepClientSecrets).
+// (keepClientSecrets). A new authToken secret is a new key for the
+// records' TOTP secrets too: they are sealed again under it in the same
+// commit (resealTOTPs), so that every authenticator keeps working.
 func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection, error) {
 	body, sent, err := in.decode()
 	if err != nil {
@@ -224,7 +226,15 @@ func (s *Store) UpdateCollection(c *Collection, in CollectionInput) (*Collection
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	if err := s.commit(&op{Op: "collection", Collection: n}); err != nil {
+	ops := []*op{{Op: "collection", Collection: n}}
+	if cur.IsAuth() && n.AuthToken.Secret != cur.AuthToken.Secret {
+		more, err := s.resealTOTPs(cur, n)
+		if err != nil {
+			return nil, err
+		}
+		ops = append(ops, more...)
+	}
+	if err := s.commit(ops...); err != nil {
 		return nil, err
 	}
 	return n, nil

@@ -131,6 +131,52 @@
 // modifiers. For example verified = false || created > @yesterday, or
 // email ~ '@example.com' && level >= 5 (with a custom number field level).
 //
+// # Authenticator apps (TOTP)
+//
+// With an auth collection's totp.enabled (strongbox's own option, off by
+// default; _superusers may have it too), a record may enrol an
+// authenticator app: SetupTOTP draws a secret of 20 random bytes, pending
+// until ConfirmTOTP gets a current code of it, which also returns the
+// record's 10 recovery codes (xxxx-xxxx-xxxx, 59 bits each; stored only
+// as SHA-256 hashes, compared in constant time, each usable once). The
+// codes are package strongbox/authn/totp's: RFC 6238 with SHA-1, 6 digits,
+// 30 s steps, one step of skew either side, the step of the store's
+// injected clock.
+//
+// From confirmation on, every first factor of the record (password, OTP,
+// OAuth2) opens an MFA session as mfa does, even with the collection's
+// mfa off, and the sign-in completes only when one of its two factors is
+// the record's own: AuthWithTOTP takes the session's id and a code (or a
+// recovery code) and SignIn with MethodTOTP consumes the session. With mfa
+// on, a password and an emailed OTP are not enough for such a record
+// (ErrMFAFactor). TOTP is only ever a second factor, and does not count
+// towards mfa's two methods: a record that has not enrolled could never
+// sign in. Turning totp off keeps every record's TOTP but asks for none;
+// turning it on again brings them back.
+//
+// A code is accepted at most once: the record's last accepted step is
+// stored (durably, before the answer), and codes of that step and earlier
+// are refused. Wrong codes are capped in memory: an MFA session dies
+// after 5 (ErrTOTPTooMany, sign in again) and a record takes 10 an hour
+// from all sessions and clients together (TooManyError.RetryAfter), both
+// checked before a code is compared, confirm and disable included; a
+// restart forgets the counts. So someone who has the password guesses
+// the code with odds of about 3 in 100,000 an hour.
+//
+// The secret is sealed with AES-256-GCM under a key drawn by HKDF-SHA256
+// from the collection's authToken secret and id, its collection and record
+// ids as associated data (a sealed secret copied to another record does
+// not open), and is never returned after SetupTOTP. Whoever reads the
+// whole journal reads that secret too, as with the OTPs' hashes; the
+// sealing keeps the secret out of anything that holds the TOTP's frame
+// without the collection's (a copied frame, a dump of the in-memory
+// state). A new authToken secret (set by a superuser, or drawn when
+// authRule changes) ends every token, and UpdateCollection seals every
+// TOTP secret of the collection again under the new key in the same
+// commit, so the authenticators keep working. A password change keeps
+// the TOTP; DisableTOTP with a current or recovery code deletes it, and
+// a superuser may delete another record's without one (force).
+//
 // # OAuth2 sign-in
 //
 // A collection's oauth2.providers are checked when it is saved, each
@@ -200,10 +246,16 @@
 //	{"v":1,"op":"authOrigin","authOrigin":A}: a sign-in origin, A = {id,
 //	collectionId, recordId, fingerprint, created, updated}, unique per
 //	(collectionId, recordId, fingerprint), at most 5 per record,
-//	{"v":1,"op":"deleteAuthOrigin","id":ID}.
+//	{"v":1,"op":"deleteAuthOrigin","id":ID},
+//	{"v":1,"op":"totp","totp":T}: a record's authenticator, T = {recordId,
+//	collectionId, secret, confirmed, lastStep, recovery, created, updated}
+//	where secret is the base64 of the nonce and the AES-256-GCM sealed
+//	secret, lastStep the last step accepted (-1: none) and recovery the hex
+//	SHA-256 of each unused recovery code; one per record,
+//	{"v":1,"op":"deleteTOTP","id":RECORD_ID}.
 //
-// Deleting a record or collection deletes its OTPs, MFA sessions, links and
-// origins, and a record's new password hash ends its MFA sessions and
+// Deleting a record or collection deletes its OTPs, MFA sessions, links,
+// origins and TOTP, and a record's new password hash ends its MFA sessions and
 // origins. C is the collection as the API reports it, with its secrets
 // (token secrets, OAuth2 client secrets); R is Record's JSON: id,
 // collectionId, email, emailVisibility, verified, passwordHash, tokenKey,

@@ -3,6 +3,7 @@ package authn
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -15,6 +16,9 @@ var (
 	ErrMFAOtherRecord = errors.New("authn: MFA session of another record")
 	// ErrMFASameMethod: the second factor used the first one's method.
 	ErrMFASameMethod = errors.New("authn: MFA needs a different method")
+	// ErrMFAFactor: the record has enrolled second factors (TOTP), and
+	// neither factor of the sign-in is one of them.
+	ErrMFAFactor = errors.New("authn: MFA needs one of the record's own second factors")
 )
 
 // ErrMFARule reports an mfa.rule that cannot be evaluated: a collection
@@ -48,6 +52,7 @@ const (
 	MethodPassword = "password"
 	MethodOTP      = "otp"
 	MethodOAuth2   = "oauth2"
+	MethodTOTP     = "totp" // a second factor only: auth-with-totp takes an mfaId
 )
 
 // mfaEntry is an MFA session: record RecordID of CollectionID passed its
@@ -58,6 +63,8 @@ type mfaEntry struct {
 	RecordID     string    `json:"recordId"`
 	Method       string    `json:"method"`
 	Created      time.Time `json:"created"`
+
+	totpFails int // wrong TOTP codes presented with it (memory only)
 }
 
 // expired reports whether the session is past the collection's
@@ -93,9 +100,11 @@ func (s *Store) beginMFA(c *Collection, r *Record, method string) (string, error
 // finishMFA completes MFA session mfaID of c with record r's second
 // factor, method. It returns ErrMFAInvalid for an unknown or expired
 // session (an expired one is deleted), ErrMFAOtherRecord for another
-// record's (of any collection), ErrMFASameMethod when method is the first factor's; otherwise
-// it deletes the session durably (single use) and returns nil.
-func (s *Store) finishMFA(c *Collection, r *Record, mfaID, method string) error {
+// record's (of any collection), ErrMFASameMethod when method is the first factor's,
+// ErrMFAFactor when r has enrolled second factors (enrolled) and neither
+// method is one of them (the session stays usable); otherwise it deletes
+// the session durably (single use) and returns nil.
+func (s *Store) finishMFA(c *Collection, r *Record, mfaID, method string, enrolled []string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m, ok := s.mfas[mfaID]
@@ -114,7 +123,21 @@ func (s *Store) finishMFA(c *Collection, r *Record, mfaID, method string) error 
 	if m.Method == method {
 		return ErrMFASameMethod
 	}
+	if len(enrolled) > 0 && !slices.Contains(enrolled, m.Method) && !slices.Contains(enrolled, method) {
+		return ErrMFAFactor
+	}
 	return s.commit(&op{Op: "deleteMFA", ID: m.ID})
+}
+
+// mfaMethod returns the first factor's method of MFA session id, "" for
+// none.
+func (s *Store) mfaMethod(id string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if m, ok := s.mfas[id]; ok {
+		return m.Method
+	}
+	return ""
 }
 
 // dropMFAs removes the MFA sessions that match from memory. The caller

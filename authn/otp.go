@@ -378,8 +378,8 @@ func (s *Store) dropOTP(id string) {
 	}
 }
 
-// dropRecordAuthState removes the OTPs, MFA sessions, OAuth2 links and
-// sign-in origins of record id from memory: they go with their record. The
+// dropRecordAuthState removes the OTPs, MFA sessions, OAuth2 links,
+// sign-in origins and TOTP of record id from memory: they go with their record. The
 // caller holds s.mu.
 func (s *Store) dropRecordAuthState(id string) {
 	for oid := range s.recOTPs[id] {
@@ -390,6 +390,9 @@ func (s *Store) dropRecordAuthState(id string) {
 	s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == id })
 	s.dropRecordLinks(id)
 	s.dropRecordOrigins(id)
+	s.forget("t:" + id)
+	delete(s.totps, id)
+	delete(s.totpFails, id)
 }
 
 // forget stops counting the frame of key as live. The caller holds s.mu.
@@ -405,6 +408,11 @@ func (s *Store) Sweep() (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now()
+	for id, w := range s.totpFails {
+		if now.Sub(w.start) >= TOTPFailureWindow {
+			delete(s.totpFails, id)
+		}
+	}
 	var ops []*op
 	for id, o := range s.otps {
 		if c, ok := s.cols[o.CollectionID]; !ok || !c.IsAuth() || s.byCol[c.ID][o.RecordID] == nil || (o.durable && o.expired(c, now)) {

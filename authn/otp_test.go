@@ -232,7 +232,7 @@ func TestOTPGoesWithRecord(t *testing.T) {
 		if len(s.otps) != 0 || len(s.mfas) != 0 {
 			t.Errorf("%d OTPs, %d MFA sessions left", len(s.otps), len(s.mfas))
 		}
-		if err := s.finishMFA(c, r, mfa, MethodOTP); !errors.Is(err, ErrMFAInvalid) {
+		if err := s.finishMFA(c, r, mfa, MethodOTP, nil); !errors.Is(err, ErrMFAInvalid) {
 			t.Errorf("MFA session of a deleted record: %v", err)
 		}
 	}
@@ -272,20 +272,20 @@ func TestMFASessions(t *testing.T) {
 		{"used", ann, id, MethodOTP, ErrMFAInvalid},
 	}
 	for _, tt := range tests {
-		if err := s.finishMFA(c, tt.rec, tt.id, tt.method); !errors.Is(err, tt.want) && err != tt.want {
+		if err := s.finishMFA(c, tt.rec, tt.id, tt.method, nil); !errors.Is(err, tt.want) && err != tt.want {
 			t.Errorf("%s: finishMFA = %v, want %v", tt.name, err, tt.want)
 		}
 	}
 	id, _ = s.beginMFA(c, ann, MethodOTP)
 	clk.t = clk.t.Add(1800 * time.Second)
-	if err := s.finishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
+	if err := s.finishMFA(c, ann, id, MethodPassword, nil); !errors.Is(err, ErrMFAInvalid) {
 		t.Errorf("expired: %v, want ErrMFAInvalid", err)
 	}
 	id, _ = s.beginMFA(c, ann, MethodOTP)
 	if _, err := s.SetPassword(t.Context(), c, ann.ID, "password2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.finishMFA(c, ann, id, MethodPassword); !errors.Is(err, ErrMFAInvalid) {
+	if err := s.finishMFA(c, ann, id, MethodPassword, nil); !errors.Is(err, ErrMFAInvalid) {
 		t.Errorf("after a password change: %v, want ErrMFAInvalid", err)
 	}
 }
@@ -315,7 +315,7 @@ func TestOTPCompaction(t *testing.T) {
 	if _, err := s.AuthWithOTP(c, live.id, live.code); err != nil {
 		t.Errorf("live OTP after compaction: %v", err)
 	}
-	if err := s.finishMFA(c, r, mfa, MethodOTP); err != nil {
+	if err := s.finishMFA(c, r, mfa, MethodOTP, nil); err != nil {
 		t.Errorf("MFA session after compaction: %v", err)
 	}
 }

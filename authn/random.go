@@ -78,3 +78,14 @@ func ValidID(s string) bool {
 // address in the one email format (validation.Email) of at most 255 bytes,
 // the length of the record's email field.
 func ValidEmail(s string) bool { return len(s) <= 255 && validation.Email(s) }
+
+// Bytes returns n random bytes.
+func (r *Random) Bytes(n int) ([]byte, error) {
+	b := make([]byte, n)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, err := io.ReadFull(r.src, b); err != nil {
+		return nil, fmt.Errorf("authn: read randomness: %w", err)
+	}
+	return b, nil
+}

@@ -27,7 +27,7 @@ var (
 type SignIn struct {
 	Collection *Collection
 	Record     *Record
-	Method     string // MethodPassword, MethodOTP or MethodOAuth2
+	Method     string // MethodPassword, MethodOTP, MethodOAuth2 or MethodTOTP (second factor only)
 	// MFAID is the MFA session a second factor presents, or "" for a
 	// first factor.
 	MFAID string
@@ -71,6 +71,10 @@ type Outcome struct {
 	// first sign-in alerts nobody), and it has an email. Sending the mail
 	// is the caller's.
 	Alert bool
+	// Methods are the factors of a completed sign-in: the first factor's
+	// method and the second's, or the one method without MFA (for the
+	// events and alerts that name them).
+	Methods []string
 }
 
 // SignIn ends every sign-in by a login method, in PocketBase v0.31.0's
@@ -78,12 +82,16 @@ type Outcome struct {
 //
 //  1. ErrAuthRule when the authRule refuses the request.
 //  2. With MFA required for the record and request (mfaRequired; an error
-//     wrapping ErrMFARule when mfa.rule cannot be evaluated), a first
-//     factor (no MFAID) opens an MFA session and returns its id (a failure
-//     wraps ErrMFABegin); a second factor must present a session of the
-//     same record opened by another method, which it consumes
-//     (ErrMFAInvalid, ErrMFAOtherRecord, ErrMFASameMethod, or the
-//     journal's error).
+//     wrapping ErrMFARule when mfa.rule cannot be evaluated), or second
+//     factors enrolled by the record (a confirmed TOTP while the
+//     collection's totp is on), whatever mfa says, a first factor (no
+//     MFAID) opens an MFA session and returns its id (a failure wraps
+//     ErrMFABegin); a second factor must present a session of the same
+//     record opened by another method, which it consumes (ErrMFAInvalid,
+//     ErrMFAOtherRecord, ErrMFASameMethod, or the journal's error); when
+//     the record enrolled factors, one of the two methods must be one of
+//     them (ErrMFAFactor): a password and an emailed OTP do not pass for
+//     a record that set up an authenticator.
 //  3. The auth token (a failure wraps ErrTokenIssue).
 //  4. The auth origin (in.Origin), when authAlert is enabled, and whether
 //     it warrants the alert mail (Outcome.Alert). Failing to record it is
@@ -104,7 +112,9 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	if mfa {
+	enrolled := s.enrolledFactors(c, r)
+	methods := []string{in.Method}
+	if mfa || len(enrolled) > 0 {
 		if in.MFAID == "" {
 			id, err := s.beginMFA(c, r, in.Method)
 			if err != nil {
@@ -112,15 +122,17 @@ func (s *Store) SignIn(ctx context.Context, in SignIn) (Outcome, error) {
 			}
 			return Outcome{MFAID: id}, nil
 		}
-		if err := s.finishMFA(c, r, in.MFAID, in.Method); err != nil {
+		first := s.mfaMethod(in.MFAID)
+		if err := s.finishMFA(c, r, in.MFAID, in.Method, enrolled); err != nil {
 			return Outcome{}, err
 		}
+		methods = []string{first, in.Method}
 	}
 	token, err := s.NewAuthToken(c, r, true, 0)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%w: %w", ErrTokenIssue, err)
 	}
-	return Outcome{Token: token, Alert: s.recordOrigin(c, r, in.Origin)}, nil
+	return Outcome{Token: token, Alert: s.recordOrigin(c, r, in.Origin), Methods: methods}, nil
 }
 
 // recordOrigin records origin as an auth origin of r when c's authAlert is

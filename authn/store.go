@@ -79,6 +79,8 @@ type Store struct {
 	recLinks       map[string]map[string]*ExternalAuth // record id → provider → link
 	origins        map[string]*AuthOrigin              // sign-in origins by id
 	recOrigins     map[string]map[string]*AuthOrigin   // record id → origin id → origin
+	totps          map[string]*totpEntry               // authenticators by record id
+	totpFails      map[string]*failWindow              // record id → its wrong TOTP codes (memory only)
 
 	resend resendGuard // the account flows' resend throttle (flows.go)
 
@@ -109,13 +111,14 @@ type Store struct {
 // written before the field existed, in version 1.
 type op struct {
 	V            int           `json:"v"`
-	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin"
+	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin", "totp", "deleteTOTP"
 	Collection   *Collection   `json:"collection,omitempty"`
 	Record       *Record       `json:"record,omitempty"`
 	OTP          *otpEntry     `json:"otp,omitempty"`
 	MFA          *mfaEntry     `json:"mfa,omitempty"`
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 	AuthOrigin   *AuthOrigin   `json:"authOrigin,omitempty"`
+	TOTP         *totpEntry    `json:"totp,omitempty"`
 	ID           string        `json:"id,omitempty"`
 }
 
@@ -142,8 +145,9 @@ func (o *op) check() error {
 		o.ExternalAuth.CollectionID != "" && o.ExternalAuth.Provider != "" && o.ExternalAuth.ProviderID != "":
 	case o.Op == "authOrigin" && o.AuthOrigin != nil && o.AuthOrigin.ID != "" && o.AuthOrigin.RecordID != "" &&
 		o.AuthOrigin.CollectionID != "" && o.AuthOrigin.Fingerprint != "":
+	case o.Op == "totp" && o.TOTP != nil && o.TOTP.RecordID != "" && o.TOTP.CollectionID != "" && o.TOTP.Secret != "":
 	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" ||
-		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin") && o.ID != "":
+		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin" || o.Op == "deleteTOTP") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -182,6 +186,8 @@ func Open(path string, opts Options) (*Store, error) {
 		recLinks:       map[string]map[string]*ExternalAuth{},
 		origins:        map[string]*AuthOrigin{},
 		recOrigins:     map[string]map[string]*AuthOrigin{},
+		totps:          map[string]*totpEntry{},
+		totpFails:      map[string]*failWindow{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -435,6 +441,10 @@ func opKey(o *op) string {
 		return "a:" + o.AuthOrigin.ID
 	case "deleteAuthOrigin":
 		return "a:" + o.ID
+	case "totp":
+		return "t:" + o.TOTP.RecordID
+	case "deleteTOTP":
+		return "t:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -534,6 +544,12 @@ func (s *Store) apply(o *op, size int64) {
 		s.addOrigin(o.AuthOrigin)
 	case "deleteAuthOrigin":
 		s.dropOrigin(o.ID)
+		return
+	case "totp":
+		s.totps[o.TOTP.RecordID] = o.TOTP
+	case "deleteTOTP":
+		delete(s.totps, o.ID)
+		delete(s.totpFails, o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -639,6 +655,11 @@ func (s *Store) compact() error {
 		}
 		for _, o := range sortedByID(s.origins) {
 			if err := add(&op{Op: "authOrigin", AuthOrigin: o}); err != nil {
+				return err
+			}
+		}
+		for _, t := range sortedByID(s.totps) {
+			if err := add(&op{Op: "totp", TOTP: t}); err != nil {
 				return err
 			}
 		}

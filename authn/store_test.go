@@ -25,7 +25,7 @@ type testClock struct{ t time.Time }
 
 func (c *testClock) Now() time.Time { return c.t }
 
-func openTestStore(t *testing.T, path string, clk *testClock) *Store {
+func openTestStore(t testing.TB, path string, clk *testClock) *Store {
 	t.Helper()
 	h, err := NewHasher(bcrypt.MinCost, 2)
 	if err != nil {

@@ -182,7 +182,7 @@ func TestSystemMFAOTPRecords(t *testing.T) {
 	if _, err := s2.AuthWithOTP(c, otpID, code); !errors.Is(err, ErrOTPInvalid) {
 		t.Errorf("sign-in with a deleted OTP = %v, want ErrOTPInvalid", err)
 	}
-	if err := s2.finishMFA(c, ann, mfaID, MethodOTP); !errors.Is(err, ErrMFAInvalid) {
+	if err := s2.finishMFA(c, ann, mfaID, MethodOTP, nil); !errors.Is(err, ErrMFAInvalid) {
 		t.Errorf("MFA with a deleted session = %v, want ErrMFAInvalid", err)
 	}
 	if n, m := len(s2.OTPRecords()), len(s2.MFARecords()); n != 0 || m != 0 {

@@ -10,7 +10,8 @@ import (
 // Requirements is the whole suite, in the order it runs: errors, headers
 // and body limit, hostile clients (issue 8), password login, records
 // (sign-up, access), collections, system collections, tokens (refresh,
-// tampering, impersonation, file tokens), auth-methods, OTP and MFA, OAuth2
+// tampering, impersonation, file tokens), auth-methods, OTP and MFA, TOTP
+// (issue 34's authenticator apps, totp.go), OAuth2
 // sign-in, the account flows (account_flows.go), settings, rate limits and
 // the login throttle, logs and log secrecy, then backups. Issue 19 adds,
 // after the records, the refusals of input that would otherwise be
@@ -53,6 +54,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	authMethodsRequirements,
 	otpRequirements,
 	mfaRequirements,
+	totpRequirements,
 	oauth2Requirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"strongbox/authn"
@@ -90,7 +91,7 @@ func mfaIDOf(r *http.Request, b *body) (string, error) {
 const msgMFARequired = "mfa required"
 
 // signIn is the end of every sign-in by a login method (password, OTP,
-// OAuth2) whose first factor passed: authn.Store.SignIn decides, and this
+// OAuth2, or TOTP as a second factor) whose factor passed: authn.Store.SignIn decides, and this
 // renders its outcome. A completed sign-in answers the §2.6 result, with
 // meta (OAuth2's; nil leaves it out); a first factor on a collection with
 // MFA answers 401 with exactly {"mfaId": …}, after its effects (an OAuth2
@@ -113,6 +114,7 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collect
 		return nil
 	}
 	if out.Alert {
+		s.log.Info("sign-in from a new location: alert mailed", "collection", c.Name, "record", rec.ID, "method", strings.Join(out.Methods, "+"))
 		s.sendAuthAlert(r, c, rec)
 	}
 	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true, c.IsSuperusers()), Token: out.Token})
@@ -143,7 +145,7 @@ func signInError(err error) error {
 		return errBadRequest(msgMFAInvalid, err)
 	case errors.Is(err, authn.ErrMFAOtherRecord):
 		return errBadRequest(msgMFAOtherRecord, err)
-	case errors.Is(err, authn.ErrMFASameMethod):
+	case errors.Is(err, authn.ErrMFASameMethod), errors.Is(err, authn.ErrMFAFactor):
 		return errBadRequest(msgMFASameMethod, err)
 	case errors.Is(err, authn.ErrTokenIssue):
 		return newError(http.StatusInternalServerError, "Failed to create auth token.", err)
@@ -246,6 +248,10 @@ type authMethods struct {
 		Enabled  bool  `json:"enabled"`
 		Duration int64 `json:"duration"`
 	} `json:"otp"`
+	// TOTP is strongbox's own (authenticator apps, second factor only).
+	TOTP struct {
+		Enabled bool `json:"enabled"`
+	} `json:"totp"`
 	AuthProviders    []any `json:"authProviders"`
 	UsernamePassword bool  `json:"usernamePassword"`
 	EmailPassword    bool  `json:"emailPassword"`
@@ -272,6 +278,7 @@ func (s *Server) handleAuthMethods(w http.ResponseWriter, r *http.Request) error
 	if c.OTP.Enabled {
 		m.OTP.Enabled, m.OTP.Duration = true, c.OTP.Duration
 	}
+	m.TOTP.Enabled = c.TOTP.Enabled
 	if c.OAuth2.Enabled && !c.IsSuperusers() {
 		if m.OAuth2.Providers, err = s.oauth2Providers(c); err != nil {
 			return err

@@ -21,6 +21,9 @@
 //     confirm-email-change (see "Account flows")
 //   - POST /api/collections/{c}/request-otp, auth-with-otp (§4.5, §5; see
 //     "One-time passwords and MFA")
+//   - POST /api/collections/{c}/auth-with-totp, GET …/totp, POST
+//     …/totp/setup, …/totp/confirm, …/totp/disable (strongbox's own; see
+//     "Authenticator apps (TOTP)")
 //   - POST /api/collections/{c}/auth-with-oauth2; the OAuth2 links as GET
 //     /api/collections/_externalAuths/records, GET|DELETE
 //     …/_externalAuths/records/{id} (§4.5; see "OAuth2 sign-in")
@@ -615,6 +618,62 @@
 // about 1,000 per second sequentially; password then OTP on an MFA
 // collection: 1.5 ms (bcrypt, cost 4 in the benchmark) and 0.6 ms medians.
 //
+// # Authenticator apps (TOTP)
+//
+// Beyond PocketBase: an auth collection's option totp {enabled} (off by
+// default, _superusers too) lets its records enrol an authenticator app
+// as a second factor; auth-methods reports it as totp.enabled. The codes,
+// the sealing of the secret, the caps and what needs a second factor are
+// package strongbox/authn's ("Authenticator apps (TOTP)"). A PocketBase
+// SDK calls these routes with pb.send and stores the result of
+// auth-with-totp with pb.authStore.save(token, record).
+//
+//   - GET /api/collections/{c}/totp (the record's own token): 200
+//     {"enabled","pending","recoveryCodes"} (unused recovery codes, a
+//     count). 401 without a token, 403 for a token of another collection,
+//     404 for no such auth collection, as auth-refresh answers them.
+//   - POST …/totp/setup (own token): 200 {"secret": BASE32, "uri":
+//     "otpauth://totp/APP:EMAIL?secret=…&issuer=APP"} (APP: the settings'
+//     meta.appName), pending until confirmed; the only answer that ever
+//     holds the secret. A new setup replaces a pending one. 403 "The
+//     collection is not configured to allow TOTP authentication." when
+//     totp is off; 400 "TOTP is already enabled for this account." once
+//     confirmed.
+//   - POST …/totp/confirm {"code"} (own token): 200 {"recoveryCodes":
+//     [10 × "xxxx-xxxx-xxxx"]}, shown this once; 400 "Invalid TOTP code.",
+//     400 "There is no TOTP setup to confirm.", data.code
+//     validation_required or validation_length_out_of_range (over 71
+//     bytes).
+//   - POST …/totp/disable {"code"} (own token; a current code or a
+//     recovery code, none for a pending setup) or, by a superuser,
+//     {"recordId"} (no code: the way back for a record that lost its
+//     authenticator and its recovery codes): 204; 400 "TOTP is not enabled
+//     for this account.", 400 "Invalid TOTP code."; 403 "Only superusers
+//     can perform this action." for recordId from anyone else; 404 for no
+//     such record.
+//   - POST …/auth-with-totp {"code"} with mfaId (query or body, required):
+//     the second factor of the MFA sign-in that a record with a confirmed
+//     TOTP is always asked for after any first factor (password, OTP,
+//     OAuth2: 401 {"mfaId"}), even with mfa off. 200 the §2.6 result;
+//     "Invalid or expired MFA session." and "Invalid MFA session." (a
+//     session of another collection) as the other second factors; 400
+//     "Invalid TOTP code." (wrong, already used, or a used recovery code);
+//     400 "TOTP is not enabled for this account."; 403 when totp is off.
+//     With mfa on, such a record cannot complete with an emailed OTP or
+//     another method that is not its own: 400 "A different authentication
+//     method is required.", the session staying usable for the code.
+//   - 429 "Too many attempts, please try again later." (throttle "totp"):
+//     an MFA session after 5 wrong codes (sign in again), a record after
+//     10 within an hour from anywhere (Retry-After: the rest of the hour),
+//     counted before the code is compared; confirm and disable count too.
+//
+// Events: "totp enabled", "totp disabled", "totp disabled by a
+// superuser" (with the superuser's id and email) and "sign-in from a new
+// location: alert mailed" (with the methods, e.g. password+totp) are info
+// events; "totp recovery code used" (with the codes left) and "totp: too
+// many wrong codes" (with the client's address) warnings. The metrics
+// count auth-with-totp as the sign-in method totp.
+//
 // # OAuth2 sign-in
 //
 // Sign-in with an OAuth2 or OpenID Connect provider (§4.5, §5 rules 4, 5,
@@ -861,7 +920,8 @@
 // authWithPassword and auth (auth-with-password), requestOTP
 // (request-otp), authWithOTP and auth (auth-with-otp, whose own attempt
 // limit, above, applies besides), authWithOAuth2 and auth
-// (auth-with-oauth2), the account flows' (see "Account flows"), and list,
+// (auth-with-oauth2), authWithTOTP and auth (auth-with-totp), totp (the
+// totp routes), the account flows' (see "Account flows"), and list,
 // create, view, update and delete on the records routes. Superusers are never limited. A change applies at once, with
 // fresh counters.
 //

@@ -54,6 +54,12 @@ var collectionRoutes = map[string]collectionRoute{
 	"POST /api/collections/{collection}/request-otp":        {[]string{"requestOTP"}, true},
 	"POST /api/collections/{collection}/auth-with-otp":      {[]string{"authWithOTP", "auth"}, true},
 	"POST /api/collections/{collection}/auth-with-oauth2":   {[]string{"authWithOAuth2", "auth"}, true},
+	// strongbox's own routes, tagged in PocketBase's manner.
+	"POST /api/collections/{collection}/auth-with-totp": {[]string{"authWithTOTP", "auth"}, true},
+	"GET /api/collections/{collection}/totp":            {[]string{"totp"}, true},
+	"POST /api/collections/{collection}/totp/setup":     {[]string{"totp"}, true},
+	"POST /api/collections/{collection}/totp/confirm":   {[]string{"totp"}, true},
+	"POST /api/collections/{collection}/totp/disable":   {[]string{"totp"}, true},
 
 	"POST /api/collections/{collection}/request-verification":   {[]string{"requestVerification"}, true},
 	"POST /api/collections/{collection}/confirm-verification":   {[]string{"confirmVerification"}, true},

@@ -13,8 +13,10 @@
 // #/auth/confirm-password-reset/TOKEN, …), so bookmarks and mail links
 // carry over. It has:
 //
-//   - sign-in as a superuser (password, then the emailed code when MFA is
-//     on for _superusers), sign-out, and the forgotten password
+//   - sign-in as a superuser (password, then, when a second factor is
+//     asked: the authenticator app's code or a recovery code when
+//     _superusers has totp on, with "Email me a code instead" when it has
+//     OTP too, else the emailed code), sign-out, and the forgotten password
 //     (#/request-password-reset, #/confirm-password-reset/TOKEN);
 //   - the public pages the account mails link to, no sign-in needed:
 //     #/auth/confirm-verification/TOKEN, #/auth/confirm-password-reset/TOKEN
@@ -61,7 +63,12 @@
 //     server gives in Strongbox-Outbox-File). Field errors show next to
 //     their field; every date shows as the API writes it (UTC), the local
 //     time on hover (dates.js), and a form's banner is cleared when the
-//     form changes or the next action starts (dom.notice);
+//     form changes or the next action starts (dom.notice); security
+//     (#/settings/security): the superuser's own authenticator app: set up
+//     (the otpauth URI as a QR code drawn by qr.js, a hand-written encoder:
+//     byte mode, level M, versions 1 to 10; the key as text), confirmed
+//     by a code, the ten recovery codes shown once, or turned off with a
+//     code or a recovery code;
 //   - the auth collections (#/collections), in PocketBase's shape: the
 //     collections in a sidebar (searchable; a new one is created there, the
 //     name then cleared and the creation said), the chosen one's records as
@@ -109,7 +116,7 @@
 // /_/ carries the Content-Security-Policy [CSP], X-Content-Type-Options:
 // nosniff and Referrer-Policy: no-referrer; data is always shown as text,
 // never as HTML. The sign-in screen loads at most every file of the app:
-// 66,039 bytes compressed for all 27 (the budget is 200 KB;
+// 73,321 bytes compressed for all 29 (the budget is 200 KB;
 // TestLoginPageWeight prints the figure). A path under /_/ that is no file
 // of it is the JSON 404 ([ErrNotFound]). As in PocketBase, a file served
 // is not written to the request log (an error is).
@@ -133,6 +140,13 @@
 //     compared with the API's), upload with the progress bar, the
 //     settings, delete, and a restore that brings back the data as at the
 //     backup.
+//   - TestDashboardTOTPBrowser (totp.mjs): TOTP turned on for
+//     _superusers in its options, the superuser's enrolment in
+//     #/settings/security (Escape cancels a setup and gives the focus
+//     back; a wrong code is refused; ten recovery codes), then a sign-in
+//     with the password and a code the script computes from the key
+//     shown; with STRONGBOX_ZBARIMG, zbarimg decodes the QR code drawn
+//     to the otpauth URI.
 //   - TestDashboardSettingsBrowser (settings.mjs): the settings screens'
 //     fields, an invalid URL's error, and SMTP pointed at an SMTP sink that
 //     requires the password, then a test email sent to it.

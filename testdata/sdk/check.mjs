@@ -202,6 +202,49 @@ await step('authRule refusal', async () => {
   assert(r.record.id === userId, 'sign-in after the authRule is lifted');
 });
 
+// totpCode is RFC 6238's code of step for a base32 secret (HMAC-SHA1,
+// 6 digits), computed here as an authenticator app would.
+async function totpCode(secret, step) {
+  const { createHmac } = await import('node:crypto');
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+  let bits = '';
+  for (const ch of secret) bits += alphabet.indexOf(ch).toString(2).padStart(5, '0');
+  const key = Buffer.from(bits.match(/.{8}/g).map((b) => parseInt(b, 2)));
+  const msg = Buffer.alloc(8);
+  msg.writeBigUInt64BE(BigInt(step));
+  const sum = createHmac('sha1', key).update(msg).digest();
+  const off = sum[sum.length - 1] & 0x0f;
+  return String((sum.readUInt32BE(off) & 0x7fffffff) % 1000000).padStart(6, '0');
+}
+
+await step('totp second factor with pb.send', async () => {
+  await pb.collections.update('users', { totp: { enabled: true } });
+  try {
+    // A fresh token: the authRule change above ended the earlier ones.
+    await user.collection('users').authWithPassword(userEmail, userPassword);
+    // listAuthMethods asks for ?fields=mfa,otp,password,oauth2 only.
+    const m = await user.send('/api/collections/users/auth-methods', {});
+    assert(m.totp && m.totp.enabled === true, 'auth-methods totp.enabled');
+    const setup = await user.send('/api/collections/users/totp/setup', { method: 'POST' });
+    assert(/^[A-Z2-7]{32}$/.test(setup.secret) && setup.uri.startsWith('otpauth://totp/'), JSON.stringify(setup));
+    const now = Math.floor(Date.now() / 1000 / 30);
+    const confirmed = await user.send('/api/collections/users/totp/confirm', { method: 'POST', body: { code: await totpCode(setup.secret, now) } });
+    assert(confirmed.recoveryCodes.length === 10, JSON.stringify(confirmed));
+    const client = new PocketBase(base);
+    const e = await expectError(() => client.collection('users').authWithPassword(userEmail, userPassword), 401);
+    assert(typeof e.response.mfaId === 'string' && e.response.mfaId !== '', JSON.stringify(e.response));
+    const r = await client.send('/api/collections/users/auth-with-totp', {
+      method: 'POST', query: { mfaId: e.response.mfaId }, body: { code: await totpCode(setup.secret, now + 1) },
+    });
+    client.authStore.save(r.token, r.record);
+    assert(client.authStore.isValid && client.authStore.record.id === userId, 'the auth store after auth-with-totp');
+    const rr = await client.collection('users').authRefresh();
+    assert(rr.record.id === userId && client.authStore.token === rr.token, 'authRefresh after auth-with-totp');
+  } finally {
+    await pb.collections.update('users', { totp: { enabled: false } });
+  }
+});
+
 await step('delete the user', async () => {
   assert(await pb.collection('users').delete(userId) === true, 'delete');
   await expectError(() => pb.collection('users').getOne(userId), 404);

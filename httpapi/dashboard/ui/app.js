@@ -8,6 +8,7 @@ import * as pages from './pages.js';
 import { backups } from './backups.js';
 import { appSettings, mailSettings } from './settings.js';
 import { collectionsPage } from './collections.js';
+import { security } from './security.js';
 
 const nav = [
   ['#/logs', 'Logs'],
@@ -57,6 +58,7 @@ function resolve(path) {
   if (path === '/settings/backups') return shell(path, backups());
   if (path === '/settings') return shell(path, appSettings());
   if (path === '/settings/mail') return shell(path, mailSettings());
+  if (path === '/settings/security') return shell(path, security());
   if (path === '/collections') return shell(path, collectionsPage());
   return '#/logs';
 }

@@ -1,6 +1,6 @@
 // The Options tab of an auth collection's settings, in sections each
 // saved on its own with PATCH /api/collections/{id} (only its keys):
-// password auth and its identity fields, OTP, MFA and its rule, OAuth2
+// password auth and its identity fields, OTP, MFA and its rule, TOTP, OAuth2
 // (colloauth.js), the new-login alert, the token durations and the mail
 // templates. Labels are words ("Auth token duration"), the API's name
 // in a hint (authToken.duration). Also: creating, renaming and deleting
@@ -27,6 +27,8 @@ const sections = [
   ['Multi-factor authentication (MFA)', 'Ask for a second method after a first sign-in.', [
     ['mfa.enabled', 'MFA enabled', 'bool'], ['mfa.duration', 'Time to give the second factor (seconds)', 'number'],
     ['mfa.rule', 'Applies to (a rule; empty: every record)', 'text']]],
+  ['Authenticator app (TOTP)', 'Records may set up an authenticator app; each one that has is asked for its code after every sign-in, MFA or not.', [
+    ['totp.enabled', 'TOTP enabled', 'bool']]],
   ['New login alert', 'Mail a record when it signs in from a new place.', [['authAlert.enabled', 'New login alert enabled', 'bool']]],
   ['Token durations', 'How long each kind of token lasts.', tokens.map(([t, l]) => [`${t}.duration`, `${l} duration (seconds)`, 'number'])],
   ['Mail templates', 'Placeholders: {APP_NAME}, {APP_URL}, {TOKEN}, {OTP}, {OTP_ID}, {RECORD:fieldName}.',
@@ -106,7 +108,7 @@ function optionsSection(c, [title, hint, spec], saved) {
 export function optionsTab(c, saved) {
   const forms = sections.map((s) => optionsSection(c, s, saved));
   const mail = h('details', { class: 'opt-mail' }, h('summary', null, 'Mail templates'), forms.pop());
-  return h('div', { class: 'opts' }, forms.slice(0, 3), oauth2Form(c), forms.slice(3), mail);
+  return h('div', { class: 'opts' }, forms.slice(0, 4), oauth2Form(c), forms.slice(4), mail);
 }
 
 // renameForm renames c; saved(c) follows with the collection answered.

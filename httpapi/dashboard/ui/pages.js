@@ -1,5 +1,6 @@
 // The pages of this version: sign in (with the code step when the
-// superusers' MFA asks for it), forgotten password, the superuser's and
+// superusers' MFA asks for it: the authenticator app's code when
+// superusers may have one, else or on request a mailed code), forgotten password, the superuser's and
 // the public confirm pages the account mails link to. Each returns {title,
 // node}.
 
@@ -65,7 +66,7 @@ function page(title, ...children) {
 let pending = null;
 
 export function login() {
-  if (pending) return otpStep(pending);
+  if (pending) return pending.totp ? totpStep(pending) : otpStep(pending);
   const f = form({
     fields: [
       { name: 'identity', label: 'Email', type: 'email', autocomplete: 'username' },
@@ -77,14 +78,56 @@ export function login() {
         signedIn(await api('POST', collectionPath(superusers, 'auth-with-password'), { identity: v.identity, password: v.password }, guest));
       } catch (err) {
         if (!(err instanceof APIError && err.status === 401 && typeof err.body.mfaId === 'string')) throw err;
-        const otp = await api('POST', collectionPath(superusers, 'request-otp'), { email: v.identity }, guest);
-        pending = { mfaId: err.body.mfaId, otpId: otp && otp.otpId, email: v.identity };
-        window.dispatchEvent(new HashChangeEvent('hashchange'));
+        // An authenticator app first, when superusers may have one: the
+        // answer does not say which second factor is asked for.
+        const methods = await api('GET', collectionPath(superusers, 'auth-methods'), undefined, guest).catch(() => null);
+        const otp = !!(methods && methods.otp && methods.otp.enabled);
+        if (methods && methods.totp && methods.totp.enabled === true) {
+          pending = { mfaId: err.body.mfaId, email: v.identity, totp: true, otp };
+          window.dispatchEvent(new HashChangeEvent('hashchange'));
+          return;
+        }
+        await emailCode({ mfaId: err.body.mfaId, email: v.identity });
       }
     },
   });
   return page('Sign in', f.el,
     h('p', { class: 'links' }, h('a', { href: '#/request-password-reset' }, 'Forgotten password?')));
+}
+
+// emailCode asks for a mailed code for the MFA sign-in p and shows the
+// code step.
+async function emailCode(p) {
+  const otp = await api('POST', collectionPath(superusers, 'request-otp'), { email: p.email }, guest);
+  pending = { mfaId: p.mfaId, otpId: otp && otp.otpId, email: p.email };
+  window.dispatchEvent(new HashChangeEvent('hashchange'));
+}
+
+// startOver is the sign-in's way back to its first step.
+function startOver() {
+  return h('button', { type: 'button', class: 'plain', onclick: () => { pending = null; window.dispatchEvent(new HashChangeEvent('hashchange')); } }, 'Start over');
+}
+
+// totpStep asks for the code of the superuser's authenticator app, or a
+// recovery code; when the account has no app and superusers have OTP, it
+// falls back to the mailed code (and offers it from the start).
+function totpStep(p) {
+  const f = form({
+    fields: [{ name: 'code', label: 'Authenticator code', type: 'text', autocomplete: 'one-time-code' }],
+    submit: 'Sign in',
+    onSubmit: async (v) => {
+      try {
+        signedIn(await api('POST', collectionPath(superusers, 'auth-with-totp'), { code: v.code, mfaId: p.mfaId }, guest));
+      } catch (err) {
+        if (p.otp && err instanceof APIError && err.status === 400 && err.message === 'TOTP is not enabled for this account.') return emailCode(p);
+        throw err;
+      }
+    },
+  });
+  const mail = p.otp ? h('button', { type: 'button', class: 'plain', onclick: () => emailCode(p).catch((err) => f.show(message('alert', err.message))) }, 'Email me a code instead') : null;
+  return page('Enter the code',
+    h('p', { class: 'hint' }, 'Type the code your authenticator app shows, or one of your recovery codes.'),
+    f.el, h('p', { class: 'links' }, startOver(), ' ', mail));
 }
 
 function otpStep(p) {
@@ -95,10 +138,9 @@ function otpStep(p) {
       signedIn(await api('POST', collectionPath(superusers, 'auth-with-otp'), { otpId: p.otpId, password: v.password, mfaId: p.mfaId }, guest));
     },
   });
-  const restart = h('button', { type: 'button', class: 'plain', onclick: () => { pending = null; window.dispatchEvent(new HashChangeEvent('hashchange')); } }, 'Start over');
   return page('Enter the code',
     h('p', { class: 'hint' }, 'A sign-in code was sent to ', h('strong', null, p.email), '.'),
-    f.el, h('p', { class: 'links' }, restart));
+    f.el, h('p', { class: 'links' }, startOver()));
 }
 
 function signedIn(res) {

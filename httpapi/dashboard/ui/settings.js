@@ -46,13 +46,18 @@ function page(title, cls, forms, load) {
   const alert = h('div', { class: 'messages' });
   const node = h('main', { class: `page settings ${cls}` },
     h('h1', { tabindex: '-1' }, title),
-    h('nav', { class: 'subnav', 'aria-label': 'Settings' }, h('ul', null,
-      h('li', null, h('a', { href: '#/settings', 'aria-current': cls === 'app' ? 'page' : null }, 'Application')),
-      h('li', null, h('a', { href: '#/settings/mail', 'aria-current': cls === 'mail' ? 'page' : null }, 'Mail')))),
-    alert, forms);
+    settingsNav(cls), alert, forms);
   api('GET', '/api/settings').then((v) => load(v || {}))
     .catch((err) => alert.replaceChildren(message('alert', err.message)));
   return { title, node };
+}
+
+// settingsNav is the Settings screens' own navigation, cls the current
+// one's (app, mail, security).
+export function settingsNav(cls) {
+  const link = (href, key, text) => h('li', null, h('a', { href, 'aria-current': cls === key ? 'page' : null }, text));
+  return h('nav', { class: 'subnav', 'aria-label': 'Settings' }, h('ul', null,
+    link('#/settings', 'app', 'Application'), link('#/settings/mail', 'mail', 'Mail'), link('#/settings/security', 'security', 'Security')));
 }
 
 // section returns a form in a section with a heading.
