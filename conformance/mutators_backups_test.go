@@ -118,6 +118,26 @@ var backupsMutators = []mutator{
 		}
 		res.write(w)
 	})},
+	// The stream's state is answered to guests too.
+	{"stream-state-open", []string{"BKP-STREAM-001"}, when(route(http.MethodGet, "/api/backups/stream"), func(x *front, w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "" {
+			w.Header().Set("Content-Type", "application/json")
+			w.Write([]byte(`{"enabled":false,"lastShipped":"","restorableFrom":"","restorableTo":"","lastError":"","lagMs":0}`))
+			return
+		}
+		x.forward(r).write(w)
+	})},
+	// Continuous backup without the bucket is taken: the refusal is
+	// answered with the settings.
+	{"stream-without-bucket", []string{"BKP-STREAM-002"}, when(settingsPatch, func(x *front, w http.ResponseWriter, r *http.Request) {
+		res := x.forward(r)
+		if res.status == 400 && bytes.Contains(res.body, []byte(`"continuous"`)) {
+			get := r.Clone(r.Context())
+			get.Method, get.Body, get.GetBody, get.ContentLength = http.MethodGet, nil, nil, 0
+			res = x.forward(get)
+		}
+		res.write(w)
+	})},
 	{"backups-list-descending", []string{"BKP-LIST-501"}, editList(slices.Reverse)},
 	{"backups-modified-iso", []string{"BKP-LIST-001"}, editList(func(list []any) {
 		for _, e := range list {

@@ -63,6 +63,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	settingsMailRequirements,
 	settingsS3Requirements,
 	backupKeepRequirements,
+	backupStreamRequirements,
 	rateLimitRequirements,
 	logsRequirements,
 	logSecrecyRequirements,
