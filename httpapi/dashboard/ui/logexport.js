@@ -4,9 +4,7 @@
 // is and what it did since the start. exportRows and exportSummary are
 // pure (no DOM): Node's test runner imports them.
 
-import { api } from './api.js';
-import { dateCell } from './dates.js';
-import { busy, h, message } from './dom.js';
+import { statePanel } from './statepanel.js';
 
 // offText is the one line shown when the export is off.
 export const offText = 'Export is off. Set OTEL_EXPORTER_OTLP_LOGS_ENDPOINT (or OTEL_EXPORTER_OTLP_ENDPOINT) ' +
@@ -54,42 +52,12 @@ export function exportRows(s) {
   ];
 }
 
-function valueNode(v) {
-  if (typeof v === 'string') return v;
-  if (v.text === undefined) return dateCell(v.date);
-  return [v.text, v.date ? [' (', dateCell(v.date), ')'] : null];
-}
-
 // logExport returns the section showing the export's state, with a
 // Refresh button; it loads it at once.
 export function logExport() {
-  const body = h('div', { class: 'export-state', 'aria-live': 'polite' });
-  const refresh = h('button', { type: 'button', class: 'plain' }, 'Refresh');
-  const el = h('section', { class: 'log-export', 'aria-labelledby': 'log-export-h', 'aria-busy': 'true' },
-    h('div', { class: 'export-head' }, h('h3', { id: 'log-export-h' }, 'Log export (OTLP)'), refresh), body);
-  const show = (s) => {
-    const rows = exportRows(s);
-    if (!rows) {
-      body.replaceChildren(h('p', { class: 'export-off' }, offText));
-      return;
-    }
-    body.replaceChildren(h('p', { class: 'export-summary' }, exportSummary(s)),
-      h('dl', { class: 'fields' }, rows.map(([label, v, hint]) => [
-        h('dt', null, label),
-        h('dd', null, valueNode(v), hint ? h('span', { class: 'export-hint' }, hint) : null),
-      ])));
-  };
-  const load = async () => {
-    el.setAttribute('aria-busy', 'true');
-    try {
-      show(await api('GET', '/api/logs/export'));
-    } catch (err) {
-      body.replaceChildren(message('alert', err.message));
-    } finally {
-      el.removeAttribute('aria-busy');
-    }
-  };
-  refresh.addEventListener('click', () => busy(refresh, load));
-  load();
-  return el;
+  return statePanel({
+    path: '/api/logs/export', title: 'Log export (OTLP)', id: 'log-export-h', level: 'h3',
+    cls: { section: 'log-export', body: 'export-state', head: 'export-head', summary: 'export-summary', fields: 'fields', hint: 'export-hint', off: 'export-off' },
+    rows: exportRows, summary: exportSummary, offText,
+  });
 }

@@ -4,9 +4,7 @@
 // restore can reach and the last error. streamRows and streamSummary are
 // pure (no DOM): Node's test runner imports them.
 
-import { api } from './api.js';
-import { dateCell } from './dates.js';
-import { busy, h, message } from './dom.js';
+import { statePanel } from './statepanel.js';
 
 // offText is the one line shown when continuous backup is off.
 export const offText = 'Continuous backup is off. Enable S3 storage and continuous backup below to ship every ' +
@@ -61,42 +59,12 @@ export function streamRows(s) {
   ];
 }
 
-function valueNode(v) {
-  if (typeof v === 'string') return v;
-  if (v.text === undefined) return dateCell(v.date);
-  return [v.text, v.date ? [' (', dateCell(v.date), ')'] : null];
-}
-
 // streamSection returns the section showing the state, with a Refresh
 // button; it loads it at once.
 export function streamSection() {
-  const body = h('div', { class: 'stream-state', 'aria-live': 'polite' });
-  const refresh = h('button', { type: 'button', class: 'plain' }, 'Refresh');
-  const el = h('section', { class: 'stream', 'aria-labelledby': 'bk-stream', 'aria-busy': 'true' },
-    h('div', { class: 'stream-head' }, h('h2', { id: 'bk-stream' }, 'Continuous backup'), refresh), body);
-  const show = (s) => {
-    const rows = streamRows(s);
-    if (!rows) {
-      body.replaceChildren(h('p', { class: 'hint' }, offText));
-      return;
-    }
-    body.replaceChildren(h('p', { class: 'stream-summary' }, streamSummary(s)),
-      h('dl', { class: 'stream-fields' }, rows.map(([label, v, hint]) => [
-        h('dt', null, label),
-        h('dd', null, valueNode(v), hint ? h('span', { class: 'stream-hint' }, hint) : null),
-      ])));
-  };
-  const load = async () => {
-    el.setAttribute('aria-busy', 'true');
-    try {
-      show(await api('GET', '/api/backups/stream'));
-    } catch (err) {
-      body.replaceChildren(message('alert', err.message));
-    } finally {
-      el.removeAttribute('aria-busy');
-    }
-  };
-  refresh.addEventListener('click', () => busy(refresh, load));
-  load();
-  return el;
+  return statePanel({
+    path: '/api/backups/stream', title: 'Continuous backup', id: 'bk-stream', level: 'h2',
+    cls: { section: 'stream', body: 'stream-state', head: 'stream-head', summary: 'stream-summary', fields: 'stream-fields', hint: 'stream-hint', off: 'hint' },
+    rows: streamRows, summary: streamSummary, offText,
+  });
 }
