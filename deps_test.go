@@ -20,11 +20,11 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
 	// file, network or HTTP (see forbiddenStd).
-	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang"},
+	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang", "strongbox/authn/webauthn"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
 	// api is the HTTP API: routes, handlers, the error envelope and status
 	// codes, over the stores.
-	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
+	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/webauthn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
@@ -72,6 +72,12 @@ var depsRules = map[string][]string{
 	// oauth2provider is the conformance suite's OAuth2/OIDC provider,
 	// which the OAuth2 tests of the other packages use too: stdlib only.
 	"strongbox/conformance/oauth2provider": {},
+
+	// webauthn verifies WebAuthn ceremonies (CBOR, COSE keys,
+	// attestation, assertions): stdlib only, no HTTP server nor store.
+	"strongbox/authn/webauthn": {},
+	// webauthntest is a software authenticator for tests.
+	"strongbox/authn/webauthntest": {"strongbox/authn/webauthn"},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
@@ -124,6 +130,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/httpapi/settings":             {"net/http"},
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
+	"strongbox/authn/webauthn":               {"net/http"},
 	"strongbox/conformance/smtpsink":         {"net/http"},
 }
 
