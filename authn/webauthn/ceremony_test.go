@@ -63,7 +63,10 @@ func TestRegistration(t *testing.T) {
 		{name: "ok", rp: testRP},
 		{name: "packed self attestation", rp: testRP, spoil: func(a *webauthntest.Authenticator, ch []byte) []byte { a.Format = "packed"; return ch }},
 		{name: "packed with a bad signature", rp: testRP, wantErr: webauthn.ErrAttestation,
-			spoil: func(a *webauthntest.Authenticator, ch []byte) []byte { a.Format, a.TamperSignature = "packed", true; return ch }},
+			spoil: func(a *webauthntest.Authenticator, ch []byte) []byte {
+				a.Format, a.TamperSignature = "packed", true
+				return ch
+			}},
 		{name: "other challenge", rp: testRP, wantErr: webauthn.ErrChallenge, spoil: func(a *webauthntest.Authenticator, ch []byte) []byte { return challenge() }},
 		{name: "wrong origin", rp: testRP, wantErr: webauthn.ErrClientData,
 			spoil: func(a *webauthntest.Authenticator, ch []byte) []byte { a.Origin = "http://evil.example"; return ch }},
