@@ -60,6 +60,7 @@ type AuthOptions struct {
 	PasswordAuth               PasswordAuth `json:"passwordAuth"`
 	MFA                        MFA          `json:"mfa"`
 	OTP                        OTP          `json:"otp"`
+	Passkey                    PasskeyAuth  `json:"passkey"`
 	AuthToken                  TokenConfig  `json:"authToken"`
 	PasswordResetToken         TokenConfig  `json:"passwordResetToken"`
 	EmailChangeToken           TokenConfig  `json:"emailChangeToken"`

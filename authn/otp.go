@@ -390,6 +390,7 @@ func (s *Store) dropRecordAuthState(id string) {
 	s.dropMFAs(func(m *mfaEntry) bool { return m.RecordID == id })
 	s.dropRecordLinks(id)
 	s.dropRecordOrigins(id)
+	s.dropRecordPasskeys(id)
 }
 
 // forget stops counting the frame of key as live. The caller holds s.mu.

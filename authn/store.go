@@ -81,6 +81,7 @@ type Store struct {
 	recOrigins     map[string]map[string]*AuthOrigin   // record id → origin id → origin
 
 	resend resendGuard // the account flows' resend throttle (flows.go)
+	pk     passkeys    // passkeys and their challenges (passkey.go)
 
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
@@ -109,13 +110,14 @@ type Store struct {
 // written before the field existed, in version 1.
 type op struct {
 	V            int           `json:"v"`
-	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin"
+	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin", "passkey", "deletePasskey"
 	Collection   *Collection   `json:"collection,omitempty"`
 	Record       *Record       `json:"record,omitempty"`
 	OTP          *otpEntry     `json:"otp,omitempty"`
 	MFA          *mfaEntry     `json:"mfa,omitempty"`
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 	AuthOrigin   *AuthOrigin   `json:"authOrigin,omitempty"`
+	Passkey      *Passkey      `json:"passkey,omitempty"`
 	ID           string        `json:"id,omitempty"`
 }
 
@@ -142,8 +144,9 @@ func (o *op) check() error {
 		o.ExternalAuth.CollectionID != "" && o.ExternalAuth.Provider != "" && o.ExternalAuth.ProviderID != "":
 	case o.Op == "authOrigin" && o.AuthOrigin != nil && o.AuthOrigin.ID != "" && o.AuthOrigin.RecordID != "" &&
 		o.AuthOrigin.CollectionID != "" && o.AuthOrigin.Fingerprint != "":
+	case o.Op == "passkey" && o.Passkey.valid():
 	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" ||
-		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin") && o.ID != "":
+		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin" || o.Op == "deletePasskey") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -435,6 +438,10 @@ func opKey(o *op) string {
 		return "a:" + o.AuthOrigin.ID
 	case "deleteAuthOrigin":
 		return "a:" + o.ID
+	case "passkey":
+		return "p:" + o.Passkey.ID
+	case "deletePasskey":
+		return "p:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -534,6 +541,11 @@ func (s *Store) apply(o *op, size int64) {
 		s.addOrigin(o.AuthOrigin)
 	case "deleteAuthOrigin":
 		s.dropOrigin(o.ID)
+		return
+	case "passkey":
+		s.addPasskey(o.Passkey)
+	case "deletePasskey":
+		s.dropPasskey(o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -639,6 +651,11 @@ func (s *Store) compact() error {
 		}
 		for _, o := range sortedByID(s.origins) {
 			if err := add(&op{Op: "authOrigin", AuthOrigin: o}); err != nil {
+				return err
+			}
+		}
+		for _, p := range s.allPasskeys() {
+			if err := add(&op{Op: "passkey", Passkey: p}); err != nil {
 				return err
 			}
 		}
