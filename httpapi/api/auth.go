@@ -246,6 +246,9 @@ type authMethods struct {
 		Enabled  bool  `json:"enabled"`
 		Duration int64 `json:"duration"`
 	} `json:"otp"`
+	Passkey struct {
+		Enabled bool `json:"enabled"`
+	} `json:"passkey"`
 	AuthProviders    []any `json:"authProviders"`
 	UsernamePassword bool  `json:"usernamePassword"`
 	EmailPassword    bool  `json:"emailPassword"`
@@ -272,6 +275,7 @@ func (s *Server) handleAuthMethods(w http.ResponseWriter, r *http.Request) error
 	if c.OTP.Enabled {
 		m.OTP.Enabled, m.OTP.Duration = true, c.OTP.Duration
 	}
+	m.Passkey.Enabled = c.Passkey.Enabled
 	if c.OAuth2.Enabled && !c.IsSuperusers() {
 		if m.OAuth2.Providers, err = s.oauth2Providers(c); err != nil {
 			return err

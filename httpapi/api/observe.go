@@ -30,6 +30,7 @@ var signInRoutes = map[string]string{
 	"POST /api/collections/{collection}/auth-with-password": "password",
 	"POST /api/collections/{collection}/auth-with-otp":      "otp",
 	"POST /api/collections/{collection}/auth-with-oauth2":   "oauth2",
+	"POST /api/collections/{collection}/auth-with-passkey":  "passkey",
 }
 
 // observe tells the Observer how the request r ended.
