@@ -53,6 +53,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	authMethodsRequirements,
 	otpRequirements,
 	mfaRequirements,
+	passkeyRequirements,
 	oauth2Requirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,
