@@ -8,12 +8,14 @@ import * as pages from './pages.js';
 import { backups } from './backups.js';
 import { appSettings, mailSettings } from './settings.js';
 import { collectionsPage } from './collections.js';
+import { passkeysPage } from './passkey.js';
 
 const nav = [
   ['#/logs', 'Logs'],
   ['#/collections', 'Collections'],
   ['#/settings', 'Settings'],
   ['#/settings/backups', 'Backups'],
+  ['#/passkeys', 'Passkeys'],
 ];
 
 // Public pages with a token: the pattern's prefix (before the token) and
@@ -58,6 +60,7 @@ function resolve(path) {
   if (path === '/settings') return shell(path, appSettings());
   if (path === '/settings/mail') return shell(path, mailSettings());
   if (path === '/collections') return shell(path, collectionsPage());
+  if (path === '/passkeys') return shell(path, passkeysPage());
   return '#/logs';
 }
 

@@ -4,8 +4,9 @@
 // node}.
 
 import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
-import { busy, h, message, notice } from './dom.js';
+import { busy, h, message, notice, stylesheet } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
+import { signInWithPasskey, supported as passkeySupported } from './passkey.js';
 
 const superusers = '_superusers';
 const invalidToken = 'Invalid or expired token.';
@@ -83,8 +84,28 @@ export function login() {
       }
     },
   });
-  return page('Sign in', f.el,
+  return page('Sign in', f.el, passkeyButton(f.show),
     h('p', { class: 'links' }, h('a', { href: '#/request-password-reset' }, 'Forgotten password?')));
+}
+
+// passkeyButton is the login page's "Sign in with a passkey", when the
+// browser can: usernameless, as a superuser. A superuser whose MFA asks
+// for a second method is told to sign in with the password (its code
+// step needs the email, which a passkey does not give).
+function passkeyButton(show) {
+  if (!passkeySupported()) return null;
+  stylesheet('passkey.css');
+  const button = h('button', { type: 'button', class: 'plain passkey-signin' }, 'Sign in with a passkey');
+  button.addEventListener('click', () => busy(button, async () => {
+    show(null);
+    try {
+      signedIn(await signInWithPasskey(superusers));
+    } catch (err) {
+      const mfa = err instanceof APIError && err.status === 401 && typeof err.body.mfaId === 'string';
+      show(message('alert', mfa ? 'This account asks for a second method: sign in with your password and code.' : err.message));
+    }
+  }));
+  return h('div', { class: 'passkey-row' }, button);
 }
 
 function otpStep(p) {
