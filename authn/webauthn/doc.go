@@ -54,6 +54,14 @@
 // PublicKeyCredential.parseCreationOptionsFromJSON and toJSON() speak them
 // as they are. Responses are at most 32 KiB and a user handle 64 bytes.
 //
+// Cost of one assertion's verification (client data, authenticator data,
+// the COSE key parsed, the signature; go test ./authn/webauthn -run '^$'
+// -bench VerifyAssertion -benchtime 3000x -count 5), best of five on a
+// shared 2-vCPU machine under a load average of 12, so an upper bound:
+// ES256 120 µs (2.9 KB, 39 allocations), EdDSA 131 µs (1.7 KB, 21), RS256
+// 2048 bits 58 µs (3.4 KB, 31). A sign-in adds one journal write (the
+// counter), whose fsync costs more than any of them.
+//
 // Package strongbox/authn/webauthntest is a software authenticator for
 // tests.
 package webauthn
