@@ -24,6 +24,10 @@
 //   - POST /api/collections/{c}/auth-with-oauth2; the OAuth2 links as GET
 //     /api/collections/_externalAuths/records, GET|DELETE
 //     …/_externalAuths/records/{id} (§4.5; see "OAuth2 sign-in")
+//   - POST /api/collections/{c}/passkeys/register/options,
+//     passkeys/register, GET …/passkeys, DELETE …/passkeys/{id}, POST
+//     …/auth-with-passkey/options, auth-with-passkey (strongbox's own; see
+//     "Passkeys")
 //   - GET|POST /api/collections, GET|PATCH|DELETE /api/collections/{c}
 //     (superusers; auth collections, PocketBase's option names)
 //   - GET|POST /api/collections/{c}/records, GET|PATCH|DELETE
