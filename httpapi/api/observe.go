@@ -18,7 +18,7 @@ type Observer interface {
 	// /api/collections/{collection}/records; "" when no route matched),
 	// the status code sent and the time from arrival to answer.
 	Request(method, route string, status int, d time.Duration)
-	// SignIn: a sign-in by a login method (password, otp, oauth2) and its
+	// SignIn: a sign-in by a login method (password, otp, oauth2, passkey) and its
 	// outcome (success, mfa_required, failure, throttled, error).
 	SignIn(method, outcome string)
 	// Refused: a 429 of a limit (rate_limit, login, otp, mail, busy, other).
