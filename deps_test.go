@@ -20,11 +20,11 @@ var depsRules = map[string][]string{
 	"strongbox/backup/cron":       {},
 	// authn compiles mfa.rule with filterlang, a leaf that touches no
 	// file, network or HTTP (see forbiddenStd).
-	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang", "strongbox/authn/totp"},
+	"strongbox/authn":    {"strongbox/logstore/journal", "strongbox/authn/validation", "strongbox/authn/lowprio", "strongbox/filterlang", "strongbox/authn/totp", "strongbox/authn/webauthn"},
 	"strongbox/logstore": {"strongbox/logstore/journal", "strongbox/filterlang"},
 	// api is the HTTP API: routes, handlers, the error envelope and status
 	// codes, over the stores.
-	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
+	"strongbox/httpapi/api": {"strongbox/backup", "strongbox/authn", "strongbox/authn/webauthn", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/filterlang", "strongbox/httpapi/settings", "strongbox/httpapi/ratelimit", "strongbox/httpapi/dashboard"},
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
@@ -76,6 +76,11 @@ var depsRules = map[string][]string{
 	// totp computes and checks authenticator-app codes (RFC 4226/6238):
 	// stdlib only, no state.
 	"strongbox/authn/totp": {},
+	// webauthn verifies WebAuthn ceremonies (CBOR, COSE keys,
+	// attestation, assertions): stdlib only, no HTTP server nor store.
+	"strongbox/authn/webauthn": {},
+	// webauthntest is a software authenticator for tests.
+	"strongbox/authn/webauthntest": {"strongbox/authn/webauthn"},
 
 	// mail sends mail (SMTP or .eml files): stdlib only.
 	"strongbox/authn/mail": {},
@@ -141,6 +146,7 @@ var forbiddenStd = map[string][]string{
 	"strongbox/authn/validation":             {"net/http"},
 	"strongbox/authn/mail":                   {"net/http"},
 	"strongbox/authn/totp":                   {"net/http", "os"},
+	"strongbox/authn/webauthn":               {"net/http"},
 	"strongbox/conformance/smtpsink":         {"net/http"},
 }
 

@@ -27,6 +27,12 @@ import (
 //	npm install --prefix /tmp/sdk pocketbase@0.26.9
 //	STRONGBOX_JS_SDK=/tmp/sdk/node_modules/pocketbase go test -run TestOfficialJSSDK -v .
 func TestOfficialJSSDK(t *testing.T) {
+	runSDKScript(t, "check.mjs", 18)
+}
+
+// runSDKScript runs testdata/sdk/NAME under node against a throwaway
+// strongbox, and requires steps steps to report ok.
+func runSDKScript(t *testing.T, name string, steps int) {
 	sdk := os.Getenv("STRONGBOX_JS_SDK")
 	if sdk == "" {
 		t.Skip("no SDK: set STRONGBOX_JS_SDK to an installed pocketbase npm package (.ci/run installs one)")
@@ -48,7 +54,7 @@ func TestOfficialJSSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tw.Stop()
-	script, err := filepath.Abs(filepath.Join("testdata", "sdk", "check.mjs"))
+	script, err := filepath.Abs(filepath.Join("testdata", "sdk", name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,12 +63,21 @@ func TestOfficialJSSDK(t *testing.T) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err = cmd.Run()
-	t.Logf("node check.mjs:\n%s", out.String())
+	t.Logf("node %s:\n%s", name, out.String())
 	if err != nil {
 		t.Fatalf("the SDK check failed: %v", err)
 	}
 	// Every step reports ok: a script that stops early fails here too.
-	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != 18 {
-		t.Errorf("%d steps passed, want 18", n)
+	if n := len(regexp.MustCompile(`(?m)^ok `).FindAllIndex(out.Bytes(), -1)); n != steps {
+		t.Errorf("%d steps passed, want %d", n, steps)
 	}
+}
+
+// TestOfficialJSSDKPasskey signs in with a passkey through the official
+// JavaScript SDK (testdata/sdk/passkey.mjs): pb.send to the passkey
+// routes with a software authenticator in Node (WebCrypto ECDSA P-256),
+// pb.authStore.save of the answer, then authRefresh; a replay is refused.
+// It runs and skips as TestOfficialJSSDK does.
+func TestOfficialJSSDKPasskey(t *testing.T) {
+	runSDKScript(t, "passkey.mjs", 4)
 }

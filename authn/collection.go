@@ -61,6 +61,7 @@ type AuthOptions struct {
 	MFA                        MFA          `json:"mfa"`
 	OTP                        OTP          `json:"otp"`
 	TOTP                       TOTP         `json:"totp"`
+	Passkey                    PasskeyAuth  `json:"passkey"`
 	AuthToken                  TokenConfig  `json:"authToken"`
 	PasswordResetToken         TokenConfig  `json:"passwordResetToken"`
 	EmailChangeToken           TokenConfig  `json:"emailChangeToken"`

@@ -363,7 +363,7 @@ func validateAuthOptions(c *Collection, errs validation.Errors, known authFields
 	}
 	if o.MFA.Enabled {
 		n := 0
-		for _, on := range []bool{o.PasswordAuth.Enabled, o.OTP.Enabled, o.OAuth2.Enabled} {
+		for _, on := range []bool{o.PasswordAuth.Enabled, o.OTP.Enabled, o.OAuth2.Enabled, o.Passkey.Enabled} {
 			if on {
 				n++
 			}

@@ -205,6 +205,29 @@
 // its password. Only an email the provider says is verified matches or is
 // stored. Deleting a record deletes its links.
 //
+// # Passkeys
+//
+// With passkey.enabled (off by default; _superusers may use it too), a
+// record registers WebAuthn credentials and signs in with them (method
+// "passkey": one method for MFA, user verification or not). The checks of
+// the ceremonies are package strongbox/authn/webauthn's; the store keeps
+// the passkeys (journal op "passkey", with their record) and the
+// challenges: 32 random bytes each, for one ceremony of one collection
+// (and, for a registration, one record), used up by the first answer
+// whatever it is, refused after PasskeyChallengeTTL (5 minutes), at most
+// MaxPasskeyChallenges outstanding (the oldest dropped past it), in memory
+// only (a restart ends the ceremonies under way). The user handle is the
+// record id; a record has at most MaxPasskeys (20). Sign-in options for an
+// identity list its record's passkeys; an identity no record has, or a
+// record without passkeys, gets one made-up credential id (HMAC-SHA256 of
+// the identity under the collection's auth token secret), the same at every
+// request, so the answer does not tell who has an account (a record with
+// several passkeys does list several). A counter that does not increase
+// (unless both it and the stored one are 0) is logged as a possibly cloned
+// authenticator and refused; every sign-in saves the new counter and the
+// time of use (one journal write). Registrations, deletions and refused
+// sign-ins are logged (info and warn events).
+//
 // # Passwords
 //
 // Passwords are 8 to 71 characters, as PocketBase's password field takes
@@ -253,9 +276,16 @@
 //	secret, lastStep the last step accepted (-1: none) and recovery the hex
 //	SHA-256 of each unused recovery code; one per record,
 //	{"v":1,"op":"deleteTOTP","id":RECORD_ID}.
+//	{"v":1,"op":"passkey","passkey":P}: a passkey, P = {id, collectionId,
+//	recordId, credentialId, publicKey (the COSE_Key), alg, signCount,
+//	transports, name, created, lastUsed}, byte strings in standard base64,
+//	unique per (collectionId, credentialId),
+//	{"v":1,"op":"deletePasskey","id":ID}.
 //
-// Deleting a record or collection deletes its OTPs, MFA sessions, links,
-// origins and TOTP, and a record's new password hash ends its MFA sessions and
+// (A strongbox older than TOTP or passkeys refuses a journal holding
+// their ops as malformed: it does not know them.) Deleting a record or
+// collection deletes its OTPs, MFA sessions, links, origins, TOTP and
+// passkeys, and a record's new password hash ends its MFA sessions and
 // origins. C is the collection as the API reports it, with its secrets
 // (token secrets, OAuth2 client secrets); R is Record's JSON: id,
 // collectionId, email, emailVisibility, verified, passwordHash, tokenKey,

@@ -393,6 +393,7 @@ func (s *Store) dropRecordAuthState(id string) {
 	s.forget("t:" + id)
 	delete(s.totps, id)
 	delete(s.totpFails, id)
+	s.dropRecordPasskeys(id)
 }
 
 // forget stops counting the frame of key as live. The caller holds s.mu.

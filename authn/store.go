@@ -83,6 +83,7 @@ type Store struct {
 	totpFails      map[string]*failWindow              // record id → its wrong TOTP codes (memory only)
 
 	resend resendGuard // the account flows' resend throttle (flows.go)
+	pk     passkeys    // passkeys and their challenges (passkey.go)
 
 	pending   sync.WaitGroup // OTP writes and mails started by RequestOTP; Close waits for them
 	stopSweep func()         // stops the sweeper; nil when none runs
@@ -111,7 +112,7 @@ type Store struct {
 // written before the field existed, in version 1.
 type op struct {
 	V            int           `json:"v"`
-	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin", "totp", "deleteTOTP"
+	Op           string        `json:"op"` // "collection", "deleteCollection", "record", "deleteRecord", "otp", "deleteOTP", "mfa", "deleteMFA", "externalAuth", "deleteExternalAuth", "authOrigin", "deleteAuthOrigin", "totp", "deleteTOTP", "passkey", "deletePasskey"
 	Collection   *Collection   `json:"collection,omitempty"`
 	Record       *Record       `json:"record,omitempty"`
 	OTP          *otpEntry     `json:"otp,omitempty"`
@@ -119,6 +120,7 @@ type op struct {
 	ExternalAuth *ExternalAuth `json:"externalAuth,omitempty"`
 	AuthOrigin   *AuthOrigin   `json:"authOrigin,omitempty"`
 	TOTP         *totpEntry    `json:"totp,omitempty"`
+	Passkey      *Passkey      `json:"passkey,omitempty"`
 	ID           string        `json:"id,omitempty"`
 }
 
@@ -146,8 +148,9 @@ func (o *op) check() error {
 	case o.Op == "authOrigin" && o.AuthOrigin != nil && o.AuthOrigin.ID != "" && o.AuthOrigin.RecordID != "" &&
 		o.AuthOrigin.CollectionID != "" && o.AuthOrigin.Fingerprint != "":
 	case o.Op == "totp" && o.TOTP != nil && o.TOTP.RecordID != "" && o.TOTP.CollectionID != "" && o.TOTP.Secret != "":
+	case o.Op == "passkey" && o.Passkey.valid():
 	case (o.Op == "deleteCollection" || o.Op == "deleteRecord" || o.Op == "deleteOTP" || o.Op == "deleteMFA" ||
-		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin" || o.Op == "deleteTOTP") && o.ID != "":
+		o.Op == "deleteExternalAuth" || o.Op == "deleteAuthOrigin" || o.Op == "deleteTOTP" || o.Op == "deletePasskey") && o.ID != "":
 	default:
 		return fmt.Errorf("malformed change %q", o.Op)
 	}
@@ -445,6 +448,10 @@ func opKey(o *op) string {
 		return "t:" + o.TOTP.RecordID
 	case "deleteTOTP":
 		return "t:" + o.ID
+	case "passkey":
+		return "p:" + o.Passkey.ID
+	case "deletePasskey":
+		return "p:" + o.ID
 	}
 	return "r:" + o.ID
 }
@@ -550,6 +557,10 @@ func (s *Store) apply(o *op, size int64) {
 	case "deleteTOTP":
 		delete(s.totps, o.ID)
 		delete(s.totpFails, o.ID)
+	case "passkey":
+		s.addPasskey(o.Passkey)
+	case "deletePasskey":
+		s.dropPasskey(o.ID)
 		return
 	}
 	s.sizes[key] = size
@@ -660,6 +671,11 @@ func (s *Store) compact() error {
 		}
 		for _, t := range sortedByID(s.totps) {
 			if err := add(&op{Op: "totp", TOTP: t}); err != nil {
+				return err
+			}
+		}
+		for _, p := range s.allPasskeys() {
+			if err := add(&op{Op: "passkey", Passkey: p}); err != nil {
 				return err
 			}
 		}

@@ -299,6 +299,18 @@
 // rule, and one naming the password, to be refused with
 // validation_invalid_rule and to change nothing. They need no mail.
 //
+// # Passkey checks
+//
+// PSK-001..008 (strongbox's own: PocketBase has no passkeys) play the
+// browser and a software authenticator of the suite's own (passkeys.go):
+// an ES256 key of crypto/ecdsa, attestation "none", the CBOR and the
+// WebAuthn Level 3 JSON forms written by hand. For their duration they
+// turn passkey.enabled on for users (put back afterwards; a server whose
+// users collection shows no passkey object gets them skipped) and, when
+// meta.appURL has no domain for a host (an IP address, or none), set it to
+// https://cf-passkey.example.com (put back afterwards): the relying party
+// is that host, and the origin the checks sign for is the app URL's.
+//
 // # OAuth2 checks
 //
 // The OAuth2 checks (AUTH-OAUTH2-001..011: §4.5 auth-methods and

@@ -26,7 +26,7 @@ type mutator struct {
 // mutators are every mutator, grouped by the files of the checks.
 func mutators() []mutator {
 	return slices.Concat(errorsMutators, authMutators, tokensMutators, recordsMutators, flowsMutators,
-		logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, rulesMutators, hiddenMutators, totpMutators, []mutator{
+		logsMutators, backupsMutators, rateLimitsMutators, hostileMutators, rulesMutators, hiddenMutators, totpMutators, passkeyMutators, []mutator{
 			{"other-readings", twinsOf(func(id string) bool { return !fakeServes(id) }), otherReadings},
 		})
 }
@@ -48,11 +48,10 @@ func twinsOf(pred func(id string) bool) []string {
 // answers to hostile clients, the body limits, issue 19's API rules,
 // auth system records, refusals of dropped input and of base collections,
 // issue 20's new-login alert, issue 29's hidden fields and issue 34's
-// authenticator apps, which only the
-// real strongbox serves.
+// authenticator apps and passkeys, which only the real strongbox serves.
 func fakeServes(id string) bool {
 	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-",
-		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-", "AUTH-ALERT-", "HIDDEN-", "TOTP-"} {
+		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-", "AUTH-ALERT-", "HIDDEN-", "TOTP-", "PSK-"} {
 		if strings.HasPrefix(id, p) {
 			return false
 		}

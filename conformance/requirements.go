@@ -55,6 +55,7 @@ var Requirements = withStricterReadings(slices.Concat(
 	otpRequirements,
 	mfaRequirements,
 	totpRequirements,
+	passkeyRequirements,
 	oauth2Requirements,
 	accountFlowRequirements,
 	accountFlowMailRequirements,

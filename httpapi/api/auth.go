@@ -252,6 +252,9 @@ type authMethods struct {
 	TOTP struct {
 		Enabled bool `json:"enabled"`
 	} `json:"totp"`
+	Passkey struct {
+		Enabled bool `json:"enabled"`
+	} `json:"passkey"`
 	AuthProviders    []any `json:"authProviders"`
 	UsernamePassword bool  `json:"usernamePassword"`
 	EmailPassword    bool  `json:"emailPassword"`
@@ -279,6 +282,7 @@ func (s *Server) handleAuthMethods(w http.ResponseWriter, r *http.Request) error
 		m.OTP.Enabled, m.OTP.Duration = true, c.OTP.Duration
 	}
 	m.TOTP.Enabled = c.TOTP.Enabled
+	m.Passkey.Enabled = c.Passkey.Enabled
 	if c.OAuth2.Enabled && !c.IsSuperusers() {
 		if m.OAuth2.Providers, err = s.oauth2Providers(c); err != nil {
 			return err

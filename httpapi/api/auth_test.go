@@ -227,7 +227,7 @@ func TestAuthMethods(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	res := e.do("GET", "/api/collections/users/auth-methods", "", nil)
-	want := `{"password":{"identityFields":["email"],"enabled":true},"oauth2":{"providers":[],"enabled":false},"mfa":{"enabled":false,"duration":0},"otp":{"enabled":false,"duration":0},"totp":{"enabled":false},"authProviders":null,"usernamePassword":false,"emailPassword":true}` + "\n"
+	want := `{"password":{"identityFields":["email"],"enabled":true},"oauth2":{"providers":[],"enabled":false},"mfa":{"enabled":false,"duration":0},"otp":{"enabled":false,"duration":0},"totp":{"enabled":false},"passkey":{"enabled":false},"authProviders":null,"usernamePassword":false,"emailPassword":true}` + "\n"
 	if res.Status != 200 || string(res.Body) != want {
 		t.Errorf("auth-methods = %d %s\nwant %s", res.Status, res.Body, want)
 	}

@@ -27,6 +27,10 @@
 //   - POST /api/collections/{c}/auth-with-oauth2; the OAuth2 links as GET
 //     /api/collections/_externalAuths/records, GET|DELETE
 //     …/_externalAuths/records/{id} (§4.5; see "OAuth2 sign-in")
+//   - POST /api/collections/{c}/passkeys/register/options,
+//     passkeys/register, GET …/passkeys, DELETE …/passkeys/{id}, POST
+//     …/auth-with-passkey/options, auth-with-passkey (strongbox's own; see
+//     "Passkeys")
 //   - GET|POST /api/collections, GET|PATCH|DELETE /api/collections/{c}
 //     (superusers; auth collections, PocketBase's option names)
 //   - GET|POST /api/collections/{c}/records, GET|PATCH|DELETE
@@ -673,6 +677,49 @@
 // events; "totp recovery code used" (with the codes left) and "totp: too
 // many wrong codes" (with the client's address) warnings. The metrics
 // count auth-with-totp as the sign-in method totp.
+//
+// # Passkeys
+//
+// strongbox's own (PocketBase has none; the SDK calls them with pb.send),
+// on an auth collection with passkey {enabled}; auth-methods reports
+// passkey.enabled. The relying party is the host of the settings'
+// meta.appURL, the only origin accepted its scheme, host and port; an app
+// URL whose host is an IP address (browsers refuse one) answers 400
+// "Passkeys need the setting meta.appURL to be …". Byte strings are
+// unpadded base64url, the WebAuthn Level 3 JSON forms, which a browser's
+// PublicKeyCredential.parseCreationOptionsFromJSON, parseRequestOptionsFromJSON
+// and toJSON() read and write as they are. With the record's own token:
+//
+//   - POST /passkeys/register/options → 200 {"challengeId", "publicKey":
+//     PublicKeyCredentialCreationOptionsJSON} (resident key and user
+//     verification preferred, ES256, EdDSA, RS256, attestation "none", the
+//     record's passkeys excluded; 400 "The record has too many passkeys."
+//     at 20);
+//   - POST /passkeys/register {"challengeId", "credential":
+//     RegistrationResponseJSON, "name"} → 200 {"id", "name", "created"};
+//     400 "Invalid or expired passkey challenge.", "Invalid passkey." (any
+//     check failed), "The passkey is already registered.", or validation
+//     errors (challengeId, credential, name of at most 100 bytes);
+//   - GET /passkeys → 200 [{"id", "name", "created", "lastUsed", "alg",
+//     "transports"}], oldest first; DELETE /passkeys/{id} → 204, 404 when
+//     the record has no such passkey.
+//
+// And for anyone:
+//
+//   - POST /auth-with-passkey/options {"identity"?} → 200 {"challengeId",
+//     "publicKey": PublicKeyCredentialRequestOptionsJSON}: no
+//     allowCredentials without identity (usernameless), the same shape
+//     whether the identity has an account or not;
+//   - POST /auth-with-passkey?mfaId= {"challengeId", "credential":
+//     AuthenticationResponseJSON} → the §2.6 result, 401 {"mfaId"} when MFA
+//     asks for another method, 400 "Invalid or expired passkey challenge."
+//     or "Invalid passkey." (unknown credential, another identity's,
+//     signature, origin, RP ID hash, counter: one answer, the log says
+//     which), 403 when passkeys are off.
+//
+// All under the auth limits (64 KiB bodies). Measured (go test
+// ./authn/webauthn -bench VerifyAssertion): see the package doc of
+// strongbox/authn/webauthn.
 //
 // # OAuth2 sign-in
 //

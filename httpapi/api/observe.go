@@ -18,7 +18,7 @@ type Observer interface {
 	// /api/collections/{collection}/records; "" when no route matched),
 	// the status code sent and the time from arrival to answer.
 	Request(method, route string, status int, d time.Duration)
-	// SignIn: a sign-in by a login method (password, otp, oauth2, totp) and its
+	// SignIn: a sign-in by a login method (password, otp, oauth2, totp, passkey) and its
 	// outcome (success, mfa_required, failure, throttled, error).
 	SignIn(method, outcome string)
 	// Refused: a 429 of a limit (rate_limit, login, otp, totp, mail, busy, other).
@@ -31,6 +31,7 @@ var signInRoutes = map[string]string{
 	"POST /api/collections/{collection}/auth-with-otp":      "otp",
 	"POST /api/collections/{collection}/auth-with-oauth2":   "oauth2",
 	"POST /api/collections/{collection}/auth-with-totp":     "totp",
+	"POST /api/collections/{collection}/auth-with-passkey":  "passkey",
 }
 
 // observe tells the Observer how the request r ended.

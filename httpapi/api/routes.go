@@ -8,7 +8,7 @@ import "net/http"
 //	limits      body    read  write  routes
 //	json        1 MiB   10 s  30 s   every route not listed below
 //	auth        64 KiB  10 s  30 s   auth-with-password, auth-refresh, impersonate, files/token,
-//	                                 request-otp, auth-with-otp, auth-with-oauth2, auth-with-totp, totp/*,
+//	                                 request-otp, auth-with-otp, auth-with-oauth2, auth-with-totp, totp/*, passkeys/*, auth-with-passkey*,
 //	                                 request-/confirm-verification, -password-reset, -email-change,
 //	                                 GET|POST /api/oauth2-redirect
 //	backup      1 MiB   10 s  1 h    POST /api/backups (create), GET /api/backups/{key} (download),
@@ -72,6 +72,13 @@ func (s *Server) addRoutes() {
 	m.Handle("POST /api/collections/{collection}/totp/setup", r(auth, s.handleTOTPSetup))
 	m.Handle("POST /api/collections/{collection}/totp/confirm", r(auth, s.handleTOTPConfirm))
 	m.Handle("POST /api/collections/{collection}/totp/disable", r(auth, s.handleTOTPDisable))
+	// Passkeys (passkey.go; strongbox's, not PocketBase's).
+	m.Handle("POST /api/collections/{collection}/passkeys/register/options", r(auth, s.handlePasskeyRegisterOptions))
+	m.Handle("POST /api/collections/{collection}/passkeys/register", r(auth, s.handlePasskeyRegister))
+	m.Handle("GET /api/collections/{collection}/passkeys", r(auth, s.handlePasskeysList))
+	m.Handle("DELETE /api/collections/{collection}/passkeys/{id}", r(auth, s.handlePasskeyDelete))
+	m.Handle("POST /api/collections/{collection}/auth-with-passkey/options", r(auth, s.handleAuthWithPasskeyOptions))
+	m.Handle("POST /api/collections/{collection}/auth-with-passkey", r(auth, s.handleAuthWithPasskey))
 
 	m.Handle("POST /api/collections/{collection}/request-verification", r(auth, s.handleRequestVerification))
 	m.Handle("POST /api/collections/{collection}/confirm-verification", r(auth, s.handleConfirmVerification))

@@ -16,8 +16,17 @@
 //   - sign-in as a superuser (password, then, when a second factor is
 //     asked: the authenticator app's code or a recovery code when
 //     _superusers has totp on, with "Email me a code instead" when it has
-//     OTP too, else the emailed code), sign-out, and the forgotten password
+//     OTP too, else the emailed code; or "Sign in with a passkey",
+//     usernameless, shown when the browser has the WebAuthn JSON parsers;
+//     a superuser whose MFA asks for a second method is told to use the
+//     password), sign-out, and the forgotten password
 //     (#/request-password-reset, #/confirm-password-reset/TOKEN);
+//   - the superuser's own passkeys (#/passkeys, ui/passkey.js): listed
+//     (name, added, last used) with Remove, and "Add a passkey" with a
+//     name; the browser's ceremonies read the server's options with
+//     PublicKeyCredential.parseCreationOptionsFromJSON and
+//     parseRequestOptionsFromJSON and send back the credential's toJSON();
+//     it says when passkeys are off for _superusers;
 //   - the public pages the account mails link to, no sign-in needed:
 //     #/auth/confirm-verification/TOKEN, #/auth/confirm-password-reset/TOKEN
 //     and #/auth/confirm-email-change/TOKEN (and PocketBase's #/users/…
@@ -92,7 +101,7 @@
 //     the page), completions while typing, "Show available fields", and
 //     the server's message beside a rule it refuses. Options, a form per
 //     section saving only its keys: password auth and identity fields,
-//     OTP, MFA and its rule, OAuth2 (the redirect URL to
+//     OTP, passkeys, MFA and its rule, OAuth2 (the redirect URL to
 //     register, under meta.appURL when set, with a copy button; providers
 //     added from a searchable picker of the server's 32 presets
 //     (ui/providers.js), each with only its fields: client id, a
@@ -167,6 +176,15 @@
 //     then the code from the mail), switches OTP on for users and signs a
 //     user in with a mailed OTP, and checks that the Collections screen
 //     does not scroll sideways at 360 px.
+//   - TestDashboardPasskeyBrowser (passkey.mjs): with Chromium's virtual
+//     authenticator (DevTools WebAuthn, ctap2, internal, resident keys,
+//     user verification) on the page's own origin http://localhost:PORT
+//     (meta.appURL): turns passkeys on for _superusers in the options,
+//     registers a passkey on #/passkeys, signs out and in with it
+//     usernameless; the server refuses a tampered signature, a replayed
+//     challenge and an assertion after the app URL moved to another port
+//     (wrong origin); screenshots at 1280x900 and 390x844, none scrolling
+//     sideways; the server lists the passkey, used, and logged the events.
 //   - TestDashboardOAuth2Browser (oauth2.mjs): the redirect URL under the
 //     application URL, copied; GitHub added from the picker and saved; an
 //     OIDC auth URL the server refuses shows its message beside the field

@@ -63,7 +63,7 @@ func (a *API) Request(method, route string, status int, d time.Duration) {
 	h.Observe(d.Seconds())
 }
 
-// SignIn counts a sign-in attempt by its method (password, otp, oauth2)
+// SignIn counts a sign-in attempt by its method (password, otp, oauth2, passkey)
 // and outcome (success, mfa_required, failure, throttled).
 func (a *API) SignIn(method, outcome string) {
 	a.signIns.get([2]string{method, outcome}, [2]string{Other, Other}, newCounter).Add(1)

@@ -41,7 +41,7 @@
 // made for them work:
 //
 //	http_server_request_duration_seconds      histogram  http_request_method, http_route, http_response_status_code
-//	strongbox_auth_sign_ins_total             counter    method (password, otp, oauth2), outcome (success, mfa_required, failure, throttled, error)
+//	strongbox_auth_sign_ins_total             counter    method (password, otp, oauth2, passkey), outcome (success, mfa_required, failure, throttled, error)
 //	strongbox_throttle_refusals_total         counter    limit (rate_limit, login, otp, mail, busy, other): the 429s
 //	strongbox_logs_entries                    gauge      log entries stored
 //	strongbox_logs_bytes                      gauge      bytes of the log segments

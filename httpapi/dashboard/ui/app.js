@@ -9,12 +9,14 @@ import { backups } from './backups.js';
 import { appSettings, mailSettings } from './settings.js';
 import { collectionsPage } from './collections.js';
 import { security } from './security.js';
+import { passkeysPage } from './passkey.js';
 
 const nav = [
   ['#/logs', 'Logs'],
   ['#/collections', 'Collections'],
   ['#/settings', 'Settings'],
   ['#/settings/backups', 'Backups'],
+  ['#/passkeys', 'Passkeys'],
 ];
 
 // Public pages with a token: the pattern's prefix (before the token) and
@@ -60,6 +62,7 @@ function resolve(path) {
   if (path === '/settings/mail') return shell(path, mailSettings());
   if (path === '/settings/security') return shell(path, security());
   if (path === '/collections') return shell(path, collectionsPage());
+  if (path === '/passkeys') return shell(path, passkeysPage());
   return '#/logs';
 }
 

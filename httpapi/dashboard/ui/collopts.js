@@ -1,6 +1,6 @@
 // The Options tab of an auth collection's settings, in sections each
 // saved on its own with PATCH /api/collections/{id} (only its keys):
-// password auth and its identity fields, OTP, MFA and its rule, TOTP, OAuth2
+// password auth and its identity fields, OTP, passkeys, MFA and its rule, TOTP, OAuth2
 // (colloauth.js), the new-login alert, the token durations and the mail
 // templates. Labels are words ("Auth token duration"), the API's name
 // in a hint (authToken.duration). Also: creating, renaming and deleting
@@ -24,6 +24,8 @@ const sections = [
     ['passwordAuth.identityFields', 'Identity fields (comma separated)', 'list']]],
   ['One-time password (OTP)', 'Sign in with a code sent by mail.', [
     ['otp.enabled', 'OTP enabled', 'bool'], ['otp.duration', 'Code duration (seconds)', 'number'], ['otp.length', 'Code length', 'number']]],
+  ['Passkeys', 'Sign in with a passkey (WebAuthn); the relying party is the host of the app URL (Settings).', [
+    ['passkey.enabled', 'Passkeys enabled', 'bool']]],
   ['Multi-factor authentication (MFA)', 'Ask for a second method after a first sign-in.', [
     ['mfa.enabled', 'MFA enabled', 'bool'], ['mfa.duration', 'Time to give the second factor (seconds)', 'number'],
     ['mfa.rule', 'Applies to (a rule; empty: every record)', 'text']]],

@@ -5,8 +5,9 @@
 // node}.
 
 import { api, APIError, clearAuth, collectionPath, saveAuth, tokenPayload } from './api.js';
-import { busy, h, message, notice } from './dom.js';
+import { busy, h, message, notice, stylesheet } from './dom.js';
 import { clearErrors, field, showErrors } from './forms.js';
+import { signInWithPasskey, supported as passkeySupported } from './passkey.js';
 
 const superusers = '_superusers';
 const invalidToken = 'Invalid or expired token.';
@@ -91,7 +92,7 @@ export function login() {
       }
     },
   });
-  return page('Sign in', f.el,
+  return page('Sign in', f.el, passkeyButton(f.show),
     h('p', { class: 'links' }, h('a', { href: '#/request-password-reset' }, 'Forgotten password?')));
 }
 
@@ -128,6 +129,36 @@ function totpStep(p) {
   return page('Enter the code',
     h('p', { class: 'hint' }, 'Type the code your authenticator app shows, or one of your recovery codes.'),
     f.el, h('p', { class: 'links' }, startOver(), ' ', mail));
+}
+
+// passkeyButton is the login page's "Sign in with a passkey", when the
+// browser can: usernameless, as a superuser. A superuser whose MFA asks
+// for a second method is told to sign in with the password (its code
+// step needs the email, which a passkey does not give).
+function passkeyButton(show) {
+  if (!passkeySupported()) return null;
+  stylesheet('passkey.css');
+  const button = h('button', { type: 'button', class: 'plain passkey-signin' }, 'Sign in with a passkey');
+  button.addEventListener('click', () => busy(button, async () => {
+    show(null);
+    try {
+      signedIn(await signInWithPasskey(superusers));
+    } catch (err) {
+      const mfa = err instanceof APIError && err.status === 401 && typeof err.body.mfaId === 'string';
+      if (mfa) {
+        // The authenticator app's code completes it, when superusers may
+        // have one; the mailed code cannot (it needs the email).
+        const methods = await api('GET', collectionPath(superusers, 'auth-methods'), undefined, guest).catch(() => null);
+        if (methods && methods.totp && methods.totp.enabled === true) {
+          pending = { mfaId: err.body.mfaId, totp: true, otp: false };
+          window.dispatchEvent(new HashChangeEvent('hashchange'));
+          return;
+        }
+      }
+      show(message('alert', mfa ? 'This account asks for a second method: sign in with your password and code.' : err.message));
+    }
+  }));
+  return h('div', { class: 'passkey-row' }, button);
 }
 
 function otpStep(p) {
