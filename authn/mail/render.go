@@ -13,6 +13,9 @@ const (
 	VarOTP     = "OTP"      // the one-time password (OTP mail only)
 	VarOTPID   = "OTP_ID"   // the OTP's id (OTP mail only)
 	VarToken   = "TOKEN"    // the verification, reset or email-change token
+	// VarAuthMethod is strongbox's own: the methods of the sign-in a
+	// new-login alert is about ("password", "password+totp", "passkey").
+	VarAuthMethod = "AUTH_METHOD"
 	// VarRecordPrefix prefixes a record field: "RECORD:email" fills
 	// {RECORD:email}. A caller passes only non-hidden fields, as
 	// PocketBase does.

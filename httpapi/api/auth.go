@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"strongbox/authn"
+	"strongbox/authn/mail"
 	"strongbox/authn/validation"
 )
 
@@ -115,18 +116,20 @@ func (s *Server) signIn(w http.ResponseWriter, r *http.Request, c *authn.Collect
 	}
 	if out.Alert {
 		s.log.Info("sign-in from a new location: alert mailed", "collection", c.Name, "record", rec.ID, "method", strings.Join(out.Methods, "+"))
-		s.sendAuthAlert(r, c, rec)
+		s.sendAuthAlert(r, c, rec, strings.Join(out.Methods, "+"))
 	}
 	return writeJSON(w, r, http.StatusOK, authResult{Meta: meta, Record: rec.Public(c, true, c.IsSuperusers()), Token: out.Token})
 }
 
 // sendAuthAlert queues the collection's authAlert mail to rec's email, as
 // PocketBase v0.31.0 sends it after a sign-in from a new location: the
-// template with {APP_NAME}, {APP_URL} and the record's fields. The
-// sign-in does not wait for it, and a mail that cannot be queued is logged
-// and does not fail the sign-in, as in PocketBase.
-func (s *Server) sendAuthAlert(r *http.Request, c *authn.Collection, rec *authn.Record) {
-	m := s.renderMail(c, rec, c.AuthAlert.EmailTemplate, rec.Email, nil)
+// template with {APP_NAME}, {APP_URL} and the record's fields, and
+// strongbox's {AUTH_METHOD}: the methods of the sign-in, such as
+// "password+totp" (PocketBase's default template does not use it; a
+// template may). The sign-in does not wait for it, and a mail that cannot
+// be queued is logged and does not fail the sign-in, as in PocketBase.
+func (s *Server) sendAuthAlert(r *http.Request, c *authn.Collection, rec *authn.Record, methods string) {
+	m := s.renderMail(c, rec, c.AuthAlert.EmailTemplate, rec.Email, map[string]string{mail.VarAuthMethod: methods})
 	_ = s.sendFlowMail(r, "login alert", c, rec, m) // logged there
 }
 

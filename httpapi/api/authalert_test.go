@@ -85,3 +85,29 @@ func TestAuthAlertMail(t *testing.T) {
 		t.Errorf("sink holds %d more mails, want 0", n)
 	}
 }
+
+// TestAuthAlertMethod: a template holding {AUTH_METHOD} names the
+// methods of the sign-in the alert is about.
+func TestAuthAlertMethod(t *testing.T) {
+	t.Parallel()
+	sink := smtpsink.Start(t, smtpsink.Options{})
+	e := newMailEnv(t, nil)
+	e.transport.Store(&strongmail.Transport{SMTPEnabled: true,
+		SMTP: strongmail.SMTPConfig{Host: sink.Host, Port: sink.Port, StepTimeout: 10 * time.Second},
+		From: mail.Address{Name: "Support", Address: "support@example.com"}})
+	const email = "bo@example.com"
+	e.signUp(email, "password123")
+	if res := e.do("PATCH", "/api/collections/users", e.su,
+		`{"authAlert":{"enabled":true,"emailTemplate":{"subject":"New sign-in","body":"<p>By {AUTH_METHOD}.</p>"}}}`); res.Status != 200 {
+		t.Fatalf("template: %d %s", res.Status, res.Body)
+	}
+	for _, ua := range []string{"one/1", "two/2"} {
+		body := `{"identity":"` + email + `","password":"password123"}`
+		if res := e.doWith("POST", "/api/collections/users/auth-with-password", "", body, map[string]string{"User-Agent": ua}); res.Status != 200 {
+			t.Fatalf("sign-in: %d %s", res.Status, res.Body)
+		}
+	}
+	if m := sink.Next(t); !strings.Contains(m.Text, "By password.") {
+		t.Errorf("alert body = %q, want it to name the method: By password.", m.Text)
+	}
+}
