@@ -484,21 +484,7 @@ func (s *Store) apply(o *op, size int64) {
 		s.apiRules.setNames(s.authFieldNames(""))
 		s.apiRules.get(c)
 	case "deleteCollection":
-		s.apiRules.drop(o.ID)
-		for id := range s.byCol[o.ID] {
-			delete(s.recs, id)
-			s.live -= s.sizes["r:"+id]
-			delete(s.sizes, "r:"+id)
-			s.dropRecordAuthState(id)
-		}
-		delete(s.cols, o.ID)
-		s.apiRules.setNames(s.authFieldNames(""))
-		delete(s.byCol, o.ID)
-		s.unsort(o.ID)
-		delete(s.byEmail, o.ID)
-		delete(s.hashCosts, o.ID)
-		delete(s.tokenKeys, o.ID)
-		s.colOrder = slices.DeleteFunc(s.colOrder, func(id string) bool { return id == o.ID })
+		s.dropCollection(o.ID)
 		return
 	case "record":
 		r := o.Record
@@ -557,6 +543,7 @@ func (s *Store) apply(o *op, size int64) {
 	case "deleteTOTP":
 		delete(s.totps, o.ID)
 		delete(s.totpFails, o.ID)
+		return
 	case "passkey":
 		s.addPasskey(o.Passkey)
 	case "deletePasskey":
@@ -565,6 +552,26 @@ func (s *Store) apply(o *op, size int64) {
 	}
 	s.sizes[key] = size
 	s.live += size
+}
+
+// dropCollection forgets the collection id and everything of its
+// records (apply's deleteCollection).
+func (s *Store) dropCollection(id string) {
+	s.apiRules.drop(id)
+	for rid := range s.byCol[id] {
+		delete(s.recs, rid)
+		s.live -= s.sizes["r:"+rid]
+		delete(s.sizes, "r:"+rid)
+		s.dropRecordAuthState(rid)
+	}
+	delete(s.cols, id)
+	s.apiRules.setNames(s.authFieldNames(""))
+	delete(s.byCol, id)
+	s.unsort(id)
+	delete(s.byEmail, id)
+	delete(s.hashCosts, id)
+	delete(s.tokenKeys, id)
+	s.colOrder = slices.DeleteFunc(s.colOrder, func(c string) bool { return c == id })
 }
 
 // recount moves a record from old (nil for a new one) to r (nil when it

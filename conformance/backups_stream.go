@@ -18,7 +18,7 @@ const sectionBackupsStream = "§1 (settings: contract not shown); strongbox prom
 
 var backupStreamRequirements = []*Requirement{
 	{
-		ID:      "BKP-STREAM-001",
+		ID:      "STREAM-001",
 		Source:  SourceStrongbox,
 		Section: sectionBackupsStream,
 		Name:    "the continuous backup's state, for superusers only",
@@ -52,7 +52,7 @@ var backupStreamRequirements = []*Requirement{
 		},
 	},
 	{
-		ID:      "BKP-STREAM-002",
+		ID:      "STREAM-002",
 		Source:  SourceStrongbox,
 		Section: sectionBackupsStream,
 		Name:    "continuous backup refused without the bucket",

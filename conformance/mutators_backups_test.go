@@ -119,7 +119,7 @@ var backupsMutators = []mutator{
 		res.write(w)
 	})},
 	// The stream's state is answered to guests too.
-	{"stream-state-open", []string{"BKP-STREAM-001"}, when(route(http.MethodGet, "/api/backups/stream"), func(x *front, w http.ResponseWriter, r *http.Request) {
+	{"stream-state-open", []string{"STREAM-001"}, when(route(http.MethodGet, "/api/backups/stream"), func(x *front, w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("Authorization") == "" {
 			w.Header().Set("Content-Type", "application/json")
 			w.Write([]byte(`{"enabled":false,"lastShipped":"","restorableFrom":"","restorableTo":"","lastError":"","lagMs":0}`))
@@ -129,7 +129,7 @@ var backupsMutators = []mutator{
 	})},
 	// Continuous backup without the bucket is taken: the refusal is
 	// answered with the settings.
-	{"stream-without-bucket", []string{"BKP-STREAM-002"}, when(settingsPatch, func(x *front, w http.ResponseWriter, r *http.Request) {
+	{"stream-without-bucket", []string{"STREAM-002"}, when(settingsPatch, func(x *front, w http.ResponseWriter, r *http.Request) {
 		res := x.forward(r)
 		if res.status == 400 && bytes.Contains(res.body, []byte(`"continuous"`)) {
 			get := r.Clone(r.Context())

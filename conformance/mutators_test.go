@@ -48,10 +48,11 @@ func twinsOf(pred func(id string) bool) []string {
 // answers to hostile clients, the body limits, issue 19's API rules,
 // auth system records, refusals of dropped input and of base collections,
 // issue 20's new-login alert, issue 29's hidden fields and issue 34's
-// authenticator apps and passkeys, which only the real strongbox serves.
+// authenticator apps and passkeys, and issue 33's continuous backup,
+// which only the real strongbox serves.
 func fakeServes(id string) bool {
 	for _, p := range []string{"LOG-", "BKP-", "RATE-", "LOGIN-THROTTLE-", "HTTP-PATH-", "HTTP-RAW-", "HTTP-LIMIT-",
-		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-", "AUTH-ALERT-", "HIDDEN-", "TOTP-", "PSK-"} {
+		"RULE-", "SYSREC-", "NODROP-", "COLL-BASE-", "AUTH-ALERT-", "HIDDEN-", "TOTP-", "PSK-", "STREAM-"} {
 		if strings.HasPrefix(id, p) {
 			return false
 		}
