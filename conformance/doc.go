@@ -68,6 +68,8 @@
 //	further keys of the auth-methods descriptor (§2.7) password.identityFields and otp absent, or well    both present (AUTH-METHODS-501)
 //	                                                   typed (AUTH-METHODS-001, -002)
 //	order of the backup list (§4.2)                    any order (BKP-LIST-001)                           ascending by key (BKP-LIST-501)
+//	case of the Bearer scheme (§5.1 names none)        any case; other schemes refused                    "Bearer " only (AUTH-REFRESH-509)
+//	                                                   (AUTH-REFRESH-009)
 //	headers of a backup download (§4.2)                any, with the archive's bytes (BKP-DL-001)         application/zip and an attachment (BKP-DL-501)
 //	body of an MFA challenge (§5.6)                    mfaId beside other keys, no token (MFA-001, -002,  exactly {"mfaId"} (MFA-501)
 //	                                                   -006)
