@@ -192,14 +192,50 @@ type response struct {
 // String summarises the response for failure details: status and a prefix
 // of the body.
 func (r *response) String() string {
-	b := strings.TrimSpace(string(r.body))
-	if len(b) > 400 {
-		b = b[:400] + "…"
-	}
+	b := bodyText(r.body, 400)
 	if b == "" {
 		b = "<empty body>"
 	}
-	return fmt.Sprintf("%d %s (%s %s)", r.status, b, r.method, r.path)
+	return fmt.Sprintf("%d %s (%s %s)", r.status, b, r.method, redactPath(r.path))
+}
+
+// bodyText is how a report shows a body: text with its runs of white space
+// made one space and cut after max bytes ("…" marks the cut), and anything
+// else (a zip archive, bytes that are not UTF-8, control characters) as its
+// length and first bytes in hex, so that no raw binary reaches a terminal
+// or a CI log.
+func bodyText(body []byte, max int) string {
+	if !isText(body) {
+		n := min(len(body), 8)
+		more := ""
+		if len(body) > n {
+			more = " …"
+		}
+		return fmt.Sprintf("<%d bytes, not text: % x%s>", len(body), body[:n], more)
+	}
+	b := strings.Join(strings.Fields(string(body)), " ")
+	if len(b) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut] + "…"
+	}
+	return b
+}
+
+// isText reports whether b is UTF-8 without control characters but white
+// space.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false
+		}
+	}
+	return true
 }
 
 // rawBody is a request body sent as is.
@@ -318,7 +354,9 @@ type Exchange struct {
 	Status int    `json:"status,omitempty"` // 0 when no response came
 	// Message is the message of the error envelope, when the body is one.
 	Message string `json:"message,omitempty"`
-	// Body is the first exchangeBodyMax bytes of the body ("…" marks a cut).
+	// Body is the first exchangeBodyMax bytes of the body ("…" marks a
+	// cut), or, for a body that is not text, its length and first bytes in
+	// hex (bodyText).
 	Body string `json:"body,omitempty"`
 	// Err says why no (complete) response came.
 	Err string `json:"error,omitempty"`
@@ -357,15 +395,7 @@ func (r *response) exchange() *Exchange {
 	if json.Unmarshal(r.body, &env) == nil && env.Message != nil {
 		e.Message = *env.Message
 	}
-	body := strings.Join(strings.Fields(string(r.body)), " ")
-	if len(body) > exchangeBodyMax {
-		cut := exchangeBodyMax
-		for cut > 0 && !utf8.RuneStart(body[cut]) {
-			cut--
-		}
-		body = body[:cut] + "…"
-	}
-	e.Body = body
+	e.Body = bodyText(r.body, exchangeBodyMax)
 	return e
 }
 
