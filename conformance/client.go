@@ -77,6 +77,12 @@ type shared struct {
 	backupsMu   sync.Mutex
 	backupsDone bool
 	backupsErr  error
+
+	// throttleErr caches whether the server throttles password logins;
+	// see Client.requireLoginThrottle.
+	throttleMu   sync.Mutex
+	throttleDone bool
+	throttleErr  error
 }
 
 // options are the parts of Config a check may consult.

@@ -46,6 +46,14 @@
 //     in any entry (LOG-EVENT-001..003), no CR LF in a request log's
 //     message (LOG-TEXT-001).
 //
+// A check of how a feature behaves that would pass vacuously on a server
+// without the feature first probes for it, and on such a server is a
+// skip, "absent", quoting the probe's answer: LOGIN-THROTTLE-002..004 (five
+// wrong passwords, then the right one, not answered 429), while the check
+// of the feature itself, LOGIN-THROTTLE-001, fails there. A check whose
+// fixture cannot be made on a server (BKP-UPLOAD-008 on an archive not in
+// strongbox's layout) is a skip with the reason, not an error.
+//
 // [Config.Profile] (CONFORMANCE_PROFILE for go test, --profile for
 // strongbox conformance) selects what runs: document (the default) runs
 // the document's requirements only, pocketbase adds PocketBase's,
