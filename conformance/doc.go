@@ -227,8 +227,9 @@
 // and rowid and updated refused in the list's sort and updated in its
 // filter (LOG-SORT-008, -009, LOG-FILTER-025): 21 requirements of the
 // document profile, and the 3 twins in the pocketbase one (with the list
-// applied: document 119 passed, 21 known; pocketbase 288 passed, 24
-// known; 337 requirements in the table). Our own
+// applied: document 119 passed, 21 known; pocketbase 289 passed, 24
+// known; 340 requirements in the table; TestPocketBaseFigures checks these
+// figures against the table and the list). Our own
 // promises (the strongbox profile) mostly fail there as well, as they
 // may: they are ours, not the document's. TestAgainstPocketBase keeps the
 // list true: it runs the document and pocketbase profiles against a

@@ -302,3 +302,20 @@ func TestDamageArchiveSkips(t *testing.T) {
 		})
 	}
 }
+
+// TestExpectNoSecretsWording: a secret found in a log entry is reported in
+// plain words, and the report does not repeat the secret.
+func TestExpectNoSecretsWording(t *testing.T) {
+	entry := map[string]any{"data": map[string]any{"url": "/api/health?token=cfsecret123"}}
+	err := expectNoSecrets(entry, map[string]string{"the token query parameter": "cfsecret123"})
+	r := classifyResult(err)
+	if want := "the log entry's data.url without the token query parameter"; r.Outcome != Fail || r.Expected != want {
+		t.Errorf("expected %q (%s), want %q", r.Expected, r.Outcome, want)
+	}
+	if strings.Contains(r.Actual, "cfsecret123") || !strings.Contains(r.Actual, "token=<secret>") {
+		t.Errorf("actual %q: want the value with the secret shown as <secret>", r.Actual)
+	}
+	if err := expectNoSecrets(entry, map[string]string{"the Authorization token": "other"}); err != nil {
+		t.Errorf("no secret in the entry: %v", err)
+	}
+}
