@@ -99,7 +99,7 @@ var stricterReadings = []stricterReading{
 	{"AUTH-METHODS-001", "the descriptor's further keys password.identityFields (strings) and otp.enabled (§2.7 leaves further keys open)"},
 	{"OTP-003", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
 	{"OTP-004", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
-	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + " (§5 fixes the statuses only)"},
+	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + ", and the 429 from the 6th attempt, the right code's (§5 fixes the statuses only, and names no number)"},
 	{"OTP-007", "the message " + quote(msgOTPOff) + " (§5 fixes the status only)"},
 	{"MFA-001", "a first factor's 401 body of exactly {\"mfaId\"} (§5.6: the body contains mfaId)"},
 	{"MFA-003", "the message " + quote(msgMFASame) + " (§5 fixes the status only)"},
