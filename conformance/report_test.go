@@ -319,3 +319,21 @@ func TestExpectNoSecretsWording(t *testing.T) {
 		t.Errorf("no secret in the entry: %v", err)
 	}
 }
+
+// FuzzBodyText: whatever a server answers, the report's rendering of it is
+// UTF-8 text without control characters, and bounded.
+func FuzzBodyText(f *testing.F) {
+	for _, s := range []string{"", `{"a":1}`, "PK\x03\x04\x14\x00", "a\x00b", "é\xff", "ok \x1b[2J", "\u0085x"} {
+		f.Add([]byte(s), 10)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, max int) {
+		max = max&0x3ff + 1
+		got := bodyText(body, max)
+		if !isText([]byte(got)) || strings.ContainsAny(got, "\n\r\t") {
+			t.Fatalf("bodyText(%q, %d) = %q: not one line of text", body, max, got)
+		}
+		if len(got) > max+len("…") && !strings.HasPrefix(got, "<") {
+			t.Fatalf("bodyText(%q, %d) = %q: longer than %d bytes", body, max, got, max)
+		}
+	})
+}
