@@ -157,10 +157,14 @@ var authTokenRequirements = []*Requirement{
 		Source:  SourceDocument,
 		Section: "§5.1 (Authorization header)",
 		Name:    "unknown scheme is not a token",
-		Text: "A token sent with a scheme other than \"Bearer \" (lowercase \"bearer \", \"Token \") is " +
+		Text: "A token sent with a scheme that is not Bearer in any case (\"Token \", \"Basic \") is " +
 			"not accepted: auth-refresh answers 401 \"" + msgNeedsToken + "\".",
 		Run: withUserToken(func(ctx context.Context, c *Client, _ *user, tok string) error {
-			for _, auth := range []string{"bearer " + tok, "Token " + tok} {
+			auths := []string{"Token " + tok, "Basic " + tok}
+			if c.strict() {
+				auths = append(auths, "bearer "+tok)
+			}
+			for _, auth := range auths {
 				if err := expectRefreshRejected(ctx, c, "users", auth); err != nil {
 					return err
 				}

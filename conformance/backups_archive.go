@@ -43,11 +43,14 @@ type manifestFile struct {
 }
 
 // damageArchive returns the archive data with the byte at offset of its
-// file name inverted, and a manifest listing that file's new SHA-256.
+// file name inverted, and a manifest listing that file's new SHA-256. An
+// archive not in strongbox's layout (a server of another make, such as
+// PocketBase) cannot be damaged so: that is a skip, with what the archive
+// lacks, not an error of the server's.
 func damageArchive(data []byte, name string, offset int) ([]byte, error) {
 	zr, err := zip.NewReader(bytes.NewReader(data), int64(len(data)))
 	if err != nil {
-		return nil, fmt.Errorf("fixture: read the archive: %w", err)
+		return nil, notStrongboxArchive("it is not a zip (%v)", err)
 	}
 	files := map[string][]byte{}
 	var m archiveManifest
@@ -66,15 +69,18 @@ func damageArchive(data []byte, name string, offset int) ([]byte, error) {
 		}
 		if f.Name == manifestName {
 			if err := json.Unmarshal(b, &m); err != nil {
-				return nil, fmt.Errorf("fixture: %s: %w", manifestName, err)
+				return nil, notStrongboxArchive("its %s is not JSON (%v)", manifestName, err)
 			}
 			continue
 		}
 		files[f.Name] = b
 	}
+	if m.Format == 0 {
+		return nil, notStrongboxArchive("it has no %s with a format", manifestName)
+	}
 	b, ok := files[name]
 	if !ok || len(b) <= offset {
-		return nil, fmt.Errorf("fixture: the archive has no %s of more than %d bytes", name, offset)
+		return nil, notStrongboxArchive("it has no %s of more than %d bytes", name, offset)
 	}
 	b[offset] ^= 0xff
 	for i, mf := range m.Files {
@@ -84,6 +90,12 @@ func damageArchive(data []byte, name string, offset int) ([]byte, error) {
 		}
 	}
 	return writeArchive(m, files)
+}
+
+// notStrongboxArchive is the skip of a check whose fixture is a strongbox
+// archive the server made, when the server's archive is not one.
+func notStrongboxArchive(format string, args ...any) error {
+	return Skipf("fixture cannot be made on this server: its backup archive is not in strongbox's layout: "+format, args...)
 }
 
 // emptyArchive is an archive whose manifest lists no files.

@@ -165,7 +165,8 @@ var backupsUploadRequirements = []*Requirement{
 		Text: "POST /api/backups/upload of an archive the server made with a byte of auth.journal's first record changed " +
 			"(manifest.json listing the changed file's true size and SHA-256), and of an archive whose manifest.json lists " +
 			"no files, each answers 400 \"" + msgGenericBad + "\" with data.file.code validation_invalid_backup, " +
-			"and the list gains no archive.",
+			"and the list gains no archive. On a server whose archives are not in strongbox's layout (PocketBase's) " +
+			"the damaged archive cannot be made: skipped, with what the archive lacks.",
 		Run: backupsCheckSince(func(ctx context.Context, c *Client, before []backupEntry) error {
 			src := newBackupName()
 			if err := c.createBackup(ctx, src); err != nil {

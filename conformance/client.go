@@ -14,7 +14,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 )
 
 // userAgent is sent with every request; request-log checks expect to find it
@@ -77,6 +76,12 @@ type shared struct {
 	backupsMu   sync.Mutex
 	backupsDone bool
 	backupsErr  error
+
+	// throttleErr caches whether the server throttles password logins;
+	// see Client.requireLoginThrottle.
+	throttleMu   sync.Mutex
+	throttleDone bool
+	throttleErr  error
 }
 
 // options are the parts of Config a check may consult.
@@ -192,14 +197,11 @@ type response struct {
 // String summarises the response for failure details: status and a prefix
 // of the body.
 func (r *response) String() string {
-	b := strings.TrimSpace(string(r.body))
-	if len(b) > 400 {
-		b = b[:400] + "…"
-	}
+	b := bodyText(r.body, 400)
 	if b == "" {
 		b = "<empty body>"
 	}
-	return fmt.Sprintf("%d %s (%s %s)", r.status, b, r.method, r.path)
+	return fmt.Sprintf("%d %s (%s %s)", r.status, b, r.method, redactPath(r.path))
 }
 
 // rawBody is a request body sent as is.
@@ -318,7 +320,9 @@ type Exchange struct {
 	Status int    `json:"status,omitempty"` // 0 when no response came
 	// Message is the message of the error envelope, when the body is one.
 	Message string `json:"message,omitempty"`
-	// Body is the first exchangeBodyMax bytes of the body ("…" marks a cut).
+	// Body is the first exchangeBodyMax bytes of the body ("…" marks a
+	// cut), or, for a body that is not text, its length and first bytes in
+	// hex (bodyText).
 	Body string `json:"body,omitempty"`
 	// Err says why no (complete) response came.
 	Err string `json:"error,omitempty"`
@@ -357,15 +361,7 @@ func (r *response) exchange() *Exchange {
 	if json.Unmarshal(r.body, &env) == nil && env.Message != nil {
 		e.Message = *env.Message
 	}
-	body := strings.Join(strings.Fields(string(r.body)), " ")
-	if len(body) > exchangeBodyMax {
-		cut := exchangeBodyMax
-		for cut > 0 && !utf8.RuneStart(body[cut]) {
-			cut--
-		}
-		body = body[:cut] + "…"
-	}
-	e.Body = body
+	e.Body = bodyText(r.body, exchangeBodyMax)
 	return e
 }
 

@@ -122,7 +122,7 @@ var documentCases = []specCase{
 	{Section: "§4.3", Endpoint: "GET /api/logs filter field id", Status: 200, Reqs: []string{"LOG-FILTER-022"}},
 	{Section: "§4.3", Endpoint: "GET /api/logs filter field created", Status: 200, Reqs: []string{"LOG-FILTER-022"}},
 	{Section: "§4.3; §2.2", Endpoint: "GET /api/logs filter field updated", Status: 200, Reqs: []string{"LOG-FILTER-025"}},
-	{Section: "§4.3", Endpoint: "GET /api/logs filter field level", Status: 200, Reqs: []string{"LOG-FILTER-017", "LOG-FILTER-019"}},
+	{Section: "§4.3", Endpoint: "GET /api/logs filter field level", Status: 200, Reqs: []string{"LOG-FILTER-019", "LOG-FILTER-021"}},
 	{Section: "§4.3", Endpoint: "GET /api/logs filter field message", Status: 200, Reqs: []string{"LOG-FILTER-007", "LOG-FILTER-008"}},
 	{Section: "§4.3; §2.2", Endpoint: "GET /api/logs filter field data.*", Status: 200, Reqs: []string{"LOG-FILTER-001", "LOG-FILTER-027"}},
 	{Section: "§4.3", Endpoint: "GET /api/logs filter optional (empty)", Status: 200, Reqs: []string{"LOG-FILTER-023"}},

@@ -46,6 +46,14 @@
 //     in any entry (LOG-EVENT-001..003), no CR LF in a request log's
 //     message (LOG-TEXT-001).
 //
+// A check of how a feature behaves that would pass vacuously on a server
+// without the feature first probes for it, and on such a server is a
+// skip, "absent", quoting the probe's answer: LOGIN-THROTTLE-002..004 (five
+// wrong passwords, then the right one, not answered 429), while the check
+// of the feature itself, LOGIN-THROTTLE-001, fails there. A check whose
+// fixture cannot be made on a server (BKP-UPLOAD-008 on an archive not in
+// strongbox's layout) is a skip with the reason, not an error.
+//
 // [Config.Profile] (CONFORMANCE_PROFILE for go test, --profile for
 // strongbox conformance) selects what runs: document (the default) runs
 // the document's requirements only, pocketbase adds PocketBase's,
@@ -68,6 +76,8 @@
 //	further keys of the auth-methods descriptor (§2.7) password.identityFields and otp absent, or well    both present (AUTH-METHODS-501)
 //	                                                   typed (AUTH-METHODS-001, -002)
 //	order of the backup list (§4.2)                    any order (BKP-LIST-001)                           ascending by key (BKP-LIST-501)
+//	case of the Bearer scheme (§5.1 names none)        any case; other schemes refused                    "Bearer " only (AUTH-REFRESH-509)
+//	                                                   (AUTH-REFRESH-009)
 //	headers of a backup download (§4.2)                any, with the archive's bytes (BKP-DL-001)         application/zip and an attachment (BKP-DL-501)
 //	body of an MFA challenge (§5.6)                    mfaId beside other keys, no token (MFA-001, -002,  exactly {"mfaId"} (MFA-501)
 //	                                                   -006)
@@ -217,8 +227,9 @@
 // and rowid and updated refused in the list's sort and updated in its
 // filter (LOG-SORT-008, -009, LOG-FILTER-025): 21 requirements of the
 // document profile, and the 3 twins in the pocketbase one (with the list
-// applied: document 119 passed, 21 known; pocketbase 288 passed, 24
-// known; 337 requirements in the table). Our own
+// applied: document 119 passed, 21 known; pocketbase 289 passed, 24
+// known; 362 requirements in the table; TestPocketBaseFigures checks these
+// figures against the table and the list). Our own
 // promises (the strongbox profile) mostly fail there as well, as they
 // may: they are ours, not the document's. TestAgainstPocketBase keeps the
 // list true: it runs the document and pocketbase profiles against a

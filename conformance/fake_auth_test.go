@@ -36,8 +36,18 @@ func (f *fakeServer) signWith(c *fakeCollection, rec *fakeRecord, typ string, li
 	return signing + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
+// tokenOf takes the token out of an Authorization header: "Bearer " is
+// matched as PocketBase v0.31.0 does, in that case only, except under the
+// bug document-readings, where the scheme's case is free (§5.1 names none).
+func (f *fakeServer) tokenOf(header string) string {
+	if f.bug("document-readings") && len(header) > 7 && strings.EqualFold(header[:7], "Bearer ") {
+		return header[7:]
+	}
+	return strings.TrimPrefix(header, "Bearer ")
+}
+
 func (f *fakeServer) loadAuth(header, typ string) (*fakeRecord, *fakeCollection) {
-	tok := strings.TrimPrefix(header, "Bearer ")
+	tok := f.tokenOf(header)
 	parts := strings.Split(tok, ".")
 	if len(parts) > 3 && f.bug("ignore-extra-segments") {
 		parts = parts[:3]
@@ -202,7 +212,7 @@ func (f *fakeServer) handleAuth(q *fakeReq, collName, action, target string) err
 		if on, _ := c.mfa["enabled"].(bool); on && f.bug("mfa-on-refresh") {
 			return q.json(401, map[string]any{"mfaId": fakeID()})
 		}
-		tok := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		tok := f.tokenOf(r.Header.Get("Authorization"))
 		_, claims, _ := splitJWT(tok)
 		if claims["refreshable"] == true || f.bug("always-refresh") {
 			yes := true

@@ -109,17 +109,17 @@ var logsFilterRequirements = []*Requirement{
 	operatorReq(15, "?~", `message ?~ "/api/logs"`, markNoAuth),
 	operatorReq(16, "?!~", `message ?!~ "/api/health"`, markNoAuth, markMissing),
 	filterReq("LOG-FILTER-017", "§4.4 (&&)", "filter with &&",
-		"Comparisons joined with && must all hold: filter `data.method = \"GET\" && level > 0` answers 200 "+
+		"Comparisons joined with && must all hold: filter `data.method = \"GET\" && data.status > 200` answers 200 "+
 			"with only the refused GET.",
-		`data.method = "GET" && level > 0`, markNoAuth),
+		`data.method = "GET" && data.status > 200`, markNoAuth),
 	filterReq("LOG-FILTER-018", "§4.4 (|| and parentheses)", "filter with || in parentheses",
 		"Comparisons joined with || need one to hold: filter `(data.status = 404 || data.auth = \"_superusers\")` "+
 			"answers 200 with the unknown-route POST and the superuser's request.",
 		`(data.status = 404 || data.auth = "_superusers")`, markSuper, markMissing),
 	filterReq("LOG-FILTER-019", "§4.4 (nested parentheses)", "filter with nested groups",
-		"Groups nest: filter `((level > 0 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))` "+
+		"Groups nest: filter `((data.status > 200 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))` "+
 			"answers 200 with the refused GET and the superuser's request.",
-		`((level > 0 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))`, markNoAuth, markSuper),
+		`((data.status > 200 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))`, markNoAuth, markSuper),
 	filterReq("LOG-FILTER-020", "§4.4 (// comments)", "filter with a comment",
 		"A // comment runs to the end of its line: filter `data.status = 401 // note` answers 200 with the refused request, "+
 			"and a comment followed by a new line and `|| data.method = 'POST'` still applies the second line.",

@@ -103,12 +103,15 @@ func (c *Client) sendLogged(ctx context.Context, path string, hdr http.Header, n
 }
 
 // expectNoSecrets requires no string in entry to contain any of secrets
-// (keyed by what each is, in words).
+// (keyed by what each is, in words, "the token query parameter"). The
+// failure shows the string with the secret replaced by a placeholder, so
+// that a report never carries the superuser's token.
 func expectNoSecrets(entry map[string]any, secrets map[string]string) error {
 	for _, where := range sortedStrings(entry) {
 		for what, s := range secrets {
 			if strings.Contains(where.value, s) {
-				return Mismatch(fmt.Sprintf("no %s in the log entry's %s", what, where.path), fmt.Sprintf("%q", where.value))
+				return Mismatch(fmt.Sprintf("the log entry's %s without %s", where.path, what),
+					fmt.Sprintf("%q (%s shown as <secret>)", strings.ReplaceAll(where.value, s, "<secret>"), what))
 			}
 		}
 	}

@@ -340,11 +340,11 @@ var logsMutators = []mutator{
 		"LOG-FILTER-014", "LOG-FILTER-015", "LOG-FILTER-016"}, editParam(logsAny, "filter", func(v string) string {
 		return anyOfNegated.ReplaceAllStringFunc(v, func(op string) string { return negatedOp[op[1:]] })
 	})},
-	{"and-as-or", []string{"LOG-FILTER-017"}, filterSub(`data.method = "GET" && level > 0`, `data.method = "GET" || level > 0`)},
+	{"and-as-or", []string{"LOG-FILTER-017"}, filterSub(`data.method = "GET" && data.status > 200`, `data.method = "GET" || data.status > 200`)},
 	{"or-as-and", []string{"LOG-FILTER-018"}, filterSub(`data.status = 404 || data.auth = "_superusers"`, `data.status = 404 && data.auth = "_superusers"`)},
 	{"groups-ignored", []string{"LOG-FILTER-019"}, filterSub(
-		`((level > 0 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))`,
-		`((level > 0 && data.method = 'GET' || level = 0) && data.auth = '_superusers')`)},
+		`((data.status > 200 && data.method = 'GET') || (level = 0 && data.auth = '_superusers'))`,
+		`((data.status > 200 && data.method = 'GET' || level = 0) && data.auth = '_superusers')`)},
 	{"comment-to-end", []string{"LOG-FILTER-020"}, filterRe(`//[^\n]*\n[^)]*`, "")},
 	{"null-never-equal", []string{"LOG-FILTER-021"}, filterSub("data.cfabsent = null", "data.cfabsent != null")},
 	{"false-as-true", []string{"LOG-FILTER-026"}, filterSub("false = true", "true = true")},

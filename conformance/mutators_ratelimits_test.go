@@ -7,11 +7,20 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 )
 
 // The violations of the rate limits and the login throttle (ratelimits.go),
 // committed by mutations in front of the real strongbox.
+
+// noLoginThrottle makes the server one without a login throttle: its 429s
+// to a password login become the 400 of a wrong password.
+var noLoginThrottle = edit(loginRoute, func(_ *http.Request, res *answered) {
+	if res.status == 429 {
+		*res = *envelopeAnswer(400, msgFailedAuth)
+	}
+})
 
 var (
 	settingsGet   = route(http.MethodGet, "/api/settings")
@@ -162,11 +171,7 @@ var rateLimitsMutators = []mutator{
 			*res = *envelopeAnswer(400, msgOTPInvalid)
 		}
 	})},
-	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}, edit(loginRoute, func(_ *http.Request, res *answered) {
-		if res.status == 429 {
-			*res = *envelopeAnswer(400, msgFailedAuth)
-		}
-	})},
+	{"no-login-throttle", []string{"LOGIN-THROTTLE-001"}, noLoginThrottle},
 	// A successful login counts as a failure too.
 	{"count-logins", []string{"LOGIN-THROTTLE-002"}, when(loginRoute, func(x *front, w http.ResponseWriter, r *http.Request) {
 		res := x.forward(r)
@@ -201,3 +206,43 @@ var rateLimitsMutators = []mutator{
 
 // mailRouteRequest selects the requests to the mail-sending routes.
 func mailRouteRequest(r *http.Request) bool { return isMailRoute(r.Method, r.URL.Path) }
+
+// TestLoginThrottleAbsent: on a server with no login throttle, the check
+// of the throttle itself fails, and the checks of how it behaves, which
+// would pass there vacuously, are skipped as absent with the probe's answer.
+func TestLoginThrottleAbsent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("signs in some forty times")
+	}
+	for _, tt := range []struct {
+		name string
+		m    mutation
+		want map[string]Outcome
+	}{
+		{"present", nil, map[string]Outcome{"LOGIN-THROTTLE-001": Pass, "LOGIN-THROTTLE-002": Pass,
+			"LOGIN-THROTTLE-003": Pass, "LOGIN-THROTTLE-004": Pass}},
+		{"absent", noLoginThrottle, map[string]Outcome{"LOGIN-THROTTLE-001": Fail, "LOGIN-THROTTLE-002": Skip,
+			"LOGIN-THROTTLE-003": Skip, "LOGIN-THROTTLE-004": Skip}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			base := startStrongbox(t)
+			if tt.m != nil {
+				base = startFront(t, base, tt.m)
+			}
+			rep := Run(t.Context(), Config{BaseURL: base, Email: testEmail, Password: testPassword,
+				Profile: SourceStrongbox, Only: "LOGIN-THROTTLE-"})
+			if len(rep.Results) != len(tt.want) {
+				t.Fatalf("%d results, want %d", len(rep.Results), len(tt.want))
+			}
+			for _, res := range rep.Results {
+				if res.Outcome != tt.want[res.Req.ID] {
+					t.Errorf("%s: %s (%s), want %s", res.Req.ID, res.Outcome, res.Detail, tt.want[res.Req.ID])
+				}
+				if res.Outcome == Skip && (!strings.Contains(res.Detail, "absent: the server has no login throttle") ||
+					!strings.Contains(res.Detail, "answered 400 "+quote(msgFailedAuth)+")")) {
+					t.Errorf("%s: skipped without the probe's answer: %s", res.Req.ID, res.Detail)
+				}
+			}
+		})
+	}
+}

@@ -74,6 +74,13 @@ var tokensMutators = []mutator{
 		}
 		return a
 	})},
+	// The scheme is matched in any case.
+	{"bearer-any-case", []string{"AUTH-REFRESH-509"}, editHeader(func(a string) string {
+		if tok, ok := strings.CutPrefix(a, "bearer "); ok {
+			return "Bearer " + tok
+		}
+		return a
+	})},
 	{"impersonate-guest-403", []string{"AUTH-IMP-005"}, refuseAs(impersonateRoute, 401, 403, msgNotAllowed)},
 	{"users-impersonateRoute", []string{"AUTH-IMP-004"}, asSuperuser(impersonateRoute, 403)},
 	{"impersonate-collection-message", []string{"AUTH-IMP-007"}, reword(impersonateRoute, 404, msgNoAuthColl, 404, msgNoCollection)},

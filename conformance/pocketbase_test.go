@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"net"
 	"net/http"
@@ -167,5 +168,42 @@ func TestPendingMutatorsAgainstPocketBase(t *testing.T) {
 			expectFailures(t, mu.bug, fails, Config{BaseURL: startFront(t, base, mu.m), Email: testEmail,
 				Password: testPassword, Profile: SourcePocketBase})
 		})
+	}
+}
+
+// TestPocketBaseFigures keeps the figures doc.go gives for a run against
+// PocketBase v0.31.0 true without running one: TestAgainstPocketBase
+// passes only when every requirement of a profile passes there but those
+// the known list names, so a profile's passes are its requirements less
+// the listed ones. The figures are read from the sentence that gives them
+// ("with the list applied: document N passed, N known; …").
+func TestPocketBaseFigures(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(strings.ReplaceAll(string(src), "\n//", " ")), " ")
+	list, err := LoadKnown("pocketbase-0.31.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := func(p Source) int {
+		n := 0
+		for _, r := range inProfile(p) {
+			if _, ok := list.Reasons[r.ID]; ok {
+				n++
+			}
+		}
+		return n
+	}
+	kd, kp := known(SourceDocument), known(SourcePocketBase)
+	for _, want := range []string{
+		fmt.Sprintf("%d requirements of the document profile, and the %d twins in the pocketbase one", kd, kp-kd),
+		fmt.Sprintf("with the list applied: document %d passed, %d known; pocketbase %d passed, %d known; %d requirements in the table",
+			len(inProfile(SourceDocument))-kd, kd, len(inProfile(SourcePocketBase))-kp, kp, len(Requirements)),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("doc.go does not say %q (the figures of the table and of known/pocketbase-0.31.0.tsv)", want)
+		}
 	}
 }

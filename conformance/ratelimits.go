@@ -231,8 +231,8 @@ var rateLimitRequirements = []*Requirement{
 		Name:    "only failures count, and a login clears them",
 		Text: "From one client address (told apart by a trusted proxy header), four wrong passwords for a new user " +
 			"then the right one, three times over, answer 400 \"" + msgFailedAuth + "\" for every wrong password and " +
-			"200 for every right one: successful logins are not counted, and one clears the failures before it.",
-		Run: withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
+			"200 for every right one: successful logins are not counted, and one clears the failures before it." + throttleAbsent,
+		Run: withLoginThrottle(func(ctx context.Context, c *Client, u *user) error {
 			addr := randomClientAddr()
 			for round := 1; round <= 3; round++ {
 				for i := range 4 {
@@ -262,8 +262,8 @@ var rateLimitRequirements = []*Requirement{
 		Name:    "correct credentials under concurrency are not refused",
 		Text: "Sixteen concurrent auth-with-password requests with the right password for a new user, all from one " +
 			"client address (told apart by a trusted proxy header), each answer 200 with the user's auth result: " +
-			"sign-ins still in progress do not count against the throttle.",
-		Run: withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
+			"sign-ins still in progress do not count against the throttle." + throttleAbsent,
+		Run: withLoginThrottle(func(ctx context.Context, c *Client, u *user) error {
 			addr := randomClientAddr()
 			errs := make([]error, 16)
 			var wg sync.WaitGroup
@@ -290,8 +290,8 @@ var rateLimitRequirements = []*Requirement{
 		Text: "After 25 wrong passwords for a new user from 5 client addresses (5 from each, told apart by a trusted " +
 			"proxy header; each answers 400 \"" + msgFailedAuth + "\", possibly after a wait), the right password " +
 			"from a sixth address answers 200: failures from other addresses slow an identity down, they do not " +
-			"lock it.",
-		Run: withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
+			"lock it." + throttleAbsent,
+		Run: withLoginThrottle(func(ctx context.Context, c *Client, u *user) error {
 			var addr string
 			for i := range 25 {
 				if i%5 == 0 {
@@ -466,6 +466,61 @@ func withThrottledUser(f func(ctx context.Context, c *Client, u *user) error) fu
 		}
 		return f(ctx, c, u)
 	})
+}
+
+// throttleAbsent ends the texts of the checks withLoginThrottle runs.
+const throttleAbsent = " On a server with no login throttle (five wrong passwords for a user of the probe's own, from " +
+	"one address, then the right one, not answered 429) it is skipped as absent, with the probe's answer."
+
+// withLoginThrottle is withThrottledUser for a check of how the login
+// throttle behaves, which would pass vacuously on a server that has none:
+// on such a server it is skipped as absent, with the probe's result
+// (requireLoginThrottle).
+func withLoginThrottle(f func(ctx context.Context, c *Client, u *user) error) func(context.Context, *Client) error {
+	return withThrottledUser(func(ctx context.Context, c *Client, u *user) error {
+		if err := c.requireLoginThrottle(ctx); err != nil {
+			return err
+		}
+		return f(ctx, c, u)
+	})
+}
+
+// requireLoginThrottle probes, once a run, whether the server throttles
+// password logins: five wrong passwords for a user of its own from one
+// client address, then the right one from there. A 429 says it does (nil);
+// any other answer makes it a skip, "absent", that quotes that answer.
+// It needs the client header trusted (trustClientHeader).
+func (c *Client) requireLoginThrottle(ctx context.Context) error {
+	s := c.shared
+	s.throttleMu.Lock()
+	defer s.throttleMu.Unlock()
+	if s.throttleDone {
+		return s.throttleErr
+	}
+	u, err := c.newUser(ctx)
+	if err != nil {
+		return fmt.Errorf("probing the login throttle: %w", err)
+	}
+	addr := randomClientAddr()
+	for range 5 {
+		if _, err := c.loginFrom(ctx, addr, u.email, "Wrong-"+newNonce(10)); err != nil {
+			return fmt.Errorf("probing the login throttle: %w", err)
+		}
+	}
+	r, err := c.loginFrom(ctx, addr, u.email, u.password)
+	if err != nil {
+		return fmt.Errorf("probing the login throttle: %w", err)
+	}
+	s.throttleDone = true
+	if r.status != http.StatusTooManyRequests {
+		answer := strconv.Itoa(r.status) // not the body: a 200 holds a token
+		if msg := r.exchange().Message; msg != "" {
+			answer += " " + strconv.Quote(msg)
+		}
+		s.throttleErr = Skipf("absent: the server has no login throttle (probe: after five wrong passwords for a new "+
+			"user from one client address, the right one from there answered %s)", answer)
+	}
+	return s.throttleErr
 }
 
 // trustClientHeader makes the server take a request's client address from

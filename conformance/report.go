@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Report holds the results of one run, in requirement table order.
@@ -131,4 +132,43 @@ func (r Report) Print(w io.Writer) {
 func indent(s, pad string) string {
 	s = strings.TrimRight(s, "\n")
 	return strings.ReplaceAll(s, "\n", "\n"+pad)
+}
+
+// bodyText is how a report shows a body: text with its runs of white space
+// made one space and cut after max bytes ("…" marks the cut), and anything
+// else (a zip archive, bytes that are not UTF-8, control characters) as its
+// length and first bytes in hex, so that no raw binary reaches a terminal
+// or a CI log.
+func bodyText(body []byte, max int) string {
+	if !isText(body) {
+		n := min(len(body), 8)
+		more := ""
+		if len(body) > n {
+			more = " …"
+		}
+		return fmt.Sprintf("<%d bytes, not text: % x%s>", len(body), body[:n], more)
+	}
+	b := strings.Join(strings.Fields(string(body)), " ")
+	if len(b) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
+			cut--
+		}
+		b = b[:cut] + "…"
+	}
+	return b
+}
+
+// isText reports whether b is UTF-8 without control characters but white
+// space.
+func isText(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	for _, r := range string(b) {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return false
+		}
+	}
+	return true
 }

@@ -1,14 +1,18 @@
 package conformance
 
 import (
+	"archive/zip"
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestReportKnown: a listed failure is Known and does not fail the run; a
@@ -201,4 +205,135 @@ func TestRunCheckTimeout(t *testing.T) {
 	if rep.Results[1].Outcome != Pass {
 		t.Errorf("T-A-002: %v, want Pass", rep.Results[1].Outcome)
 	}
+}
+
+func TestBodyText(t *testing.T) {
+	zipHead := []byte("PK\x03\x04\x14\x00\x08\x00\x08\x00\x10(\x82]")
+	for _, tt := range []struct {
+		name string
+		body []byte
+		max  int
+		want string
+	}{
+		{"empty", nil, 10, ""},
+		{"json", []byte("{\"a\":\n  1}"), 100, `{"a": 1}`},
+		{"cut at max", []byte("abcdefghij"), 4, "abcd…"},
+		{"cut before a rune", []byte("abcé"), 4, "abc…"},
+		{"zip", zipHead, 100, "<14 bytes, not text: 50 4b 03 04 14 00 08 00 …>"},
+		{"short binary", []byte{0xff, 0x00}, 100, "<2 bytes, not text: ff 00>"},
+		{"NUL in text", []byte("a\x00b"), 100, "<3 bytes, not text: 61 00 62>"},
+		{"escape sequence", []byte("ok \x1b[2J"), 100, "<7 bytes, not text: 6f 6b 20 1b 5b 32 4a>"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := bodyText(tt.body, tt.max); got != tt.want {
+				t.Errorf("bodyText(%q, %d) = %q, want %q", tt.body, tt.max, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestReportBinaryBody: a failure whose last answer is an archive shows its
+// length and first bytes, never the bytes themselves.
+func TestReportBinaryBody(t *testing.T) {
+	archive := emptyArchive()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/api/collections/_superusers/auth-with-password" {
+			w.Write([]byte(`{"record":{"id":"a"},"token":"stub.token.sig"}`))
+			return
+		}
+		w.Header().Set("Content-Type", "application/zip")
+		w.Write(archive)
+	}))
+	t.Cleanup(srv.Close)
+	reqs := []*Requirement{stubReq("T-A-001", func(ctx context.Context, c *Client) error {
+		r, err := c.get(ctx, "/api/backups/a.zip?token=t", "")
+		if err != nil {
+			return err
+		}
+		return Mismatch("404", r.String())
+	})}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	out := buf.String()
+	if strings.Contains(out, "token=t") {
+		t.Errorf("the report holds the file token:\n%s", out)
+	}
+	if strings.Contains(out, "PK\x03\x04") || !utf8.ValidString(out) {
+		t.Errorf("the report holds the archive's raw bytes:\n%q", out)
+	}
+	want := fmt.Sprintf("<%d bytes, not text: 50 4b 03 04", len(archive))
+	if strings.Count(out, want) != 2 { // actual: and request:
+		t.Errorf("the report does not show %q under actual and request:\n%s", want, out)
+	}
+}
+
+// TestDamageArchiveSkips: an archive not in strongbox's layout (PocketBase's
+// holds data.db and no manifest.json) makes BKP-UPLOAD-008's fixture
+// impossible, which is a skip with the reason, not an error.
+func TestDamageArchiveSkips(t *testing.T) {
+	var pb bytes.Buffer
+	zw := zip.NewWriter(&pb)
+	w, _ := zw.Create("data.db")
+	w.Write([]byte("SQLite format 3\x00"))
+	zw.Close()
+	strongbox, err := writeArchive(archiveManifest{Format: 1, Files: []manifestFile{{Name: "auth.journal"}}},
+		map[string][]byte{"auth.journal": make([]byte, 64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name    string
+		archive []byte
+		want    Outcome
+		detail  string
+	}{
+		{"not a zip", []byte("<html>"), Skip, "it is not a zip"},
+		{"PocketBase's", pb.Bytes(), Skip, "it has no manifest.json with a format"},
+		{"no journal", emptyArchive(), Skip, "it has no auth.journal of more than 24 bytes"},
+		{"strongbox's", strongbox, Pass, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := damageArchive(tt.archive, "auth.journal", journalFirstRecordByte)
+			got, detail := classify(err)
+			if got != tt.want || !strings.Contains(detail, tt.detail) {
+				t.Errorf("damageArchive: %s %q, want %s with %q", got, detail, tt.want, tt.detail)
+			}
+		})
+	}
+}
+
+// TestExpectNoSecretsWording: a secret found in a log entry is reported in
+// plain words, and the report does not repeat the secret.
+func TestExpectNoSecretsWording(t *testing.T) {
+	entry := map[string]any{"data": map[string]any{"url": "/api/health?token=cfsecret123"}}
+	err := expectNoSecrets(entry, map[string]string{"the token query parameter": "cfsecret123"})
+	r := classifyResult(err)
+	if want := "the log entry's data.url without the token query parameter"; r.Outcome != Fail || r.Expected != want {
+		t.Errorf("expected %q (%s), want %q", r.Expected, r.Outcome, want)
+	}
+	if strings.Contains(r.Actual, "cfsecret123") || !strings.Contains(r.Actual, "token=<secret>") {
+		t.Errorf("actual %q: want the value with the secret shown as <secret>", r.Actual)
+	}
+	if err := expectNoSecrets(entry, map[string]string{"the Authorization token": "other"}); err != nil {
+		t.Errorf("no secret in the entry: %v", err)
+	}
+}
+
+// FuzzBodyText: whatever a server answers, the report's rendering of it is
+// UTF-8 text without control characters, and bounded.
+func FuzzBodyText(f *testing.F) {
+	for _, s := range []string{"", `{"a":1}`, "PK\x03\x04\x14\x00", "a\x00b", "é\xff", "ok \x1b[2J", "\u0085x"} {
+		f.Add([]byte(s), 10)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, max int) {
+		max = max&0x3ff + 1
+		got := bodyText(body, max)
+		if !isText([]byte(got)) || strings.ContainsAny(got, "\n\r\t") {
+			t.Fatalf("bodyText(%q, %d) = %q: not one line of text", body, max, got)
+		}
+		if len(got) > max+len("…") && !strings.HasPrefix(got, "<") {
+			t.Fatalf("bodyText(%q, %d) = %q: longer than %d bytes", body, max, got, max)
+		}
+	})
 }

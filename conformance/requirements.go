@@ -89,7 +89,7 @@ type stricterReading struct {
 // (expectError), the Z of stats dates, totalPages in the list envelope, the
 // auth-methods keys §2.7 leaves open, the order of the backup list, the
 // 204 of a backup operation whose body §4.2 calls null, the headers of a
-// backup download, the body of an MFA challenge, and the
+// backup download, the case of the Bearer scheme, the body of an MFA challenge, and the
 // collectionId and collectionName of an authenticated record, the form of
 // log ids, the exact form of an :excerpt, and validation codes and messages
 // §7 does not name.
@@ -100,10 +100,11 @@ var stricterReadings = []stricterReading{
 	{"AUTH-PW-003", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-004", "the message " + quote(msgFailedAuth) + " (§5 fixes the status only)"},
 	{"AUTH-PW-008", "the message " + quote(msgPasswordOff) + " (§5 fixes the status only)"},
+	{"AUTH-REFRESH-009", "the scheme matched case-sensitively: lowercase \"bearer <token>\" refused with 401 too (§5.1 names no scheme; RFC 9110 makes schemes case-insensitive, and PocketBase from v0.36.4 accepts any case)"},
 	{"AUTH-METHODS-001", "the descriptor's further keys password.identityFields (strings) and otp.enabled (§2.7 leaves further keys open)"},
 	{"OTP-003", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
 	{"OTP-004", "the message " + quote(msgOTPInvalid) + " (§5 fixes the status only)"},
-	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + " (§5 fixes the statuses only)"},
+	{"OTP-005", "the messages " + quote(msgOTPInvalid) + " and " + quote(msgOTPTooMany) + ", and the 429 from the 6th attempt, the right code's (§5 fixes the statuses only, and names no number)"},
 	{"OTP-007", "the message " + quote(msgOTPOff) + " (§5 fixes the status only)"},
 	{"MFA-001", "a first factor's 401 body of exactly {\"mfaId\"} (§5.6: the body contains mfaId)"},
 	{"MFA-003", "the message " + quote(msgMFASame) + " (§5 fixes the status only)"},
