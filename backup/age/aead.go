@@ -5,29 +5,24 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"errors"
-
-	"golang.org/x/crypto/chacha20"
-	"golang.org/x/crypto/poly1305" //lint:ignore SA1019 composed here as RFC 8439 §2.8 does, see chacha20Poly1305
 )
 
-// chacha20Poly1305 is the AEAD of RFC 8439 §2.8, composed from
-// x/crypto's chacha20 and poly1305. x/crypto's own chacha20poly1305
-// package imports golang.org/x/sys/cpu (for its amd64 assembly), a
-// module this project does not depend on; the composition below is
-// that package's generic code path, checked against RFC 8439's §2.8.2
-// vector and the C2SP age test kit (aead_test.go, age_test.go).
-type chacha20Poly1305 struct{ key [chacha20.KeySize]byte }
+// chacha20Poly1305 is the AEAD of RFC 8439 §2.8, over the ChaCha20 and
+// Poly1305 of chacha.go (x/crypto's packages would bring golang.org/x/sys
+// into the module), checked against RFC 8439's §2.8.2 vector and the
+// C2SP age test kit (aead_test.go, age_test.go).
+type chacha20Poly1305 struct{ key [32]byte }
 
 const (
-	aeadNonceSize = chacha20.NonceSize
-	aeadOverhead  = poly1305.TagSize
+	aeadNonceSize = 12
+	aeadOverhead  = 16
 )
 
 var errOpen = errors.New("age: message authentication failed")
 
 // newAEAD returns ChaCha20-Poly1305 under a 32-byte key.
 func newAEAD(key []byte) (cipher.AEAD, error) {
-	if len(key) != chacha20.KeySize {
+	if len(key) != 32 {
 		return nil, errors.New("age: bad key length")
 	}
 	a := &chacha20Poly1305{}
@@ -40,19 +35,14 @@ func (a *chacha20Poly1305) Overhead() int  { return aeadOverhead }
 
 // setup returns the cipher at block 1 and the one-time Poly1305 key of
 // nonce (the first 32 bytes of block 0's keystream).
-func (a *chacha20Poly1305) setup(nonce []byte) (*chacha20.Cipher, *poly1305.MAC) {
-	s, err := chacha20.NewUnauthenticatedCipher(a.key[:], nonce)
-	if err != nil {
-		panic("age: chacha20: " + err.Error()) // key and nonce sizes are fixed here
-	}
+func (a *chacha20Poly1305) setup(nonce []byte) (*chachaCipher, *poly1305MAC) {
 	var polyKey [32]byte
-	s.XORKeyStream(polyKey[:], polyKey[:])
-	s.SetCounter(1)
-	return s, poly1305.New(&polyKey)
+	newChaCha(&a.key, nonce, 0).XORKeyStream(polyKey[:], polyKey[:])
+	return newChaCha(&a.key, nonce, 1), newPoly1305(&polyKey)
 }
 
 // writeWithPadding adds b to the MAC, zero-padded to 16 bytes.
-func writeWithPadding(p *poly1305.MAC, b []byte) {
+func writeWithPadding(p *poly1305MAC, b []byte) {
 	p.Write(b)
 	if rem := len(b) % 16; rem != 0 {
 		var pad [16]byte
@@ -60,7 +50,7 @@ func writeWithPadding(p *poly1305.MAC, b []byte) {
 	}
 }
 
-func writeLengths(p *poly1305.MAC, aad, ct int) {
+func writeLengths(p *poly1305MAC, aad, ct int) {
 	var b [16]byte
 	binary.LittleEndian.PutUint64(b[:8], uint64(aad))
 	binary.LittleEndian.PutUint64(b[8:], uint64(ct))

@@ -47,3 +47,40 @@ func TestAEADVector(t *testing.T) {
 		t.Fatal("Open with other associated data succeeded")
 	}
 }
+
+// TestPoly1305Vector: RFC 8439 §2.5.2, the message written whole and in
+// pieces of every size (the buffering of partial blocks).
+func TestPoly1305Vector(t *testing.T) {
+	key := [32]byte{0x85, 0xd6, 0xbe, 0x78, 0x57, 0x55, 0x6d, 0x33, 0x7f, 0x44, 0x52, 0xfe, 0x42, 0xd5, 0x06, 0xa8,
+		0x01, 0x03, 0x80, 0x8a, 0xfb, 0x0d, 0xb2, 0xfd, 0x4a, 0xbf, 0xf6, 0xaf, 0x41, 0x49, 0xf5, 0x1b}
+	msg := []byte("Cryptographic Forum Research Group")
+	want := "a8061dc1305136c6c22b8baf0c0127a9"
+	for step := 1; step <= len(msg); step++ {
+		p := newPoly1305(&key)
+		for i := 0; i < len(msg); i += step {
+			p.Write(msg[i:min(i+step, len(msg))])
+		}
+		if got := hex.EncodeToString(p.Sum(nil)); got != want {
+			t.Fatalf("Poly1305 in pieces of %d = %s, want %s", step, got, want)
+		}
+	}
+}
+
+// TestChaCha20Block: RFC 8439 §2.3.2's block (key 00…1f, counter 1), and
+// §2.4.2's first bytes of key stream XORed in two uneven writes.
+func TestChaCha20Block(t *testing.T) {
+	var key [32]byte
+	for i := range key {
+		key[i] = byte(i)
+	}
+	nonce := []byte{0, 0, 0, 9, 0, 0, 0, 0x4a, 0, 0, 0, 0}
+	c := newChaCha(&key, nonce, 1)
+	out := make([]byte, 64)
+	c.XORKeyStream(out[:7], out[:7])
+	c.XORKeyStream(out[7:], out[7:])
+	want := "10f1e7e4d13b5915500fdd1fa32071c4c7d1f4c733c068030422aa9ac3d46c4e" +
+		"d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
+	if got := hex.EncodeToString(out); got != want {
+		t.Errorf("ChaCha20 block = %s, want %s", got, want)
+	}
+}

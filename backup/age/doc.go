@@ -53,20 +53,21 @@
 // its end): it authenticates the last chunk first, so its Size is the
 // plaintext's, and each ReadAt decrypts only the chunks it covers.
 //
-// ChaCha20-Poly1305 is composed here from x/crypto's chacha20 and
-// poly1305 (aead.go) rather than taken from x/crypto/chacha20poly1305,
-// which would add golang.org/x/sys to the module; it is checked against
-// RFC 8439's vector and the C2SP test kit (testdata/testkit), and the
-// real age binary (STRONGBOX_AGE) in both directions.
+// ChaCha20-Poly1305 (aead.go) and ChaCha20 and Poly1305 themselves
+// (chacha.go) are written here, the portable RFC 8439 algorithms:
+// x/crypto's packages would add golang.org/x/sys to the module, and with
+// it `go mod vendor` would fail. They are checked against RFC 8439's
+// vectors, the C2SP test kit (testdata/testkit), and the real age binary
+// (STRONGBOX_AGE) in both directions. HKDF is the standard library's.
 //
 // # Cost
 //
-// On this project's 2-core test machine: Encrypt 316 MB/s, Decrypt
-// 321 MB/s, a sequential read through ReaderAt 290 MB/s (go test -bench .
-// ./backup/age, 16 MiB, x/crypto's generic ChaCha20 and assembly
-// Poly1305). `strongbox backup create` of a data dir of 1,000,000 seeded
-// logs (a 60 MB archive; medians of 7 alternating runs of /usr/bin/time):
-// 3.76 s wall and 3.96 s CPU plain, 4.02 s and 4.14 s encrypted, so
-// encryption adds about 0.2 s of CPU (+5%), what 60 MB at 316 MB/s
-// predicts; deflate costs the rest.
+// On this project's 2-core test machine, with chacha.go's portable
+// ChaCha20 and Poly1305: Encrypt 181 MB/s, Decrypt 179–193 MB/s
+// (go test -run '^$' -bench 'Encrypt|Decrypt' -benchtime 20x ./backup/age,
+// 16 MiB). With x/crypto's packages, which the module cannot take, it was
+// 316 and 321 MB/s; `strongbox backup create` of 1,000,000 seeded logs (a
+// 60 MB archive, medians of 7 alternating runs) took then 3.76 s wall and
+// 3.96 s CPU plain, 4.02 s and 4.14 s encrypted (+5% CPU). At 181 MB/s
+// the 60 MB cost about 0.33 s of CPU, about +8%.
 package age

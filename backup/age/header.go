@@ -3,6 +3,7 @@ package age
 import (
 	"bufio"
 	"bytes"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -10,8 +11,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"golang.org/x/crypto/hkdf"
 )
 
 // intro is the first line of every age v1 file.
@@ -209,9 +208,9 @@ func headerMAC(fileKey, signed []byte) []byte {
 
 // hkdfKey derives a 32-byte key with HKDF-SHA256.
 func hkdfKey(secret, salt []byte, info string) []byte {
-	key := make([]byte, 32)
-	if _, err := io.ReadFull(hkdf.New(sha256.New, secret, salt, []byte(info)), key); err != nil {
-		panic("age: hkdf: " + err.Error()) // 32 bytes are always available
+	key, err := hkdf.Key(sha256.New, secret, salt, info, 32) // crypto/hkdf
+	if err != nil {
+		panic("age: hkdf: " + err.Error()) // 32 bytes of SHA-256 are always allowed
 	}
 	return key
 }
