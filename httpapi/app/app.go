@@ -241,6 +241,7 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	s.newExport()
 	if s.metrics != nil {
 		s.metrics.serve()
 		defer s.metrics.close()

@@ -24,10 +24,10 @@ import (
 // can deduplicate by log.record.uid).
 const ExportCursor = "export.cursor"
 
-// startExport starts the OTLP log export of Config.Export, if set: it
-// runs on a goroutine of its own until stopExport, reading whichever log
-// store is open (none during a restart: it waits).
-func (s *Server) startExport() {
+// newExport makes the OTLP log export of Config.Export, if set, and
+// registers its metrics, before the metrics listener serves: a scrape
+// never sees the server without them. startExport starts it.
+func (s *Server) newExport() {
 	if s.cfg.Export == nil {
 		return
 	}
@@ -42,6 +42,18 @@ func (s *Server) startExport() {
 		CursorPath: filepath.Join(s.cfg.Dir, ExportCursor),
 		Logger:     s.log,
 	})
+	if reg := s.Metrics(); reg != nil {
+		reg.Register(s.gatherExport)
+	}
+}
+
+// startExport starts the export newExport made, if any: it runs on a
+// goroutine of its own until stopExport, reading whichever log store is
+// open (none during a restart: it waits).
+func (s *Server) startExport() {
+	if s.exporter == nil {
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	// Reading, encoding and compressing the logs run at a lower OS
@@ -52,9 +64,6 @@ func (s *Server) startExport() {
 		s.exporter.Run(ctx)
 	})
 	s.stopExporter = func() { cancel(); <-done }
-	if reg := s.Metrics(); reg != nil {
-		reg.Register(s.gatherExport)
-	}
 	s.log.Info("log export started", "endpoint", s.cfg.Export.Redacted(), "protocol", s.cfg.Export.Protocol)
 }
 
