@@ -214,6 +214,7 @@ func TestLoginThrottleAbsent(t *testing.T) {
 	if testing.Short() {
 		t.Skip("signs in some forty times")
 	}
+	t.Parallel() // the throttle's spaced checks wait some 15 s: not alone
 	for _, tt := range []struct {
 		name string
 		m    mutation
@@ -225,6 +226,7 @@ func TestLoginThrottleAbsent(t *testing.T) {
 			"LOGIN-THROTTLE-003": Skip, "LOGIN-THROTTLE-004": Skip}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			base := startStrongbox(t)
 			if tt.m != nil {
 				base = startFront(t, base, tt.m)
