@@ -28,7 +28,7 @@ var depsRules = map[string][]string{
 	// app runs the server: the one package besides main that imports both
 	// the stores and the HTTP API (httpapi/api). No rule lists it, so no
 	// lower package may import it.
-	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/backup/age", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport", "strongbox/backup/stream"},
+	"strongbox/httpapi/app": {"strongbox/httpapi/metrics", "strongbox/backup/age", "strongbox/authn", "strongbox/authn/lowprio", "strongbox/authn/mail", "strongbox/authn/oauth2", "strongbox/authn/validation", "strongbox/logstore", "strongbox/logstore/journal", "strongbox/logstore/otlp", "strongbox/httpapi/api", "strongbox/httpapi/ratelimit", "strongbox/httpapi/settings", "strongbox/backup", "strongbox/backup/cron", "strongbox/backup/s3", "strongbox/backup/pbimport", "strongbox/backup/stream"},
 	"strongbox":             {"*"},
 
 	// metrics writes the Prometheus text format and serves /metrics:

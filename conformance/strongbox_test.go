@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"strongbox/httpapi/app"
+	"strongbox/httpapi/ratelimit"
 )
 
 // The real strongbox, served in process, and a front that stands between
@@ -30,10 +31,21 @@ const (
 	testPassword = "Passw0rd!123"
 )
 
+// quickThrottle is strongbox's login throttle with a slowed identity's
+// checks spaced 10 ms apart instead of a second: the checks' logic is the
+// same (LOGIN-THROTTLE-004 allows a wait, it does not need one), and a run
+// is 15 s shorter. The root package's TestConformance runs the suite
+// against the default policy.
+var quickThrottle = func() *ratelimit.Policy {
+	p := ratelimit.DefaultPolicy
+	p.SlowEvery = 10 * time.Millisecond
+	return &p
+}()
+
 // startStrongbox serves strongbox on 127.0.0.1:0 over a data dir of its
-// own, with the superuser testEmail and OAuth2 provider URLs allowed on
-// private addresses (the suite's provider is on 127.0.0.1), and stops it
-// when the test ends. It returns the base URL.
+// own, with the superuser testEmail, OAuth2 provider URLs allowed on
+// private addresses (the suite's provider is on 127.0.0.1) and
+// quickThrottle, and stops it when the test ends. It returns the base URL.
 func startStrongbox(t testing.TB) string {
 	t.Helper()
 	return startStrongboxWith(t, true)
@@ -61,6 +73,7 @@ func startStrongboxIn(t testing.TB, dir string, edit func(*app.Config)) string {
 		NoExec:    errors.New("strongbox serves inside the conformance tests"),
 		MailDrain: time.Second, ShutdownTimeout: 5 * time.Second,
 		OAuth2AllowPrivate: true,
+		LoginPolicy:        quickThrottle,
 	}
 	if edit != nil {
 		edit(&cfg)

@@ -16,6 +16,7 @@ import (
 	"strongbox/authn/oauth2"
 	"strongbox/backup"
 	"strongbox/httpapi/api"
+	"strongbox/httpapi/ratelimit"
 	"strongbox/httpapi/settings"
 	"strongbox/logstore"
 	"strongbox/logstore/journal"
@@ -109,6 +110,11 @@ type Config struct {
 	// Export, if set, ships every stored log to an OTLP/HTTP receiver
 	// (package strongbox/logstore/otlp; export.go); nil = no export.
 	Export *otlp.Config
+
+	// LoginPolicy is the password-login throttle; nil =
+	// ratelimit.DefaultPolicy. Tests of the suite's checks space a slowed
+	// identity's checks less than the default second.
+	LoginPolicy *ratelimit.Policy
 }
 
 // Ready is what OnReady learns once the server serves.
@@ -399,6 +405,7 @@ func (s *Server) useStores(st *Stores) http.Handler {
 		Backups: backups{s}, Mail: s.mail, OAuth2: s.providers, Metrics: s.metrics.observer(), LogExport: s.ExportState,
 		BackupCheck:  s.check,
 		BackupStream: s.StreamState,
+		LoginPolicy:  s.cfg.LoginPolicy,
 	})
 	s.apiServer.Store(srv)
 	s.unfollow = s.subscribeSettings(st, srv)
