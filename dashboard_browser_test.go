@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -201,6 +202,21 @@ func mailedLink(t *testing.T, ctx context.Context, sink *smtpsink.Sink, rcpt, ba
 		t.Fatalf("the mail to %s has no link %s/_/#/auth/%s/TOKEN: %s", rcpt, base, action, m)
 	}
 	return link
+}
+
+// dashServed starts a server whose first superuser is dashEmail, with the
+// variables of extra too, and returns it with a dashAPI on it; it skips the
+// test when this build serves no dashboard (GET /_/ answers 404).
+func dashServed(t *testing.T, extra map[string]string) (*testServer, *dashAPI) {
+	t.Helper()
+	env := map[string]string{"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword}
+	maps.Copy(env, extra)
+	ts := startServer(t, t.TempDir(), env)
+	d := &dashAPI{t: t, base: ts.base}
+	if code, _ := d.call("GET", "/_/", "", ""); code == http.StatusNotFound {
+		t.Skip("the dashboard is not served here: GET /_/ answered 404")
+	}
+	return ts, d
 }
 
 // dashAPI calls the server's JSON API for TestDashboardBrowser.

@@ -38,14 +38,7 @@ import (
 // skips as TestDashboardBrowser does (same variables).
 func TestDashboardCollectionsBrowser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-		"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1",
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, map[string]string{"STRONGBOX_OAUTH2_ALLOW_PRIVATE": "1"})
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	imp := d.newUser("impersonated")
 	d.linkOIDC(imp)

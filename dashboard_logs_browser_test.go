@@ -35,13 +35,7 @@ var dashLogsSeed = []string{
 // It runs and skips as TestDashboardBrowser does (same variables).
 func TestDashboardLogsBrowser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, nil)
 	for _, p := range dashLogsSeed {
 		d.call("GET", p, "", "")
 	}

@@ -30,13 +30,7 @@ import (
 func TestDashboardMFABrowser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
 	sink := smtpsink.Start(t, smtpsink.Options{})
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, nil)
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	u := d.newUser("otp-user")
 	d.mustCall("PATCH", "/api/settings", d.su, fmt.Sprintf(`{"smtp":{"enabled":true,"host":%q,"port":%d,"tls":false}}`, sink.Host, sink.Port), 200)

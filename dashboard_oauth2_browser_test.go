@@ -21,13 +21,7 @@ import (
 // does (same variables).
 func TestDashboardOAuth2Browser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, nil)
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	const appURL = "https://app.example.test/"
 	d.mustCall("PATCH", "/api/settings", d.su, `{"meta":{"appURL":"`+appURL+`"}}`, 200)

@@ -26,13 +26,7 @@ func TestDashboardSettingsBrowser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
 	const smtpUser, smtpPassword, testTo = "mailer", "sink-secret-pw-7", "settings-test@example.com"
 	sink := smtpsink.Start(t, smtpsink.Options{Username: smtpUser, Password: smtpPassword})
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 120*time.Second)
 	defer cancel()
 	cfg := map[string]any{

@@ -23,13 +23,7 @@ import (
 // It runs and skips as TestDashboardBrowser does.
 func TestDashboardTOTPBrowser(t *testing.T) {
 	chromium, pptr, node := browserTools(t)
-	ts := startServer(t, t.TempDir(), map[string]string{
-		"STRONGBOX_SUPERUSER_EMAIL": dashEmail, "STRONGBOX_SUPERUSER_PASSWORD": dashPassword,
-	})
-	d := &dashAPI{t: t, base: ts.base}
-	if code, _ := d.call("GET", "/_/", "", ""); code == 404 {
-		t.Skip("the dashboard is not served here: GET /_/ answered 404")
-	}
+	ts, d := dashServed(t, nil)
 	d.su = d.login("_superusers", dashEmail, dashPassword)
 	const appName = "Acme & Co"
 	d.mustCall("PATCH", "/api/settings", d.su, `{"meta":{"appName":"`+appName+`"}}`, 200)
