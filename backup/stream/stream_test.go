@@ -20,12 +20,12 @@ import (
 // dataDir is a data dir of journals for the tests, captured as the
 // server's stores capture theirs.
 type dataDir struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	files map[string]*journal.File
 }
 
-func newDataDir(t *testing.T) *dataDir {
+func newDataDir(t testing.TB) *dataDir {
 	d := &dataDir{t: t, dir: t.TempDir(), files: map[string]*journal.File{}}
 	t.Cleanup(func() {
 		for _, f := range d.files {
