@@ -104,5 +104,26 @@
 //
 // Restore builds the data dir in a temporary dir beside the target and
 // renames it into place once every file and dir is synced: a failed or
-// interrupted restore leaves the target as it was.
+// interrupted restore leaves the target as it was. While it applies one
+// object it fetches the next 8 increments (up to 4 MiB each; a larger
+// one, and the base, are streamed in their turn), since each is a GET; a
+// fetch ahead that fails is read again in its turn, so only an object
+// that cannot be read then counts as damage.
+//
+// # Cost
+//
+// The shipper's goroutine takes the captures and encodes, hashes and
+// seals the objects; their upload runs beside it. Options.Go starts it:
+// the server passes lowprio.Go, so that under a CPU saturated by
+// requests the shipping gets what they leave. A small object is
+// encoded into a buffer kept from one object to the next.
+// BenchmarkShipIncrement (a capture and a 64 KiB increment into memory)
+// takes about 0.7 ms and 124 KB per step. Under wrk on /api/health the
+// stream's code (the shipper, its captures, the S3 client) was 0.3–0.6%
+// of the server's CPU samples, and versitygw on the same machine used
+// about 2% of what the server used. A restore from versitygw on loopback
+// of 1,000,000 logs and 100,000 users (a 273 MB base) took 2.5–2.8 s,
+// latest or a day back, and 6.3–6.5 s for a chain of 2,900 increments
+// (about 1.5 ms each): a generation's MaxObjects bounds it
+// (TestStreamDayBackFigures in httpapi/app, STRONGBOX_STREAM_FIGURES=1).
 package stream
