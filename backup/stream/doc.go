@@ -123,8 +123,9 @@
 // S3 client's connections were 1.0–1.3% of the server's CPU (perf at
 // 999 Hz), most of it the SHA-256 of the bytes shipped; versitygw on the
 // same machine used 1–2% of what the server used. A restore from versitygw on loopback
-// of 1,000,000 logs and 100,000 users (a 273 MB base) took 2.5–2.8 s,
-// latest or a day back, and 6.3–6.5 s for a chain of 2,900 increments
-// (about 1.5 ms each): a generation's MaxObjects bounds it
+// of 1,000,000 logs and 100,000 users (a 273 MB base) took 1.6–2.8 s,
+// latest or a day back, and 3.1–6.5 s for a chain of 2,900 increments
+// (0.6–1.6 ms each; three runs on a loaded machine, most of the CPU the
+// SHA-256 checks and the writes): a generation's MaxObjects bounds it
 // (TestStreamDayBackFigures in httpapi/app, STRONGBOX_STREAM_FIGURES=1).
 package stream
