@@ -35,9 +35,10 @@ func (a *chacha20Poly1305) Overhead() int  { return aeadOverhead }
 
 // setup returns the cipher at block 1 and the one-time Poly1305 key of
 // nonce (the first 32 bytes of block 0's keystream).
-func (a *chacha20Poly1305) setup(nonce []byte) (*chachaCipher, *poly1305MAC) {
+func (a *chacha20Poly1305) setup(nonce []byte) (chachaCipher, poly1305MAC) {
 	var polyKey [32]byte
-	newChaCha(&a.key, nonce, 0).XORKeyStream(polyKey[:], polyKey[:])
+	c := newChaCha(&a.key, nonce, 0)
+	c.XORKeyStream(polyKey[:], polyKey[:])
 	return newChaCha(&a.key, nonce, 1), newPoly1305(&polyKey)
 }
 
@@ -66,9 +67,9 @@ func (a *chacha20Poly1305) Seal(dst, nonce, plaintext, aad []byte) []byte {
 	ct, tag := out[:len(plaintext)], out[len(plaintext):]
 	s, p := a.setup(nonce)
 	s.XORKeyStream(ct, plaintext)
-	writeWithPadding(p, aad)
-	writeWithPadding(p, ct)
-	writeLengths(p, len(aad), len(ct))
+	writeWithPadding(&p, aad)
+	writeWithPadding(&p, ct)
+	writeLengths(&p, len(aad), len(ct))
 	p.Sum(tag[:0])
 	return ret
 }
@@ -82,9 +83,9 @@ func (a *chacha20Poly1305) Open(dst, nonce, ciphertext, aad []byte) ([]byte, err
 	tag := ciphertext[len(ciphertext)-aeadOverhead:]
 	ct := ciphertext[:len(ciphertext)-aeadOverhead]
 	s, p := a.setup(nonce)
-	writeWithPadding(p, aad)
-	writeWithPadding(p, ct)
-	writeLengths(p, len(aad), len(ct))
+	writeWithPadding(&p, aad)
+	writeWithPadding(&p, ct)
+	writeLengths(&p, len(aad), len(ct))
 	var sum [aeadOverhead]byte
 	p.Sum(sum[:0])
 	if subtle.ConstantTimeCompare(sum[:], tag) != 1 {

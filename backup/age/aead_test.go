@@ -33,6 +33,9 @@ func TestAEADVector(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatalf("Seal = %x, want %x", got, want)
 	}
+	if ref := refSeal(key, nonce, plain, aad); !bytes.Equal(ref, want) { // FuzzAEAD's reference
+		t.Fatalf("refSeal = %x, want %x", ref, want)
+	}
 	if p, err := a.Open(nil, nonce, got, aad); err != nil || !bytes.Equal(p, plain) {
 		t.Fatalf("Open = %q, %v", p, err)
 	}
@@ -82,5 +85,46 @@ func TestChaCha20Block(t *testing.T) {
 		"d2826446079faa0914c2d705d98b02a2b5129cd1de164eb9cbd083e8a2503c4e"
 	if got := hex.EncodeToString(out); got != want {
 		t.Errorf("ChaCha20 block = %s, want %s", got, want)
+	}
+}
+
+// poly1305Edges are RFC 8439 Appendix A.3's vectors #5 to #11, the
+// corner cases of the arithmetic: a result not fully reduced, s
+// overflowing 2^128, carries into an all-ones limb, results of exactly
+// 2^130-5 and 2^130-6, and a 131-bit intermediate. Key is r then s.
+var poly1305Edges = []struct{ name, key, msg, tag string }{
+	{"#5 partial reduction", "02" + zero15 + zero16, ones16, "03" + zero15},
+	{"#6 s overflows", "02" + zero15 + ones16, "02" + zero15, "03" + zero15},
+	{"#7 carry into all ones", "01" + zero15 + zero16, ones16 + "f0" + ones15 + "11" + zero15, "05" + zero15},
+	{"#8 exactly 2^130-5", "01" + zero15 + zero16, ones16 + "fb" + "fefefefefefefefefefefefefefefe" + "01010101010101010101010101010101", zero16},
+	{"#9 exactly 2^130-6", "02" + zero15 + zero16, "fd" + ones15, "fa" + ones15},
+	{"#10 131-bit intermediate", "0100000000000000" + "0400000000000000" + zero16,
+		"e33594d7505e43b900000000000000003394d7505e4379cd01000000000000000000000000000000000000000000000001000000000000000000000000000000",
+		"14000000000000005500000000000000"},
+	{"#11 131-bit intermediate, 48 bytes", "0100000000000000" + "0400000000000000" + zero16,
+		"e33594d7505e43b900000000000000003394d7505e4379cd010000000000000000000000000000000000000000000000", "13" + zero15},
+}
+
+const (
+	zero15 = "000000000000000000000000000000"
+	zero16 = zero15 + "00"
+	ones15 = "ffffffffffffffffffffffffffffff"
+	ones16 = ones15 + "ff"
+)
+
+// TestPoly1305Edges: chacha.go's Poly1305 and the math/big reference of
+// ref_test.go on poly1305Edges.
+func TestPoly1305Edges(t *testing.T) {
+	for _, v := range poly1305Edges {
+		key, _ := hex.DecodeString(v.key)
+		msg, _ := hex.DecodeString(v.msg)
+		p := newPoly1305((*[32]byte)(key))
+		p.Write(msg)
+		if got := hex.EncodeToString(p.Sum(nil)); got != v.tag {
+			t.Errorf("%s: Poly1305 = %s, want %s", v.name, got, v.tag)
+		}
+		if got := hex.EncodeToString(refPoly1305(key, msg)); got != v.tag {
+			t.Errorf("%s: reference = %s, want %s", v.name, got, v.tag)
+		}
 	}
 }

@@ -8,24 +8,29 @@ import (
 // ChaCha20 and Poly1305 of RFC 8439, written here: x/crypto's chacha20
 // and poly1305 packages import golang.org/x/sys/cpu (for their assembly
 // on some platforms), a module this project does not depend on. Both are
-// the portable reference algorithms; aead_test.go checks them against
-// RFC 8439's vectors, and the test kit and the real age check the whole.
+// portable Go: ChaCha20's block is unrolled over sixteen local words and
+// XORed into the output 4 bytes at a time, Poly1305 keeps its
+// accumulator in three 64-bit limbs and multiplies with math/bits, and
+// neither allocates. aead_test.go checks them against RFC 8439's vectors
+// and, by a differential fuzz test, against the plain reference of
+// ref_test.go (math/big for Poly1305); the test kit and the real age
+// check the whole.
 
 // chachaCipher is ChaCha20 with a 32-byte key and a 12-byte nonce, its
 // block counter starting at counter.
 type chachaCipher struct {
-	state   [16]uint32
-	block   [64]byte
-	used    int // bytes of block already used; 64: none left
-	counter uint32
+	state [16]uint32 // state[12] is the counter of the next block
+	block [64]byte   // key stream of the last block, for a partial write
+	used  int        // bytes of block already used; 64: none left
 }
 
-func newChaCha(key *[32]byte, nonce []byte, counter uint32) *chachaCipher {
-	c := &chachaCipher{used: 64, counter: counter}
+func newChaCha(key *[32]byte, nonce []byte, counter uint32) chachaCipher {
+	c := chachaCipher{used: 64}
 	c.state[0], c.state[1], c.state[2], c.state[3] = 0x61707865, 0x3320646e, 0x79622d32, 0x6b206574 // "expand 32-byte k"
 	for i := range 8 {
 		c.state[4+i] = binary.LittleEndian.Uint32(key[4*i:])
 	}
+	c.state[12] = counter
 	for i := range 3 {
 		c.state[13+i] = binary.LittleEndian.Uint32(nonce[4*i:])
 	}
@@ -44,25 +49,49 @@ func quarterRound(a, b, c, d uint32) (uint32, uint32, uint32, uint32) {
 	return a, b, c, d
 }
 
-// next computes the key stream block of the current counter and advances it.
-func (c *chachaCipher) next() {
-	c.state[12] = c.counter
-	x := c.state
-	for range 10 {
-		x[0], x[4], x[8], x[12] = quarterRound(x[0], x[4], x[8], x[12])
-		x[1], x[5], x[9], x[13] = quarterRound(x[1], x[5], x[9], x[13])
-		x[2], x[6], x[10], x[14] = quarterRound(x[2], x[6], x[10], x[14])
-		x[3], x[7], x[11], x[15] = quarterRound(x[3], x[7], x[11], x[15])
-		x[0], x[5], x[10], x[15] = quarterRound(x[0], x[5], x[10], x[15])
-		x[1], x[6], x[11], x[12] = quarterRound(x[1], x[6], x[11], x[12])
-		x[2], x[7], x[8], x[13] = quarterRound(x[2], x[7], x[8], x[13])
-		x[3], x[4], x[9], x[14] = quarterRound(x[3], x[4], x[9], x[14])
+// xorBlocks writes src XOR the key stream into dst (len(src) a multiple
+// of 64, dst may be src), a block at a time, advancing the counter. Only
+// the first column of the first round reads the counter, so the other
+// three columns of that round are computed once for all the blocks.
+func xorBlocks(s *[16]uint32, dst, src []byte) {
+	s0, s1, s2, s3 := s[0], s[1], s[2], s[3]
+	s4, s5, s6, s7 := s[4], s[5], s[6], s[7]
+	s8, s9, s10, s11 := s[8], s[9], s[10], s[11]
+	s12, s13, s14, s15 := s[12], s[13], s[14], s[15]
+	p1, p5, p9, p13 := quarterRound(s1, s5, s9, s13)
+	p2, p6, p10, p14 := quarterRound(s2, s6, s10, s14)
+	p3, p7, p11, p15 := quarterRound(s3, s7, s11, s15)
+	le := binary.LittleEndian
+	for ; len(src) >= 64 && len(dst) >= 64; dst, src = dst[64:], src[64:] {
+		x0, x4, x8, x12 := quarterRound(s0, s4, s8, s12)
+		x1, x5, x9, x13 := p1, p5, p9, p13
+		x2, x6, x10, x14 := p2, p6, p10, p14
+		x3, x7, x11, x15 := p3, p7, p11, p15
+		x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
+		x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
+		x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
+		x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
+		for range 9 {
+			x0, x4, x8, x12 = quarterRound(x0, x4, x8, x12)
+			x1, x5, x9, x13 = quarterRound(x1, x5, x9, x13)
+			x2, x6, x10, x14 = quarterRound(x2, x6, x10, x14)
+			x3, x7, x11, x15 = quarterRound(x3, x7, x11, x15)
+			x0, x5, x10, x15 = quarterRound(x0, x5, x10, x15)
+			x1, x6, x11, x12 = quarterRound(x1, x6, x11, x12)
+			x2, x7, x8, x13 = quarterRound(x2, x7, x8, x13)
+			x3, x4, x9, x14 = quarterRound(x3, x4, x9, x14)
+		}
+		le.PutUint64(dst[0:], le.Uint64(src[0:])^(uint64(x0+s0)|uint64(x1+s1)<<32))
+		le.PutUint64(dst[8:], le.Uint64(src[8:])^(uint64(x2+s2)|uint64(x3+s3)<<32))
+		le.PutUint64(dst[16:], le.Uint64(src[16:])^(uint64(x4+s4)|uint64(x5+s5)<<32))
+		le.PutUint64(dst[24:], le.Uint64(src[24:])^(uint64(x6+s6)|uint64(x7+s7)<<32))
+		le.PutUint64(dst[32:], le.Uint64(src[32:])^(uint64(x8+s8)|uint64(x9+s9)<<32))
+		le.PutUint64(dst[40:], le.Uint64(src[40:])^(uint64(x10+s10)|uint64(x11+s11)<<32))
+		le.PutUint64(dst[48:], le.Uint64(src[48:])^(uint64(x12+s12)|uint64(x13+s13)<<32))
+		le.PutUint64(dst[56:], le.Uint64(src[56:])^(uint64(x14+s14)|uint64(x15+s15)<<32))
+		s12++
 	}
-	for i := range 16 {
-		binary.LittleEndian.PutUint32(c.block[4*i:], x[i]+c.state[i])
-	}
-	c.counter++
-	c.used = 0
+	s[12] = s12
 }
 
 // XORKeyStream writes src XOR the key stream into dst (which may be src).
@@ -73,16 +102,13 @@ func (c *chachaCipher) XORKeyStream(dst, src []byte) {
 		c.used++
 		dst, src = dst[1:], src[1:]
 	}
-	for len(src) >= 64 { // whole blocks, eight bytes at a time
-		c.next()
-		for i := 0; i < 64; i += 8 {
-			binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])^binary.LittleEndian.Uint64(c.block[i:]))
-		}
-		c.used = 64
-		dst, src = dst[64:], src[64:]
+	if full := len(src) &^ 63; full > 0 {
+		xorBlocks(&c.state, dst[:full], src[:full])
+		dst, src = dst[full:], src[full:]
 	}
 	if len(src) > 0 {
-		c.next()
+		c.block = [64]byte{}
+		xorBlocks(&c.state, c.block[:], c.block[:])
 		for i := range src {
 			dst[i] = src[i] ^ c.block[i]
 		}
@@ -90,62 +116,68 @@ func (c *chachaCipher) XORKeyStream(dst, src []byte) {
 	}
 }
 
-// poly1305MAC is Poly1305 (RFC 8439 §2.5) with 26-bit limbs.
+// poly1305MAC is Poly1305 (RFC 8439 §2.5). The accumulator h is h0 +
+// h1<<64 + h2<<128, kept below 2^131 between blocks (partly reduced);
+// r is r0 + r1<<64, clamped (the top 4 bits of each 32-bit word zero),
+// which keeps the column sums of the products within 128 bits.
 type poly1305MAC struct {
-	r   [5]uint32
-	s   [4]uint32
-	h   [5]uint32
-	buf [16]byte
-	n   int
+	h0, h1, h2 uint64
+	r0, r1     uint64
+	s0, s1     uint64
+	buf        [16]byte
+	n          int
 }
 
-const mask26 = 1<<26 - 1
-
-func newPoly1305(key *[32]byte) *poly1305MAC {
-	p := &poly1305MAC{}
-	p.r[0] = binary.LittleEndian.Uint32(key[0:]) & 0x3ffffff
-	p.r[1] = (binary.LittleEndian.Uint32(key[3:]) >> 2) & 0x3ffff03
-	p.r[2] = (binary.LittleEndian.Uint32(key[6:]) >> 4) & 0x3ffc0ff
-	p.r[3] = (binary.LittleEndian.Uint32(key[9:]) >> 6) & 0x3f03fff
-	p.r[4] = (binary.LittleEndian.Uint32(key[12:]) >> 8) & 0x00fffff
-	for i := range 4 {
-		p.s[i] = binary.LittleEndian.Uint32(key[16+4*i:])
+func newPoly1305(key *[32]byte) poly1305MAC {
+	le := binary.LittleEndian
+	return poly1305MAC{
+		r0: le.Uint64(key[0:]) & 0x0ffffffc0fffffff,
+		r1: le.Uint64(key[8:]) & 0x0ffffffc0ffffffc,
+		s0: le.Uint64(key[16:]),
+		s1: le.Uint64(key[24:]),
 	}
-	return p
 }
 
-// blockOf adds the 16-byte block m (with the 2^128 bit when full) and
-// multiplies by r, modulo 2^130 - 5.
-func (p *poly1305MAC) blockOf(m []byte, hibit uint32) {
-	r0, r1, r2, r3, r4 := uint64(p.r[0]), uint64(p.r[1]), uint64(p.r[2]), uint64(p.r[3]), uint64(p.r[4])
-	s1, s2, s3, s4 := r1*5, r2*5, r3*5, r4*5
-	h0 := uint64(p.h[0] + binary.LittleEndian.Uint32(m[0:])&mask26)
-	h1 := uint64(p.h[1] + (binary.LittleEndian.Uint32(m[3:])>>2)&mask26)
-	h2 := uint64(p.h[2] + (binary.LittleEndian.Uint32(m[6:])>>4)&mask26)
-	h3 := uint64(p.h[3] + (binary.LittleEndian.Uint32(m[9:])>>6)&mask26)
-	h4 := uint64(p.h[4] + (binary.LittleEndian.Uint32(m[12:])>>8 | hibit))
-	d0 := h0*r0 + h1*s4 + h2*s3 + h3*s2 + h4*s1
-	d1 := h0*r1 + h1*r0 + h2*s4 + h3*s3 + h4*s2
-	d2 := h0*r2 + h1*r1 + h2*r0 + h3*s4 + h4*s3
-	d3 := h0*r3 + h1*r2 + h2*r1 + h3*r0 + h4*s4
-	d4 := h0*r4 + h1*r3 + h2*r2 + h3*r1 + h4*r0
-	c := d0 >> 26
-	p.h[0] = uint32(d0) & mask26
-	d1 += c
-	c = d1 >> 26
-	p.h[1] = uint32(d1) & mask26
-	d2 += c
-	c = d2 >> 26
-	p.h[2] = uint32(d2) & mask26
-	d3 += c
-	c = d3 >> 26
-	p.h[3] = uint32(d3) & mask26
-	d4 += c
-	c = d4 >> 26
-	p.h[4] = uint32(d4) & mask26
-	p.h[0] += uint32(c) * 5
-	p.h[1] += p.h[0] >> 26
-	p.h[0] &= mask26
+// blocks adds each 16-byte block of m (len(m) a multiple of 16) with its
+// 2^128 bit when hibit is 1, multiplying by r modulo 2^130 - 5 after each.
+func (p *poly1305MAC) blocks(m []byte, hibit uint64) {
+	h0, h1, h2 := p.h0, p.h1, p.h2
+	r0, r1 := p.r0, p.r1
+	for ; len(m) >= 16; m = m[16:] {
+		var c uint64
+		h0, c = bits.Add64(h0, binary.LittleEndian.Uint64(m[0:]), 0)
+		h1, c = bits.Add64(h1, binary.LittleEndian.Uint64(m[8:]), c)
+		h2 += c + hibit
+		// h·r as t0 + t1<<64 + t2<<128 + t3<<192. h2 < 8 and r's
+		// clamped top bits keep h2·r0, h2·r1 and the sums of each column
+		// within 128 bits.
+		a1, a0 := bits.Mul64(h0, r0)
+		b1, b0 := bits.Mul64(h1, r0)
+		c1, c0 := bits.Mul64(h0, r1)
+		d1, d0 := bits.Mul64(h1, r1)
+		e0 := h2 * r0
+		f0 := h2 * r1
+		t0 := a0
+		m1lo, k := bits.Add64(b0, c0, 0)
+		m1hi := b1 + c1 + k
+		m2lo, k := bits.Add64(d0, e0, 0)
+		m2hi := d1 + k
+		t1, k := bits.Add64(m1lo, a1, 0)
+		t2, k := bits.Add64(m2lo, m1hi, k)
+		t3 := f0 + m2hi + k
+		// 2^130 ≡ 5: the part from bit 130 up, u = (t2 &^ 3) + t3<<64,
+		// is 4·(u/4); add it once as u and once as u/4.
+		h0, h1, h2 = t0, t1, t2&3
+		u0, u1 := t2&^3, t3
+		h0, c = bits.Add64(h0, u0, 0)
+		h1, c = bits.Add64(h1, u1, c)
+		h2 += c
+		u0, u1 = u0>>2|u1<<62, u1>>2
+		h0, c = bits.Add64(h0, u0, 0)
+		h1, c = bits.Add64(h1, u1, c)
+		h2 += c
+	}
+	p.h0, p.h1, p.h2 = h0, h1, h2
 }
 
 // Write adds b to the message.
@@ -157,12 +189,12 @@ func (p *poly1305MAC) Write(b []byte) {
 		if p.n < 16 {
 			return
 		}
-		p.blockOf(p.buf[:], 1<<24)
+		p.blocks(p.buf[:], 1)
 		p.n = 0
 	}
-	for len(b) >= 16 {
-		p.blockOf(b[:16], 1<<24)
-		b = b[16:]
+	if full := len(b) &^ 15; full > 0 {
+		p.blocks(b[:full], 1)
+		b = b[full:]
 	}
 	p.n = copy(p.buf[:], b)
 }
@@ -173,57 +205,20 @@ func (p *poly1305MAC) Sum(out []byte) []byte {
 		var last [16]byte
 		copy(last[:], p.buf[:p.n])
 		last[p.n] = 1
-		p.blockOf(last[:], 0)
+		p.blocks(last[:], 0)
 	}
-	h0, h1, h2, h3, h4 := p.h[0], p.h[1], p.h[2], p.h[3], p.h[4]
-	c := h1 >> 26
-	h1 &= mask26
-	h2 += c
-	c = h2 >> 26
-	h2 &= mask26
-	h3 += c
-	c = h3 >> 26
-	h3 &= mask26
-	h4 += c
-	c = h4 >> 26
-	h4 &= mask26
-	h0 += c * 5
-	c = h0 >> 26
-	h0 &= mask26
-	h1 += c
-	// g = h + 5 - 2^130: h itself if that is negative.
-	g0 := h0 + 5
-	c = g0 >> 26
-	g0 &= mask26
-	g1 := h1 + c
-	c = g1 >> 26
-	g1 &= mask26
-	g2 := h2 + c
-	c = g2 >> 26
-	g2 &= mask26
-	g3 := h3 + c
-	c = g3 >> 26
-	g3 &= mask26
-	g4 := h4 + c - 1<<26
-	keep := (g4 >> 31) - 1 // all ones when g >= 0
-	h0 = h0&^keep | g0&keep
-	h1 = h1&^keep | g1&keep
-	h2 = h2&^keep | g2&keep
-	h3 = h3&^keep | g3&keep
-	h4 = h4&^keep | g4&keep
+	// h mod 2^130 - 5: h - p when that does not borrow, else h (h < 2p).
+	g0, b := bits.Sub64(p.h0, 0xfffffffffffffffb, 0)
+	g1, b := bits.Sub64(p.h1, 0xffffffffffffffff, b)
+	_, b = bits.Sub64(p.h2, 3, b)
+	keep := b - 1 // all ones when h >= p
+	h0 := p.h0&^keep | g0&keep
+	h1 := p.h1&^keep | g1&keep
 	// h mod 2^128, plus s.
-	w0 := h0 | h1<<26
-	w1 := h1>>6 | h2<<20
-	w2 := h2>>12 | h3<<14
-	w3 := h3>>18 | h4<<8
-	f := uint64(w0) + uint64(p.s[0])
+	h0, c := bits.Add64(h0, p.s0, 0)
+	h1, _ = bits.Add64(h1, p.s1, c)
 	var tag [16]byte
-	binary.LittleEndian.PutUint32(tag[0:], uint32(f))
-	f = uint64(w1) + uint64(p.s[1]) + f>>32
-	binary.LittleEndian.PutUint32(tag[4:], uint32(f))
-	f = uint64(w2) + uint64(p.s[2]) + f>>32
-	binary.LittleEndian.PutUint32(tag[8:], uint32(f))
-	f = uint64(w3) + uint64(p.s[3]) + f>>32
-	binary.LittleEndian.PutUint32(tag[12:], uint32(f))
+	binary.LittleEndian.PutUint64(tag[0:], h0)
+	binary.LittleEndian.PutUint64(tag[8:], h1)
 	return append(out, tag[:]...)
 }

@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -280,12 +281,14 @@ func (r *restorer) generation(ctx context.Context) (Result, error) {
 	res := Result{Generation: name}
 	var prev [32]byte
 	reached := false
+	ahead := r.readAhead(ctx, seqs)
+	defer ahead.stop()
 	for i, seq := range seqs {
 		if seq != uint64(i) {
 			res.Damage = fmt.Sprintf("generation %s: object %d is missing", name, i)
 			break
 		}
-		h, sum, err := r.object(ctx, seq, prev)
+		h, sum, err := r.object(ctx, seq, prev, ahead.take(i))
 		if _, ok := errors.AsType[keysError](err); ok {
 			return Result{}, fmt.Errorf("stream: restore: generation %s: object %d: %w", name, seq, err)
 		}
@@ -323,13 +326,15 @@ type undo struct {
 	deletes []string         // deletions to apply once the object checks out
 }
 
-// object reads and applies one object; if it is bad, every change it
-// made is undone.
-func (r *restorer) object(ctx context.Context, seq uint64, prev [32]byte) (Header, [32]byte, error) {
-	key := objectKey(r.opts.Prefix, r.gen, seq)
-	body, _, err := r.opts.Bucket.Get(ctx, key, 0, -1)
-	if err != nil {
-		return Header{}, prev, err
+// object reads and applies one object (read ahead already if fetched is
+// not nil); if it is bad, every change it made is undone.
+func (r *restorer) object(ctx context.Context, seq uint64, prev [32]byte, fetched []byte) (Header, [32]byte, error) {
+	var body io.ReadCloser = io.NopCloser(bytes.NewReader(fetched))
+	if fetched == nil {
+		var err error
+		if body, _, err = r.opts.Bucket.Get(ctx, objectKey(r.opts.Prefix, r.gen, seq), 0, -1); err != nil {
+			return Header{}, prev, err
+		}
 	}
 	defer body.Close()
 	u := &undo{files: map[string]rfile{}}
@@ -563,3 +568,61 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// Read-ahead: each object of a restore is a GET, a round trip to the
+// bucket, and a generation may have tens of thousands of increments; so
+// while one object is applied, the next ones are fetched.
+const (
+	readAhead    = 8       // objects fetched ahead of the one applied
+	readAheadMax = 4 << 20 // a larger object is fetched in its turn, streamed
+)
+
+// aheadOf fetches the increments of a generation ahead of their turn.
+type aheadOf struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	r      *restorer
+	seqs   []uint64
+	next   int                 // the index of the next object to fetch
+	got    map[int]chan []byte // fetches started, by index
+}
+
+func (r *restorer) readAhead(ctx context.Context, seqs []uint64) *aheadOf {
+	ctx, cancel := context.WithCancel(ctx)
+	return &aheadOf{ctx: ctx, cancel: cancel, r: r, seqs: seqs, next: 1, got: map[int]chan []byte{}}
+}
+
+// take returns object i's bytes if they were fetched ahead, nil if the
+// caller must read it itself (the base, a large object, a failed fetch:
+// the caller's own Get then meets the error, as without read-ahead), and
+// starts the fetches up to readAhead objects past i.
+func (a *aheadOf) take(i int) []byte {
+	for ; a.next < len(a.seqs) && a.next <= i+readAhead; a.next++ {
+		ch := make(chan []byte, 1)
+		a.got[a.next] = ch
+		go func(key string) { ch <- a.fetch(key) }(objectKey(a.r.opts.Prefix, a.r.gen, a.seqs[a.next]))
+	}
+	ch, ok := a.got[i]
+	if !ok {
+		return nil
+	}
+	delete(a.got, i)
+	return <-ch
+}
+
+func (a *aheadOf) fetch(key string) []byte {
+	body, _, err := a.r.opts.Bucket.Get(a.ctx, key, 0, -1)
+	if err != nil {
+		return nil
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, readAheadMax+1))
+	if err != nil || len(b) > readAheadMax {
+		return nil
+	}
+	return b
+}
+
+// stop cancels the fetches still under way (the restore reached At, or
+// stopped at a damaged object); they end on their own.
+func (a *aheadOf) stop() { a.cancel() }

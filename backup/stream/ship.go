@@ -68,6 +68,11 @@ type Options struct {
 	Seal   func(io.Writer) (io.WriteCloser, error)
 	Logger *slog.Logger
 	Now    func() time.Time
+	// Go, if not nil, starts the shipper's goroutine, which takes the
+	// captures and encodes, hashes and seals the objects (their upload
+	// runs beside it); nil means a go statement. The server passes
+	// lowprio.Go, so that this work gets only the CPU requests leave.
+	Go func(func())
 }
 
 // Status is what a shipper reports of itself.
@@ -98,6 +103,10 @@ type Shipper struct {
 	failing   time.Time // when the current run of failures began; zero if none
 	lastWarn  time.Time
 
+	// buf holds a small object between its encoding and its Put, kept
+	// from one object to the next (ship).
+	buf []byte
+
 	mu     sync.Mutex
 	status Status
 }
@@ -126,7 +135,7 @@ func Start(opts Options) *Shipper {
 	s := newShipper(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
-	go s.run(ctx)
+	s.opts.Go(func() { s.run(ctx) })
 	return s
 }
 
@@ -153,6 +162,9 @@ func newShipper(opts Options) *Shipper {
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Go == nil {
+		opts.Go = func(f func()) { go f() }
 	}
 	return &Shipper{opts: opts, done: make(chan struct{})}
 }
@@ -425,7 +437,9 @@ func (s *Shipper) startGeneration(ctx context.Context, c *Capture) error {
 // ship encodes the object h of the changes, sealed, and stores it: small
 // ones in one Put, larger ones streamed by multipart upload. It returns
 // the object's Sum and its size as stored. The call has a deadline: 30 s,
-// and a second more per MiB of bytes to send.
+// and a second more per MiB of bytes to send. The encoding runs on the
+// caller's goroutine (the shipper's, at its priority), the upload on
+// another.
 func (s *Shipper) ship(ctx context.Context, h Header, changes []change) ([32]byte, int64, error) {
 	var total int64
 	for _, ch := range changes {
@@ -435,26 +449,58 @@ func (s *Shipper) ship(ctx context.Context, h Header, changes []change) ([32]byt
 	defer cancel()
 	key := objectKey(s.opts.Prefix, h.Gen, h.Seq)
 	pr, pw := io.Pipe()
-	sums := make(chan [32]byte, 1)
-	go func() { sums <- s.encode(pw, h, changes) }()
-	buf := make([]byte, smallObject+1)
-	n, err := io.ReadFull(pr, buf)
-	var size int64
+	type stored struct {
+		size int64
+		err  error
+	}
+	done := make(chan stored, 1)
+	go func() {
+		size, err := s.store(ctx, key, pr)
+		pr.CloseWithError(errors.Join(err, errors.New("stream: upload ended")))
+		done <- stored{size, err}
+	}()
+	sum := s.encode(pw, h, changes)
+	st := <-done
+	if cap(s.buf) > 1<<20 {
+		s.buf = nil // a base's: not kept for the small increments
+	}
+	if st.err != nil {
+		return sum, 0, fmt.Errorf("stream: ship %s: %w", key, st.err)
+	}
+	return sum, st.size, nil
+}
+
+// store reads the object from r and stores it under key: whole in one Put
+// if it has at most smallObject bytes (read into s.buf), else by
+// multipart upload. It returns the size stored.
+func (s *Shipper) store(ctx context.Context, key string, r io.Reader) (int64, error) {
+	buf, err := fill(s.buf, r, smallObject+1)
+	s.buf = buf
 	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		err = s.opts.Bucket.Put(ctx, key, buf[:n], "application/octet-stream")
-		size = int64(n)
-	case err == nil:
-		var obj Object
-		obj, err = s.opts.Bucket.Upload(ctx, key, io.MultiReader(bytes.NewReader(buf), pr), "application/octet-stream")
-		size = obj.Size
+	case err == io.EOF:
+		return int64(len(buf)), s.opts.Bucket.Put(ctx, key, buf, "application/octet-stream")
+	case err != nil:
+		return 0, err
 	}
-	pr.CloseWithError(errors.Join(err, errors.New("stream: upload ended")))
-	sum := <-sums
-	if err != nil {
-		return sum, 0, fmt.Errorf("stream: ship %s: %w", key, err)
+	obj, err := s.opts.Bucket.Upload(ctx, key, io.MultiReader(bytes.NewReader(buf), r), "application/octet-stream")
+	return obj.Size, err
+}
+
+// fill reads r into buf (from its start, growing it) until r ends, when
+// it returns io.EOF, or until buf holds limit bytes, when it returns nil.
+func fill(buf []byte, r io.Reader, limit int) ([]byte, error) {
+	buf = buf[:0]
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(max(cap(buf), 64<<10), limit-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err != nil {
+			return buf, err
+		}
 	}
-	return sum, size, nil
+	return buf, nil
 }
 
 // encode writes the object to pw, sealed, and closes pw with the first

@@ -5,11 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,12 +22,12 @@ import (
 // dataDir is a data dir of journals for the tests, captured as the
 // server's stores capture theirs.
 type dataDir struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	files map[string]*journal.File
 }
 
-func newDataDir(t *testing.T) *dataDir {
+func newDataDir(t testing.TB) *dataDir {
 	d := &dataDir{t: t, dir: t.TempDir(), files: map[string]*journal.File{}}
 	t.Cleanup(func() {
 		for _, f := range d.files {
@@ -314,5 +316,68 @@ func TestRestoreTarget(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
 		t.Fatalf("left behind: %v", ents)
+	}
+}
+
+// slowBucket answers each Get after a delay, as a far bucket does, and
+// counts the Gets in flight at once; lose, if set, makes the first Get of
+// that key fail (a fetch ahead that fails must be retried in its turn).
+type slowBucket struct {
+	*backuptest.Bucket
+	delay               time.Duration
+	lose                string
+	lost                atomic.Bool
+	inFlight, maxFlight atomic.Int64
+}
+
+func (b *slowBucket) Get(ctx context.Context, key string, off, n int64) (io.ReadCloser, Object, error) {
+	if k := b.inFlight.Add(1); k > b.maxFlight.Load() {
+		b.maxFlight.Store(k)
+	}
+	defer b.inFlight.Add(-1)
+	time.Sleep(b.delay)
+	if key == b.lose && b.lost.CompareAndSwap(false, true) {
+		return nil, Object{}, errors.New("connection reset")
+	}
+	return b.Bucket.Get(ctx, key, off, n)
+}
+
+// TestRestoreReadsAhead: a restore fetches the increments ahead of the
+// one it applies, several at once, and restores the same state as one at
+// a time would, at every point; a fetch ahead that failed is read again
+// in its turn.
+func TestRestoreReadsAhead(t *testing.T) {
+	d := newDataDir(t)
+	b := &slowBucket{Bucket: &backuptest.Bucket{}, delay: 5 * time.Millisecond}
+	s := newShipper(Options{Bucket: b, Capture: d.capture})
+	pts := history(t, d, s)
+	ctx := context.Background()
+	for i := range 20 {
+		d.write("auth.journal", fmt.Sprintf("more %d", i))
+		if err := s.step(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	latest := d.state()
+	b.lose = objectKey(DefaultPrefix, s.gen.id, 7)
+	out := filepath.Join(t.TempDir(), "latest")
+	res, err := Restore(ctx, RestoreOptions{Bucket: b}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := sameState(latest, readTree(t, out)); diff != "" || res.Damage != "" {
+		t.Fatalf("latest: %s (damage %q)", diff, res.Damage)
+	}
+	if !b.lost.Load() || b.maxFlight.Load() < 2 {
+		t.Errorf("lost a fetch %v, at most %d Gets at once; want one lost and several at once", b.lost.Load(), b.maxFlight.Load())
+	}
+	for i, p := range pts {
+		out := filepath.Join(t.TempDir(), fmt.Sprint(i))
+		if _, err := Restore(ctx, RestoreOptions{Bucket: b, At: p.at}, out); err != nil {
+			t.Fatalf("point %d: %v", i, err)
+		}
+		if diff := sameState(p.state, readTree(t, out)); diff != "" {
+			t.Errorf("point %d: %s", i, diff)
+		}
 	}
 }

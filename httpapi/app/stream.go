@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"strongbox/authn/lowprio"
 	"strongbox/backup/stream"
 	"strongbox/httpapi/api"
 	"strongbox/httpapi/settings"
@@ -81,6 +82,10 @@ func (s *Server) followStream(v settings.Settings) {
 	s.stream.cur = stream.Start(stream.Options{
 		Bucket: obj, Capture: s.streamCapture, Retention: c.Retention(), Logger: s.log, Now: s.now,
 		Seal: seal,
+		// Capturing, encoding, hashing and sealing run at a lower OS
+		// priority, as the log export does: when requests saturate the
+		// CPU they come first (stream's TestOptionsGoRunsTheWork).
+		Go: lowprio.Go,
 	})
 }
 

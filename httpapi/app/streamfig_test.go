@@ -27,37 +27,7 @@ func TestStreamRestoreFigures(t *testing.T) {
 		t.Skip("set STRONGBOX_STREAM_FIGURES=1 to measure")
 	}
 	g := s3test.Start(t)
-	dir := t.TempDir()
-	if err := logstore.Seed(filepath.Join(dir, "logs"), 1_000_000, logstore.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	st, err := Open(Options{Dir: dir, BcryptCost: 4}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	users, ok := st.Auth.Collection("users")
-	if !ok {
-		t.Fatal("no users collection")
-	}
-	hash, _ := bcrypt.GenerateFromPassword([]byte("password123"), bcrypt.MinCost)
-	at := time.Now().UTC()
-	n := 0
-	add := func(k int) {
-		recs := make([]*authn.Record, 0, k)
-		for range k {
-			id := fmt.Sprintf("u%014d", n)
-			recs = append(recs, &authn.Record{ID: id, Email: id + "@example.com", PasswordHash: string(hash),
-				TokenKey: "tk_" + id + "_0123456789012345678901234567", Created: at, Updated: at})
-			n++
-		}
-		if skips, err := st.Auth.ImportRecords(users, recs); err != nil || len(skips) > 0 {
-			t.Fatalf("import: %v %v", skips, err)
-		}
-	}
-	for range 10 {
-		add(10_000)
-	}
+	st, _, add := figureStores(t)
 	client, err := s3.New(s3.Config{Endpoint: g.Endpoint, Region: g.Region, Bucket: g.Bucket, AccessKey: g.AccessKey, Secret: g.Secret, ForcePathStyle: true})
 	if err != nil {
 		t.Fatal(err)
@@ -102,4 +72,43 @@ func TestStreamRestoreFigures(t *testing.T) {
 		}
 		t.Logf("restore %s: %s (%d objects, %d bytes)", tc.name, time.Since(start).Round(time.Millisecond), res.Objects, res.Bytes)
 	}
+}
+
+// figureStores opens the stores of a data dir of 1,000,000 seeded logs
+// and 100,000 users, for the figures; add(k) adds k more users, with
+// consecutive ids, and the collection is the users'.
+func figureStores(t *testing.T) (*Stores, *authn.Collection, func(k int)) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := logstore.Seed(filepath.Join(dir, "logs"), 1_000_000, logstore.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := Open(Options{Dir: dir, BcryptCost: 4}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	users, ok := st.Auth.Collection("users")
+	if !ok {
+		t.Fatal("no users collection")
+	}
+	hash, _ := bcrypt.GenerateFromPassword([]byte("password123"), bcrypt.MinCost)
+	n := 0
+	add := func(k int) {
+		at := time.Now().UTC()
+		recs := make([]*authn.Record, 0, k)
+		for range k {
+			id := fmt.Sprintf("u%014d", n)
+			recs = append(recs, &authn.Record{ID: id, Email: id + "@example.com", PasswordHash: string(hash),
+				TokenKey: "tk_" + id + "_0123456789012345678901234567", Created: at, Updated: at})
+			n++
+		}
+		if skips, err := st.Auth.ImportRecords(users, recs); err != nil || len(skips) > 0 {
+			t.Fatalf("import: %v %v", skips, err)
+		}
+	}
+	for range 10 {
+		add(10_000)
+	}
+	return st, users, add
 }
