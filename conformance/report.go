@@ -85,9 +85,11 @@ func (t Tally) String() string {
 //
 //   - FAIL and KNOWN: the requirement's text, the check's detail when it
 //     says more than the expectation, "expected:" and "actual:", the last
-//     request the check sent and what came back ("request:"); KNOWN adds
+//     request the check sent and what came back ("request:"), and the
+//     commands that send it again ("reproduce", Result.Repro); KNOWN adds
 //     the reason the list of known deviations gives ("known:");
-//   - ERROR: the requirement's text, what went wrong and the last request;
+//   - ERROR: the requirement's text, what went wrong, the last request and
+//     its reproduction;
 //   - SKIP: the reason.
 //
 // Then the notes on known deviations ("note: …"), and last the line of
@@ -117,6 +119,9 @@ func (r Report) Print(w io.Writer) {
 			if res.Exchange != nil {
 				fmt.Fprintf(w, pad+"request:  %s\n", res.Exchange)
 			}
+			if res.Repro != "" {
+				fmt.Fprintf(w, pad+"reproduce (sh, curl, sed):\n%s\n", indent(reproPad+res.Repro, reproPad))
+			}
 		case Skip:
 			fmt.Fprintf(w, pad+"skipped: %s\n", indent(res.Detail, pad))
 		}
@@ -126,6 +131,10 @@ func (r Report) Print(w io.Writer) {
 	}
 	fmt.Fprintln(w, r.Tally())
 }
+
+// reproPad indents the lines of a reproduction under "reproduce", so that
+// they can be copied into a shell as they are.
+const reproPad = "        "
 
 // indent prefixes every line after the first with pad, so that multi-line
 // details stay under their result line.

@@ -176,6 +176,11 @@ type Result struct {
 	// what came back (nil when it sent none); set on every outcome but
 	// Pass.
 	Exchange *Exchange
+	// Repro is that request as commands to run in a POSIX shell (curl
+	// and sed): the token steps, each explained by a # line, and the curl
+	// command line that sends it again (repro.go). Set with Exchange, but
+	// not on Skip.
+	Repro string
 	// KnownReason is the reason the list of Config.Known gives for this
 	// requirement, whatever the outcome: on Known it explains the failure,
 	// on Pass it flags a stale entry (Report.Notes).
@@ -400,6 +405,9 @@ func runOne(ctx context.Context, base *Client, r *Requirement, timeout time.Dura
 	outcome, detail := res.Outcome, res.Detail
 	if outcome != Pass {
 		res.Exchange = c.lastExchange() // before the cleanups send theirs
+		if outcome != Skip {
+			res.Repro = c.reproduction()
+		}
 	}
 
 	if cerr := c.runCleanups(ctx); cerr != nil {

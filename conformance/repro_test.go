@@ -1,0 +1,216 @@
+package conformance
+
+import (
+	"bufio"
+	"bytes"
+	"net/http"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// shellSamples are strings the shell must get back exactly from their
+// quoted form.
+var shellSamples = []string{
+	"", "plain", "two words", "it's", `"double"`, "$HOME", "${X:-y}", "`id`", "$(id)", "back\\slash",
+	"new\nline", "tab\tand\rcr", "non-ASCII: é ü 日本 🙂", "'", "''", `'\''`, "*?[a]", "~root", "a;b|c&d>e<f",
+	"-n", "%s %d %%", "!event",
+}
+
+// TestShellQuote: the shell reads back every sample exactly from its
+// shellQuote form, and printfRecipe writes back every sample's bytes.
+func TestShellQuote(t *testing.T) {
+	sh := needShell(t)
+	for _, s := range shellSamples {
+		if got := runShell(t, sh, "printf %s "+shellQuote(s)); got != s {
+			t.Errorf("sh -c 'printf %%s %s' = %q, want %q", shellQuote(s), got, s)
+		}
+		data := []byte(s + "\x00\x01\xff\x7f")
+		if got := runShell(t, sh, printfRecipe(data)); got != string(data) {
+			t.Errorf("sh -c %q = %q, want %q", printfRecipe(data), got, data)
+		}
+	}
+}
+
+// FuzzShellQuote: whatever the string (no NUL, which no argument can
+// hold), the shell reads it back from its quoted form, and printfRecipe
+// writes back any bytes.
+func FuzzShellQuote(f *testing.F) {
+	sh := needShell(f)
+	for _, s := range shellSamples {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got := runShell(t, sh, printfRecipe([]byte(s))); got != s {
+			t.Errorf("sh -c %q = %q, want %q", printfRecipe([]byte(s)), got, s)
+		}
+		if strings.Contains(s, "\x00") {
+			return
+		}
+		if got := runShell(t, sh, "printf %s "+shellQuote(s)); got != s {
+			t.Errorf("sh -c 'printf %%s %s' = %q, want %q", shellQuote(s), got, s)
+		}
+	})
+}
+
+func needShell(t testing.TB) string {
+	t.Helper()
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("no sh on PATH: the quoting is checked by running it")
+	}
+	return sh
+}
+
+func runShell(t testing.TB, sh, script string, env ...string) string {
+	t.Helper()
+	cmd := exec.Command(sh, "-c", script)
+	cmd.Env = append(os.Environ(), env...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sh -c %q: %v\n%s", script, err, stderr.String())
+	}
+	return string(out)
+}
+
+// TestReproductionRunsWithCurl makes requirements fail against strongbox
+// behind a mutator, takes the reproduction from the report, runs it with
+// the real curl (the token steps included: a superuser's login with
+// $PASSWORD, a user's sign-up and login), and requires the answer to show
+// the same deviation: the status and message of the request the report
+// shows, and what the case names in the body. With the mutation turned
+// off, the same commands must show the requirement met instead, so the
+// answer is the server's, not the script's.
+func TestReproductionRunsWithCurl(t *testing.T) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		t.Skip("no curl on PATH (Debian package curl): the reproduction is checked by running it")
+	}
+	sh := needShell(t)
+	cases := []struct {
+		bug, id string
+		// deviant and fixed are fragments of the body with the mutation
+		// on and off ("" checks the status alone).
+		deviant, fixed string
+		fixedStatus    int
+		lines          []string // fragments the reproduction must hold
+	}{
+		{"lax-page-number", "LOG-LIST-006", `"page":1`, `"status":400`, 400,
+			[]string{`TOKEN=$(curl`, `-H 'Authorization: '"$TOKEN"`, `/api/logs?page=abc'`, "# PASSWORD: "}},
+		{"superuser-record-without-email", "AUTH-PW-001", `"token"`, `"email":"` + testEmail + `"`, 200,
+			[]string{`"password":"'"$PASSWORD"'"}'`}},
+		{"refresh-empty-token", "AUTH-REFRESH-001", `"token":""`, `"token":"ey`, 200,
+			[]string{"# the check signed cf-", "/api/collections/users/auth-with-password as cf-", `"$TOKEN"`}},
+		{"upload-trusts-extension", "BKP-UPLOAD-001", "", "validation_invalid_mime_type", 400,
+			[]string{"-F 'file=@", ";type=application/zip'", "printf 'this is plain text, not a zip archive\\012' > "}},
+	}
+	byBug := map[string]mutation{}
+	for _, m := range mutators() {
+		byBug[m.bug] = m.m
+	}
+	for _, tc := range cases {
+		t.Run(tc.bug, func(t *testing.T) {
+			t.Parallel()
+			var off atomic.Bool
+			mutate := byBug[tc.bug]
+			if mutate == nil {
+				t.Fatalf("no mutator %q", tc.bug)
+			}
+			base := startFront(t, startStrongbox(t), func(x *front, w http.ResponseWriter, r *http.Request) {
+				if off.Load() {
+					x.pass(w, r)
+					return
+				}
+				mutate(x, w, r)
+			})
+			req := requirementByID(t, tc.id)
+			rep := runRequirements(t.Context(), Config{BaseURL: base, Email: testEmail, Password: testPassword,
+				Profile: SourceStrongbox, WaitTimeout: mutatorWait}, []*Requirement{req})
+			res := rep.Results[0]
+			if res.Outcome != Fail || res.Exchange == nil || res.Repro == "" {
+				t.Fatalf("%s: %v, exchange %v, repro %q; want a FAIL with its reproduction (%s)", tc.id, res.Outcome,
+					res.Exchange, res.Repro, res.Detail)
+			}
+			t.Logf("reproduction of %s:\n%s", tc.id, res.Repro)
+			for _, frag := range tc.lines {
+				if !strings.Contains(res.Repro, frag) {
+					t.Errorf("reproduction holds no %q", frag)
+				}
+			}
+			if strings.Contains(res.Repro, testPassword) {
+				t.Errorf("the reproduction shows the superuser's password")
+			}
+			var buf bytes.Buffer
+			rep.Print(&buf)
+			if !strings.Contains(buf.String(), "        curl -sS -i ") {
+				t.Errorf("the text report holds no indented curl line:\n%s", buf.String())
+			}
+			var js, ju bytes.Buffer
+			if err := rep.WriteJSON(&js); err != nil || !strings.Contains(js.String(), `"repro": "`) {
+				t.Errorf("the JSON report holds no repro (%v):\n%s", err, js.String())
+			}
+			if err := rep.WriteJUnit(&ju); err != nil || !strings.Contains(ju.String(), "reproduce (sh, curl, sed):") {
+				t.Errorf("the JUnit report holds no reproduction (%v):\n%s", err, ju.String())
+			}
+			dir := t.TempDir()
+			run := func() (int, string) {
+				cmd := exec.CommandContext(t.Context(), sh, "-c", res.Repro)
+				cmd.Dir = dir
+				cmd.Env = append(os.Environ(), "PASSWORD="+testPassword)
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("running the reproduction: %v\n%s", err, stderr.String())
+				}
+				return parseCurlAnswer(t, out)
+			}
+			status, body := run()
+			if status != res.Exchange.Status || !strings.Contains(body, tc.deviant) ||
+				(res.Exchange.Message != "" && !strings.Contains(body, strconv.Quote(res.Exchange.Message)[1:])) {
+				t.Errorf("the reproduction answered %d %s; the report showed %s (want %q in the body)", status, body,
+					res.Exchange, tc.deviant)
+			}
+			off.Store(true)
+			if status, body := run(); status != tc.fixedStatus || !strings.Contains(body, tc.fixed) {
+				t.Errorf("without the mutation the reproduction answered %d %s, want %d with %q", status, body,
+					tc.fixedStatus, tc.fixed)
+			}
+		})
+	}
+}
+
+// requirementByID returns the requirement id of the table.
+func requirementByID(t *testing.T, id string) *Requirement {
+	t.Helper()
+	i := slices.IndexFunc(Requirements, func(r *Requirement) bool { return r.ID == id })
+	if i < 0 {
+		t.Fatalf("no requirement %s", id)
+	}
+	return Requirements[i]
+}
+
+// parseCurlAnswer reads what curl -i printed: the status of the last
+// response (after any 100 Continue) and its body.
+func parseCurlAnswer(t *testing.T, out []byte) (int, string) {
+	t.Helper()
+	status := 0
+	rd := bufio.NewReader(bytes.NewReader(out))
+	for {
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatalf("curl printed no HTTP answer: %v\n%s", err, out)
+		}
+		status = resp.StatusCode
+		if status != http.StatusContinue {
+			var b bytes.Buffer
+			b.ReadFrom(resp.Body)
+			return status, b.String()
+		}
+	}
+}
