@@ -634,6 +634,19 @@ func isJSONContentType(r *response) bool {
 	return err == nil && mt == "application/json"
 }
 
+// plural returns n and noun, with the plural of noun (+s, y → ies) unless n is 1:
+// "1 item", "2 items", "0 entries".
+func plural(n int, noun string) string {
+	switch {
+	case n == 1:
+	case strings.HasSuffix(noun, "y"):
+		noun = strings.TrimSuffix(noun, "y") + "ies"
+	default:
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
+}
+
 // jsonText renders v as compact JSON for failure details (so that 1795947734
 // does not print as 1.795947734e+09).
 func jsonText(v any) string {
