@@ -211,7 +211,7 @@ type response struct {
 // String summarises the response for failure details: status and a prefix
 // of the body.
 func (r *response) String() string {
-	b := bodyText(r.body, 400)
+	b := bodyText(redactToken(r.body), 400)
 	if b == "" {
 		b = "<empty body>"
 	}
@@ -380,34 +380,8 @@ func (r *response) exchange() *Exchange {
 	if json.Unmarshal(r.body, &env) == nil && env.Message != nil {
 		e.Message = *env.Message
 	}
-	e.Body = bodyText(r.body, exchangeBodyMax)
+	e.Body = bodyText(redactToken(r.body), exchangeBodyMax)
 	return e
-}
-
-// redactPath hides the value of a token query parameter (a file token the
-// suite obtained), so that reports and CI logs hold no credential.
-func redactPath(path string) string {
-	p, q, ok := strings.Cut(path, "?")
-	if !ok {
-		return path
-	}
-	vals, err := url.ParseQuery(q)
-	if err != nil {
-		return path
-	}
-	changed := false
-	for k := range vals {
-		if strings.EqualFold(k, "token") {
-			for i := range vals[k] {
-				vals[k][i] = "REDACTED"
-			}
-			changed = true
-		}
-	}
-	if !changed {
-		return path
-	}
-	return p + "?" + vals.Encode()
 }
 
 // remember records e, and sent, the request whole, as the check's latest

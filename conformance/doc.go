@@ -167,7 +167,7 @@
 // server did, the last request the check sent with what came back
 // (method, path with its query, status, the error envelope's message, and
 // the first 300 bytes of the body; never a header, and a token query
-// parameter shows as REDACTED), and that request as commands for a POSIX
+// parameter and the token of an answer show as REDACTED), and that request as commands for a POSIX
 // shell with curl and sed ([Result.Repro], repro.go). For example:
 //
 //	FAIL  LOG-LIST-006        pocketbase §4.3 GET /api/logs (page is a number); …: non-numeric page refused
@@ -263,7 +263,25 @@
 //
 // # Fixtures
 //
-// The suite logs in once with the superuser credentials it is given. Checks
+// The suite logs in once with the superuser credentials it is given, and
+// with that token creates a throwaway superuser for the run
+// (cf-su-<expiry>-<random>@conformance.invalid, a random password never
+// shown), signs it in and works as it; at the end of the run (also when
+// the run's context ends early) it deletes it with the given superuser's
+// token. A run killed before that leaves it behind: each run deletes the
+// throwaways whose expiry (an hour after the end of their run's deadline)
+// has passed, and keeps those of runs still going. A server that refuses
+// the throwaway is checked as the given superuser, and a note says so. The
+// sign-ins the checks make as a superuser (AUTH-PW-001, …) are thus the
+// throwaway's: on PocketBase, and on strongbox, a record's first sign-in
+// mails no new-login alert, nor does one from a device it has used, and
+// .invalid (RFC 2606) reaches no mailbox. What a run mails the given
+// superuser is the new-login alert of its one sign-in, when that comes from
+// a device (client address and User-Agent) the superuser has not used
+// before (PocketBase remembers a record's five latest): the first run from
+// a host, and none after it
+// (TestRunMailsTheSuperuserOnce); a reproduction's login (see Report.Print)
+// sends the suite's User-Agent, so that it mails nothing either. Checks
 // create what they need through the API under unique random names (users
 // signed up as cf-<random>@example.com, collections named cf_<random>,
 // backups named cf_…) and delete them when they finish, so the suite can

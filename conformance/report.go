@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,9 +19,10 @@ type Report struct {
 	// Known is Config.Known, the implementation whose known deviations
 	// were applied ("" for none).
 	Known string
-	// Notes are remarks on the known deviations: an entry whose
-	// requirement passed, an entry naming no requirement. They do not
-	// make the run fail.
+	// Notes are remarks on the known deviations (an entry whose
+	// requirement passed, an entry naming no requirement) and on the
+	// run's throwaway superuser (it could not be made, or deleted). They
+	// do not make the run fail.
 	Notes []string
 }
 
@@ -180,4 +184,42 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// redactPath hides the value of a token query parameter (a file token the
+// suite obtained), so that reports and CI logs hold no credential.
+func redactPath(path string) string {
+	p, q, ok := strings.Cut(path, "?")
+	if !ok {
+		return path
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return path
+	}
+	changed := false
+	for k := range vals {
+		if strings.EqualFold(k, "token") {
+			for i := range vals[k] {
+				vals[k][i] = "REDACTED"
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return path
+	}
+	return p + "?" + vals.Encode()
+}
+
+// redactToken hides the value of the token of a JSON answer (a sign-in, a
+// refresh, a file token), so that reports hold no token the server issued.
+func redactToken(body []byte) []byte {
+	var out struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal(body, &out) != nil || len(out.Token) < 8 {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(out.Token), []byte("REDACTED"))
 }

@@ -121,8 +121,8 @@ type repro struct {
 	vars  map[string]string // token → its variable name
 	n     int               // variables so far
 	pw    bool              // $PASSWORD has been explained
-	// hidden maps the token query parameters no answer carried to their
-	// variables (hideQueryTokens).
+	// hidden maps the markers of the token query parameters no answer
+	// carried to their variables (hideQueryTokens).
 	hidden map[string]string
 }
 
@@ -149,8 +149,7 @@ func (rp *repro) command(s *sentRequest, depth int) string {
 	default:
 		args = append(args, "-X", shellQuote(s.method))
 	}
-	rp.hideQueryTokens(s.path)
-	args = append(args, rp.word(rp.c.base+s.path, depth))
+	args = append(args, rp.word(rp.c.base+rp.hideQueryTokens(s.path), depth))
 	keys := make([]string, 0, len(s.header))
 	for k := range s.header {
 		keys = append(keys, k)
@@ -283,8 +282,10 @@ func (rp *repro) superuserToken() string {
 	}
 	v := rp.newVar()
 	rp.vars[key] = v
+	// With the suite's User-Agent, from the suite's host, the login is from
+	// a device the superuser has used: no new-login alert mail.
 	login := &sentRequest{method: http.MethodPost, path: "/api/collections/_superusers/auth-with-password",
-		header: http.Header{"Content-Type": {"application/json"}}}
+		header: http.Header{"Content-Type": {"application/json"}, "User-Agent": {userAgent}}}
 	login.body, _ = json.Marshal(map[string]string{"identity": rp.c.givenEmail, "password": rp.c.givenPassword})
 	cmd := rp.command(login, maxTokenSteps) // no token in it
 	rp.lines = append(rp.lines, fmt.Sprintf("# %s: POST /api/collections/_superusers/auth-with-password as %s → .token",
@@ -321,33 +322,36 @@ func (rp *repro) token(tok string, from *sentRequest, depth int) string {
 	return v
 }
 
-// hideQueryTokens makes a variable of the value of each token query
-// parameter of path that no recorded answer carried (a file token is
-// one), so that it is not shown either.
-func (rp *repro) hideQueryTokens(path string) {
-	_, q, ok := strings.Cut(path, "?")
+// hideQueryTokens returns path with the value of each token query
+// parameter that no recorded answer carried (a file token the check made
+// up) replaced by a marker that word turns into a variable, so that it is
+// not shown either.
+func (rp *repro) hideQueryTokens(path string) string {
+	p, q, ok := strings.Cut(path, "?")
 	if !ok {
-		return
+		return path
 	}
-	vals, err := url.ParseQuery(q)
-	if err != nil {
-		return
-	}
-	for k, vs := range vals {
-		for _, v := range vs {
-			if !strings.EqualFold(k, "token") || len(v) < 1 || rp.c.tokens[v] != nil || v == rp.c.su || v == rp.c.given ||
-				rp.hidden[v] != "" || !strings.Contains(q, v) {
-				continue
-			}
-			name := rp.newVar()
-			if rp.hidden == nil {
-				rp.hidden = map[string]string{}
-			}
-			rp.hidden[v] = name
-			rp.lines = append(rp.lines, "# "+name+": the token query parameter the check sent, not shown (no answer "+
-				"the suite recorded carried it): set it first")
+	parts := strings.Split(q, "&")
+	for i, part := range parts {
+		k, v, _ := strings.Cut(part, "=")
+		key, err1 := url.QueryUnescape(k)
+		val, err2 := url.QueryUnescape(v)
+		c := rp.c
+		if err1 != nil || err2 != nil || !strings.EqualFold(key, "token") || val == "" ||
+			c.tokens[val] != nil || val == c.su || val == c.given {
+			continue
 		}
+		marker := fmt.Sprintf("\x00hidden%d\x00", len(rp.hidden))
+		name := rp.newVar()
+		if rp.hidden == nil {
+			rp.hidden = map[string]string{}
+		}
+		rp.hidden[marker] = name
+		rp.lines = append(rp.lines, "# "+name+": the token query parameter the check sent, not shown (no answer "+
+			"the suite recorded carried it): set it first")
+		parts[i] = k + "=" + marker
 	}
+	return p + "?" + strings.Join(parts, "&")
 }
 
 // newVar names the next token variable: TOKEN, TOKEN2, TOKEN3…

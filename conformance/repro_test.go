@@ -1,11 +1,12 @@
 package conformance
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -81,15 +82,20 @@ func runShell(t testing.TB, sh, script string, env ...string) string {
 
 // TestReproductionRunsWithCurl makes requirements fail against strongbox
 // behind a mutator, takes the reproduction from the report, runs it with
-// the real curl (the token steps included: a superuser's login with
+// the real curl (STRONGBOX_CURL) (the token steps included: a superuser's login with
 // $PASSWORD, a user's sign-up and login), and requires the answer to show
 // the same deviation: the status and message of the request the report
 // shows, and what the case names in the body. With the mutation turned
 // off, the same commands must show the requirement met instead, so the
 // answer is the server's, not the script's.
 func TestReproductionRunsWithCurl(t *testing.T) {
-	if _, err := exec.LookPath("curl"); err != nil {
-		t.Skip("no curl on PATH (Debian package curl): the reproduction is checked by running it")
+	curl := os.Getenv("STRONGBOX_CURL")
+	if curl == "" {
+		t.Skip("no curl: set STRONGBOX_CURL to a curl executable (Debian package curl, /usr/bin/curl): " +
+			"the reproduction is checked by running it")
+	}
+	if filepath.Base(curl) != "curl" {
+		t.Fatalf("STRONGBOX_CURL=%s: the reproductions call it curl, so its name must be curl", curl)
 	}
 	sh := needShell(t)
 	cases := []struct {
@@ -161,7 +167,8 @@ func TestReproductionRunsWithCurl(t *testing.T) {
 			run := func() (int, string) {
 				cmd := exec.CommandContext(t.Context(), sh, "-c", res.Repro)
 				cmd.Dir = dir
-				cmd.Env = append(os.Environ(), "PASSWORD="+testPassword)
+				cmd.Env = append(os.Environ(), "PASSWORD="+testPassword,
+					"PATH="+filepath.Dir(curl)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				out, err := cmd.Output()
@@ -196,21 +203,56 @@ func requirementByID(t *testing.T, id string) *Requirement {
 }
 
 // parseCurlAnswer reads what curl -i printed: the status of the last
-// response (after any 100 Continue) and its body.
+// response (after any 100 Continue) and its body, which curl has already
+// decoded (a Transfer-Encoding: chunked header may remain).
 func parseCurlAnswer(t *testing.T, out []byte) (int, string) {
 	t.Helper()
-	status := 0
-	rd := bufio.NewReader(bytes.NewReader(out))
+	rest := string(out)
 	for {
-		resp, err := http.ReadResponse(rd, nil)
+		head, body, ok := strings.Cut(rest, "\r\n\r\n")
+		line, _, _ := strings.Cut(head, "\r\n")
+		f := strings.Fields(line)
+		if !ok || len(f) < 2 || !strings.HasPrefix(f[0], "HTTP/") {
+			t.Fatalf("curl printed no HTTP answer:\n%s", out)
+		}
+		status, err := strconv.Atoi(f[1])
 		if err != nil {
-			t.Fatalf("curl printed no HTTP answer: %v\n%s", err, out)
+			t.Fatalf("curl printed the status line %q", line)
 		}
-		status = resp.StatusCode
 		if status != http.StatusContinue {
-			var b bytes.Buffer
-			b.ReadFrom(resp.Body)
-			return status, b.String()
+			return status, body
 		}
+		rest = body
+	}
+}
+
+// TestReportHidesIssuedTokens: a token in an answer (a sign-in, a file
+// token) shows as REDACTED under actual and request.
+func TestReportHidesIssuedTokens(t *testing.T) {
+	const issued = "eyJissued.token.sig"
+	srv := stubServer(t, http.StatusOK)
+	reqs := []*Requirement{stubReq("T-A-001", func(ctx context.Context, c *Client) error {
+		r := &response{method: "POST", path: "/api/files/token", status: 200, body: []byte(`{"token":"` + issued + `"}`)}
+		c.remember(r.exchange(), nil)
+		return Mismatch("a refusal", r.String())
+	})}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	var buf bytes.Buffer
+	rep.Print(&buf)
+	if out := buf.String(); strings.Contains(out, issued) || strings.Count(out, `{"token":"REDACTED"}`) != 2 {
+		t.Errorf("the report shows the issued token, or not REDACTED under actual and request:\n%s", out)
+	}
+}
+
+// BenchmarkRecordRequest is what send adds to every request for its
+// reproduction: the request kept whole, and its answer read for a token.
+func BenchmarkRecordRequest(b *testing.B) {
+	c := &Client{base: "http://127.0.0.1:8090"}
+	body := map[string]string{"identity": "cf-abc@example.com", "password": "Cf-0123456789abcdef"}
+	answer := []byte(`{"record":{"id":"abc","email":"cf-abc@example.com"},"token":"eyJhbGciOiJIUzI1NiJ9.e30.sig"}`)
+	hdr := http.Header{"Authorization": {"tok"}}
+	for b.Loop() {
+		s := newSentRequest(http.MethodPost, "/api/collections/users/auth-with-password", hdr, "application/json", body)
+		c.recordAnswer(s, http.StatusOK, answer)
 	}
 }
