@@ -157,7 +157,8 @@
 // what the requirement expected and what the server did, kept as
 // [Result.Expected] and [Result.Actual] beside the prose of [Result.Detail]
 // (h2spec's TestError); [Result.Exchange] keeps the last request the check
-// sent and what came back. [Report.OK] is false when anything failed or
+// sent and what came back, and [Result.Repro] the commands that send it
+// again. [Report.OK] is false when anything failed or
 // errored: SKIP and KNOWN do not fail a run.
 //
 // [Report.Print] writes one line per requirement, in the order the suite
@@ -178,7 +179,7 @@
 //	      reproduce (sh, curl, sed):
 //	        # PASSWORD: the password of the superuser admin@example.com (set it first, …)
 //	        # TOKEN: POST /api/collections/_superusers/auth-with-password as admin@example.com → .token
-//	        TOKEN=$(curl -sS --globoff --path-as-is -X POST http://127.0.0.1:8090/api/collections/_superusers/auth-with-password -H 'Content-Type: application/json' --data-raw '{"identity":"admin@example.com","password":"'"$PASSWORD"'"}' | sed -n 's/.*"token" *: *"\([^"]*\)".*/\1/p')
+//	        TOKEN=$(curl -sS --globoff --path-as-is -X POST http://127.0.0.1:8090/api/collections/_superusers/auth-with-password -H 'Content-Type: application/json' -A strongbox-conformance/1 --data-raw '{"identity":"admin@example.com","password":"'"$PASSWORD"'"}' | sed -n 's/.*"token" *: *"\([^"]*\)".*/\1/p')
 //	        curl -sS -i --globoff --path-as-is 'http://127.0.0.1:8090/api/logs?page=abc' -H 'Authorization: '"$TOKEN"
 //	0 passed, 1 failed, 0 skipped
 //
