@@ -193,8 +193,9 @@
 // a token query parameter no recorded answer carried is a variable to set.
 // The passwords of the users a check makes are shown: they are the
 // run's own. A multipart upload is -F with a file the reproduction writes
-// with printf (over 4 KiB only described), a streamed body a shell command
-// that writes it, a body with bytes that are not text a printf. Tokens a
+// with printf (over 512 bytes, described: a zip archive of so many bytes),
+// a streamed body a shell command that writes it, a body that is not text
+// a printf (over 512 bytes, described), a text body over 16 KiB described. Tokens a
 // check made itself (forged, signed with another key) and the codes and
 // tokens of mails are shown as sent. A raw request (HTTP-RAW-…) has no
 // reproduction of its own. The last line counts the outcomes, "N passed, N

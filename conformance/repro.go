@@ -175,9 +175,9 @@ func (rp *repro) command(s *sentRequest, depth int) string {
 	case s.body == nil:
 	case multi:
 		args = append(args, rp.formArgs(s, depth)...)
-	case len(s.body) > maxInlineBody:
-		rp.lines = append(rp.lines, fmt.Sprintf("# the body, %d bytes, is not pasted; it starts %s", len(s.body),
-			bodyText(s.body, 120)))
+	case len(s.body) > maxInlineBody || !isText(s.body) && len(s.body) > maxRecipe:
+		rp.lines = append(rp.lines, fmt.Sprintf("# body: the %d bytes the check sent, not pasted (%s): "+
+			"put a body of your own of that kind in the file body", len(s.body), bodyText(s.body, 60)))
 		args = append(args, "--data-binary", "@body")
 	case isText(s.body) && !bytes.ContainsAny(s.body, "\r\n"):
 		args = append(args, "--data-raw", rp.word(string(s.body), depth))
@@ -388,17 +388,20 @@ func (rp *repro) formArgs(s *sentRequest, depth int) []string {
 			return args
 		}
 		data, _ := io.ReadAll(p)
-		if p.FileName() == "" {
+		// The file name as sent: FileName keeps only its last element.
+		_, disp, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition"))
+		name, isFile := disp["filename"]
+		if !isFile {
 			args = append(args, "--form-string", rp.word(p.FormName()+"="+string(data), depth))
 			continue
 		}
-		local := p.FileName()
+		local := name
 		if !safeFileName.MatchString(local) || len(local) > 64 {
 			local = fmt.Sprintf("upload%d", n)
 		}
 		spec := p.FormName() + "=@" + local
-		if local != p.FileName() {
-			spec += `;filename="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(p.FileName()) + `"`
+		if local != name {
+			spec += `;filename="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(name) + `"`
 		}
 		if ct := p.Header.Get("Content-Type"); ct != "" {
 			spec += ";type=" + ct
@@ -408,8 +411,9 @@ func (rp *repro) formArgs(s *sentRequest, depth int) []string {
 	}
 }
 
-// maxRecipe bounds a file or body written out byte for byte with printf.
-const maxRecipe = 4 << 10
+// maxRecipe bounds a file or a body that is not text written out byte for
+// byte with printf; a larger one is described.
+const maxRecipe = 512
 
 // fileRecipe returns the lines that make the file name holding data: a
 // printf of its bytes, or, for a larger file, what it held.

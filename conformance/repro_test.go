@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -254,5 +255,65 @@ func BenchmarkRecordRequest(b *testing.B) {
 	for b.Loop() {
 		s := newSentRequest(http.MethodPost, "/api/collections/users/auth-with-password", hdr, "application/json", body)
 		c.recordAnswer(s, http.StatusOK, answer)
+	}
+}
+
+// TestReproductionBodies: each kind of body becomes what the shell sends
+// again exactly (JSON and text inline, text with newlines and small
+// binaries through printf, a streamed body through its recipe, a small
+// upload as a file printf writes), or a description (a large binary, a
+// large upload), never raw bytes.
+func TestReproductionBodies(t *testing.T) {
+	sh := needShell(t)
+	zip := append([]byte("PK\x03\x04"), bytes.Repeat([]byte{0}, 600)...)
+	small := []byte("PK\x05\x06\x00\x01'%\\\n")
+	const fill = 10
+	stream := streamBody{contentType: "application/json", r: strings.NewReader(""),
+		n: int64(len(loginBodyPrefix) + fill + len(loginBodySuffix)),
+		recipe: fmt.Sprintf("{ printf '%%s' '%s'; head -c %d /dev/zero | tr '\\0' a; printf '%%s' '%s'; }",
+			loginBodyPrefix, fill, loginBodySuffix)}
+	for _, tc := range []struct {
+		name  string
+		body  any
+		sends string   // the bytes the command's printf or recipe writes ("": none)
+		holds []string // fragments of the lines and the command
+	}{
+		{"json", map[string]string{"a": "it's $x `y`"}, "", []string{`--data-raw '{"a":"it'\''s $x ` + "`y`" + `"}'`}},
+		{"text with a newline", rawBody{"text/plain", []byte("one\ntwo %s")}, "one\ntwo %s", []string{"| curl ", "--data-binary @-"}},
+		{"small binary", rawBody{"application/zip", small}, string(small), []string{"--data-binary @-"}},
+		{"large binary", rawBody{"application/zip", zip}, "", []string{"# body: the 604 bytes the check sent, not pasted (<604 bytes, not text: 50 4b 03 04", "--data-binary @body"}},
+		{"streamed", stream, loginBodyPrefix + strings.Repeat("a", fill) + loginBodySuffix, []string{"--data-binary @-"}},
+		{"upload", multipartFile(map[string]string{"note": "@not-a-file"}, "file", "../x y.zip", "application/zip", small), "", []string{
+			`--form-string note=@not-a-file`, `-F 'file=@upload2;filename="../x y.zip";type=application/zip'`, "# upload2: the file the check uploaded, 10 bytes"}},
+		{"large upload", multipartFile(nil, "file", "cf_a.zip", "application/zip", zip), "", []string{
+			"# cf_a.zip: the file the check uploaded, a zip archive of 604 bytes, not pasted", "-F 'file=@cf_a.zip;type=application/zip'"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Client{base: "http://127.0.0.1:1"}
+			_, ctype, err := requestBody(tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rp := &repro{c: c, vars: map[string]string{}}
+			cmd := rp.command(newSentRequest(http.MethodPost, "/api/x", nil, ctype, tc.body), 0)
+			all := strings.Join(append(rp.lines, cmd), "\n")
+			for _, frag := range tc.holds {
+				if !strings.Contains(all, frag) {
+					t.Errorf("no %q in\n%s", frag, all)
+				}
+			}
+			if strings.Contains(all, "PK\x03\x04") || strings.Contains(all, "\x00") {
+				t.Errorf("raw bytes in\n%q", all)
+			}
+			if tc.sends != "" {
+				pre, _, ok := strings.Cut(cmd, " | curl ")
+				if !ok {
+					t.Fatalf("no pipe into curl: %s", cmd)
+				}
+				if got := runShell(t, sh, pre); got != tc.sends {
+					t.Errorf("sh -c %q wrote %q, want %q", pre, got, tc.sends)
+				}
+			}
+		})
 	}
 }
