@@ -104,10 +104,15 @@ func pathOnly(path string) string {
 func (c *Client) reproduction() string {
 	c.lastMu.Lock()
 	defer c.lastMu.Unlock()
-	s := c.lastSent
-	if s == nil {
+	if c.lastSent == nil {
 		return ""
 	}
+	return c.reproductionOf(c.lastSent)
+}
+
+// reproductionOf returns the commands that send s again; the caller holds
+// c.lastMu, or c is the caller's alone.
+func (c *Client) reproductionOf(s *sentRequest) string {
 	rp := &repro{c: c, vars: map[string]string{}}
 	final := rp.command(s, 0)
 	return strings.Join(append(rp.lines, final), "\n")

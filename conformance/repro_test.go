@@ -317,3 +317,41 @@ func TestReproductionBodies(t *testing.T) {
 		})
 	}
 }
+
+// FuzzReproduction: whatever the path, header value and text body, the
+// shell hands curl exactly the URL, header and body the check sent (curl
+// replaced by a function that prints its arguments).
+func FuzzReproduction(f *testing.F) {
+	sh := needShell(f)
+	for _, s := range shellSamples {
+		f.Add("/api/x?q="+s, s, s)
+	}
+	f.Fuzz(func(t *testing.T, path, value, body string) {
+		if strings.ContainsAny(path+value+body, "\x00\r\n") || strings.Contains(strings.ToLower(path), "token") ||
+			!isText([]byte(body)) || len(body) > maxInlineBody {
+			return
+		}
+		c := &Client{base: "http://127.0.0.1:1"}
+		s := newSentRequest(http.MethodPut, path, http.Header{"X-Cf": {value}}, "text/plain", rawBody{"text/plain", []byte(body)})
+		script := `curl() { for a; do printf '%s\0' "$a"; done; }; ` + c.reproductionOf(s)
+		got := strings.Split(strings.TrimSuffix(runShell(t, sh, script), "\x00"), "\x00")
+		if !slices.Contains(got, c.base+path) {
+			t.Fatalf("curl got %q, without the URL %q\nscript: %s", got, c.base+path, script)
+		}
+		for _, want := range [][2]string{{"-X", "PUT"}, {"-H", "Content-Type: text/plain"}, {"-H", "X-Cf: " + value},
+			{"--data-raw", body}} {
+			if !slices.ContainsFunc(pairs(got), func(p [2]string) bool { return p == want }) {
+				t.Fatalf("curl got %q, want %q after %q\nscript: %s", got, want[1], want[0], script)
+			}
+		}
+	})
+}
+
+// pairs returns each argument with the one after it.
+func pairs(args []string) [][2]string {
+	var out [][2]string
+	for i := 0; i+1 < len(args); i++ {
+		out = append(out, [2]string{args[i], args[i+1]})
+	}
+	return out
+}
