@@ -3,6 +3,7 @@ package conformance
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -354,4 +355,29 @@ func pairs(args []string) [][2]string {
 		out = append(out, [2]string{args[i], args[i+1]})
 	}
 	return out
+}
+
+// TestReproductionOutcomes: an ERROR after a request carries its
+// reproduction, as a FAIL does; an ERROR before any request, a SKIP and a
+// PASS carry none.
+func TestReproductionOutcomes(t *testing.T) {
+	srv := stubServer(t, http.StatusOK)
+	get := func(ctx context.Context, c *Client) error {
+		_, err := c.get(ctx, "/api/health?cf=1", c.su)
+		return err
+	}
+	reqs := []*Requirement{
+		stubReq("T-R-001", func(ctx context.Context, c *Client) error { get(ctx, c); return Mismatch("200", "404") }),
+		stubReq("T-R-002", func(ctx context.Context, c *Client) error { get(ctx, c); return errors.New("fixture refused") }),
+		stubReq("T-R-003", func(ctx context.Context, c *Client) error { return errors.New("before any request") }),
+		stubReq("T-R-004", func(ctx context.Context, c *Client) error { get(ctx, c); return Skipf("not configured") }),
+		stubReq("T-R-005", func(ctx context.Context, c *Client) error { return get(ctx, c) }),
+	}
+	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p"}, reqs)
+	for i, want := range []bool{true, true, false, false, false} {
+		res := rep.Results[i]
+		if got := strings.Contains(res.Repro, "curl -sS -i --globoff --path-as-is '"+srv.URL+`/api/health?cf=1' -H 'Authorization: '"$TOKEN"`); got != want {
+			t.Errorf("%s (%v): reproduction %q, want one: %v", res.Req.ID, res.Outcome, res.Repro, want)
+		}
+	}
 }
