@@ -45,7 +45,7 @@ var backupsEncryptionRequirements = []*Requirement{
 				body := string(a.r.body)
 				if a.r.status != http.StatusOK || strings.Contains(body, encTestIdentity) ||
 					!strings.Contains(body, `"recipient":"`+encTestRecipient+`"`) {
-					return Mismatch("200, no identity, recipient "+encTestRecipient, fmt.Sprintf("%s: %s", a.what, a.r))
+					return Mismatch("200 showing the recipient "+encTestRecipient+" and not the identity", fmt.Sprintf("%s: %s", a.what, a.r))
 				}
 			}
 			return nil

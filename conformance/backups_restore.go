@@ -80,7 +80,7 @@ func (c *Client) waitRestored(ctx context.Context, kept, dropped string) error {
 			last = state
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return Mismatch(fmt.Sprintf("within %v, health 200 with record %s present and %s gone", c.opts.restartTimeout, kept, dropped), last)
+			return Mismatch(fmt.Sprintf("health 200 within %v, with record %s present and %s gone", c.opts.restartTimeout, kept, dropped), last)
 		}
 		select {
 		case <-ctx.Done():

@@ -49,8 +49,19 @@ type Client struct {
 	// which tests replace.
 	sleep func(context.Context, time.Duration) error
 
-	lastMu sync.Mutex
-	last   *Exchange // the latest request this check sent, for the report
+	// givenEmail, givenPassword and given are the superuser the suite was
+	// given and its token; email, password and su are the superuser the
+	// suite works as, a throwaway of the run's own (throwaway.go) or the
+	// same. A reproduction (repro.go) logs in as the given one.
+	givenEmail, givenPassword, given string
+
+	lastMu   sync.Mutex
+	last     *Exchange    // the latest request this check sent, for the report
+	lastSent *sentRequest // the same request, whole, for its reproduction
+	// tokens maps each token an answer carried to the request answered,
+	// signups each email signed up to its request (repro.go).
+	tokens  map[string]*sentRequest
+	signups map[string]*sentRequest
 }
 
 type cleanup struct {
@@ -115,13 +126,13 @@ func newClient(cfg Config) (*Client, error) {
 		opts.wait = DefaultWaitTimeout
 	}
 	return &Client{base: base, hc: hc, email: cfg.Email, password: cfg.Password, shared: &shared{}, opts: opts,
-		sleep: sleepCtx}, nil
+		sleep: sleepCtx, givenEmail: cfg.Email, givenPassword: cfg.Password}, nil
 }
 
 // forCheck returns a copy of c with an empty cleanup list.
 func (c *Client) forCheck() *Client {
 	return &Client{base: c.base, hc: c.hc, email: c.email, password: c.password, su: c.su, shared: c.shared, opts: c.opts,
-		sleep: c.sleep}
+		sleep: c.sleep, givenEmail: c.givenEmail, givenPassword: c.givenPassword, given: c.given}
 }
 
 // strict reports whether the check demands PocketBase's choice where the
@@ -150,6 +161,9 @@ func (c *Client) loginSuperuser(ctx context.Context) error {
 		return fmt.Errorf("superuser login: no token in %s", r)
 	}
 	c.su = out.Token
+	if c.email == c.givenEmail {
+		c.given = out.Token
+	}
 	return nil
 }
 
@@ -197,7 +211,7 @@ type response struct {
 // String summarises the response for failure details: status and a prefix
 // of the body.
 func (r *response) String() string {
-	b := bodyText(r.body, 400)
+	b := bodyText(redactToken(r.body), 400)
 	if b == "" {
 		b = "<empty body>"
 	}
@@ -212,10 +226,13 @@ type rawBody struct {
 
 // streamBody is a request body of exactly n bytes read from r as it is
 // sent, with that Content-Length, so that a large body never sits in memory.
+// recipe is a shell command that writes the same bytes, for the report's
+// reproduction.
 type streamBody struct {
 	contentType string
 	r           io.Reader
 	n           int64
+	recipe      string
 }
 
 // do sends one request. path is relative to the base URL and may carry a
@@ -294,20 +311,22 @@ func (c *Client) send(ctx context.Context, method, path string, hdr http.Header,
 			req.Header.Add(k, v)
 		}
 	}
+	sent := newSentRequest(method, path, hdr, ctype, body)
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.remember(&Exchange{Method: method, Path: redactPath(path), Err: err.Error()})
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Err: err.Error()}, sent)
 		return nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if err != nil {
-		c.remember(&Exchange{Method: method, Path: redactPath(path), Status: resp.StatusCode, Err: "reading body: " + err.Error()})
+		c.remember(&Exchange{Method: method, Path: redactPath(path), Status: resp.StatusCode, Err: "reading body: " + err.Error()}, sent)
 		return nil, fmt.Errorf("%s %s: reading body: %w", method, path, err)
 	}
 	r := &response{method: method, path: path, status: resp.StatusCode, header: resp.Header, body: data,
 		strict: c.strict()}
-	c.remember(r.exchange())
+	c.remember(r.exchange(), sent)
+	c.recordAnswer(sent, r.status, r.body)
 	return r, nil
 }
 
@@ -361,40 +380,15 @@ func (r *response) exchange() *Exchange {
 	if json.Unmarshal(r.body, &env) == nil && env.Message != nil {
 		e.Message = *env.Message
 	}
-	e.Body = bodyText(r.body, exchangeBodyMax)
+	e.Body = bodyText(redactToken(r.body), exchangeBodyMax)
 	return e
 }
 
-// redactPath hides the value of a token query parameter (a file token the
-// suite obtained), so that reports and CI logs hold no credential.
-func redactPath(path string) string {
-	p, q, ok := strings.Cut(path, "?")
-	if !ok {
-		return path
-	}
-	vals, err := url.ParseQuery(q)
-	if err != nil {
-		return path
-	}
-	changed := false
-	for k := range vals {
-		if strings.EqualFold(k, "token") {
-			for i := range vals[k] {
-				vals[k][i] = "REDACTED"
-			}
-			changed = true
-		}
-	}
-	if !changed {
-		return path
-	}
-	return p + "?" + vals.Encode()
-}
-
-// remember records e as the check's latest request.
-func (c *Client) remember(e *Exchange) {
+// remember records e, and sent, the request whole, as the check's latest
+// request.
+func (c *Client) remember(e *Exchange, sent *sentRequest) {
 	c.lastMu.Lock()
-	c.last = e
+	c.last, c.lastSent = e, sent
 	c.lastMu.Unlock()
 }
 
@@ -612,6 +606,19 @@ func mapKeys(m map[string]any) []string {
 func isJSONContentType(r *response) bool {
 	mt, _, err := mime.ParseMediaType(r.header.Get("Content-Type"))
 	return err == nil && mt == "application/json"
+}
+
+// plural returns n and noun, with the plural of noun (+s, y → ies) unless n is 1:
+// "1 item", "2 items", "0 entries".
+func plural(n int, noun string) string {
+	switch {
+	case n == 1:
+	case strings.HasSuffix(noun, "y"):
+		noun = strings.TrimSuffix(noun, "y") + "ies"
+	default:
+		noun += "s"
+	}
+	return fmt.Sprintf("%d %s", n, noun)
 }
 
 // jsonText renders v as compact JSON for failure details (so that 1795947734

@@ -157,46 +157,66 @@
 // what the requirement expected and what the server did, kept as
 // [Result.Expected] and [Result.Actual] beside the prose of [Result.Detail]
 // (h2spec's TestError); [Result.Exchange] keeps the last request the check
-// sent and what came back. [Report.OK] is false when anything failed or
+// sent and what came back, and [Result.Repro] the commands that send it
+// again. [Report.OK] is false when anything failed or
 // errored: SKIP and KNOWN do not fail a run.
 //
 // [Report.Print] writes one line per requirement, in the order the suite
 // runs them: the outcome, the ID, the source, the section of the interface
-// document it verifies and its short name. Under a FAIL (and a KNOWN) come
-// the requirement in words, what it expected and what the server did, and
-// the last request the check sent with what came back: method, path with
-// its query, status, the error envelope's message, and the first 300 bytes
-// of the body (never a header, and a token query parameter shows as
-// REDACTED: the tokens the suite sends stay out of reports). For example:
+// document it verifies and its short name. Under a FAIL (and a KNOWN, and
+// an ERROR) come the requirement in words, what it expected and what the
+// server did, the last request the check sent with what came back
+// (method, path with its query, status, the error envelope's message, and
+// the first 300 bytes of the body; never a header, and a token query
+// parameter and the token of an answer show as REDACTED), and that request as commands for a POSIX
+// shell with curl and sed ([Result.Repro], repro.go). For example:
 //
-//	FAIL  ERR-002             document   §2.5; §7: unknown route (POST) is a JSON 404
-//	      requirement: A POST to a path no route serves answers 404 "The requested resource wasn't found." in the error envelope.
-//	      expected: 404 "The requested resource wasn't found."
-//	      actual:   500 {"data":{},"message":"Something broke.","status":500} (POST /api/cf-dwcpfv54/nowhere)
-//	      request:  POST /api/cf-dwcpfv54/nowhere → 500 "Something broke." {"data":{},"message":"Something broke.","status":500}
+//	FAIL  LOG-LIST-006        pocketbase §4.3 GET /api/logs (page is a number); …: non-numeric page refused
+//	      requirement: GET /api/logs?page=abc answers 400 "Something went wrong while processing your request.".
+//	      expected: 400 "Something went wrong while processing your request."
+//	      actual:   200 {"items":[…],"page":1,"perPage":30,…} (GET /api/logs?page=abc)
+//	      request:  GET /api/logs?page=abc → 200 {"items":[…],"page":1,"perPage":30,…}
+//	      reproduce (sh, curl, sed):
+//	        # PASSWORD: the password of the superuser admin@example.com (set it first, …)
+//	        # TOKEN: POST /api/collections/_superusers/auth-with-password as admin@example.com → .token
+//	        TOKEN=$(curl -sS --globoff --path-as-is -X POST http://127.0.0.1:8090/api/collections/_superusers/auth-with-password -H 'Content-Type: application/json' -A strongbox-conformance/1 --data-raw '{"identity":"admin@example.com","password":"'"$PASSWORD"'"}' | sed -n 's/.*"token" *: *"\([^"]*\)".*/\1/p')
+//	        curl -sS -i --globoff --path-as-is 'http://127.0.0.1:8090/api/logs?page=abc' -H 'Authorization: '"$TOKEN"
 //	0 passed, 1 failed, 0 skipped
 //
-// Read it from the bottom: request is what to replay with curl (add the
-// superuser token where the check used one), actual against expected is
-// the difference, and the requirement and its section say which rule of
-// the interface document decides. The last line counts the outcomes, "N
-// passed, N failed, N skipped", followed by ", N known" and ", N errored"
-// when there are any; note: lines before it concern the known deviations.
+// Read it from the bottom: the reproduction sends the request again (copy
+// its lines into a shell), actual against expected is the difference, and
+// the requirement and its section say which rule decides. No token and no
+// superuser password is shown: each token is a variable, set by the request
+// whose answer carried it, sent again (the superuser's login, as the
+// superuser the suite was given, with $PASSWORD; a user's login, after the
+// sign-up of that user, whom the check deleted afterwards; a file token);
+// a token query parameter no recorded answer carried is a variable to set.
+// The passwords of the users a check makes are shown: they are the
+// run's own. A multipart upload is -F with a file the reproduction writes
+// with printf (over 512 bytes, described: a zip archive of so many bytes),
+// a streamed body a shell command that writes it, a body that is not text
+// a printf (over 512 bytes, described), a text body over 16 KiB described. Tokens a
+// check made itself (forged, signed with another key) and the codes and
+// tokens of mails are shown as sent. A raw request (HTTP-RAW-…) has no
+// reproduction of its own. The last line counts the outcomes, "N passed, N
+// failed, N skipped", followed by ", N known" and ", N errored" when there
+// are any; note: lines before it concern the known deviations.
 //
 // [Report.WriteJSON] writes the same data as one object: summary (the
 // count of each outcome), results (per requirement: id, source, section,
 // name, text, outcome, durationMs, and where they apply detail, expected,
-// actual, knownReason and request with method, path, status, message,
-// body), and known, notes and error when set. [Report.WriteJUnit] writes
-// JUnit XML that CI systems render: one testsuite per section of the
-// interface document (§4.3, §4.5, issue 8…), one testcase per requirement
-// (classname the section, name "ID name"), with a failure or error element
-// whose message is "expected …, got …" and whose text holds the
-// requirement, its full section, expected, actual and the request; a SKIP
-// is skipped with its reason, and a KNOWN is skipped with the deviation's
-// reason (the failure in system-out), since it does not fail the run. Both
-// files are written whole or not at all (a temporary file renamed into
-// place), also when the run fails.
+// actual, knownReason, request with method, path, status, message and
+// body, and repro, the reproduction), and known, notes and error when set.
+// [Report.WriteJUnit] writes JUnit XML that CI systems render: one
+// testsuite per section of the interface document (§4.3, §4.5, issue 8…),
+// one testcase per requirement (classname the section, name "ID name"),
+// with a failure or error element whose message is "expected …, got …"
+// and whose text holds the requirement, its full section, expected,
+// actual, the request and its reproduction; a SKIP is skipped with its
+// reason, and a KNOWN is skipped with the deviation's reason (the failure
+// in system-out), since it does not fail the run. Both files are written
+// whole or not at all (a temporary file renamed into place), also when the
+// run fails.
 //
 // # Known deviations
 //
@@ -245,7 +265,25 @@
 //
 // # Fixtures
 //
-// The suite logs in once with the superuser credentials it is given. Checks
+// The suite logs in once with the superuser credentials it is given, and
+// with that token creates a throwaway superuser for the run
+// (cf-su-<expiry>-<random>@conformance.invalid, a random password never
+// shown), signs it in and works as it; at the end of the run (also when
+// the run's context ends early) it deletes it with the given superuser's
+// token. A run killed before that leaves it behind: each run deletes the
+// throwaways whose expiry (an hour after the end of their run's deadline)
+// has passed, and keeps those of runs still going. A server that refuses
+// the throwaway is checked as the given superuser, and a note says so. The
+// sign-ins the checks make as a superuser (AUTH-PW-001, …) are thus the
+// throwaway's: on PocketBase, and on strongbox, a record's first sign-in
+// mails no new-login alert, nor does one from a device it has used, and
+// .invalid (RFC 2606) reaches no mailbox. What a run mails the given
+// superuser is the new-login alert of its one sign-in, when that comes from
+// a device (client address and User-Agent) the superuser has not used
+// before (PocketBase remembers a record's five latest): the first run from
+// a host, and none after it
+// (TestRunMailsTheSuperuserOnce); a reproduction's login (see Report.Print)
+// sends the suite's User-Agent, so that it mails nothing either. Checks
 // create what they need through the API under unique random names (users
 // signed up as cf-<random>@example.com, collections named cf_<random>,
 // backups named cf_…) and delete them when they finish, so the suite can

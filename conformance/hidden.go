@@ -103,7 +103,7 @@ func (c *Client) expectStoredHidden(ctx context.Context, path, field, want, afte
 		return err
 	}
 	if got, ok := m[field]; !ok || got != want {
-		return Mismatch(fmt.Sprintf("%s, a superuser's GET showing %s %q", after, field, want), r.String())
+		return Mismatch(fmt.Sprintf("a superuser's GET showing %s %q %s", field, want, after), r.String())
 	}
 	return nil
 }
@@ -179,7 +179,7 @@ func checkHiddenSuperuser(ctx context.Context, c *Client, fx *ruleFixture) error
 		return err
 	}
 	if _, shown := m[hiddenField]; shown {
-		return Mismatch("the record's own GET answering without a "+hiddenField+" key", r.String())
+		return Mismatch("the record's own GET answered without a "+hiddenField+" key", r.String())
 	}
 	r, m, err = c.getOK(ctx, path+"?fields=id,"+hiddenField, res.token)
 	if err != nil {

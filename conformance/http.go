@@ -86,6 +86,8 @@ func expectLoginTooLarge(ctx context.Context, c *Client, fill int64) error {
 		r: io.MultiReader(strings.NewReader(loginBodyPrefix), &repeatReader{b: 'a', n: fill},
 			strings.NewReader(loginBodySuffix)),
 		n: int64(len(loginBodyPrefix)) + fill + int64(len(loginBodySuffix)),
+		recipe: fmt.Sprintf("{ printf '%%s' '%s'; head -c %d /dev/zero | tr '\\0' a; printf '%%s' '%s'; }",
+			loginBodyPrefix, fill, loginBodySuffix),
 	}
 	r, err := c.post(ctx, "/api/collections/users/auth-with-password", "", body)
 	if err != nil {

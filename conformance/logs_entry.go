@@ -117,7 +117,7 @@ var logsEntryRequirements = []*Requirement{
 				return err
 			}
 			if len(list.items) != 0 || list.totalItems != 0 {
-				return Mismatch(fmt.Sprintf("no entry for the successful GET %s", m.urls[markSilent]), fmt.Sprintf("%d entries", len(list.items)))
+				return Mismatch(fmt.Sprintf("no entry for the successful GET %s", m.urls[markSilent]), plural(len(list.items), "entry"))
 			}
 			return nil
 		}),

@@ -207,9 +207,9 @@ var logsFilterRequirements = []*Requirement{
 				}
 				if empty.totalItems != before.totalItems || !slices.Equal(emptyIDs, beforeIDs) {
 					return Mismatch(
-						fmt.Sprintf("totalItems %d and the %d entries of the list without filter", before.totalItems, len(beforeIDs)),
-						fmt.Sprintf("totalItems %d and %d entries (%d of them not in that list)",
-							empty.totalItems, len(emptyIDs), countMissing(emptyIDs, beforeIDs)))
+						fmt.Sprintf("totalItems %d and the %s of the list without filter", before.totalItems, plural(len(beforeIDs), "entry")),
+						fmt.Sprintf("totalItems %d and %s (%d of them not in that list)",
+							empty.totalItems, plural(len(emptyIDs), "entry"), countMissing(emptyIDs, beforeIDs)))
 				}
 				return nil
 			}

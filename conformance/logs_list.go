@@ -26,7 +26,7 @@ var logsListRequirements = []*Requirement{
 				return err
 			}
 			if len(list.items) > 2 || list.perPage != 2 {
-				return Mismatch("perPage 2 and at most 2 items", fmt.Sprintf("perPage %v and %d items", list.perPage, len(list.items)))
+				return Mismatch("perPage 2 and at most 2 items", fmt.Sprintf("perPage %v and %s", list.perPage, plural(len(list.items), "item")))
 			}
 			if list.totalItems < len(loggedMarks) {
 				return Mismatch(fmt.Sprintf("totalItems ≥ %d (the suite's own entries)", len(loggedMarks)), fmt.Sprint(list.totalItems))
@@ -166,9 +166,9 @@ var logsListRequirements = []*Requirement{
 				if len(got) != want || list.page != page+1 || list.perPage != 3 ||
 					list.totalItems != 4 || (c.strict() || list.hasTotalPages) && list.totalPages != 2 {
 					return fmt.Errorf("page %d: %w", page+1, Mismatch(
-						fmt.Sprintf("%d items, page %d, perPage 3, totalItems 4, totalPages 2", want, page+1),
-						fmt.Sprintf("%d items, page %v, perPage %v, totalItems %v, totalPages %v",
-							len(got), list.page, list.perPage, list.totalItems, list.totalPages)))
+						fmt.Sprintf("%s, page %d, perPage 3, totalItems 4, totalPages 2", plural(want, "item"), page+1),
+						fmt.Sprintf("%s, page %v, perPage %v, totalItems %v, totalPages %v",
+							plural(len(got), "item"), list.page, list.perPage, list.totalItems, list.totalPages)))
 				}
 				all = append(all, got...)
 			}
@@ -199,7 +199,7 @@ func expectPaging(l *logList, page, perPage int) error {
 	}
 	want := max(0, min(perPage, l.totalItems-(page-1)*perPage))
 	if len(l.items) != want {
-		return Mismatch(fmt.Sprintf("%d items (totalItems %d)", want, l.totalItems), fmt.Sprint(len(l.items)))
+		return Mismatch(fmt.Sprintf("%s (totalItems %d)", plural(want, "item"), l.totalItems), plural(len(l.items), "item"))
 	}
 	if pages := (l.totalItems + perPage - 1) / perPage; l.totalItems >= 0 && l.hasTotalPages && l.totalPages != pages {
 		return Mismatch(fmt.Sprintf("totalPages ceil(%d/%d) = %d", l.totalItems, perPage, pages), fmt.Sprint(l.totalPages))

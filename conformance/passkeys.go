@@ -172,7 +172,7 @@ var passkeyRequirements = []*Requirement{
 				return fmt.Sprintf("keys %v, %d allowCredentials with keys %v", sortedKeys(o), len(allow), keys)
 			}
 			if shape(unknown) != shape(known) || !strings.Contains(shape(known), " 1 allowCredentials") {
-				return Mismatch("for the unknown identity "+shape(known), shape(unknown))
+				return Mismatch("for an unknown identity an answer of the known one's shape: "+shape(known), shape(unknown))
 			}
 			if !reflect.DeepEqual(unknown["allowCredentials"], again["allowCredentials"]) {
 				return Mismatch("the same allowCredentials again "+jsonText(unknown["allowCredentials"]), jsonText(again["allowCredentials"]))

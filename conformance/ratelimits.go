@@ -343,8 +343,8 @@ var rateLimitRequirements = []*Requirement{
 				}
 				return expectRetryAfter(r, maxRetryAfter)
 			}
-			return Mismatch(fmt.Sprintf("a 429 within %d requests from one client", mailFloodMax),
-				fmt.Sprintf("%d answered 204", mailFloodMax))
+			return Mismatch(fmt.Sprintf("a 429 within %s from one client", plural(mailFloodMax, "request")),
+				fmt.Sprintf("all %d answered 204", mailFloodMax))
 		},
 	},
 }

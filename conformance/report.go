@@ -1,8 +1,11 @@
 package conformance
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,9 +19,10 @@ type Report struct {
 	// Known is Config.Known, the implementation whose known deviations
 	// were applied ("" for none).
 	Known string
-	// Notes are remarks on the known deviations: an entry whose
-	// requirement passed, an entry naming no requirement. They do not
-	// make the run fail.
+	// Notes are remarks on the known deviations (an entry whose
+	// requirement passed, an entry naming no requirement) and on the
+	// run's throwaway superuser (it could not be made, or deleted). They
+	// do not make the run fail.
 	Notes []string
 }
 
@@ -85,9 +89,11 @@ func (t Tally) String() string {
 //
 //   - FAIL and KNOWN: the requirement's text, the check's detail when it
 //     says more than the expectation, "expected:" and "actual:", the last
-//     request the check sent and what came back ("request:"); KNOWN adds
+//     request the check sent and what came back ("request:"), and the
+//     commands that send it again ("reproduce", Result.Repro); KNOWN adds
 //     the reason the list of known deviations gives ("known:");
-//   - ERROR: the requirement's text, what went wrong and the last request;
+//   - ERROR: the requirement's text, what went wrong, the last request and
+//     its reproduction;
 //   - SKIP: the reason.
 //
 // Then the notes on known deviations ("note: …"), and last the line of
@@ -117,6 +123,9 @@ func (r Report) Print(w io.Writer) {
 			if res.Exchange != nil {
 				fmt.Fprintf(w, pad+"request:  %s\n", res.Exchange)
 			}
+			if res.Repro != "" {
+				fmt.Fprintf(w, pad+"reproduce (sh, curl, sed):\n%s\n", indent(reproPad+res.Repro, reproPad))
+			}
 		case Skip:
 			fmt.Fprintf(w, pad+"skipped: %s\n", indent(res.Detail, pad))
 		}
@@ -126,6 +135,10 @@ func (r Report) Print(w io.Writer) {
 	}
 	fmt.Fprintln(w, r.Tally())
 }
+
+// reproPad indents the lines of a reproduction under "reproduce", so that
+// they can be copied into a shell as they are.
+const reproPad = "        "
 
 // indent prefixes every line after the first with pad, so that multi-line
 // details stay under their result line.
@@ -171,4 +184,42 @@ func isText(b []byte) bool {
 		}
 	}
 	return true
+}
+
+// redactPath hides the value of a token query parameter (a file token the
+// suite obtained), so that reports and CI logs hold no credential.
+func redactPath(path string) string {
+	p, q, ok := strings.Cut(path, "?")
+	if !ok {
+		return path
+	}
+	vals, err := url.ParseQuery(q)
+	if err != nil {
+		return path
+	}
+	changed := false
+	for k := range vals {
+		if strings.EqualFold(k, "token") {
+			for i := range vals[k] {
+				vals[k][i] = "REDACTED"
+			}
+			changed = true
+		}
+	}
+	if !changed {
+		return path
+	}
+	return p + "?" + vals.Encode()
+}
+
+// redactToken hides the value of the token of a JSON answer (a sign-in, a
+// refresh, a file token), so that reports hold no token the server issued.
+func redactToken(body []byte) []byte {
+	var out struct {
+		Token string `json:"token"`
+	}
+	if json.Unmarshal(body, &out) != nil || len(out.Token) < 8 {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(out.Token), []byte("REDACTED"))
 }

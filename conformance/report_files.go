@@ -46,13 +46,15 @@ type jsonResult struct {
 	Actual      string    `json:"actual,omitempty"`
 	KnownReason string    `json:"knownReason,omitempty"`
 	Exchange    *Exchange `json:"request,omitempty"`
+	Repro       string    `json:"repro,omitempty"`
 }
 
 // WriteJSON writes r as one JSON object: "summary" (the counts per
 // outcome), "results" (one object per requirement: id, source, section,
 // name, text, outcome, durationMs, and where they apply detail, expected,
-// actual, knownReason and request — the last request the check sent and
-// what came back), and "known", "notes" and "error" when set.
+// actual, knownReason, request — the last request the check sent and
+// what came back — and repro, the shell commands that send it again), and
+// "known", "notes" and "error" when set.
 func (r Report) WriteJSON(w io.Writer) error {
 	t := r.Tally()
 	out := jsonReport{Known: r.Known, Notes: r.Notes, Results: make([]jsonResult, 0, len(r.Results)),
@@ -65,7 +67,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 			ID: res.Req.ID, Source: string(res.Req.Source), Section: res.Req.Section, Name: res.Req.Name,
 			Text: res.Req.Text, Outcome: res.Outcome.String(), DurationMS: float64(res.Duration.Microseconds()) / 1000,
 			Detail: res.Detail, Expected: res.Expected, Actual: res.Actual, KnownReason: res.KnownReason,
-			Exchange: res.Exchange,
+			Exchange: res.Exchange, Repro: res.Repro,
 		})
 	}
 	enc := json.NewEncoder(w)
@@ -134,7 +136,7 @@ func sectionGroup(section string) string {
 // requirement, with classname the section and name "ID name". A FAIL has a
 // failure element, an ERROR an error element (message: the detail, or
 // "expected …, got …"; text: the requirement, its full section, expected,
-// actual and the last request), a SKIP a skipped element with the reason;
+// actual, the last request and its reproduction), a SKIP a skipped element with the reason;
 // a KNOWN deviation is rendered as skipped ("known deviation of NAME:
 // reason"), since it does not fail the run, with the failure in
 // system-out.
@@ -209,6 +211,9 @@ func failureText(res Result) string {
 	}
 	if res.Exchange != nil {
 		fmt.Fprintf(&b, "request: %s\n", res.Exchange)
+	}
+	if res.Repro != "" {
+		fmt.Fprintf(&b, "reproduce (sh, curl, sed):\n%s\n", res.Repro)
 	}
 	return b.String()
 }

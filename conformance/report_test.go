@@ -241,6 +241,10 @@ func TestReportBinaryBody(t *testing.T) {
 			w.Write([]byte(`{"record":{"id":"a"},"token":"stub.token.sig"}`))
 			return
 		}
+		if r.URL.Path != "/api/backups/a.zip" {
+			http.NotFound(w, r) // the throwaway superuser too
+			return
+		}
 		w.Header().Set("Content-Type", "application/zip")
 		w.Write(archive)
 	}))

@@ -176,6 +176,11 @@ type Result struct {
 	// what came back (nil when it sent none); set on every outcome but
 	// Pass.
 	Exchange *Exchange
+	// Repro is that request as commands to run in a POSIX shell (curl
+	// and sed): the token steps, each explained by a # line, and the curl
+	// command line that sends it again (repro.go). Set with Exchange, but
+	// not on Skip.
+	Repro string
 	// KnownReason is the reason the list of Config.Known gives for this
 	// requirement, whatever the outcome: on Known it explains the failure,
 	// on Pass it flags a stale entry (Report.Notes).
@@ -308,9 +313,11 @@ func classifyResult(err error) Result {
 // selected by cfg.Only and cfg.Match), one after the other, and returns one
 // result per requirement in table order. It logs in once as the configured
 // superuser; when that fails every selected requirement is reported as
-// Error. A cfg that Validate refuses runs nothing: the report holds only
-// Err. Each check runs under ctx bounded by cfg.CheckTimeout; once ctx
-// ends, the requirements not yet run are reported as Error ("not run").
+// Error. It then works as a throwaway superuser it creates for the run,
+// and deletes at the end (throwaway.go). A cfg that Validate refuses runs
+// nothing: the report holds only Err. Each check runs under ctx bounded by
+// cfg.CheckTimeout; once ctx ends, the requirements not yet run are
+// reported as Error ("not run").
 //
 // Typical use inside a test, in the style of testing/fstest.TestFS:
 //
@@ -350,6 +357,19 @@ func runRequirements(ctx context.Context, cfg Config, reqs []*Requirement) (rep 
 	}
 	if err == nil {
 		err = base.loginSuperuser(ctx)
+	}
+	if err == nil {
+		tw, terr := base.useThrowaway(ctx, time.Now())
+		if terr != nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("the suite ran as the superuser %s, not as a throwaway of its own: %v",
+				cfg.Email, terr))
+		} else {
+			defer func() {
+				if err := base.dropThrowaway(ctx, tw); err != nil {
+					rep.Notes = append(rep.Notes, err.Error()+" (a later run deletes it)")
+				}
+			}()
+		}
 	}
 	if err != nil {
 		detail := "not run: " + err.Error()
@@ -400,6 +420,9 @@ func runOne(ctx context.Context, base *Client, r *Requirement, timeout time.Dura
 	outcome, detail := res.Outcome, res.Detail
 	if outcome != Pass {
 		res.Exchange = c.lastExchange() // before the cleanups send theirs
+		if outcome != Skip {
+			res.Repro = c.reproduction()
+		}
 	}
 
 	if cerr := c.runCleanups(ctx); cerr != nil {
