@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -313,6 +314,9 @@ func TestSidecarFallsBack(t *testing.T) {
 			f.WriteAt([]byte("0123456789"), fi.Size()-10) // a torn last frame
 			f.Close()
 		}, false},
+		{"segment changed at the same size", func(t *testing.T, dir string) {
+			rewriteLastFrame(t, segmentNames(t, dir)[0])
+		}, false},
 		{"segment truncated", func(t *testing.T, dir string) {
 			segs := segmentNames(t, dir)
 			fi, _ := os.Stat(segs[2])
@@ -464,5 +468,38 @@ func TestSidecarFullDisk(t *testing.T) {
 			}
 			sameAnswers(t, "after the full disk", want, answers(t, s2))
 		})
+	}
+}
+
+// rewriteLastFrame replaces the last frame of the segment at path by a
+// valid frame of the same length whose url differs: the segment keeps its
+// size, and only its tail tells it changed.
+func rewriteLastFrame(t *testing.T, path string) {
+	t.Helper()
+	var off int64
+	var payload []byte
+	f, err := journal.Open(path, journal.Options{}, func(o int64, p []byte) error {
+		off, payload = o, slices.Clone(p)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	i := bytes.Index(payload, []byte("/u/"))
+	if i < 0 {
+		i = bytes.Index(payload, []byte("/api/"))
+	}
+	if i < 0 {
+		t.Fatalf("no url in the last record: %q", payload)
+	}
+	payload[i+1] = 'Z'
+	h, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.WriteAt(journal.AppendFrame(nil, payload), off); err != nil {
+		t.Fatal(err)
 	}
 }
