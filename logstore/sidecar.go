@@ -72,12 +72,14 @@ func (w *sidecarWriter) u32(v uint32) { w.b = binary.LittleEndian.AppendUint32(w
 func (w *sidecarWriter) str(b []byte) { w.uv(uint64(len(b))); w.b = append(w.b, b...) }
 func (w *sidecarWriter) raw(b []byte) { w.b = append(w.b, b...) }
 func (w *sidecarWriter) u32s(v []uint32) {
+	w.b = slices.Grow(w.b, 4*len(v))
 	for _, x := range v {
-		w.u32(x)
+		w.b = binary.LittleEndian.AppendUint32(w.b, x)
 	}
 }
 
 func (w *sidecarWriter) u16s(v []uint16) {
+	w.b = slices.Grow(w.b, 2*len(v))
 	for _, x := range v {
 		w.b = binary.LittleEndian.AppendUint16(w.b, x)
 	}
@@ -88,7 +90,7 @@ func (w *sidecarWriter) u16s(v []uint16) {
 // seg is not sealed or a foreign id is missing. The caller holds the index
 // for reading.
 func (x *index) encodeSidecar(seg *segment, size int64, tail uint32) []byte {
-	local := map[uint32]uint32{}
+	local := make(map[uint32]uint32, 1024)
 	var strs []uint32
 	var doms []domain
 	lid := func(dom domain, id uint32) uint32 {
@@ -104,6 +106,7 @@ func (x *index) encodeSidecar(seg *segment, size int64, tail uint32) []byte {
 		return l
 	}
 	var chunks, foreign sidecarWriter
+	chunks.b = make([]byte, 0, 32*seg.rows+4096) // about 28 bytes a log
 	nc, nf := 0, 0
 	for _, c := range x.chunks {
 		if c.seg != seg {
@@ -128,6 +131,7 @@ func (x *index) encodeSidecar(seg *segment, size int64, tail uint32) []byte {
 		nc++
 	}
 	var body sidecarWriter
+	body.b = make([]byte, 0, len(chunks.b)+len(foreign.b)+16*len(strs)+64)
 	body.uv(uint64(len(strs)))
 	for i, id := range strs {
 		body.byte1(byte(doms[i]))
@@ -138,7 +142,7 @@ func (x *index) encodeSidecar(seg *segment, size int64, tail uint32) []byte {
 	body.uv(uint64(nc))
 	body.raw(chunks.b)
 
-	out := make([]byte, sidecarHead, sidecarHead+len(body.b))
+	out := make([]byte, sidecarHead, sidecarHead+len(body.b)) // one copy more: the header needs the body's CRC
 	copy(out, sidecarMagic)
 	binary.LittleEndian.PutUint64(out[8:], uint64(seg.firstSeq))
 	binary.LittleEndian.PutUint64(out[16:], seg.key)
