@@ -203,6 +203,9 @@ func decodeSidecar(b []byte, sf sidecarFile) (*index, error) {
 func foreignRowsMatch(x *index, seqs []int64) bool {
 	j := 0
 	for _, c := range x.chunks {
+		if !slices.ContainsFunc(c.d[dFlags].vals, func(f uint32) bool { return f&uint32(flagForeignID) != 0 }) {
+			continue // its table of flags says no row has one
+		}
 		for i := range c.n {
 			if c.flagsAt(i)&flagForeignID == 0 {
 				continue
