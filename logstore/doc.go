@@ -231,8 +231,9 @@
 // the request logger's under 4.3 s), else, exact, in a side table; the
 // sequence numbers are implicit while they run without a gap. The chunk
 // being filled holds 2-byte ids and 4-byte offsets in a builder's arrays
-// and is compacted once, when it is sealed: full, or at Open (every
-// chunk; rows added later start a new one).
+// and is compacted once, when it is sealed: full, at Open (every
+// chunk; rows added later start a new one), when its segment stops
+// growing, or at Close.
 //
 // A sealed chunk keeps summaries: its oldest and newest time, the rows per
 // hour, and with at most 256 combinations or values the rows of each; its
