@@ -325,8 +325,8 @@
 // 0.072 and 0.078 from the sidecars (0.12 to 0.14 s elapsed). A start over
 // 10 million logs (35 segments), from exec until /api/health answers, CPU
 // seconds of the server: 15.2 to 19.1 before (wall 24 to 37 s at load 7
-// to 14); the first start after the upgrade, decoding, 15.9 and 16.3; the
-// starts after it, from the sidecars, 1.18 to 1.46 (wall 1.3 to 4.6 s at
+// to 14); the first start after the upgrade, decoding, 15.9 to 16.9; the
+// starts after it, from the sidecars, 1.18 to 1.63 (wall 1.3 to 4.6 s at
 // load 7 to 13); after a kill -9, which leaves the active segment's
 // sidecar stale, 1.79 (2.6 s at load 4.7). A rotation's sidecar costs
 // about 40 ms of encoding under the index's read lock (BenchmarkEncodeSidecar,
