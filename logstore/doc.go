@@ -324,10 +324,10 @@
 // 2 cores): 1.33 and 1.53 before, 1.25 and 1.32 decoding (no sidecars),
 // 0.072 and 0.078 from the sidecars (0.12 to 0.14 s elapsed). A start over
 // 10 million logs (35 segments), from exec until /api/health answers, CPU
-// seconds of the server: 15.2 to 19.1 before (wall 24 to 37 s at load 7
-// to 14); the first start after the upgrade, decoding, 15.9 to 16.9; the
-// starts after it, from the sidecars, 1.18 to 1.63 (wall 1.3 to 4.6 s at
-// load 7 to 13); after a kill -9, which leaves the active segment's
+// seconds of the server: 15.2 to 19.1 before (wall 8.1 and 8.9 s at load
+// 4.5, 24 to 37 s at load 7 to 14); the first start after the upgrade,
+// decoding, 15.9 to 16.9; the starts after it, from the sidecars, 0.99 to
+// 1.63 (wall 0.57 and 1.07 s at load 4.5, 1.3 to 4.6 s at load 7 to 13); after a kill -9, which leaves the active segment's
 // sidecar stale, 1.79 (2.6 s at load 4.7). A rotation's sidecar costs
 // about 40 ms of encoding under the index's read lock (BenchmarkEncodeSidecar,
 // 64 MiB segment) and 28 bytes a log on disk.
