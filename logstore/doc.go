@@ -66,7 +66,9 @@
 // rowid of the API) grow by one per entry across segments for the life of
 // the directory. The id key is a random number drawn when the directory's
 // first segment is created and copied to every later one (see ids below).
-// Other files in the directory are ignored.
+// Beside each segment that no longer grows lies its index sidecar,
+// <first seq>-<id key>.idx (see Index sidecars); other files in the
+// directory are ignored.
 //
 // Each segment is a journal (package strongbox/logstore/journal: an 8-byte
 // header, then frames of marker, length, CRC-32C and payload), one frame
@@ -102,6 +104,52 @@
 // skipped bytes are reported through Options.Logger, while every other
 // record is kept. A record whose frame is intact but whose payload does not
 // decode (or is out of sequence) is skipped with a warning too.
+//
+// # Index sidecars
+//
+// Decoding every frame is what made a start slow (14 to 17 s of CPU over
+// 10 million logs), so a segment that no longer grows keeps its part of
+// the index in a sidecar, and Open loads that instead: it reads no frame
+// of the segment, and checks only the journal header and the size
+// (journal.OpenSized). A sidecar is written, into a temporary file
+// (<name>.idx.tmp) that is fsynced and then renamed, in the background
+// when a segment stops growing (rotation), for each segment a start had
+// to decode (the first start after an upgrade or a restore: backups and
+// the continuous backup copy the segments only), and at Close for every
+// segment without a current one, the active one included, after sealing
+// its last chunk. It holds, in about 28 bytes a log (12% of the
+// segment's size; not counted in MaxBytes), the segment's sealed chunks
+// as they are in memory: per chunk its sequence numbers, offsets, times,
+// execution times, every table of values with its local ids and counts,
+// the extras, the decoded data of other logs (as JSON text), the hours;
+// the strings those name, each once with its lookup domain (local ids,
+// which the load's merge interns into the dictionary); and the foreign ids.
+//
+//	size  field
+//	8     "SBLIDX" 0x00, format version (1)
+//	8     first seq of the segment
+//	8     id key of the segment
+//	8     the segment's size when the sidecar was written
+//	4     CRC-32C of the segment's last 4,096 bytes (at most)
+//	4     CRC-32C of the body
+//	8     length of the body
+//	…     body: strings, foreign ids, chunks (sidecar.go)
+//
+// A sidecar is used only when all of that matches: a segment that grew
+// since (the active one after a crash), was cut back or changed at its
+// end, a sidecar of another format version, of another segment, torn,
+// truncated or otherwise damaged, falls back to decoding the segment (a
+// damaged one is logged as a warning), and a good sidecar replaces it.
+// The body is checked as it is read, every count against the bytes left
+// before it is allocated, every local id, dictionary id, row, offset and
+// sequence number against what it names (FuzzDecodeSidecar), so that no
+// sidecar can make a query fail. A sidecar that cannot be written (a full
+// disk) is logged and costs only a decoding start. Retention deletes a
+// segment's sidecar with it; Open deletes sidecars and temporary files
+// whose segment is gone. A sealed segment damaged in place after its
+// sidecar was written keeps its rows in the index, which holds every
+// field of a request log: the damage shows when a frame is read back (an
+// other log's data, a backup restored) or at a start without the sidecar.
 //
 // # Payload
 //
@@ -183,8 +231,9 @@
 // the request logger's under 4.3 s), else, exact, in a side table; the
 // sequence numbers are implicit while they run without a gap. The chunk
 // being filled holds 2-byte ids and 4-byte offsets in a builder's arrays
-// and is compacted once, when it is sealed: full, or at Open (every
-// chunk; rows added later start a new one).
+// and is compacted once, when it is sealed: full, at Open (every
+// chunk; rows added later start a new one), when its segment stops
+// growing, or at Close.
 //
 // A sealed chunk keeps summaries: its oldest and newest time, the rows per
 // hour, and with at most 256 combinations or values the rows of each; its
@@ -266,15 +315,22 @@
 // 0.61–0.66). What is left is the scan's top-k and count (about a third),
 // decoding the 50 records and the 14 KB of the answer itself.
 //
-// Open's time (a start over 10 million logs) goes, by its CPU profile, to
+// Open's time (a start over 10 million logs) went, by its CPU profile, to
 // interning the strings of each row into the dictionary (about 40%),
 // building the chunks' tables of values (15%), decoding the records
-// (12%) and the frames' CRCs (8%: the durability check, kept); a cache
-// of recent strings in front of the dictionary's maps did not lower it.
-// Measured from exec until /api/health answers (as testdata/wrk/logs-load.sh
-// does), at load 3.6 to 3.9: 7.3 and 9.0 s before, 8.7 and 8.3 s after
-// (14 to 17.5 s of CPU): unchanged, and above the 5 s goal on this shared
-// machine.
+// (12%) and the frames' CRCs (8%); a cache of recent strings in front of
+// the dictionary's maps did not lower it. The index sidecars skip all of
+// that (issue 32). BenchmarkOpen1M, CPU seconds of Open (load 9 to 12 on
+// 2 cores): 1.33 and 1.53 before, 1.25 and 1.32 decoding (no sidecars),
+// 0.072 and 0.078 from the sidecars (0.12 to 0.14 s elapsed). A start over
+// 10 million logs (35 segments), from exec until /api/health answers, CPU
+// seconds of the server: 15.2 to 19.1 before (wall 8.1 and 8.9 s at load
+// 4.5, 24 to 37 s at load 7 to 14); the first start after the upgrade,
+// decoding, 15.9 to 16.9; the starts after it, from the sidecars, 0.99 to
+// 1.63 (wall 0.57 and 1.07 s at load 4.5, 1.3 to 4.6 s at load 7 to 13); after a kill -9, which leaves the active segment's
+// sidecar stale, 1.79 (2.6 s at load 4.7). A rotation's sidecar costs
+// about 40 ms of encoding under the index's read lock (BenchmarkEncodeSidecar,
+// 64 MiB segment) and 28 bytes a log on disk.
 // Sort keys compare straight from the columns (strings by dictionary id
 // first), without building values; a sort led by a dictionary column
 // (data.url, data.userAgent …) finds the page's values among the first row

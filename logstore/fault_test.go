@@ -58,6 +58,9 @@ func segmentFiles(t *testing.T, dir string) map[string]int64 {
 	}
 	out := map[string]int64{}
 	for _, de := range ents {
+		if _, _, ok := parseSegmentName(de.Name()); !ok {
+			continue // a sidecar, written (and renamed) in the background
+		}
 		fi, err := de.Info()
 		if err != nil {
 			t.Fatal(err)

@@ -217,7 +217,8 @@ const (
 // its RWMutex.
 type index struct {
 	dict   dict
-	chunks []*chunk // in row (sequence) order
+	side   *sideDict // instead of dict in a partial index loaded from a sidecar
+	chunks []*chunk  // in row (sequence) order
 	bld    *chunkBuilder
 
 	// foreign holds the caller-supplied ids (foreign.go).
@@ -397,11 +398,20 @@ func kindBit(v any) uint8 {
 }
 
 // merge appends the rows of the partial indexes ys, of later segments in
-// order, to x: their strings are interned into x's dictionary and their
+// order, to x: their strings (from their dictionaries, or from the
+// sidecar's bytes for one loaded from a sidecar) are interned into x's dictionary and their
 // chunks' tables of values remapped (in parallel).
 func (x *index) merge(ys []*index) {
 	remaps := make([][]uint32, len(ys))
 	for k, y := range ys {
+		if sd := y.side; sd != nil {
+			remap := make([]uint32, len(sd.strs))
+			for id := 1; id < len(sd.strs); id++ {
+				remap[id] = x.dict.intern(sd.doms[id], sd.strs[id])
+			}
+			remaps[k], y.side = remap, nil
+			continue
+		}
 		remap := make([]uint32, len(y.dict.strs))
 		for dom, m := range y.dict.dom {
 			for str, id := range m {

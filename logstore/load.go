@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"strongbox/logstore/journal"
 )
@@ -21,11 +23,17 @@ func (s *Store) load() error {
 	if err != nil {
 		return fmt.Errorf("logstore: open %s: %w", s.dir, err)
 	}
+	var sidecars []string
+	names := map[string]bool{}
 	for _, de := range ents {
+		if n := de.Name(); strings.HasSuffix(n, sidecarExt) || strings.HasSuffix(n, sidecarTmp) {
+			sidecars = append(sidecars, n)
+		}
 		first, key, ok := parseSegmentName(de.Name())
 		if !ok || !de.Type().IsRegular() {
 			continue
 		}
+		names[de.Name()] = true
 		s.segs = append(s.segs, &segment{
 			path:     filepath.Join(s.dir, de.Name()),
 			firstSeq: first,
@@ -34,6 +42,7 @@ func (s *Store) load() error {
 		})
 	}
 	slices.SortFunc(s.segs, func(a, b *segment) int { return cmp.Compare(a.firstSeq, b.firstSeq) })
+	s.removeOrphans(sidecars, names)
 
 	// Segments are independent: index each into its own partial index,
 	// on all cores, then merge the partial indexes in order.
@@ -60,10 +69,7 @@ func (s *Store) load() error {
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	if len(parts) > 0 {
-		s.idx = parts[0]
-		s.idx.merge(parts[1:])
-	}
+	s.idx.merge(parts)
 	s.segs = slices.DeleteFunc(s.segs, func(seg *segment) bool {
 		if seg.f == nil {
 			// Never reuse the sequence numbers of a set-aside segment.
@@ -76,8 +82,14 @@ func (s *Store) load() error {
 }
 
 // loadSegment opens seg and indexes its records (sequence numbers below
-// limit) into a new partial index.
+// limit) into a new partial index: from its sidecar when that is current,
+// else by decoding its frames.
 func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
+	if x, ok := s.loadSidecar(seg, limit); ok {
+		seg.day = segmentDay(x, s.now())
+		return x, nil
+	}
+	seg.needSidecar = true
 	x := newIndex()
 	var rec record
 	opts := s.journalOptions()
@@ -118,11 +130,17 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 	}
 	seg.f = f
 	x.sealAll()
-	seg.day = floorDiv(clampMs(s.now()), dayMs)
-	if len(x.chunks) > 0 {
-		seg.day = floorDiv(x.chunks[0].createdAt(0), dayMs)
-	}
+	seg.day = segmentDay(x, s.now())
 	return x, nil
+}
+
+// segmentDay is the UTC day of the first row of x, the partial index of
+// a segment, or of now when it has none.
+func segmentDay(x *index, now time.Time) int64 {
+	if len(x.chunks) > 0 {
+		return floorDiv(x.chunks[0].createdAt(0), dayMs)
+	}
+	return floorDiv(clampMs(now), dayMs)
 }
 
 // headerless reports whether the file at path is too short to hold a

@@ -129,6 +129,7 @@ func (s *Store) retain(maxDays int64) (int64, error) {
 			continue
 		}
 		freed += size
+		first = cmp.Or(first, s.removeSidecar(seg))
 	}
 	if err := s.fs.SyncDir(s.dir); err != nil {
 		first = cmp.Or(first, err)

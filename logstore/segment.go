@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"strongbox/logstore/journal"
@@ -30,6 +31,14 @@ type segment struct {
 	rows       int
 	maxCreated int64 // newest Created of its rows (Unix ms)
 	day        int64 // UTC day it holds entries of, for rotation
+
+	// The index sidecar (sidecar.go): the segment size its sidecar on
+	// disk describes (0: none known); gone once retention deletes the
+	// segment, so that no sidecar is written after; needSidecar, set by
+	// the load, for a segment it decoded.
+	sidecar     atomic.Int64
+	gone        atomic.Bool
+	needSidecar bool
 }
 
 // segmentName is the file name of the segment whose first record has
@@ -110,10 +119,14 @@ func (s *Store) newSegment(msg string) error {
 }
 
 // addSegment makes seg, just created, the active segment and ends the
-// rotation back-off. The caller holds wmu.
+// rotation back-off; the segment active until now no longer grows, and its
+// sidecar is written. The caller holds wmu.
 func (s *Store) addSegment(seg *segment) {
 	s.rotWait, s.rotAfter, s.rotErr = 0, time.Time{}, nil
 	s.mu.Lock()
+	if n := len(s.segs); n > 0 {
+		s.sealRotated(s.segs[n-1])
+	}
 	s.segs = append(s.segs, seg)
 	s.mu.Unlock()
 }

@@ -173,6 +173,13 @@ type Store struct {
 	dropped  int64
 	dropWarn time.Time
 
+	// Index sidecars (sidecar.go): scMu serialises writing and deleting
+	// their files; scWG counts the background writers, which stop once
+	// scStop is set (by Close, under wmu).
+	scMu   sync.Mutex
+	scWG   sync.WaitGroup
+	scStop atomic.Bool
+
 	// What retention deleted since Open: entries and bytes (Counters).
 	retained, retainedBytes atomic.Int64
 
@@ -246,6 +253,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	go s.run()
+	var later []*segment // decoded, and no longer growing: sidecars due
+	for i, seg := range s.segs {
+		if seg.needSidecar && i < len(s.segs)-1 {
+			later = append(later, seg)
+		}
+	}
+	s.sidecarsLater(later)
 	return s, nil
 }
 
@@ -303,9 +317,14 @@ func (s *Store) Close() error {
 	s.qmu.Unlock()
 	close(s.stop)
 	<-s.stopped
+	s.wmu.Lock()
+	s.scStop.Store(true)
+	s.wmu.Unlock()
+	s.scWG.Wait()
 
 	// Under wmu as well as mu: retention (which holds wmu) sees closed.
 	s.wmu.Lock()
+	s.sealForClose()
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()

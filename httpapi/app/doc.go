@@ -48,6 +48,8 @@
 //	.sb_restore/       a restore's work folder (new/, old/, state); exists only while a restore
 //	                   runs or awaits confirmation, never archived
 //	logs/*.seg         request logs: append-only segments (package strongbox/logstore)
+//	logs/*.idx         their index sidecars: the index of a segment that no longer grows, so a
+//	                   start need not decode it; a cache, never archived, rebuilt when missing
 //	export.cursor      where the OTLP log export stands (package strongbox/logstore/otlp): the log
 //	                   directory's id key and the last sequence number the receiver acknowledged;
 //	                   only with an OTLP endpoint set; never archived, moved away by a restore

@@ -55,6 +55,12 @@
 // Either way Open never panics and never allocates more than the file holds:
 // a length is checked against MaxRecord and the bytes left before it is read.
 //
+// OpenSized opens a journal without replaying it, for a caller that knows
+// where its valid frames end (the log store's index sidecars): it checks
+// the header and that the file has that size, and refuses it otherwise, so
+// the caller falls back to Open. Damage since is then found when a frame is
+// read back, each frame's CRC being checked then as always.
+//
 // # Full disks and failing storage
 //
 // A failed write, fsync or truncation never poisons the file, and never

@@ -188,6 +188,51 @@ func Open(path string, opts Options, replay func(off int64, payload []byte) erro
 	return f, nil
 }
 
+// ErrSizeChanged is returned by OpenSized for a file whose size is not
+// the one given.
+var ErrSizeChanged = errors.New("journal: file size changed")
+
+// OpenSized opens the existing journal at path whose valid frames are
+// known to end exactly at size, the file's size (a caller that indexed the
+// file earlier and kept what it found, as the log store's index sidecars
+// do), without reading the frames: it checks only the header and the size.
+// A file of another size fails with ErrSizeChanged, one without the header
+// with ErrNotJournal; the caller then opens it with Open, which recovers
+// it. A frame damaged since is found when it is read (ReadAt, ReadFrames
+// check every frame's CRC), not here.
+func OpenSized(path string, opts Options, size int64) (*File, error) {
+	fsys := opts.FS
+	if fsys == nil {
+		fsys = OS
+	}
+	fd, err := fsys.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, storageError("open", path, err)
+	}
+	fail := func(err error) (*File, error) {
+		fd.Close()
+		return nil, err
+	}
+	st, err := fd.Stat()
+	if err != nil {
+		return fail(storageError("stat", path, err))
+	}
+	if st.Size() != size || size < HeaderSize {
+		return fail(fmt.Errorf("%w: %s: %d bytes, not %d", ErrSizeChanged, path, st.Size(), size))
+	}
+	head := make([]byte, HeaderSize)
+	if _, err := fd.ReadAt(head, 0); err != nil {
+		return fail(storageError("read", path, err))
+	}
+	if !bytes.Equal(head, fileMagic) {
+		return fail(fmt.Errorf("%w: %s", ErrNotJournal, path))
+	}
+	f := newFile(path, fd, opts)
+	f.size, f.committed = size, size
+	f.marks.add(size, size > HeaderSize)
+	return f, nil
+}
+
 // load checks the header, replays the frames and truncates a torn tail.
 func (f *File) load(opts Options, replay func(int64, []byte) error) error {
 	st, err := f.fd.Stat()

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -390,4 +391,52 @@ func FuzzOpen(f *testing.F) {
 			t.Fatalf("reopen replayed %q, first open %q", second, first)
 		}
 	})
+}
+
+// TestOpenSized: a journal of the size given opens without replay and
+// takes appends after its last frame; one of another size, without the
+// header or missing is refused, untouched.
+func TestOpenSized(t *testing.T) {
+	path, _ := writeJournal(t, "a", "bb")
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := fi.Size()
+	headerless := filepath.Join(t.TempDir(), "h")
+	if err := os.WriteFile(headerless, make([]byte, size), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		path string
+		size int64
+		want error
+	}{
+		{"another size", path, size - 1, ErrSizeChanged},
+		{"larger", path, size + 12, ErrSizeChanged},
+		{"no header", headerless, size, ErrNotJournal},
+		{"missing", path + ".none", size, os.ErrNotExist},
+	} {
+		if f, err := OpenSized(tc.path, Options{}, tc.size); !errors.Is(err, tc.want) {
+			t.Errorf("%s: OpenSized = %v, %v; want %v", tc.name, f, err, tc.want)
+		}
+	}
+	f, err := OpenSized(path, Options{}, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != size || f.Committed() != size {
+		t.Fatalf("Size %d, Committed %d, want %d", f.Size(), f.Committed(), size)
+	}
+	if _, err := f.Append([]byte("ccc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, damage, err := replayAll(t, path, Options{Strict: true})
+	if err != nil || len(damage) > 0 || !slices.Equal(got, []string{"a", "bb", "ccc"}) {
+		t.Fatalf("after OpenSized and an append: %q, %v, %v", got, damage, err)
+	}
 }
