@@ -77,7 +77,7 @@ func TestConformanceCommandFails(t *testing.T) {
 	var out bytes.Buffer
 	err := run(t.Context(), []string{"conformance", "--url", srv.URL, "--email", "a@b.c", "--password", "p", "--profile", "pocketbase", "--run", "^ERR-002$"},
 		noEnv, &out, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "1 failed, 0 errored") {
+	if err == nil || !strings.Contains(err.Error(), "1 failed, 0 changed, 0 errored") {
 		t.Errorf("conformance = %v, want it to fail", err)
 	}
 	for _, frag := range []string{"FAIL  ERR-002 ", "      expected: ", `      request:  POST /api/cf-`,
