@@ -246,23 +246,31 @@
 // document profile, and the 3 twins in the pocketbase one (with the list
 // applied: document 119 passed, 21 known; pocketbase 289 passed, 24
 // known; 362 requirements in the table; TestPocketBaseFigures checks these
-// figures against the table and the list). Our own
+// figures against the table and the list). known/pocketbase-0.39.11.tsv
+// holds those of PocketBase v0.39.11: the same, AUTH-TOKEN-001 with 5 days
+// for 7, and two pocketbase twins that hold v0.31.0's reading where v0.39
+// changed it (AUTH-REFRESH-509: any case of Bearer; AUTH-OAUTH2-008: no
+// redirectURL required); the README's table, generated from the two lists
+// (TestREADMEPocketBase), says what differs. Our own
 // promises (the strongbox profile) mostly fail there as well, as they
 // may: they are ours, not the document's. TestAgainstPocketBase keeps the
-// list true: against the PocketBase v0.31.0 executable
-// STRONGBOX_POCKETBASE names it runs the document and pocketbase profiles,
-// with the full restore and the list applied, and fails when anything fails,
+// lists true: against each PocketBase whose executable a variable names
+// (STRONGBOX_POCKETBASE for v0.31.0, STRONGBOX_POCKETBASE_0_39 for
+// v0.39.11) it runs the document and pocketbase profiles, with the full
+// restore and the version's list applied, and fails when anything fails,
 // errors, changes or is skipped, when a listed requirement passes (a stale
 // entry) or when one the list names is not reported KNOWN; it runs the
 // strongbox profile too, and fails there only on an ERROR (a feature
 // PocketBase lacks is a skip, "absent", quoting the probe). .ci/run builds
-// it from the Go module proxy into a temporary dir (it is not a module of
-// this project); without the variable the test is skipped:
+// both from the Go module proxy into temporary dirs (they are not modules
+// of this project); without the variables the test is skipped:
 //
 //	GOBIN=/tmp/pb go install github.com/pocketbase/pocketbase/examples/base@v0.31.0
-//	STRONGBOX_POCKETBASE=/tmp/pb/base go test ./conformance -run TestAgainstPocketBase -v
+//	GOBIN=/tmp/pb39 go install github.com/pocketbase/pocketbase/examples/base@v0.39.11
+//	STRONGBOX_POCKETBASE=/tmp/pb/base STRONGBOX_POCKETBASE_0_39=/tmp/pb39/base \
+//	    go test ./conformance -run TestAgainstPocketBase -v
 //
-// (add -update to record the list's observations from those runs).
+// (add -update to record the lists' observations from those runs).
 //
 // # Fixtures
 //

@@ -21,9 +21,12 @@ import (
 // proxy, outside this module:
 //
 //	GOBIN=/tmp/pb go install github.com/pocketbase/pocketbase/examples/base@v0.31.0
-//	STRONGBOX_POCKETBASE=/tmp/pb/base go test ./conformance -run TestAgainstPocketBase -v
+//	GOBIN=/tmp/pb39 go install github.com/pocketbase/pocketbase/examples/base@v0.39.11
+//	STRONGBOX_POCKETBASE=/tmp/pb/base STRONGBOX_POCKETBASE_0_39=/tmp/pb39/base \
+//	    go test ./conformance -run TestAgainstPocketBase -v
 var pocketBases = []struct{ version, env string }{
 	{"0.31.0", "STRONGBOX_POCKETBASE"},
+	{"0.39.11", "STRONGBOX_POCKETBASE_0_39"},
 }
 
 // TestAgainstPocketBase runs the suite against each PocketBase of
