@@ -227,8 +227,10 @@
 // failure is still a FAIL, and an ERROR stays an error. Lists are not typed
 // by hand: [RecordKnown] rewrites one from reports (observations refreshed,
 // reasons and comments kept, passing entries dropped, new failures
-// appended with a placeholder reason to replace), and
-// TestAgainstPocketBase -update does so for the lists of PocketBase. go
+// appended with a placeholder reason to replace): strongbox conformance
+// --record-known FILE does so from its run (FILE's current entries kept,
+// none when it does not exist yet), and TestAgainstPocketBase -update for
+// the lists of PocketBase. go
 // test ./conformance checks that every embedded list parses, names only
 // existing IDs, records an observation on each entry and holds no
 // placeholder reason.
@@ -423,6 +425,7 @@
 //	--only PREFIX              only the requirements whose ID starts with PREFIX (with --run, both must match)
 //	--destructive              also the checks that replace the server's data (the full restore)
 //	--known NAME|FILE          report the known deviations of an implementation as KNOWN
+//	--record-known FILE        write FILE, a list of known deviations, from the run (RecordKnown)
 //	--json FILE, --junit FILE  also write the report as JSON, or as JUnit XML
 //	--timeout DURATION         bound on the whole run (default 10m); each check is also bounded (3 min)
 //	--smtp-host, --oauth2-host the address the server reaches this host at, for the SMTP sink and the OAuth2 provider
