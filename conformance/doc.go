@@ -253,9 +253,12 @@
 // for 7, and two pocketbase twins that hold v0.31.0's reading where v0.39
 // changed it (AUTH-REFRESH-509: any case of Bearer; AUTH-OAUTH2-008: no
 // redirectURL required); the README's table, generated from the two lists
-// (TestREADMEPocketBase), says what differs. Our own
-// promises (the strongbox profile) mostly fail there as well, as they
-// may: they are ours, not the document's. TestAgainstPocketBase keeps the
+// (TestREADMEPocketBase), says what differs. Our own promises (the
+// strongbox profile) fail there, as they may: they are ours, not the
+// document's; or, for a feature PocketBase lacks, are skipped with the
+// probe that showed it (authenticator apps, passkeys, backup encryption,
+// the login throttle's behaviour, an archive in strongbox's layout).
+// TestAgainstPocketBase keeps the
 // lists true: against each PocketBase whose executable a variable names
 // (STRONGBOX_POCKETBASE for v0.31.0, STRONGBOX_POCKETBASE_0_39 for
 // v0.39.11) it runs the document and pocketbase profiles, with the full

@@ -77,7 +77,7 @@ func observeBody(status, body string) (string, bool) {
 		if m := reMessage.FindStringSubmatch(body); m != nil {
 			var msg string
 			if json.Unmarshal([]byte(`"`+m[1]+`"`), &msg) == nil {
-				return fmt.Sprintf("%s %q", status, msg), true
+				return stableText(fmt.Sprintf("%s %q", status, msg)), true
 			}
 		}
 		if keys := leadingKeys(body); len(keys) > 0 {
