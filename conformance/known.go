@@ -18,7 +18,9 @@ import (
 // and what the suite observed when the entry was recorded, one per line as
 // "ID<TAB>reason<TAB>observation" ('#' starts a comment line; blank lines
 // are ignored; a line of two columns, an older list's, matches by ID
-// alone). The files are embedded, so the binary carries them; Config.Known
+// alone; an observation of "sometimes" marks a deviation that shows only
+// in some runs, a race, which any failure matches and a pass does not make
+// stale). The files are embedded, so the binary carries them; Config.Known
 // names one (or the path of a file of one's own, in the same format). A
 // listed requirement that fails as recorded is reported Known with its
 // reason; one that fails otherwise is reported Changed, which fails the
@@ -34,7 +36,8 @@ type KnownList struct {
 	Name    string            // the implementation, e.g. "pocketbase-0.31.0"
 	Reasons map[string]string // requirement ID → reason
 	// Observed maps a requirement ID to the observation recorded with its
-	// entry ("" for a line with none, which matches any failure).
+	// entry ("" for a line with none, which matches any failure;
+	// Intermittent for a deviation seen in some runs only).
 	Observed map[string]string
 	IDs      []string // the IDs in file order
 }
@@ -118,13 +121,15 @@ func (r *Report) applyKnown(l *KnownList, table []*Requirement) {
 			continue
 		}
 		res.KnownReason, res.KnownObserved = reason, l.Observed[res.Req.ID]
-		switch res.Outcome {
-		case Fail:
+		switch {
+		case res.Outcome == Fail:
 			res.Outcome = Known
-			if res.KnownObserved != "" && res.KnownObserved != res.Observed {
+			if obs := res.KnownObserved; obs != "" && obs != Intermittent && obs != res.Observed {
 				res.Outcome = Changed
 			}
-		case Pass:
+		case res.Outcome == Pass && res.KnownObserved == Intermittent:
+			res.KnownReason, res.KnownObserved = "", ""
+		case res.Outcome == Pass:
 			r.Notes = append(r.Notes, fmt.Sprintf("%s passed but is listed as a known deviation of %s (%s): the entry is stale; remove it if the implementation changed",
 				res.Req.ID, l.Name, reason))
 		}
@@ -153,6 +158,11 @@ func printKnown(w io.Writer, res Result, pad string) {
 	fmt.Fprintf(w, pad+"observed: %s\n", res.Observed)
 }
 
+// Intermittent is the observation of an entry whose deviation shows in
+// some runs only (a race in the server): any failure of it is Known, and
+// its passing is no stale entry. RecordKnown leaves such an entry as it is.
+const Intermittent = "sometimes"
+
 // placeholderReason is the reason RecordKnown gives a new entry; a list
 // holding it is not finished (TestKnownListsExist refuses it).
 const placeholderReason = "TODO: say why (read the implementation)"
@@ -162,8 +172,9 @@ const placeholderReason = "TODO: say why (read the implementation)"
 // against the same implementation: every entry whose requirement failed
 // gets that run's observation (its reason and the comments are kept), an
 // entry whose requirement passed is dropped, one whose requirement did
-// not run, was skipped or errored stays as it is, and a failure old does
-// not list is appended with a placeholder reason to be written by hand.
+// not run, was skipped or errored stays as it is, as does an Intermittent
+// one, and a failure old does not list is appended with a placeholder
+// reason to be written by hand.
 // When reports disagree on an observation, the first wins.
 func RecordKnown(old []byte, reports ...Report) []byte {
 	observed := map[string]string{}
@@ -192,10 +203,12 @@ func RecordKnown(old []byte, reports ...Report) []byte {
 			b.WriteString(strings.TrimRight(line, "\r\n") + "\n")
 			continue
 		}
-		reason, _, _ := strings.Cut(rest, "\t")
+		reason, was, _ := strings.Cut(rest, "\t")
 		id = strings.TrimSpace(id)
 		listed[id] = true
-		if obs, ok := observed[id]; ok {
+		if strings.TrimSpace(was) == Intermittent {
+			b.WriteString(strings.TrimRight(line, "\r\n") + "\n")
+		} else if obs, ok := observed[id]; ok {
 			fmt.Fprintf(&b, "%s\t%s\t%s\n", id, strings.TrimSpace(reason), obs)
 		} else if !passed[id] {
 			b.WriteString(strings.TrimRight(line, "\r\n") + "\n")

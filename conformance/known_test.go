@@ -27,14 +27,17 @@ func TestKnownObserved(t *testing.T) {
 	os.WriteFile(list, []byte("T-K-001\trefuses it\t400 \"Invalid filter format.\"\n"+
 		"T-K-002\trefuses it\t400 \"Something else.\"\n"+
 		"T-K-003\tan entry of an older list\n"+
-		"T-K-004\tused to refuse it\t400 \"Invalid filter format.\"\n"), 0o644)
+		"T-K-004\tused to refuse it\t400 \"Invalid filter format.\"\n"+
+		"T-K-005\ta race\tsometimes\n"+
+		"T-K-006\ta race\tsometimes\n"), 0o644)
+	pass := func(context.Context, *Client) error { return nil }
 	reqs := []*Requirement{stubReq("T-K-001", fail), stubReq("T-K-002", fail), stubReq("T-K-003", fail),
-		stubReq("T-K-004", func(context.Context, *Client) error { return nil })}
+		stubReq("T-K-004", pass), stubReq("T-K-005", fail), stubReq("T-K-006", pass)}
 	rep := runRequirements(t.Context(), Config{BaseURL: srv.URL, Email: "a@b.c", Password: "p", Known: list}, reqs)
 	if rep.Err != nil {
 		t.Fatal(rep.Err)
 	}
-	want := []Outcome{Known, Changed, Known, Pass}
+	want := []Outcome{Known, Changed, Known, Pass, Known, Pass}
 	for i, res := range rep.Results {
 		if res.Outcome != want[i] {
 			t.Errorf("%s: %s, want %s", res.Req.ID, res.Outcome, want[i])
@@ -43,11 +46,14 @@ func TestKnownObserved(t *testing.T) {
 			t.Errorf("%s: Observed = %q", res.Req.ID, res.Observed)
 		}
 	}
-	if tl := rep.Tally(); tl != (Tally{Passed: 1, Known: 2, Changed: 1}) {
+	if tl := rep.Tally(); tl != (Tally{Passed: 2, Known: 3, Changed: 1}) {
 		t.Errorf("Tally() = %+v", tl)
 	}
 	if rep.OK() {
 		t.Errorf("OK() = true with a changed deviation")
+	}
+	if len(rep.Notes) != 1 {
+		t.Errorf("notes = %q, want the stale T-K-004 only (an intermittent entry that passes is not stale)", rep.Notes)
 	}
 
 	var text bytes.Buffer
@@ -57,7 +63,7 @@ func TestKnownObserved(t *testing.T) {
 		"      known:    refuses it\n      recorded: 400 \"Something else.\"\n      observed: 400 \"Invalid filter format.\"\n",
 		"KNOWN T-K-001",
 		"note: T-K-004 passed but is listed as a known deviation of impl-2 (used to refuse it): the entry is stale",
-		"\n1 passed, 0 failed, 0 skipped, 2 known, 1 changed\n",
+		"\n2 passed, 0 failed, 0 skipped, 3 known, 1 changed\n",
 	} {
 		if !strings.Contains(text.String(), frag) {
 			t.Errorf("text report does not contain %q:\n%s", frag, text.String())
@@ -75,7 +81,7 @@ func TestKnownObserved(t *testing.T) {
 	if c := got.Results[1]; c.Outcome != "CHANGED" || c.Recorded != `400 "Something else."` || c.Observed != `400 "Invalid filter format."` {
 		t.Errorf("JSON of the changed entry = %+v", c)
 	}
-	if s := got.Results[3]; !s.Stale || got.Results[0].Stale || got.Summary.Changed != 1 {
+	if s := got.Results[3]; !s.Stale || got.Results[0].Stale || got.Results[5].Stale || got.Summary.Changed != 1 {
 		t.Errorf("JSON: stale %v on the pass, %v on the known; summary %+v", s.Stale, got.Results[0].Stale, got.Summary)
 	}
 
@@ -133,15 +139,18 @@ func TestObservation(t *testing.T) {
 // reasons kept, observations refreshed, passing entries dropped, entries
 // not run kept, and new failures appended with the placeholder reason.
 func TestRecordKnown(t *testing.T) {
-	old := "# header\n\n# group\nT-R-001\tfails\t400 \"old\"\nT-R-002\tused to fail\nT-R-003\tnot run\t404 \"x\"\n"
+	old := "# header\n\n# group\nT-R-001\tfails\t400 \"old\"\nT-R-002\tused to fail\nT-R-003\tnot run\t404 \"x\"\n" +
+		"T-R-006\ta race\tsometimes\nT-R-007\ta race\tsometimes\n"
 	req := func(id string) *Requirement { return &Requirement{ID: id} }
 	runs := []Report{
 		{Results: []Result{{Req: req("T-R-001"), Outcome: Changed, Observed: `400 "new"`}, {Req: req("T-R-002"), Outcome: Pass},
 			{Req: req("T-R-004"), Outcome: Fail, Observed: `500 "Boom."`}}},
-		{Results: []Result{{Req: req("T-R-001"), Outcome: Fail, Observed: `400 "other"`}, {Req: req("T-R-005"), Outcome: Skip}}},
+		{Results: []Result{{Req: req("T-R-001"), Outcome: Fail, Observed: `400 "other"`}, {Req: req("T-R-005"), Outcome: Skip},
+			{Req: req("T-R-006"), Outcome: Pass}, {Req: req("T-R-007"), Outcome: Known, Observed: `2 successes`}}},
 	}
 	got := string(RecordKnown([]byte(old), runs...))
 	want := "# header\n\n# group\nT-R-001\tfails\t400 \"new\"\nT-R-003\tnot run\t404 \"x\"\n" +
+		"T-R-006\ta race\tsometimes\nT-R-007\ta race\tsometimes\n" +
 		"\n# Recorded by the suite: write each reason.\nT-R-004\t" + placeholderReason + "\t500 \"Boom.\"\n"
 	if got != want {
 		t.Errorf("RecordKnown =\n%s\nwant\n%s", got, want)

@@ -25,7 +25,8 @@ import (
 //     200 {record, token};
 //   - anything else is kept as text, with what changes per run put as a
 //     placeholder (tokens, timestamps, the suite's random fixture names,
-//     record ids, long numbers) and cut after observationMax characters.
+//     record ids, runs of nine digits or more: unix times, the timestamps in
+//     PocketBase's backup names) and cut after observationMax characters.
 //
 // The method and path of the answer are left out: the requirement names
 // them already, and the path holds fixture names.
@@ -48,7 +49,7 @@ var volatile = []struct {
 	{regexp.MustCompile(`\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(\.\d+)?Z?`), "<time>"},
 	{regexp.MustCompile(`\bcf[-_][a-z0-9]{4,}([-_][a-z0-9]+)*`), "cf-<random>"},
 	{regexp.MustCompile(`\b[a-z0-9]{15}\b`), "<id>"},
-	{regexp.MustCompile(`\b\d{9,}\b`), "<n>"},
+	{regexp.MustCompile(`\d{9,}`), "<n>"},
 }
 
 // observation returns the observation of a failing result.

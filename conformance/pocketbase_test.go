@@ -152,7 +152,7 @@ func checkAgainstPocketBase(t *testing.T, rep Report, profile Source, list *Know
 		t.Errorf("note: %s", n)
 	}
 	for _, req := range inProfile(profile) {
-		if _, listed := list.Reasons[req.ID]; listed && !reported[req.ID] {
+		if _, listed := list.Reasons[req.ID]; listed && !reported[req.ID] && list.Observed[req.ID] != Intermittent {
 			t.Errorf("%s is listed as a deviation of PocketBase v%s but was not reported KNOWN", req.ID, version)
 		}
 	}
@@ -254,7 +254,8 @@ func TestPendingMutatorsAgainstPocketBase(t *testing.T) {
 // PocketBase v0.31.0 true without running one: TestAgainstPocketBase
 // passes only when every requirement of a profile passes there but those
 // the known list names, so a profile's passes are its requirements less
-// the listed ones. The figures are read from the sentence that gives them
+// the listed ones (an Intermittent entry, a race, is neither: it passes
+// in the runs the race spares). The figures are read from the sentence that gives them
 // ("with the list applied: document N passed, N known; …").
 func TestPocketBaseFigures(t *testing.T) {
 	src, err := os.ReadFile("doc.go")
@@ -269,7 +270,7 @@ func TestPocketBaseFigures(t *testing.T) {
 	known := func(p Source) int {
 		n := 0
 		for _, r := range inProfile(p) {
-			if _, ok := list.Reasons[r.ID]; ok {
+			if _, ok := list.Reasons[r.ID]; ok && list.Observed[r.ID] != Intermittent {
 				n++
 			}
 		}

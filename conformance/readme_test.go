@@ -17,7 +17,8 @@ const (
 // and the known lists of pocketBases: the count of requirements per
 // profile, what each version passes with its list applied (its
 // requirements less the listed ones: TestAgainstPocketBase holds every
-// other one to PASS), and a table of the requirements whose entry differs
+// other one to PASS; an Intermittent entry passes in some runs and is
+// named apart), and a table of the requirements whose entry differs
 // between the versions (listed in one and not another, or with another
 // observation), in table order.
 func pocketBaseBlock(reqs []*Requirement, lists []*KnownList) string {
@@ -28,7 +29,7 @@ func pocketBaseBlock(reqs []*Requirement, lists []*KnownList) string {
 		for _, r := range reqs {
 			if p.includes(r.Source) {
 				all++
-				if _, ok := l.Reasons[r.ID]; ok {
+				if _, ok := l.Reasons[r.ID]; ok && l.Observed[r.ID] != Intermittent {
 					known++
 				}
 			}
@@ -55,6 +56,21 @@ func pocketBaseBlock(reqs []*Requirement, lists []*KnownList) string {
 			parts = append(parts, fmt.Sprintf("%s %d passed, %d known", p, n-k, k))
 		}
 		fmt.Fprintf(&b, " %s (%s)%s", version(l), strings.Join(parts, "; "), sep)
+	}
+	var races []string
+	for _, r := range reqs {
+		var in []string
+		for _, l := range lists {
+			if l.Observed[r.ID] == Intermittent {
+				in = append(in, version(l))
+			}
+		}
+		if len(in) > 0 {
+			races = append(races, fmt.Sprintf("%s (%s)", r.ID, strings.Join(in, ", ")))
+		}
+	}
+	if len(races) > 0 {
+		fmt.Fprintf(&b, " In some runs a race makes %s KNOWN instead (listed `%s`).", strings.Join(races, ", "), Intermittent)
 	}
 	b.WriteString(" The entries that differ between the lists (`passes`: not listed):\n\n| requirement |")
 	for _, l := range lists {
