@@ -77,7 +77,7 @@ func TestConformanceCommandFails(t *testing.T) {
 	var out bytes.Buffer
 	err := run(t.Context(), []string{"conformance", "--url", srv.URL, "--email", "a@b.c", "--password", "p", "--profile", "pocketbase", "--run", "^ERR-002$"},
 		noEnv, &out, io.Discard)
-	if err == nil || !strings.Contains(err.Error(), "1 failed, 0 errored") {
+	if err == nil || !strings.Contains(err.Error(), "1 failed, 0 changed, 0 errored") {
 		t.Errorf("conformance = %v, want it to fail", err)
 	}
 	for _, frag := range []string{"FAIL  ERR-002 ", "      expected: ", `      request:  POST /api/cf-`,
@@ -85,6 +85,47 @@ func TestConformanceCommandFails(t *testing.T) {
 		if !strings.Contains(out.String(), frag) {
 			t.Errorf("output does not contain %q:\n%s", frag, out.String())
 		}
+	}
+}
+
+// TestConformanceCommandRecordKnown: --record-known writes the run's
+// failure to a new list, with its observation and a reason to write; a run
+// with that list reports it KNOWN and succeeds; once the server answers
+// otherwise, the same list makes it CHANGED, and the run fails.
+func TestConformanceCommandRecordKnown(t *testing.T) {
+	status := 500
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.URL.Path == "/api/collections/_superusers/auth-with-password" {
+			fmt.Fprint(w, `{"record":{"id":"a"},"token":"t.t.t"}`)
+			return
+		}
+		w.WriteHeader(status)
+		fmt.Fprintf(w, `{"data":{},"message":"Something broke.","status":%d}`, status)
+	}))
+	defer srv.Close()
+	list := filepath.Join(t.TempDir(), "mine.tsv")
+	conformance := func(extra ...string) (string, error) {
+		var out bytes.Buffer
+		args := append([]string{"conformance", "--url", srv.URL, "--email", "a@b.c", "--password", "p", "--profile", "pocketbase", "--run", "^ERR-002$"}, extra...)
+		err := run(t.Context(), args, noEnv, &out, io.Discard)
+		return out.String(), err
+	}
+	if _, err := conformance("--record-known", list); err == nil {
+		t.Errorf("the recording run succeeded with a failure")
+	}
+	b, err := os.ReadFile(list)
+	if err != nil || !strings.Contains(string(b), "ERR-002\tTODO: ") || !strings.HasSuffix(string(b), "\t500 \"Something broke.\"\n") {
+		t.Fatalf("the recorded list (%v):\n%s", err, b)
+	}
+	if out, err := conformance("--known", list); err != nil || !strings.Contains(out, "KNOWN ERR-002 ") {
+		t.Errorf("with the recorded list: %v\n%s", err, out)
+	}
+	status = 502
+	out, err := conformance("--known", list)
+	if err == nil || !strings.Contains(err.Error(), "0 failed, 1 changed, 0 errored") ||
+		!strings.Contains(out, "      recorded: 500 \"Something broke.\"\n      observed: 502 \"Something broke.\"\n") {
+		t.Errorf("after the server changed: %v\n%s", err, out)
 	}
 }
 

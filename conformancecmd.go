@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"strings"
 	"time"
 
@@ -16,7 +18,8 @@ import (
 // conformance runs the conformance suite against --url, or against a
 // throwaway strongbox when no --url is given, prints one line per
 // requirement, writes the --json and --junit reports, and fails when any
-// requirement failed or errored (a known deviation does not).
+// requirement failed or errored, or a known deviation changed (one that
+// matches its entry does not).
 func (c cli) conformance(ctx context.Context, args []string) error {
 	f, done, err := c.conformanceFlags(args)
 	if done || err != nil {
@@ -42,10 +45,13 @@ func (c cli) conformance(ctx context.Context, args []string) error {
 	if f.junitFile != "" {
 		errs = append(errs, conformance.WriteFile(f.junitFile, report.WriteJUnit))
 	}
+	if f.recordFile != "" && report.Err == nil {
+		errs = append(errs, recordKnown(f.recordFile, report))
+	}
 	if report.Err != nil {
 		errs = append(errs, report.Err)
-	} else if t := report.Tally(); t.Failed+t.Errored > 0 {
-		errs = append(errs, fmt.Errorf("conformance: %d failed, %d errored", t.Failed, t.Errored))
+	} else if t := report.Tally(); !report.OK() {
+		errs = append(errs, fmt.Errorf("conformance: %d failed, %d changed, %d errored", t.Failed, t.Changed, t.Errored))
 	}
 	return errors.Join(errs...)
 }
@@ -54,6 +60,7 @@ func (c cli) conformance(ctx context.Context, args []string) error {
 type conformanceFlags struct {
 	conformance.Config
 	jsonFile, junitFile string        // where to write the reports, if anywhere
+	recordFile          string        // the list of known deviations to write from the run, if any
 	timeout             time.Duration // bound on the whole run
 }
 
@@ -73,6 +80,8 @@ func (c cli) conformanceFlags(args []string) (f conformanceFlags, done bool, err
 		strings.Join(conformance.KnownImplementations(), ", ")+", or the path of a .tsv file (ID<TAB>reason lines)")
 	fs.StringVar(&f.jsonFile, "json", "", "also write the report as JSON to this file")
 	fs.StringVar(&f.junitFile, "junit", "", "also write the report as JUnit XML to this file")
+	fs.StringVar(&f.recordFile, "record-known", "", "write this .tsv list of known deviations from the run: the file's entries kept with this run's "+
+		"observations, those that passed dropped, new failures added with a reason to write")
 	fs.DurationVar(&f.timeout, "timeout", 10*time.Minute, "bound on the whole run (each check is also bounded, by "+
 		conformance.DefaultCheckTimeout.String()+")")
 	fs.StringVar(&cfg.SMTPHost, "smtp-host", "", "address of this host the server under test can reach the suite's SMTP sink at (default 127.0.0.1)")
@@ -98,6 +107,19 @@ func (c cli) conformanceFlags(args []string) (f conformanceFlags, done bool, err
 		return f, false, fmt.Errorf("conformance: --timeout %s: want a positive duration", f.timeout)
 	}
 	return f, false, cfg.Validate()
+}
+
+// recordKnown rewrites the known-deviations file path from report
+// (conformance.RecordKnown), starting from what it holds, if it exists.
+func recordKnown(path string, report conformance.Report) error {
+	old, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("conformance: --record-known: %w", err)
+	}
+	return conformance.WriteFile(path, func(w io.Writer) error {
+		_, err := w.Write(conformance.RecordKnown(old, report))
+		return err
+	})
 }
 
 // startThrowaway starts the throwaway server of a run given no --url:

@@ -5,7 +5,7 @@
 //
 //	strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]
 //	strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]
-//	strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]
+//	strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--record-known FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]
 //	strongbox logs seed [--n 1000000] [--dir ./sb_data]
 //	strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]
 //	strongbox restore s3://BUCKET[/PREFIX] --endpoint URL [--region R] --dir NEW [--at "YYYY-MM-DD HH:MM:SS.mmmZ"] [--list] [--identity-file FILE]

@@ -34,7 +34,7 @@ func main() {
 const (
 	serveUsage       = "strongbox serve [--http 127.0.0.1:8090] [--dir ./sb_data] [--metrics ADDR]"
 	superuserUsage   = "strongbox superuser upsert|create|update|delete|otp EMAIL [PASSWORD] [--dir ./sb_data]"
-	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
+	conformanceUsage = "strongbox conformance [--url URL --email EMAIL --password PASSWORD] [--profile document|pocketbase|strongbox] [--run REGEXP] [--only ID-PREFIX] [--destructive] [--known NAME|FILE] [--record-known FILE] [--json FILE] [--junit FILE] [--timeout DURATION] [--smtp-host HOST] [--oauth2-host HOST]"
 	logsUsage        = "strongbox logs seed [--n 1000000] [--dir ./sb_data]"
 	backupUsage      = "strongbox backup list|create [NAME]|restore KEY [--dir ./sb_data]"
 	restoreUsage     = "strongbox restore s3://BUCKET[/PREFIX] --endpoint URL [--region R] --dir NEW [--at \"YYYY-MM-DD HH:MM:SS.mmmZ\"] [--list] [--identity-file FILE]"

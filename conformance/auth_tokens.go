@@ -187,7 +187,7 @@ var authTokenRequirements = []*Requirement{
 				return Mismatch("the token to be a JWT", err.Error())
 			}
 			if exp, ok := claims["exp"]; ok {
-				return Mismatch("no exp claim in a users password token", fmt.Sprintf("exp %s", jsonText(exp)))
+				return Mismatch("no exp claim in a users password token", "an exp claim, "+lifetime(exp))
 			}
 			return expectRefreshOK(ctx, c, "users", tok, u.id)
 		}),

@@ -68,6 +68,9 @@ func reportAsSubtests(t *testing.T, rep Report) {
 				t.Skipf("cites %s — %s — skipped: %s", res.Req.Section, res.Req.Text, res.Detail)
 			case Known:
 				t.Skipf("cites %s — %s — known deviation of %s (%s): %s", res.Req.Section, res.Req.Text, rep.Known, res.KnownReason, res.Detail)
+			case Changed:
+				t.Errorf("cites %s — %s — known deviation of %s (%s) changed: recorded %s, observed %s", res.Req.Section, res.Req.Text,
+					rep.Known, res.KnownReason, res.KnownObserved, res.Observed)
 			case Fail:
 				if res.Expected != "" || res.Actual != "" {
 					t.Errorf("cites %s — %s — expected %s — got %s\n%s", res.Req.Section, res.Req.Text, res.Expected, res.Actual, res.Detail)

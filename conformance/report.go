@@ -28,10 +28,10 @@ type Report struct {
 
 // Tally counts a report's results per outcome.
 type Tally struct {
-	Passed, Failed, Skipped, Errored, Known int
+	Passed, Failed, Skipped, Errored, Known, Changed int
 }
 
-// Tally counts the results per outcome; the five numbers add up to
+// Tally counts the results per outcome; the six numbers add up to
 // len(r.Results).
 func (r Report) Tally() Tally {
 	var t Tally
@@ -45,6 +45,8 @@ func (r Report) Tally() Tally {
 			t.Skipped++
 		case Known:
 			t.Known++
+		case Changed:
+			t.Changed++
 		default:
 			t.Errored++
 		}
@@ -59,20 +61,25 @@ func (r Report) Counts() (passed, failed, skipped, errored int) {
 	return t.Passed, t.Failed, t.Skipped, t.Errored
 }
 
-// OK reports whether the run is a success: it ran, nothing failed and
-// nothing errored (a Known deviation does not count against it). A command
-// wrapping the suite exits non-zero when it is false.
+// OK reports whether the run is a success: it ran, nothing failed,
+// nothing errored and no known deviation changed (a Known deviation does
+// not count against it). A command wrapping the suite exits non-zero when
+// it is false.
 func (r Report) OK() bool {
 	t := r.Tally()
-	return r.Err == nil && t.Failed == 0 && t.Errored == 0
+	return r.Err == nil && t.Failed == 0 && t.Errored == 0 && t.Changed == 0
 }
 
 // String is the closing line of Print: "N passed, N failed, N skipped",
-// followed by ", N known" and ", N errored" when there are any.
+// followed by ", N known", ", N changed" and ", N errored" when there are
+// any.
 func (t Tally) String() string {
 	s := fmt.Sprintf("%d passed, %d failed, %d skipped", t.Passed, t.Failed, t.Skipped)
 	if t.Known > 0 {
 		s += fmt.Sprintf(", %d known", t.Known)
+	}
+	if t.Changed > 0 {
+		s += fmt.Sprintf(", %d changed", t.Changed)
 	}
 	if t.Errored > 0 {
 		s += fmt.Sprintf(", %d errored", t.Errored)
@@ -87,11 +94,13 @@ func (t Tally) String() string {
 // (the source as the requirement gives it), and below a line that is not
 // PASS what explains it, indented:
 //
-//   - FAIL and KNOWN: the requirement's text, the check's detail when it
-//     says more than the expectation, "expected:" and "actual:", the last
-//     request the check sent and what came back ("request:"), and the
-//     commands that send it again ("reproduce", Result.Repro); KNOWN adds
-//     the reason the list of known deviations gives ("known:");
+//   - FAIL, KNOWN and CHANGED: the requirement's text, the check's detail
+//     when it says more than the expectation, "expected:" and "actual:",
+//     the last request the check sent and what came back ("request:"),
+//     and the commands that send it again ("reproduce", Result.Repro);
+//     KNOWN adds the reason the list of known deviations gives ("known:")
+//     and the observation ("observed:"), CHANGED also the one the entry
+//     recorded ("recorded:");
 //   - ERROR: the requirement's text, what went wrong, the last request and
 //     its reproduction;
 //   - SKIP: the reason.
@@ -106,11 +115,9 @@ func (r Report) Print(w io.Writer) {
 	for _, res := range r.Results {
 		fmt.Fprintf(w, "%-5s %-19s %-10s %s: %s\n", res.Outcome, res.Req.ID, res.Req.Source, res.Req.Section, res.Req.Name)
 		switch res.Outcome {
-		case Fail, Error, Known:
+		case Fail, Error, Known, Changed:
 			fmt.Fprintf(w, pad+"requirement: %s\n", indent(res.Req.Text, pad))
-			if res.KnownReason != "" && res.Outcome == Known {
-				fmt.Fprintf(w, pad+"known:    %s\n", indent(res.KnownReason, pad))
-			}
+			printKnown(w, res, pad)
 			if res.Expected != "" || res.Actual != "" {
 				if res.Detail != "expected "+res.Expected+", got "+res.Actual {
 					fmt.Fprintf(w, pad+"%s\n", indent(res.Detail, pad))

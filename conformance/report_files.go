@@ -30,6 +30,7 @@ type jsonTally struct {
 	Failed  int `json:"failed"`
 	Skipped int `json:"skipped"`
 	Known   int `json:"known"`
+	Changed int `json:"changed"`
 	Errored int `json:"errored"`
 }
 
@@ -39,12 +40,15 @@ type jsonResult struct {
 	Section     string    `json:"section"`
 	Name        string    `json:"name"`
 	Text        string    `json:"text"`
-	Outcome     string    `json:"outcome"` // PASS, FAIL, SKIP, ERROR or KNOWN
+	Outcome     string    `json:"outcome"` // PASS, FAIL, SKIP, ERROR, KNOWN or CHANGED
 	DurationMS  float64   `json:"durationMs"`
 	Detail      string    `json:"detail,omitempty"`
 	Expected    string    `json:"expected,omitempty"`
 	Actual      string    `json:"actual,omitempty"`
 	KnownReason string    `json:"knownReason,omitempty"`
+	Observed    string    `json:"observed,omitempty"` // Result.Observed
+	Recorded    string    `json:"recorded,omitempty"` // Result.KnownObserved
+	Stale       bool      `json:"stale,omitempty"`    // a listed requirement that passed
 	Exchange    *Exchange `json:"request,omitempty"`
 	Repro       string    `json:"repro,omitempty"`
 }
@@ -52,13 +56,13 @@ type jsonResult struct {
 // WriteJSON writes r as one JSON object: "summary" (the counts per
 // outcome), "results" (one object per requirement: id, source, section,
 // name, text, outcome, durationMs, and where they apply detail, expected,
-// actual, knownReason, request — the last request the check sent and
-// what came back — and repro, the shell commands that send it again), and
-// "known", "notes" and "error" when set.
+// actual, knownReason, observed, recorded, stale, request — the last
+// request the check sent and what came back — and repro, the shell
+// commands that send it again), and "known", "notes" and "error" when set.
 func (r Report) WriteJSON(w io.Writer) error {
 	t := r.Tally()
 	out := jsonReport{Known: r.Known, Notes: r.Notes, Results: make([]jsonResult, 0, len(r.Results)),
-		Summary: jsonTally{Passed: t.Passed, Failed: t.Failed, Skipped: t.Skipped, Known: t.Known, Errored: t.Errored}}
+		Summary: jsonTally{Passed: t.Passed, Failed: t.Failed, Skipped: t.Skipped, Known: t.Known, Changed: t.Changed, Errored: t.Errored}}
 	if r.Err != nil {
 		out.Error = r.Err.Error()
 	}
@@ -67,6 +71,7 @@ func (r Report) WriteJSON(w io.Writer) error {
 			ID: res.Req.ID, Source: string(res.Req.Source), Section: res.Req.Section, Name: res.Req.Name,
 			Text: res.Req.Text, Outcome: res.Outcome.String(), DurationMS: float64(res.Duration.Microseconds()) / 1000,
 			Detail: res.Detail, Expected: res.Expected, Actual: res.Actual, KnownReason: res.KnownReason,
+			Observed: res.Observed, Recorded: res.KnownObserved, Stale: res.Outcome == Pass && res.KnownReason != "",
 			Exchange: res.Exchange, Repro: res.Repro,
 		})
 	}
@@ -139,10 +144,12 @@ func sectionGroup(section string) string {
 // actual, the last request and its reproduction), a SKIP a skipped element with the reason;
 // a KNOWN deviation is rendered as skipped ("known deviation of NAME:
 // reason"), since it does not fail the run, with the failure in
-// system-out.
+// system-out; a CHANGED one as a failure (type CHANGED, message "known
+// deviation of NAME changed: recorded …, observed …"); a PASS whose entry
+// is stale has a system-out saying so.
 func (r Report) WriteJUnit(w io.Writer) error {
 	t := r.Tally()
-	root := junitSuites{Name: "strongbox conformance", junitCounts: junitCounts{Tests: len(r.Results), Failures: t.Failed,
+	root := junitSuites{Name: "strongbox conformance", junitCounts: junitCounts{Tests: len(r.Results), Failures: t.Failed + t.Changed,
 		Errors: t.Errored, Skipped: t.Skipped + t.Known}}
 	index := map[string]int{}
 	var total float64
@@ -178,6 +185,14 @@ func (r Report) WriteJUnit(w io.Writer) error {
 			s.Skipped++
 			c.Skipped = &junitMessage{Message: "known deviation of " + r.Known + ": " + res.KnownReason}
 			c.SystemOut = failureText(res)
+		case Changed:
+			s.Failures++
+			c.Failure = &junitMessage{Type: "CHANGED", Text: failureText(res),
+				Message: "known deviation of " + r.Known + " changed: recorded " + res.KnownObserved + ", observed " + res.Observed}
+		case Pass:
+			if res.KnownReason != "" {
+				c.SystemOut = "stale: listed as a known deviation of " + r.Known + " (" + res.KnownReason + "), but passed"
+			}
 		}
 		s.Tests++
 		s.Cases = append(s.Cases, c)
@@ -208,6 +223,9 @@ func failureText(res Result) string {
 	}
 	if res.Detail != "" {
 		fmt.Fprintf(&b, "detail: %s\n", res.Detail)
+	}
+	if res.KnownReason != "" {
+		fmt.Fprintf(&b, "known: %s\nrecorded: %s\nobserved: %s\n", res.KnownReason, res.KnownObserved, res.Observed)
 	}
 	if res.Exchange != nil {
 		fmt.Fprintf(&b, "request: %s\n", res.Exchange)

@@ -86,7 +86,9 @@ func TestKnownErrors(t *testing.T) {
 }
 
 // TestKnownListsExist: every embedded list parses and names only
-// requirements of the table, and pocketbase-0.31.0 is among them.
+// requirements of the table, each entry with a reason written by hand and
+// an observation recorded by the suite, and pocketbase-0.31.0 is among
+// them.
 func TestKnownListsExist(t *testing.T) {
 	names := KnownImplementations()
 	if !strings.Contains(strings.Join(names, ","), "pocketbase-0.31.0") {
@@ -108,6 +110,12 @@ func TestKnownListsExist(t *testing.T) {
 		for _, id := range l.IDs {
 			if !ids[id] {
 				t.Errorf("%s lists %s, which is no requirement", n, id)
+			}
+			if l.Observed[id] == "" {
+				t.Errorf("%s: %s records no observation (record it from a run: TestAgainstPocketBase -update)", n, id)
+			}
+			if l.Reasons[id] == placeholderReason {
+				t.Errorf("%s: %s has no reason yet (%q)", n, id, placeholderReason)
 			}
 		}
 	}

@@ -139,10 +139,16 @@ const (
 	// deviations of Config.Known names it (Result.KnownReason says why).
 	// It does not make the run fail.
 	Known
+	// Changed: the server violated the requirement, the list of known
+	// deviations names it, but the entry recorded another observation
+	// than this run's (Result.KnownObserved against Result.Observed): the
+	// way the server deviates changed, which makes the run fail until the
+	// entry is recorded again.
+	Changed
 )
 
-// String returns the label used in reports: PASS, FAIL, SKIP, ERROR or
-// KNOWN.
+// String returns the label used in reports: PASS, FAIL, SKIP, ERROR,
+// KNOWN or CHANGED.
 func (o Outcome) String() string {
 	switch o {
 	case Pass:
@@ -155,6 +161,8 @@ func (o Outcome) String() string {
 		return "ERROR"
 	case Known:
 		return "KNOWN"
+	case Changed:
+		return "CHANGED"
 	}
 	return fmt.Sprintf("Outcome(%d)", int(o))
 }
@@ -185,6 +193,11 @@ type Result struct {
 	// requirement, whatever the outcome: on Known it explains the failure,
 	// on Pass it flags a stale entry (Report.Notes).
 	KnownReason string
+	// Observed is what the check saw, reduced to what stays the same from
+	// run to run (observe.go): set on Fail, Known and Changed; a
+	// known-deviation entry records it. KnownObserved is the observation
+	// the entry of Config.Known's list recorded ("" for none).
+	Observed, KnownObserved string
 }
 
 // Requirement is one verifiable statement of the interface document,
@@ -437,6 +450,8 @@ func runOne(ctx context.Context, base *Client, r *Requirement, timeout time.Dura
 	res.Req, res.Outcome, res.Detail, res.Duration = r, outcome, detail, time.Since(start)
 	if outcome != Fail {
 		res.Expected, res.Actual = "", ""
+	} else {
+		res.Observed = observation(res)
 	}
 	return res
 }
