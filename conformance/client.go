@@ -93,6 +93,12 @@ type shared struct {
 	throttleMu   sync.Mutex
 	throttleDone bool
 	throttleErr  error
+
+	// eventsErr caches whether the server's log store keeps its own
+	// events; see Client.requireEvents.
+	eventsMu   sync.Mutex
+	eventsDone bool
+	eventsErr  error
 }
 
 // options are the parts of Config a check may consult.

@@ -50,7 +50,9 @@
 // without the feature first probes for it, and on such a server is a
 // skip, "absent", quoting the probe's answer: LOGIN-THROTTLE-002..004 (five
 // wrong passwords, then the right one, not answered 429), while the check
-// of the feature itself, LOGIN-THROTTLE-001, fails there. A check whose
+// of the feature itself, LOGIN-THROTTLE-001, fails there; LOG-EVENT-002
+// and -003 (a restore of a missing archive, then no entry without
+// data.type), while LOG-EVENT-001 fails. A check whose
 // fixture cannot be made on a server (BKP-UPLOAD-008 on an archive not in
 // strongbox's layout) is a skip with the reason, not an error.
 //

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 )
 
 // The violations of the logs API (logs_*.go), committed by mutations in
@@ -397,7 +398,8 @@ var logsMutators = []mutator{
 	{"fields-no-star", []string{"LOG-FIELDS-005"}, filterExcerpt(regexp.MustCompile(`\*,?`), "")},
 	{"log-token", []string{"LOG-SECRET-001", "LOG-SECRET-002"}, unredact(false)},
 	{"log-secret-names", []string{"LOG-SECRET-002"}, unredact(true)},
-	{"events-not-stored", []string{"LOG-EVENT-001", "LOG-EVENT-002", "LOG-EVENT-003"}, dropEvents()},
+	// With no events at all, LOG-EVENT-002 and -003 are absent (TestEventsAbsent).
+	{"events-not-stored", []string{"LOG-EVENT-001"}, dropEvents()},
 	{"events-as-info", []string{"LOG-EVENT-001"}, editEntries(func(e map[string]any) {
 		if d, _ := e["data"].(map[string]any); d["type"] != "request" {
 			e["level"] = 0.0
@@ -495,4 +497,44 @@ func statsDates(res *answered, fn func(string) string) {
 		}
 	}
 	res.setJSON(points)
+}
+
+// TestEventsAbsent: on a server that keeps no events of its own, the
+// check that it keeps them fails, and the checks of what they hold, which
+// would otherwise fail for the same reason, are skipped as absent with the
+// probe's answer; on strongbox all three pass.
+func TestEventsAbsent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits out the events' wait")
+	}
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		m    mutation
+		want map[string]Outcome
+	}{
+		{"present", nil, map[string]Outcome{"LOG-EVENT-001": Pass, "LOG-EVENT-002": Pass, "LOG-EVENT-003": Pass}},
+		{"absent", dropEvents(), map[string]Outcome{"LOG-EVENT-001": Fail, "LOG-EVENT-002": Skip, "LOG-EVENT-003": Skip}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			base := startStrongbox(t)
+			if tt.m != nil {
+				base = startFront(t, base, tt.m)
+			}
+			rep := Run(t.Context(), Config{BaseURL: base, Email: testEmail, Password: testPassword,
+				Profile: SourceStrongbox, Only: "LOG-EVENT-", WaitTimeout: mutatorWait})
+			if len(rep.Results) != len(tt.want) {
+				t.Fatalf("%d results, want %d", len(rep.Results), len(tt.want))
+			}
+			for _, res := range rep.Results {
+				if res.Outcome != tt.want[res.Req.ID] {
+					t.Errorf("%s: %s (%s), want %s", res.Req.ID, res.Outcome, res.Detail, tt.want[res.Req.ID])
+				}
+				if res.Outcome == Skip && !strings.Contains(res.Detail, "absent: the server keeps no events of its own (probe: POST /api/backups/cf_") {
+					t.Errorf("%s: skipped without the probe's answer: %s", res.Req.ID, res.Detail)
+				}
+			}
+		})
+	}
 }
