@@ -18,6 +18,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"strongbox/logstore/journal/journaltest"
 	"sync"
 	"syscall"
 	"testing"
@@ -117,7 +118,7 @@ var built struct {
 
 // TestMain removes the binary strongboxBinary built.
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := journaltest.RunInMemory(m)
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}

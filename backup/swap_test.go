@@ -127,26 +127,9 @@ func restore(t *testing.T, dir string, f *faults) bool {
 	return s.swap() == nil
 }
 
-// ramDir returns a new empty dir on a RAM-backed file system when there
-// is one (/dev/shm), else t.TempDir(): TestSwapFaults makes and removes
-// some 1,300 small data dirs, and on a disk-backed file system each file
-// created can cost a quarter of a millisecond in the kernel (ext4 on the
-// development machine: 17.7 s of system time for the test, 0.9 s on
-// tmpfs). What the tests check (renames within one file system, the state
-// file, what is left) is the same on both.
-func ramDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("/dev/shm", "strongbox-swap-")
-	if err != nil {
-		return t.TempDir()
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func setup(t *testing.T) string {
 	t.Helper()
-	dir := ramDir(t)
+	dir := t.TempDir() // in memory: TestMain
 	writeTree(t, dir, oldData)
 	writeTree(t, dir, kept)
 	return dir

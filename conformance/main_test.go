@@ -3,6 +3,7 @@ package conformance
 import (
 	"flag"
 	"os"
+	"strongbox/logstore/journal/journaltest"
 	"testing"
 )
 
@@ -10,7 +11,8 @@ import (
 // otherwise: this package's parallel tests (the suite against fakes, the
 // mutators, the readings) mostly wait, for a mail that must not come or a
 // log entry a bug hides, and the default, the number of CPUs, would run
-// them one after another on a 2-core machine.
+// them one after another on a 2-core machine. The servers' data dirs are
+// in memory where the machine allows (journaltest.RunInMemory).
 func TestMain(m *testing.M) {
 	flag.Parse()
 	set := false
@@ -18,5 +20,5 @@ func TestMain(m *testing.M) {
 	if !set {
 		flag.Set("test.parallel", "4")
 	}
-	os.Exit(m.Run())
+	os.Exit(journaltest.RunInMemory(m))
 }

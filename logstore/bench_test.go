@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"strongbox/logstore/journal/journaltest"
 	"sync"
 	"testing"
 	"time"
@@ -60,7 +61,7 @@ func needMillion(t *testing.T) {
 }
 
 func TestMain(m *testing.M) {
-	code := m.Run()
+	code := journaltest.RunInMemory(m)
 	if seedDir != "" {
 		os.RemoveAll(seedDir)
 	}
