@@ -40,6 +40,7 @@ func indexEntries(t *testing.T, s *Store) (fromIndex, fromDisk []Entry) {
 // other logs among request logs; while the chunk fills, once sealed, and
 // after a reopen.
 func TestColumnEdgeValues(t *testing.T) {
+	t.Parallel()
 	execs := []float64{0, math.Copysign(0, -1), 1e-7, 0.1 + 0.2, 1.5, 4294.967295, 4294.967296, 5000.123456789,
 		-1.25, math.MaxFloat64, math.SmallestNonzeroFloat64, float64(123456789) / 1e6, 1.0000005}
 	times := []time.Time{t0, time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(9999, 12, 31, 23, 59, 59, 999e6, time.UTC),
@@ -98,14 +99,12 @@ func TestColumnEdgeValues(t *testing.T) {
 	for _, tt := range tests {
 		for _, reopen := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/reopen=%v", tt.name, reopen), func(t *testing.T) {
-				if tt.smallCh {
-					old := chunkRows
-					chunkRows = 7
-					t.Cleanup(func() { chunkRows = old })
-				}
 				c, h := newClock(), &logRecorder{}
 				dir := t.TempDir()
 				opts := testOptions(c, h)
+				if tt.smallCh {
+					opts.tune.chunkRows = 7
+				}
 				opts.MinLevel = math.MinInt32
 				s := mustOpen(t, dir, opts)
 				for i := range tt.n {
@@ -144,7 +143,7 @@ func sameFloat(a, b float64) bool { return math.Float64bits(a) == math.Float64bi
 // ones are not, in a chunk being filled and once it is sealed.
 func TestChunkSequenceGaps(t *testing.T) {
 	t.Parallel()
-	x := newIndex()
+	x := newIndex(defaultTuning)
 	seg := &segment{firstSeq: 1, lastSeq: 0}
 	seqs := []int64{1, 2, 3, 5, 9, 10, 1000, 1 << 33}
 	for i, seq := range seqs {
@@ -223,11 +222,9 @@ func TestCompactDictActiveChunk(t *testing.T) {
 // times cannot enter the page (chunk summaries), also when times do not
 // follow insertion order and tie across chunks.
 func TestSortCreatedUnordered(t *testing.T) {
-	old := chunkRows
-	chunkRows = 5
-	t.Cleanup(func() { chunkRows = old })
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
-	s := mustOpen(t, t.TempDir(), testOptions(c, h))
+	s := mustOpen(t, t.TempDir(), smallChunks(testOptions(c, h), 5))
 	var entries []Entry
 	for i := range 200 {
 		e := req("GET", fmt.Sprintf("/%d", i%9), []int{200, 404}[i%2])
@@ -343,11 +340,9 @@ func FuzzColumns(f *testing.F) {
 // the same totals and pages as a fresh scan, as rows are added and after
 // retention drops chunks.
 func TestCountsKept(t *testing.T) {
-	old := chunkRows
-	chunkRows = 5
-	t.Cleanup(func() { chunkRows = old })
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
-	s := mustOpen(t, t.TempDir(), testOptions(c, h))
+	s := mustOpen(t, t.TempDir(), smallChunks(testOptions(c, h), 5))
 	filters := []string{`data.url ~ "1" && data.status = 200`, `message ~ "GET /2"`, "data.status >= 400"}
 	var live []Entry
 	add := func(n int) {

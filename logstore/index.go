@@ -20,9 +20,27 @@ const (
 	chunkSize = 1 << chunkBits // rows per chunk
 )
 
-// chunkRows is the number of rows a chunk is filled to: chunkSize, less in
-// tests that want many chunks from few rows.
-var chunkRows = chunkSize
+// tuning is what tests shrink so that few rows make many chunks and small
+// scans split over workers (Options.tune); a Store's index keeps its own,
+// so that such tests run in parallel with the others.
+type tuning struct {
+	chunkRows          int // rows a chunk is filled to
+	minChunksPerWorker int // keeps small scans on one goroutine
+}
+
+// defaultTuning is every Store's tuning outside such tests.
+var defaultTuning = tuning{chunkRows: chunkSize, minChunksPerWorker: 8}
+
+// orDefault returns t, or defaultTuning for its zero fields.
+func (t tuning) orDefault() tuning {
+	if t.chunkRows <= 0 {
+		t.chunkRows = defaultTuning.chunkRows
+	}
+	if t.minChunksPerWorker <= 0 {
+		t.minChunksPerWorker = defaultTuning.minChunksPerWorker
+	}
+	return t
+}
 
 // rowOther marks a row that is not a request log, in its flags; the other
 // bits are the record flags (flagForeignID, flagAuthID, flagError, and
@@ -232,6 +250,8 @@ type index struct {
 	rows   int
 	others int // rows that are not request logs
 
+	tune tuning
+
 	// The memo tables of filter parts and the counts of filters' matches
 	// per chunk, kept for later queries (memo.go).
 	memoMu sync.Mutex
@@ -239,10 +259,11 @@ type index struct {
 	counts map[string]*chunkCounts
 }
 
-func newIndex() *index {
+func newIndex(tune tuning) *index {
 	return &index{
 		dict:      newDict(),
 		attrKinds: map[string]uint8{},
+		tune:      tune.orDefault(),
 	}
 }
 
@@ -330,7 +351,7 @@ func (x *index) rowChunk(seg *segment, seq int64) *chunk {
 	if n := len(x.chunks); n > 0 {
 		c = x.chunks[n-1]
 	}
-	if c != nil && !c.sealed && c.seg == seg && c.n < chunkRows && seq-c.seq0 <= math.MaxUint32 {
+	if c != nil && !c.sealed && c.seg == seg && c.n < x.tune.chunkRows && seq-c.seq0 <= math.MaxUint32 {
 		return c
 	}
 	if c != nil {

@@ -90,7 +90,7 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 		return x, nil
 	}
 	seg.needSidecar = true
-	x := newIndex()
+	x := newIndex(s.tune)
 	var rec record
 	opts := s.journalOptions()
 	opts.OnDamage = func(d journal.Damage) {
@@ -115,14 +115,14 @@ func (s *Store) loadSegment(seg *segment, limit int64) (*index, error) {
 		if err := os.Rename(seg.path, seg.path+".broken"); err != nil {
 			return nil, fmt.Errorf("logstore: open %s: %w", s.dir, err)
 		}
-		return newIndex(), nil
+		return newIndex(s.tune), nil
 	}
 	if err != nil && isStorage(err) && s.headerless(seg.path) {
 		// Torn while its header was written, and the disk has no room to
 		// finish it: it holds no entry, so it goes instead of failing Open.
 		if rerr := s.fs.Remove(seg.path); rerr == nil {
 			s.log.Warn("logstore: segment without a header deleted", "path", seg.path, "error", err)
-			return newIndex(), nil
+			return newIndex(s.tune), nil
 		}
 	}
 	if err != nil {

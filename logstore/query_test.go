@@ -28,14 +28,10 @@ func queryFixture(t *testing.T) (*Store, []Entry) { return queryFixtureOf(t, tru
 // queryFixtureOf is queryFixture, with other logs or with request logs only.
 func queryFixtureOf(t *testing.T, withOthers bool) (*Store, []Entry) {
 	t.Helper()
-	oldWorker, oldRows := minChunksPerWorker, chunkRows
-	minChunksPerWorker, chunkRows = 1, 7
-	dataCache.Clear()
-	t.Cleanup(func() { minChunksPerWorker, chunkRows = oldWorker, oldRows })
-
 	c, h := newClock(), &logRecorder{}
 	opts := testOptions(c, h)
 	opts.segmentSize = 16 << 10
+	opts.tune = tuning{chunkRows: 7, minChunksPerWorker: 1}
 	s := mustOpen(t, t.TempDir(), opts)
 	r := rand.New(rand.NewPCG(1, 2))
 	methods := []string{"GET", "POST", "PATCH", "DELETE"}
@@ -135,15 +131,20 @@ func genericResolver(name string) (filterlang.Field[Entry], bool) {
 	}}, true
 }
 
-var dataCache sync.Map // Entry.ID → its data as generic JSON
+var dataCache sync.Map // *Request → its data as generic JSON
 
-// dataOf returns e.Data() as encoding/json decodes it, cached by id.
+// dataOf returns e.Data() as encoding/json decodes it, cached for a
+// request log by its Request (which alone makes its data, and which no
+// other entry of any test shares, whatever the ids).
 func dataOf(e Entry) any {
-	if v, ok := dataCache.Load(e.ID); ok {
+	if e.Request == nil {
+		return jsonRoundTrip(e.Data())
+	}
+	if v, ok := dataCache.Load(e.Request); ok {
 		return v
 	}
 	v := jsonRoundTrip(e.Data())
-	dataCache.Store(e.ID, v)
+	dataCache.Store(e.Request, v)
 	return v
 }
 
@@ -181,8 +182,12 @@ var testFilters = []string{
 }
 
 func TestListFilters(t *testing.T) {
+	t.Parallel()
 	for _, withOthers := range []bool{true, false} {
-		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) { testListFilters(t, withOthers) })
+		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) {
+			t.Parallel()
+			testListFilters(t, withOthers)
+		})
 	}
 }
 
@@ -259,8 +264,8 @@ func sortValue(e Entry, name string, seq int64) sval {
 var sortFilters = []string{"", "level >= 0", "level > 0", "data.status >= 400",
 	`data.url ~ "api" && data.status = 200`, `data.status = 200 || level < 0`}
 
-// matches evaluates filter on e with the naive resolver (e.ID keys its
-// data in dataCache).
+// matches evaluates filter on e with the naive resolver (its data cached
+// in dataCache).
 func matches(t *testing.T, filter string, e Entry) bool {
 	if filter == "" {
 		return true
@@ -277,8 +282,12 @@ func matches(t *testing.T, filter string, e Entry) bool {
 }
 
 func TestListSortAndPages(t *testing.T) {
+	t.Parallel()
 	for _, withOthers := range []bool{true, false} {
-		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) { testListSortAndPages(t, withOthers) })
+		t.Run(fmt.Sprint("others=", withOthers), func(t *testing.T) {
+			t.Parallel()
+			testListSortAndPages(t, withOthers)
+		})
 	}
 }
 
@@ -359,6 +368,7 @@ func ids(es []Entry) []string {
 }
 
 func TestListPaging(t *testing.T) {
+	t.Parallel()
 	s, entries := queryFixture(t)
 	n := len(entries)
 	tests := []struct {
@@ -395,6 +405,7 @@ func TestListPaging(t *testing.T) {
 }
 
 func TestListErrors(t *testing.T) {
+	t.Parallel()
 	s, _ := queryFixture(t)
 	for _, f := range []string{"unknown = 1", "level =", "(level=0", "// only a comment", "rowid > 1",
 		"data.a-b = 1", "@request.auth.id != ''", "level=0 ||", "a (b=1)"} {
@@ -414,6 +425,7 @@ func TestListErrors(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
+	t.Parallel()
 	s, entries := queryFixture(t)
 	for _, f := range []string{"", "data.status >= 400", "rowid > 100 && rowid <= 200", "level < 0", `id = "x"`} {
 		var pred filterlang.Predicate[Entry]

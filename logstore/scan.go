@@ -7,10 +7,6 @@ import (
 	"sync"
 )
 
-// minChunksPerWorker keeps small scans on one goroutine (a variable for
-// tests).
-var minChunksPerWorker = 8
-
 // parallel splits the chunks into contiguous ranges, one per worker, and
 // runs fn on each concurrently. It returns when all are done; with no
 // chunks it does not call fn at all.
@@ -19,7 +15,7 @@ func (x *index) parallel(fn func(chunks []*chunk)) {
 	if n == 0 {
 		return
 	}
-	w := min(runtime.GOMAXPROCS(0), n/minChunksPerWorker)
+	w := min(runtime.GOMAXPROCS(0), n/x.tune.minChunksPerWorker)
 	if w <= 1 {
 		fn(x.chunks)
 		return

@@ -151,7 +151,7 @@ func decodeSidecar(b []byte, sf sidecarFile) (*index, error) {
 		return nil, errSidecar
 	}
 	r := &sidecarReader{b: b[sidecarHead:]}
-	x := newIndex()
+	x := newIndex(defaultTuning) // a partial index: the Store's merges it and keeps its own tuning
 	ns := r.count(math.MaxUint32-1, 2)
 	sd := &sideDict{strs: make([][]byte, ns+1), doms: make([]domain, ns+1)}
 	for i := 1; i <= ns; i++ {

@@ -71,7 +71,7 @@ func FuzzDecodeSidecar(f *testing.F) {
 		if err != nil {
 			return
 		}
-		x := newIndex()
+		x := newIndex(defaultTuning)
 		x.merge([]*index{y})
 		for _, c := range x.chunks {
 			for i := range c.n {

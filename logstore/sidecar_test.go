@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -86,8 +87,6 @@ func answers(t *testing.T, s *Store) []string {
 			b, jerr = v.AppendJSON(nil)
 		case Entry:
 			b, jerr = v.AppendJSON(nil)
-		case Tail:
-			b, jerr = tailJSON(v)
 		default:
 			b, jerr = json.Marshal(v)
 		}
@@ -113,7 +112,7 @@ func answers(t *testing.T, s *Store) []string {
 		}
 	}
 	tail, err := s.After(0, 1_000_000)
-	add("After(0)", tail, err)
+	out = append(out, tailAnswers(t, "After(0)", tail, err)...)
 	add("Len", s.Len(), nil)
 	return out
 }
@@ -137,8 +136,6 @@ func quickAnswers(t *testing.T, s *Store) []string {
 		switch v := v.(type) {
 		case Page:
 			b, jerr = v.AppendJSON(nil)
-		case Tail:
-			b, jerr = tailJSON(v)
 		default:
 			b, jerr = json.Marshal(v)
 		}
@@ -157,26 +154,43 @@ func quickAnswers(t *testing.T, s *Store) []string {
 		add(fmt.Sprintf("Stats(%q)", f), st, err)
 	}
 	tail, err := s.After(0, 1_000_000)
-	add("After(0)", tail, err)
+	out = append(out, tailAnswers(t, "After(0)", tail, err)...)
 	add("Len", s.Len(), nil)
 	return out
 }
 
-// tailJSON is tl as JSON, its entries written by Entry.AppendJSON (what
-// json.Marshal would call, then compact at some cost).
-func tailJSON(tl Tail) ([]byte, error) {
+// tailAnswers is what the tail tl (and err) of what answers: its fields
+// but the entries as JSON, then a SHA-256 of each run of tailRun entries
+// as Entry.AppendJSON writes them (what json.Marshal would call). A digest
+// keeps the comparison of every byte of every entry without building and
+// copying the whole tail as one string, and names the run that differs.
+func tailAnswers(t *testing.T, what string, tl Tail, err error) []string {
+	t.Helper()
 	entries := tl.Entries
 	tl.Entries = nil
-	b, err := json.Marshal(tl)
-	for _, e := range entries {
-		if err != nil {
-			break
-		}
-		b = append(b, '\n')
-		b, err = e.AppendJSON(b)
+	head, jerr := json.Marshal(tl)
+	if jerr != nil {
+		t.Fatal(jerr)
 	}
-	return b, err
+	out := []string{fmt.Sprintf("%s → %s, %d entries (error %v)", what, head, len(entries), err)}
+	var b []byte
+	for i := 0; i < len(entries); i += tailRun {
+		h := sha256.New()
+		for _, e := range entries[i:min(i+tailRun, len(entries))] {
+			if b, jerr = e.AppendJSON(b[:0]); jerr != nil {
+				t.Fatal(jerr)
+			}
+			h.Write(b)
+			h.Write([]byte{'\n'})
+		}
+		out = append(out, fmt.Sprintf("%s entries %d to %d (ids %s…): sha256 %x", what, i,
+			min(i+tailRun, len(entries))-1, entries[i].ID, h.Sum(nil)))
+	}
+	return out
 }
+
+// tailRun is the number of entries a digest of tailAnswers covers.
+const tailRun = 500
 
 // sameAnswers fails t at the first answer of got that differs from want.
 func sameAnswers(t *testing.T, what string, want, got []string) {

@@ -97,6 +97,9 @@ type Options struct {
 	// segmentSize overrides DefaultSegmentSize in tests.
 	segmentSize int64
 
+	// tune overrides defaultTuning in tests.
+	tune tuning
+
 	// maxPendingBytes overrides MaxPendingBytes in tests.
 	maxPendingBytes int64
 
@@ -114,6 +117,7 @@ type Store struct {
 	log     *slog.Logger
 	window  time.Duration
 	segSize int64
+	tune    tuning // of its indexes (and of those it loads)
 
 	maxBytes        int64 // cap of the segments' total size
 	maxPendingBytes int64
@@ -200,11 +204,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		log:     opts.Logger,
 		window:  opts.FlushInterval,
 		segSize: opts.segmentSize,
-		idx:     newIndex(),
+		tune:    opts.tune.orDefault(),
 		wake:    make(chan struct{}, 1),
 		stop:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	s.idx = newIndex(s.tune)
 	if s.now == nil {
 		s.now = time.Now
 	}

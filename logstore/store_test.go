@@ -80,6 +80,12 @@ func testOptions(c *clock, h *logRecorder) Options {
 	}
 }
 
+// smallChunks returns opts with chunks of n rows.
+func smallChunks(opts Options, n int) Options {
+	opts.tune.chunkRows = n
+	return opts
+}
+
 func mustOpen(t testing.TB, dir string, opts Options) *Store {
 	t.Helper()
 	s, err := Open(dir, opts)

@@ -11,11 +11,9 @@ import (
 // TestAfter reads the store in order from positions in the middle of
 // chunks, at their edges and past the end, as the export does.
 func TestAfter(t *testing.T) {
-	old := chunkRows
-	chunkRows = 7 // many chunks from few rows
-	t.Cleanup(func() { chunkRows = old })
+	t.Parallel()
 	c, h := newClock(), &logRecorder{}
-	s := mustOpen(t, t.TempDir(), testOptions(c, h))
+	s := mustOpen(t, t.TempDir(), smallChunks(testOptions(c, h), 7)) // many chunks from few rows
 	for i := 1; i <= 30; i++ {
 		s.Add(req("GET", fmt.Sprintf("/%d", i), 200))
 	}
