@@ -86,12 +86,12 @@ func TestMutatorsCatchViolations(t *testing.T) {
 }
 
 // slowMutators are the mutators whose runs wait out a timeout
-// (mutatorWait, for each check they break) or the login throttle's
-// spacing (several seconds) while the others take half a second:
+// (mutatorWait, for each check they break), the login throttle's
+// spacing (several seconds) or a mail limit's window while the others take half a second:
 // TestMutatorsCatchViolations starts them first, so that they do not
 // start last and add their wait to its time.
-var slowMutators = []string{"events-not-stored", "lock-identity-after-20", "auth-alert-device-ignored",
-	"audit-anonymous", "events-as-info"}
+var slowMutators = []string{"refuse-concurrent-logins", "events-not-stored", "lock-identity-after-20",
+	"auth-alert-device-ignored", "audit-anonymous", "events-as-info", "no-mail-limit"}
 
 // slowFirst returns ms with the slowMutators first, the others in their
 // order. Each of slowMutators must be a mutator.
