@@ -184,6 +184,7 @@ func TestImportMail(t *testing.T) {
 // TestImportExitStatus: the built binary exits 1 with one line on stderr
 // when the import fails.
 func TestImportExitStatus(t *testing.T) {
+	t.Parallel()
 	bin := strongboxBinary(t)
 	dir := t.TempDir()
 	cmd := exec.CommandContext(t.Context(), bin, "import", "pocketbase", filepath.Join(dir, "no_pb_data"), "--dir", filepath.Join(dir, "sb_data"))

@@ -322,6 +322,7 @@ func pendingStrongbox(t *testing.T) map[string]string {
 // child process, whose restore re-executes it for real: every one must
 // pass, none skipped, and the process must keep its PID.
 func TestConformanceDestructive(t *testing.T) {
+	t.Parallel()
 	conformanceDestructive(t, nil)
 }
 
@@ -342,6 +343,7 @@ func s3Of(g s3test.Gateway) map[string]any {
 // archives on S3: backups.s3 enabled (PATCH /api/settings) before the run,
 // the bucket on a real S3 server.
 func TestConformanceDestructiveOnS3(t *testing.T) {
+	t.Parallel()
 	conformanceDestructive(t, s3Conformance(t))
 }
 
@@ -431,6 +433,7 @@ func enableBackupsS3(t *testing.T, base, email, password string, s3 map[string]a
 // that the full restore re-executes. The command passes, and leaves
 // neither the data dir nor the process behind.
 func TestConformanceCommandDestructive(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("a full restore re-executes the server, which Windows cannot (no exec)")
 	}

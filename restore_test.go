@@ -26,6 +26,7 @@ import (
 // process: the process re-executes itself (same PID), takes the data dir's
 // lock again, serves the restored data, and deletes the old data.
 func TestRestoreReexec(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS == "windows" {
 		t.Skip("restore through the API needs exec, which Windows lacks")
 	}
