@@ -250,13 +250,13 @@ type index struct {
 	rows   int
 	others int // rows that are not request logs
 
-	tune tuning
-
 	// The memo tables of filter parts and the counts of filters' matches
 	// per chunk, kept for later queries (memo.go).
 	memoMu sync.Mutex
 	memos  map[string]*memoTable
 	counts map[string]*chunkCounts
+
+	tune tuning
 }
 
 func newIndex(tune tuning) *index {
