@@ -18,7 +18,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"strongbox/logstore/journal/journaltest"
 	"sync"
 	"syscall"
 	"testing"
@@ -28,6 +27,7 @@ import (
 	"strongbox/backup/s3/s3test"
 	"strongbox/conformance"
 	"strongbox/httpapi/app/throwaway"
+	"strongbox/logstore/journal/journaltest"
 )
 
 // testServer is a strongbox started through run, as `strongbox serve` runs.

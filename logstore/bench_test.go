@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"strongbox/logstore/journal/journaltest"
 	"sync"
 	"testing"
 	"time"
+
+	"strongbox/logstore/journal/journaltest"
 )
 
 // The figures of issue 4, as benchmarks over a data directory seeded once

@@ -54,3 +54,18 @@ func RunInMemory(m *testing.M) int {
 	defer os.Unsetenv("TMPDIR")
 	return m.Run()
 }
+
+// RunWaiting is RunInMemory for a package whose parallel tests mostly
+// wait (for a mail that must not come, a log entry a bug hides, a slow
+// verify): it runs up to n of them at once unless -test.parallel says
+// otherwise, where the default, the number of CPUs, would run them one
+// after another on a 2-core machine.
+func RunWaiting(m *testing.M, n int) int {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", fmt.Sprint(n))
+	}
+	return RunInMemory(m)
+}
