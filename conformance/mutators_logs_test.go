@@ -512,7 +512,7 @@ func TestEventsAbsent(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		m    mutation
-		wait time.Duration // what nothing comes within, where none comes
+		wait time.Duration // the suite's WaitTimeout: short where no event comes
 		want map[string]Outcome
 	}{
 		{"present", nil, mutatorWait, map[string]Outcome{"LOG-EVENT-001": Pass, "LOG-EVENT-002": Pass, "LOG-EVENT-003": Pass}},

@@ -298,42 +298,49 @@ func runOtherReadings(t *testing.T, cfg Config, reqs []*Requirement) Report {
 		groups[key] = append(groups[key], r)
 	}
 	cfg.Email, cfg.Password = testEmail, testPassword
-	var mu sync.Mutex
-	byID := map[string]Result{}
-	var wg sync.WaitGroup
+	// The servers start here, on the test's goroutine (startStrongbox
+	// may fail the test); the runs, below, at once.
+	type run struct {
+		cfg  Config
+		reqs []*Requirement
+	}
+	var runs []run
 	for _, group := range groups {
-		wg.Go(func() {
-			var onFake, onReal []*Requirement
-			for _, r := range group {
-				if fakeServes(r.ID) {
-					onFake = append(onFake, r)
-				} else {
-					onReal = append(onReal, r)
-				}
+		var onFake, onReal []*Requirement
+		for _, r := range group {
+			if fakeServes(r.ID) {
+				onFake = append(onFake, r)
+			} else {
+				onReal = append(onReal, r)
 			}
-			var results []Result
-			if len(onFake) > 0 {
-				fake := newFakeServer(testEmail, testPassword)
-				fake.bugs["document-readings"] = true
-				srv := newFakeHTTPServer(fake)
-				defer srv.Close()
-				c := cfg
-				c.BaseURL, c.Destructive = srv.URL, true
-				results = append(results, runRequirements(t.Context(), c, onFake).Results...)
-			}
-			if len(onReal) > 0 {
-				c := cfg
-				c.BaseURL, c.Destructive = startFront(t, startStrongbox(t), otherReadings), false
-				results = append(results, runRequirements(t.Context(), c, onReal).Results...)
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			for _, res := range results {
-				byID[res.Req.ID] = res
-			}
-		})
+		}
+		if len(onFake) > 0 {
+			fake := newFakeServer(testEmail, testPassword)
+			fake.bugs["document-readings"] = true
+			srv := newFakeHTTPServer(fake)
+			t.Cleanup(srv.Close)
+			c := cfg
+			c.BaseURL, c.Destructive = srv.URL, true
+			runs = append(runs, run{c, onFake})
+		}
+		if len(onReal) > 0 {
+			c := cfg
+			c.BaseURL, c.Destructive = startFront(t, startStrongbox(t), otherReadings), false
+			runs = append(runs, run{c, onReal})
+		}
+	}
+	reports := make([]Report, len(runs))
+	var wg sync.WaitGroup
+	for i, r := range runs {
+		wg.Go(func() { reports[i] = runRequirements(t.Context(), r.cfg, r.reqs) })
 	}
 	wg.Wait()
+	byID := map[string]Result{}
+	for _, r := range reports {
+		for _, res := range r.Results {
+			byID[res.Req.ID] = res
+		}
+	}
 	var rep Report
 	for _, r := range reqs {
 		if res, ok := byID[r.ID]; ok {

@@ -159,11 +159,11 @@ func quickAnswers(t *testing.T, s *Store) []string {
 	return out
 }
 
-// tailAnswers is what the tail tl (and err) of what answers: its fields
-// but the entries as JSON, then a SHA-256 of each run of tailRun entries
-// as Entry.AppendJSON writes them (what json.Marshal would call). A digest
-// keeps the comparison of every byte of every entry without building and
-// copying the whole tail as one string, and names the run that differs.
+// tailAnswers is what answers and quickAnswers record of the tail tl (and
+// err): its fields but the entries, as JSON, then a SHA-256 of each run of
+// tailRun entries as Entry.AppendJSON writes them (what json.Marshal would
+// call). The digests compare every byte of every entry without building
+// and copying the whole tail as one string, and name the run that differs.
 func tailAnswers(t *testing.T, what string, tl Tail, err error) []string {
 	t.Helper()
 	entries := tl.Entries
