@@ -116,7 +116,9 @@ var built struct {
 	err      error
 }
 
-// TestMain removes the binary strongboxBinary built.
+// TestMain runs the tests with their temporary files in memory where the
+// machine allows (journaltest.RunInMemory), and removes the binary
+// strongboxBinary built.
 func TestMain(m *testing.M) {
 	code := journaltest.RunInMemory(m)
 	if built.dir != "" {

@@ -451,14 +451,7 @@ func TestSuiteAgainstFake(t *testing.T) {
 		// The checks that wait about 2 s each on the clock run each on a
 		// fake of its own, beside the rest: the profile takes 2 s of
 		// waiting, not 8.
-		groups := [][]*Requirement{nil}
-		for _, r := range served {
-			if slices.Contains(waitingChecks, r.ID) {
-				groups = append(groups, []*Requirement{r})
-			} else {
-				groups[0] = append(groups[0], r)
-			}
-		}
+		groups := waitingGroups(served)
 		reports := make([]Report, len(groups))
 		fakes := make([]*fakeServer, len(groups))
 		var wg sync.WaitGroup
@@ -489,6 +482,20 @@ func TestSuiteAgainstFake(t *testing.T) {
 // waitingChecks are the requirements that wait about 2 s each for a token,
 // a code or a mail to age (main's TestConformance runs them apart too).
 var waitingChecks = []string{"OTP-006", "AUTH-ALERT-001", "FLOW-MAIL-004", "AUTH-TAMPER-006"}
+
+// waitingGroups splits reqs for runs at once, each on servers of its
+// own: the rest first, then each of waitingChecks alone.
+func waitingGroups(reqs []*Requirement) [][]*Requirement {
+	groups := [][]*Requirement{nil}
+	for _, r := range reqs {
+		if slices.Contains(waitingChecks, r.ID) {
+			groups = append(groups, []*Requirement{r})
+		} else {
+			groups[0] = append(groups[0], r)
+		}
+	}
+	return groups
+}
 
 // inProfile returns the requirements the profile runs.
 func inProfile(profile Source) []*Requirement {

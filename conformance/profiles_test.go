@@ -289,14 +289,7 @@ func firstDocumentCite(section string) string {
 // run takes as long as its slowest check (some 2 s) rather than the sum
 // of their waits (9 s). The results are in the order of reqs.
 func runOtherReadings(t *testing.T, cfg Config, reqs []*Requirement) Report {
-	groups := map[string][]*Requirement{}
-	for _, r := range reqs {
-		key := ""
-		if slices.Contains(waitingChecks, r.ID) {
-			key = r.ID
-		}
-		groups[key] = append(groups[key], r)
-	}
+	groups := waitingGroups(reqs)
 	cfg.Email, cfg.Password = testEmail, testPassword
 	// The servers start here, on the test's goroutine (startStrongbox
 	// may fail the test); the runs, below, at once.

@@ -103,7 +103,7 @@ func TestColumnEdgeValues(t *testing.T) {
 				dir := t.TempDir()
 				opts := testOptions(c, h)
 				if tt.smallCh {
-					opts.tune.chunkRows = 7
+					opts = smallChunks(opts, 7)
 				}
 				opts.MinLevel = math.MinInt32
 				s := mustOpen(t, dir, opts)
